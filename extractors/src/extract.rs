@@ -1,0 +1,153 @@
+//! The [`FileExtract`]: what Maskflow knows about one file, with every sample
+//! value masked. This is exactly what the user approves and what may be sent
+//! to an LLM, so nothing in it may carry a raw value from the file except
+//! column names and the file name (which the seed allows).
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of file an extract came from.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    /// CSV, TSV and other delimited text tables.
+    Csv,
+    /// Spreadsheets: xlsx, xlsm, xlsb, xls, ods.
+    Excel,
+    /// PDF documents.
+    Pdf,
+    /// Word documents (.docx).
+    Word,
+    /// Raster images.
+    Image,
+}
+
+/// Masked metadata of one file (seed 000's `FileExtract`, plus type-specific parts).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct FileExtract {
+    /// The file's name, without its folder.
+    pub filename: String,
+    /// Which extractor produced this.
+    pub kind: FileKind,
+    /// Real column names (for a table without a header: `column_1…column_n`).
+    pub columns: Vec<String>,
+    /// The first data records, every value masked.
+    pub sample_rows: Vec<Vec<String>>,
+    /// Exact number of data records (the header is not counted).
+    pub row_count: u64,
+    /// For tables: whether the first record was taken as a header row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_header: Option<bool>,
+    /// For delimited text: the delimiter and encoding that were detected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_format: Option<TextFormat>,
+    /// For spreadsheets: one entry per sheet; the top-level fields mirror the
+    /// first non-empty sheet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheets: Option<Vec<SheetExtract>>,
+    /// For PDF and Word documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<DocumentExtract>,
+    /// For images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageExtract>,
+    /// Things the user should know (ragged rows padded, a long field cut…).
+    /// Never contains a value from the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl FileExtract {
+    /// An empty extract of the given kind, to be filled in by an extractor.
+    pub fn new(filename: impl Into<String>, kind: FileKind) -> Self {
+        Self {
+            filename: filename.into(),
+            kind,
+            columns: Vec::new(),
+            sample_rows: Vec::new(),
+            row_count: 0,
+            has_header: None,
+            text_format: None,
+            sheets: None,
+            document: None,
+            image: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The dialect of a delimited text file.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TextFormat {
+    /// The field delimiter, e.g. `","` or `"\t"`.
+    pub delimiter: String,
+    /// The encoding the file was read with, e.g. `"UTF-8"`, `"UTF-16LE"`, `"windows-1252"`.
+    pub encoding: String,
+}
+
+/// One sheet of a workbook.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SheetExtract {
+    /// The sheet's name as shown in the workbook's tabs.
+    pub name: String,
+    /// Real column names.
+    pub columns: Vec<String>,
+    /// The first data records, masked.
+    pub sample_rows: Vec<Vec<String>>,
+    /// Exact number of data records (the header is not counted).
+    pub row_count: u64,
+    /// Whether the first row was taken as a header row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_header: Option<bool>,
+}
+
+/// A table found inside a document (Word, or PDF where detected).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TableExtract {
+    /// Real column names (the table's first row when it looks like a header).
+    pub columns: Vec<String>,
+    /// The first data rows, masked.
+    pub sample_rows: Vec<Vec<String>>,
+    /// Number of data rows.
+    pub row_count: u64,
+}
+
+/// A heading of a document, masked.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Heading {
+    /// 1 for a top-level heading, 2 below it, …
+    pub level: u8,
+    /// The heading's text, masked.
+    pub text: String,
+}
+
+/// Document metadata (PDF, Word).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct DocumentExtract {
+    /// Number of pages, when the format records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_count: Option<u32>,
+    /// Headings in document order, masked.
+    pub headings: Vec<Heading>,
+    /// The start of the document's text, masked.
+    pub text_preview: String,
+    /// Tables found in the document.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<TableExtract>,
+}
+
+/// Image metadata.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ImageExtract {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The image format, e.g. `"png"`.
+    pub format: String,
+    /// Text found by OCR, masked; absent when OCR did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocr_text: Option<String>,
+    /// Why `ocr_text` is absent, e.g. "tesseract is not installed".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocr_unavailable_reason: Option<String>,
+}

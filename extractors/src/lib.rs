@@ -1,0 +1,29 @@
+//! Maskflow's extractors: every file the user drops is read here, locally,
+//! into a [`FileExtract`] whose sample values are masked with [`mask`].
+//!
+//! This crate owns masking and one extractor per file type. It does no
+//! network I/O and knows nothing of databases, HTTP or Tauri: callers hand it
+//! a path and get back an extract or an [`ExtractError`] that names the file
+//! and the problem.
+
+pub mod csv;
+pub mod error;
+pub mod excel;
+pub mod extract;
+pub mod image;
+pub mod limits;
+pub mod mask;
+pub mod pdf;
+pub mod registry;
+pub mod sniff;
+pub mod table;
+pub mod word;
+
+pub use error::ExtractError;
+pub use extract::{
+    DocumentExtract, FileExtract, FileKind, Heading, ImageExtract, SheetExtract, TableExtract,
+    TextFormat,
+};
+pub use limits::ExtractOptions;
+pub use mask::mask;
+pub use registry::{Extractor, Input, Progress, Registry, extract_path};

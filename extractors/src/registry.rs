@@ -1,0 +1,155 @@
+//! The extractor interface and the registry that picks one per file (seed
+//! 000: `supports(mime)` + `extract(file)`, the first match wins).
+
+use std::fmt::Debug;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use crate::error::ExtractError;
+use crate::extract::FileExtract;
+use crate::limits::ExtractOptions;
+use crate::sniff;
+
+/// Progress of a slow pass (the exact row count of a large file), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes read so far.
+    pub done: u64,
+    /// Size of the file in bytes.
+    pub total: u64,
+}
+
+/// One file handed to an extractor.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    /// Where the file is.
+    pub path: &'a Path,
+    /// The file as the user named it, for error messages.
+    pub display: &'a str,
+    /// The file's name without its folder, for the extract.
+    pub filename: &'a str,
+    /// The sniffed MIME type.
+    pub mime: &'static str,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// Reads one type of file into a masked [`FileExtract`].
+pub trait Extractor: Send + Sync + Debug {
+    /// Whether this extractor reads files of this MIME type.
+    fn supports(&self, mime: &str) -> bool;
+
+    /// Extracts `input`. Slow passes report their progress through `progress`.
+    fn extract(
+        &self,
+        input: &Input<'_>,
+        options: &ExtractOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<FileExtract, ExtractError>;
+}
+
+/// The registered extractors, asked in order.
+#[derive(Debug)]
+pub struct Registry {
+    extractors: Vec<Box<dyn Extractor>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::with_defaults()
+    }
+}
+
+impl Registry {
+    /// A registry with no extractor.
+    pub fn empty() -> Self {
+        Self {
+            extractors: Vec::new(),
+        }
+    }
+
+    /// A registry with every built-in extractor.
+    pub fn with_defaults() -> Self {
+        let mut registry = Self::empty();
+        registry.register(Box::new(crate::csv::CsvExtractor));
+        registry.register(Box::new(crate::excel::ExcelExtractor));
+        registry.register(Box::new(crate::pdf::PdfExtractor));
+        registry.register(Box::new(crate::word::WordExtractor));
+        registry.register(Box::new(crate::image::ImageExtractor::default()));
+        registry
+    }
+
+    /// Adds an extractor after the ones already registered.
+    pub fn register(&mut self, extractor: Box<dyn Extractor>) {
+        self.extractors.push(extractor);
+    }
+
+    /// The first extractor that supports `mime`.
+    pub fn find(&self, mime: &str) -> Option<&dyn Extractor> {
+        self.extractors
+            .iter()
+            .find(|e| e.supports(mime))
+            .map(|e| e.as_ref())
+    }
+
+    /// Extracts the file at `path`: checks it, sniffs its type, and runs the
+    /// first extractor that supports it.
+    pub fn extract(
+        &self,
+        path: &Path,
+        options: &ExtractOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<FileExtract, ExtractError> {
+        let display = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| ExtractError::io(&display, e))?;
+        if meta.is_dir() {
+            return Err(ExtractError::IsDirectory { file: display });
+        }
+        if meta.len() == 0 {
+            return Err(ExtractError::Empty { file: display });
+        }
+        let mime = sniff::sniff_file(path).map_err(|e| ExtractError::io(&display, e))?;
+        let Some(extractor) = self.find(mime) else {
+            let ext = sniff::extension(path);
+            let mut found = sniff::describe(mime).to_owned();
+            if !ext.is_empty() {
+                found.push_str(&format!(", although the name ends in .{ext}"));
+            }
+            return Err(ExtractError::Unsupported {
+                file: display,
+                found,
+            });
+        };
+        let filename = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| display.clone());
+        let input = Input {
+            path,
+            display: &display,
+            filename: &filename,
+            mime,
+            size: meta.len(),
+        };
+        // Third-party parsers must never take the process down: a panic in one
+        // is reported as a damaged file.
+        catch_unwind(AssertUnwindSafe(|| {
+            extractor.extract(&input, options, progress)
+        }))
+        .unwrap_or_else(|_| {
+            Err(ExtractError::damaged(
+                &display,
+                "the file could not be read; it may be damaged",
+            ))
+        })
+    }
+}
+
+/// Extracts one file with the default registry.
+pub fn extract_path(
+    path: &Path,
+    options: &ExtractOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<FileExtract, ExtractError> {
+    Registry::with_defaults().extract(path, options, progress)
+}
