@@ -1,1 +1,38 @@
-fn main() {}
+//! `maskflow`: the command line over Maskflow's crates.
+//!
+//! Thin glue only: each subcommand parses its flags and delegates to one
+//! library call; errors get their context here (`anyhow`).
+
+mod extract_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Maskflow: local-first data automations, without your data leaving your machine.
+#[derive(Parser, Debug)]
+#[command(name = "maskflow", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the masked extract of each file as a JSON array.
+    Extract(extract_cmd::ExtractArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Extract(args) => extract_cmd::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
