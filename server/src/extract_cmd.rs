@@ -1,7 +1,17 @@
-//! `maskflow extract [--samples N] FILE…`
+//! `maskflow extract [--samples N] FILE…`: prints a JSON array of masked
+//! extracts; a file that cannot be read is reported on stderr and the others
+//! are still extracted.
 
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use maskflow_extractors::{ExtractOptions, Progress, Registry};
+
+/// Files at least this large get a progress bar (when stderr is a terminal).
+const PROGRESS_BAR_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Flags of `maskflow extract`.
 #[derive(clap::Args, Debug)]
@@ -14,7 +24,55 @@ pub struct ExtractArgs {
     files: Vec<PathBuf>,
 }
 
-/// Runs the command.
-pub fn run(_args: ExtractArgs) -> anyhow::Result<ExitCode> {
-    Ok(ExitCode::SUCCESS)
+/// Runs the command: exit code 1 when any file failed.
+pub fn run(args: ExtractArgs) -> anyhow::Result<ExitCode> {
+    let registry = Registry::with_defaults();
+    let options = ExtractOptions::with_samples(usize::from(args.samples));
+    let show_progress = std::io::stderr().is_terminal();
+    let mut extracts = Vec::new();
+    let mut failed = false;
+    for path in &args.files {
+        let bar = show_progress.then(|| file_bar(path)).flatten();
+        let mut on_progress = |p: Progress| {
+            if let Some(bar) = &bar {
+                bar.set_length(p.total);
+                bar.set_position(p.done);
+            }
+        };
+        match registry.extract(path, &options, &mut on_progress) {
+            Ok(extract) => extracts.push(extract),
+            Err(err) => {
+                failed = true;
+                eprintln!("error: {err}");
+            }
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut stdout, &extracts).context("could not write the extracts")?;
+    writeln!(stdout).context("could not write the extracts")?;
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A byte progress bar for a large file, or `None` for a small one.
+fn file_bar(path: &std::path::Path) -> Option<ProgressBar> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size < PROGRESS_BAR_BYTES {
+        return None;
+    }
+    let bar = ProgressBar::new(size);
+    let style = ProgressStyle::with_template(
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    )
+    .ok()?
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_message(format!("counting rows of {}", path.display()));
+    Some(bar)
 }

@@ -1,0 +1,173 @@
+//! Delimited text tables: CSV, TSV, semicolon- and pipe-separated text.
+//!
+//! Columns and samples come from a bounded window at the start of the file,
+//! so they are ready at once; the exact row count is a separate streaming
+//! pass ([`count`]) in bounded memory that reports its progress.
+
+pub mod count;
+pub mod dialect;
+
+use std::fs::File;
+use std::io::{self, Read};
+
+use encoding_rs::{UTF_8, WINDOWS_1252};
+
+use crate::error::ExtractError;
+use crate::extract::{FileExtract, FileKind, TextFormat};
+use crate::limits::{ExtractOptions, SAMPLE_WINDOW_BYTES};
+use crate::registry::{Extractor, Input, Progress};
+use crate::sniff;
+use crate::table::TableSample;
+use dialect::Detected;
+
+/// First window read for samples; grown up to `SAMPLE_WINDOW_BYTES` when
+/// records are long.
+const FIRST_WINDOW: u64 = 64 * 1024;
+/// Records read beyond the samples so the header vote has data to compare with.
+const VOTING_ROWS: usize = 20;
+
+/// Reads delimited text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CsvExtractor;
+
+impl Extractor for CsvExtractor {
+    fn supports(&self, mime: &str) -> bool {
+        matches!(mime, sniff::CSV | sniff::TSV | sniff::TEXT)
+    }
+
+    fn extract(
+        &self,
+        input: &Input<'_>,
+        options: &ExtractOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<FileExtract, ExtractError> {
+        let io_err = |e: io::Error| ExtractError::io(input.display, e);
+        let prefer = (input.mime == sniff::TSV).then_some(b'\t');
+        let head = read_head(input, options.samples + VOTING_ROWS + 1, prefer).map_err(io_err)?;
+        let sample = TableSample::from_head(&head.records, options.samples);
+
+        let total = input.size;
+        let mut report = |done: u64| {
+            progress(Progress {
+                done: done.min(total),
+                total,
+            })
+        };
+        let records = if head.detected.ascii_compatible() {
+            count::count_records(|| File::open(input.path), head.delimiter, &mut report)
+        } else {
+            let encoding = head.detected.encoding;
+            count::count_records(
+                || {
+                    Ok(encoding_rs_io::DecodeReaderBytesBuilder::new()
+                        .encoding(Some(encoding))
+                        .build(File::open(input.path)?))
+                },
+                head.delimiter,
+                &mut report,
+            )
+        }
+        .map_err(io_err)?;
+
+        let mut extract = FileExtract::new(input.filename, FileKind::Csv);
+        extract.row_count = records.saturating_sub(u64::from(sample.has_header));
+        extract.columns = sample.columns;
+        extract.sample_rows = sample.sample_rows;
+        extract.has_header = Some(sample.has_header);
+        extract.text_format = Some(TextFormat {
+            delimiter: char::from(head.delimiter).to_string(),
+            encoding: head.detected.encoding.name().to_owned(),
+        });
+        extract.warnings = head.warnings;
+        extract.warnings.extend(sample.warnings);
+        Ok(extract)
+    }
+}
+
+/// The first records of a file and the dialect they were read with.
+#[derive(Debug)]
+struct Head {
+    records: Vec<Vec<String>>,
+    delimiter: u8,
+    detected: Detected,
+    warnings: Vec<String>,
+}
+
+/// Reads the first `want` records, growing the window until they are all in
+/// it, the file ends, or the window reaches `SAMPLE_WINDOW_BYTES`.
+fn read_head(input: &Input<'_>, want: usize, prefer: Option<u8>) -> io::Result<Head> {
+    let mut window = FIRST_WINDOW;
+    loop {
+        let mut bytes = Vec::new();
+        File::open(input.path)?
+            .take(window)
+            .read_to_end(&mut bytes)?;
+        let at_eof = (bytes.len() as u64) < window;
+        let detected = dialect::detect_encoding(&bytes);
+        let text = decode(&bytes[detected.bom..], detected);
+        let delimiter = dialect::sniff_delimiter(&text, prefer);
+        let (mut records, complete) = parse(&text, delimiter, want);
+        let grow = !complete && !at_eof && window < SAMPLE_WINDOW_BYTES;
+        if grow {
+            window = (window * 8).min(SAMPLE_WINDOW_BYTES);
+            continue;
+        }
+        let mut warnings = Vec::new();
+        if !complete && !at_eof {
+            // The window ends inside a record: keep it only if it is the first.
+            if records.len() > 1 {
+                records.pop();
+            } else {
+                warnings.push(format!(
+                    "the first record is longer than {} MiB; only its start was read for the columns and samples",
+                    SAMPLE_WINDOW_BYTES / (1024 * 1024)
+                ));
+            }
+        }
+        return Ok(Head {
+            records,
+            delimiter,
+            detected,
+            warnings,
+        });
+    }
+}
+
+/// Decodes the head window; a character cut by the end of the window becomes U+FFFD.
+fn decode(bytes: &[u8], detected: Detected) -> String {
+    if detected.encoding == UTF_8 {
+        String::from_utf8_lossy(bytes).into_owned()
+    } else if detected.encoding == WINDOWS_1252 {
+        WINDOWS_1252
+            .decode_without_bom_handling(bytes)
+            .0
+            .into_owned()
+    } else {
+        detected
+            .encoding
+            .decode_without_bom_handling(bytes)
+            .0
+            .into_owned()
+    }
+}
+
+/// Parses up to `want` records; `complete` is true when `want` records were
+/// read and the last of them ended before the end of `text`.
+fn parse(text: &str, delimiter: u8, want: usize) -> (Vec<Vec<String>>, bool) {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(text.as_bytes());
+    let mut records = Vec::new();
+    let mut record = csv::StringRecord::new();
+    while records.len() < want {
+        match reader.read_record(&mut record) {
+            Ok(true) => records.push(record.iter().map(str::to_owned).collect()),
+            // Invalid UTF-8 cannot happen on a &str; any other error ends the head.
+            Ok(false) | Err(_) => return (records, false),
+        }
+    }
+    let complete = (reader.position().byte() as usize) < text.len();
+    (records, complete)
+}
