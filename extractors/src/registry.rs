@@ -46,6 +46,17 @@ pub trait Extractor: Send + Sync + Debug {
         options: &ExtractOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FileExtract, ExtractError>;
+
+    /// Columns and masked samples only, as fast as the format allows: for a
+    /// large table, `row_count` may be only the records read so far. By
+    /// default this is the full extraction.
+    fn preview(
+        &self,
+        input: &Input<'_>,
+        options: &ExtractOptions,
+    ) -> Result<FileExtract, ExtractError> {
+        self.extract(input, options, &mut |_| {})
+    }
 }
 
 /// The registered extractors, asked in order.
@@ -100,6 +111,25 @@ impl Registry {
         options: &ExtractOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FileExtract, ExtractError> {
+        self.with_extractor(path, |extractor, input| {
+            extractor.extract(input, options, progress)
+        })
+    }
+
+    /// Like [`Registry::extract`], but only what can be read at once (see [`Extractor::preview`]).
+    pub fn preview(
+        &self,
+        path: &Path,
+        options: &ExtractOptions,
+    ) -> Result<FileExtract, ExtractError> {
+        self.with_extractor(path, |extractor, input| extractor.preview(input, options))
+    }
+
+    fn with_extractor(
+        &self,
+        path: &Path,
+        run: impl FnOnce(&dyn Extractor, &Input<'_>) -> Result<FileExtract, ExtractError>,
+    ) -> Result<FileExtract, ExtractError> {
         let display = path.display().to_string();
         let meta = std::fs::metadata(path).map_err(|e| ExtractError::io(&display, e))?;
         if meta.is_dir() {
@@ -133,10 +163,7 @@ impl Registry {
         };
         // Third-party parsers must never take the process down: a panic in one
         // is reported as a damaged file.
-        catch_unwind(AssertUnwindSafe(|| {
-            extractor.extract(&input, options, progress)
-        }))
-        .unwrap_or_else(|_| {
+        catch_unwind(AssertUnwindSafe(|| run(extractor, &input))).unwrap_or_else(|_| {
             Err(ExtractError::damaged(
                 &display,
                 "the file could not be read; it may be damaged",

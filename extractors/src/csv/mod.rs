@@ -41,11 +41,8 @@ impl Extractor for CsvExtractor {
         options: &ExtractOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FileExtract, ExtractError> {
+        let (mut extract, head) = self.preview_with_head(input, options)?;
         let io_err = |e: io::Error| ExtractError::io(input.display, e);
-        let prefer = (input.mime == sniff::TSV).then_some(b'\t');
-        let head = read_head(input, options.samples + VOTING_ROWS + 1, prefer).map_err(io_err)?;
-        let sample = TableSample::from_head(&head.records, options.samples);
-
         let total = input.size;
         let mut report = |done: u64| {
             progress(Progress {
@@ -68,9 +65,35 @@ impl Extractor for CsvExtractor {
             )
         }
         .map_err(io_err)?;
+        extract.row_count = records.saturating_sub(u64::from(extract.has_header == Some(true)));
+        Ok(extract)
+    }
 
+    /// Columns and masked samples from the start of the file; `row_count` is
+    /// only the number of data records read so far.
+    fn preview(
+        &self,
+        input: &Input<'_>,
+        options: &ExtractOptions,
+    ) -> Result<FileExtract, ExtractError> {
+        self.preview_with_head(input, options)
+            .map(|(extract, _)| extract)
+    }
+}
+
+impl CsvExtractor {
+    fn preview_with_head(
+        &self,
+        input: &Input<'_>,
+        options: &ExtractOptions,
+    ) -> Result<(FileExtract, Head), ExtractError> {
+        let prefer = (input.mime == sniff::TSV).then_some(b'\t');
+        let mut head = read_head(input, options.samples + VOTING_ROWS + 1, prefer)
+            .map_err(|e| ExtractError::io(input.display, e))?;
+        let sample = TableSample::from_head(&head.records, options.samples);
         let mut extract = FileExtract::new(input.filename, FileKind::Csv);
-        extract.row_count = records.saturating_sub(u64::from(sample.has_header));
+        extract.row_count =
+            (head.records.len() as u64).saturating_sub(u64::from(sample.has_header));
         extract.columns = sample.columns;
         extract.sample_rows = sample.sample_rows;
         extract.has_header = Some(sample.has_header);
@@ -78,9 +101,9 @@ impl Extractor for CsvExtractor {
             delimiter: char::from(head.delimiter).to_string(),
             encoding: head.detected.encoding.name().to_owned(),
         });
-        extract.warnings = head.warnings;
+        extract.warnings = std::mem::take(&mut head.warnings);
         extract.warnings.extend(sample.warnings);
-        Ok(extract)
+        Ok((extract, head))
     }
 }
 
@@ -106,7 +129,7 @@ fn read_head(input: &Input<'_>, want: usize, prefer: Option<u8>) -> io::Result<H
         let detected = dialect::detect_encoding(&bytes);
         let text = decode(&bytes[detected.bom..], detected);
         let delimiter = dialect::sniff_delimiter(&text, prefer);
-        let (mut records, complete) = parse(&text, delimiter, want);
+        let (records, complete) = parse(&text, delimiter, want);
         let grow = !complete && !at_eof && window < SAMPLE_WINDOW_BYTES;
         if grow {
             window = (window * 8).min(SAMPLE_WINDOW_BYTES);
@@ -114,15 +137,12 @@ fn read_head(input: &Input<'_>, want: usize, prefer: Option<u8>) -> io::Result<H
         }
         let mut warnings = Vec::new();
         if !complete && !at_eof {
-            // The window ends inside a record: keep it only if it is the first.
-            if records.len() > 1 {
-                records.pop();
-            } else {
-                warnings.push(format!(
-                    "the first record is longer than {} MiB; only its start was read for the columns and samples",
-                    SAMPLE_WINDOW_BYTES / (1024 * 1024)
-                ));
-            }
+            // The window ends inside a record: keep its start, cut, as the seed's
+            // samples are cut anyway; the count pass still reads it whole.
+            warnings.push(format!(
+                "a record near the start is longer than {} MiB; only its start is shown in the samples",
+                SAMPLE_WINDOW_BYTES / (1024 * 1024)
+            ));
         }
         return Ok(Head {
             records,
