@@ -1,0 +1,17 @@
+#![no_main]
+//! The CSV extractor, and the fast record count against csv_core's.
+
+mod common;
+
+use libfuzzer_sys::fuzz_target;
+use maskflow_extractors::csv::count::{fast_count, slow_count};
+
+fuzz_target!(|data: &[u8]| {
+    for delimiter in [b',', b';'] {
+        if let Ok(Some(fast)) = fast_count(data, delimiter, &mut |_| {}) {
+            let slow = slow_count(data, delimiter, &mut |_| {}).ok();
+            assert_eq!(Some(fast), slow, "fast and reference counts differ");
+        }
+    }
+    common::extract_as("csv", data);
+});
