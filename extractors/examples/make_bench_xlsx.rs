@@ -43,7 +43,7 @@ fn write(path: &str, rows: u32) -> Result<(), XlsxError> {
         sheet.write_number_with_format(r, 4, start + (i % 1500) as f64, &date)?;
         sheet.write_number(r, 5, (i % 10_000) as f64 * 1.25)?;
         sheet.write_number(r, 6, (i % 17) as f64)?;
-        sheet.write_boolean(r, 7, i % 3 == 0)?;
+        sheet.write_boolean(r, 7, i.is_multiple_of(3))?;
         sheet.write_string(r, 8, format!("PROD-{:06}", i % 5000))?;
         sheet.write_string(r, 9, format!("Deliver before noon, gate {}", i % 9))?;
     }
