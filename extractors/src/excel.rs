@@ -1,10 +1,37 @@
 //! Spreadsheets (xlsx, xlsm, xlsb, xls, ods) through calamine.
+//!
+//! This module owns reading workbooks into a masked [`FileExtract`]: one
+//! [`SheetExtract`] per worksheet, the top-level fields mirroring the first
+//! non-empty sheet. xlsx/xlsm/xlsb sheets are streamed cell by cell, so only
+//! the first rows are kept (for the samples) while the rest is only counted;
+//! xls and ods sheets are read whole by calamine. Before calamine sees a zip
+//! container its central directory is checked against the zip-bomb limits,
+//! and an OLE2 container holding an encrypted package is reported as a
+//! password-protected workbook. Every cell is rendered as text (dates as
+//! ISO-8601, formulas as their cached values) and masked by
+//! [`TableSample`]; this module never puts a raw value into an extract or an
+//! error.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
+
+use calamine::{Data, DataRef, ExcelDateTime, Ods, Reader, SheetType, Xls, Xlsb, Xlsx, XlsxError};
 
 use crate::error::ExtractError;
-use crate::extract::FileExtract;
-use crate::limits::ExtractOptions;
+use crate::extract::{FileExtract, FileKind, SheetExtract};
+use crate::limits::{
+    ExtractOptions, MAX_SAMPLES, MAX_ZIP_MEMBER_BYTES, MAX_ZIP_RATIO, MAX_ZIP_TOTAL_BYTES,
+};
 use crate::registry::{Extractor, Input, Progress};
 use crate::sniff;
+use crate::table::TableSample;
+
+/// Rows between two progress reports of a streamed sheet.
+const PROGRESS_EVERY_ROWS: u32 = 16 * 1024;
+/// Members at most this big are exempt from the compression-ratio check.
+const RATIO_EXEMPT_BYTES: u64 = 1024 * 1024;
+/// First bytes of an OLE2 compound file (xls, and encrypted OOXML workbooks).
+const OLE_MAGIC: [u8; 8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 
 /// Reads workbooks: every sheet, dates as ISO-8601, formulas as cached values.
 #[derive(Debug, Clone, Copy, Default)]
@@ -21,12 +48,686 @@ impl Extractor for ExcelExtractor {
     fn extract(
         &self,
         input: &Input<'_>,
-        _options: &ExtractOptions,
-        _progress: &mut dyn FnMut(Progress),
+        options: &ExtractOptions,
+        progress: &mut dyn FnMut(Progress),
     ) -> Result<FileExtract, ExtractError> {
-        Err(ExtractError::Unsupported {
-            file: input.display.to_owned(),
-            found: "workbook (not yet implemented)".into(),
+        let file = input.display;
+        let samples = options.samples.clamp(1, MAX_SAMPLES);
+        let mut reader = open(input)?;
+        let mut magic = [0u8; 8];
+        let head_len = read_head(&mut reader, &mut magic).map_err(|e| ExtractError::io(file, e))?;
+        let head = &magic[..head_len];
+        let total = input.size;
+        let mut report = |done: u64| {
+            progress(Progress {
+                done: done.min(total),
+                total,
+            })
+        };
+        let sheets = if head == OLE_MAGIC {
+            if is_encrypted_package(&mut reader) {
+                return Err(encrypted(file));
+            }
+            let workbook: Xls<_> = open_with(file, reader)?;
+            read_ranges(file, workbook, samples, total, &mut report)?
+        } else if head.starts_with(b"PK") {
+            check_zip(file, &mut reader)?;
+            match input.mime {
+                sniff::XLSB => {
+                    read_xlsb(file, open_with(file, reader)?, samples, total, &mut report)?
+                }
+                sniff::ODS => {
+                    let workbook: Ods<_> = open_with(file, reader)?;
+                    read_ranges(file, workbook, samples, total, &mut report)?
+                }
+                _ => read_xlsx(file, open_with(file, reader)?, samples, total, &mut report)?,
+            }
+        } else {
+            return Err(ExtractError::damaged(
+                file,
+                "the workbook is damaged: it is neither a zip container nor an Excel 97-2003 file",
+            ));
+        };
+        report(total);
+        Ok(assemble(input.filename, sheets))
+    }
+}
+
+/// One sheet read: its extract and the notes for the user.
+struct SheetResult {
+    sheet: SheetExtract,
+    non_empty: bool,
+    warnings: Vec<String>,
+}
+
+/// Builds the file's extract from its sheets.
+fn assemble(filename: &str, sheets: Vec<SheetResult>) -> FileExtract {
+    let mut extract = FileExtract::new(filename, FileKind::Excel);
+    if let Some(first) = sheets.iter().find(|s| s.non_empty) {
+        extract.columns = first.sheet.columns.clone();
+        extract.sample_rows = first.sheet.sample_rows.clone();
+        extract.row_count = first.sheet.row_count;
+        extract.has_header = first.sheet.has_header;
+    } else {
+        extract
+            .warnings
+            .push("the workbook has no data: every sheet is empty".into());
+    }
+    let mut out = Vec::with_capacity(sheets.len());
+    for s in sheets {
+        extract.warnings.extend(s.warnings);
+        out.push(s.sheet);
+    }
+    extract.sheets = Some(out);
+    extract
+}
+
+fn open(input: &Input<'_>) -> Result<BufReader<File>, ExtractError> {
+    File::open(input.path)
+        .map(BufReader::new)
+        .map_err(|e| ExtractError::io(input.display, e))
+}
+
+/// Reads up to 8 bytes of the head and rewinds.
+fn read_head<R: Read + Seek>(reader: &mut R, buf: &mut [u8; 8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match reader.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    reader.rewind()?;
+    Ok(n)
+}
+
+/// Whether an OLE2 container holds an encrypted OOXML package (an
+/// `EncryptionInfo` + `EncryptedPackage` pair: a password-protected xlsx).
+fn is_encrypted_package<R: Read + Seek>(reader: &mut R) -> bool {
+    // calamine's xlsx reader checks the compound file's directory for
+    // `EncryptedPackage` before it tries to read a zip; reuse that check.
+    let encrypted = matches!(Xlsx::new(&mut *reader), Err(XlsxError::Password));
+    let _ = reader.rewind();
+    encrypted
+}
+
+fn open_with<W, R>(file: &str, reader: R) -> Result<W, ExtractError>
+where
+    R: Read + Seek,
+    W: Reader<R>,
+    W::Error: Into<calamine::Error>,
+{
+    W::new(reader).map_err(|e| calamine_error(file, None, e.into()))
+}
+
+fn encrypted(file: &str) -> ExtractError {
+    ExtractError::Encrypted {
+        file: file.to_owned(),
+        what: "workbook",
+    }
+}
+
+/// Turns a calamine error into a typed error with a sentence a person understands.
+fn calamine_error(file: &str, sheet: Option<&str>, err: calamine::Error) -> ExtractError {
+    use calamine::{Error, OdsError, XlsError, XlsbError};
+    let what = match &err {
+        Error::Xlsx(XlsxError::Password)
+        | Error::Xlsb(XlsbError::Password)
+        | Error::Xls(XlsError::Password)
+        | Error::Ods(OdsError::Password) => return encrypted(file),
+        Error::Io(e)
+        | Error::Xlsx(XlsxError::Io(e))
+        | Error::Xlsb(XlsbError::Io(e))
+        | Error::Xls(XlsError::Io(e))
+        | Error::Ods(OdsError::Io(e))
+            if e.kind() != std::io::ErrorKind::UnexpectedEof =>
+        {
+            return ExtractError::io(file, std::io::Error::new(e.kind(), e.to_string()));
+        }
+        Error::Io(_)
+        | Error::Xlsx(XlsxError::Io(_))
+        | Error::Xlsb(XlsbError::Io(_))
+        | Error::Xls(XlsError::Io(_))
+        | Error::Ods(OdsError::Io(_)) => "the file ends too early (it is truncated)".to_owned(),
+        Error::Xlsx(XlsxError::Zip(_))
+        | Error::Xlsb(XlsbError::Zip(_))
+        | Error::Ods(OdsError::Zip(_)) => "its zip container is truncated or invalid".to_owned(),
+        Error::Xlsx(XlsxError::Xml(_))
+        | Error::Xlsb(XlsbError::Xml(_))
+        | Error::Ods(OdsError::Xml(_)) => "a part of it is not valid XML".to_owned(),
+        Error::Xlsx(XlsxError::FileNotFound(part)) | Error::Xlsb(XlsbError::FileNotFound(part)) => {
+            format!("the part {part} is missing")
+        }
+        Error::Ods(OdsError::FileNotFound(part)) => format!("the part {part} is missing"),
+        Error::Ods(OdsError::InvalidMime(_)) => "it is not an OpenDocument spreadsheet".to_owned(),
+        Error::Xls(XlsError::Cfb(_)) => {
+            "it is not a readable Excel 97-2003 workbook (the compound file is invalid)".to_owned()
+        }
+        Error::Xlsx(e) => lower_first(&e.to_string()),
+        Error::Xlsb(e) => lower_first(&e.to_string()),
+        Error::Xls(e) => lower_first(&e.to_string()),
+        Error::Ods(e) => lower_first(&e.to_string()),
+        other => lower_first(&other.to_string()),
+    };
+    let reason = match sheet {
+        Some(name) => format!("the workbook is damaged: sheet \"{name}\": {what}"),
+        None => format!("the workbook is damaged: {what}"),
+    };
+    ExtractError::damaged(file, single_line(&reason))
+}
+
+fn lower_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_uppercase() && !chars.clone().next().is_some_and(char::is_uppercase) => {
+            c.to_lowercase().chain(chars).collect()
+        }
+        _ => s.to_owned(),
+    }
+}
+
+fn single_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Declared sizes of one zip member, from the central directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZipMemberSize {
+    /// Declared uncompressed size in bytes.
+    pub uncompressed: u64,
+    /// Compressed size in bytes.
+    pub compressed: u64,
+}
+
+/// Checks declared member sizes against the zip-bomb limits; on failure,
+/// says which limit is exceeded (sizes only, never a member's content).
+pub fn check_zip_sizes(members: impl IntoIterator<Item = ZipMemberSize>) -> Result<(), String> {
+    let mut total: u64 = 0;
+    for m in members {
+        if m.uncompressed > MAX_ZIP_MEMBER_BYTES {
+            return Err(format!(
+                "one part declares {} bytes, the limit is {MAX_ZIP_MEMBER_BYTES}",
+                m.uncompressed
+            ));
+        }
+        if m.uncompressed > RATIO_EXEMPT_BYTES
+            && m.uncompressed / m.compressed.max(1) > MAX_ZIP_RATIO
+        {
+            return Err(format!(
+                "one part declares {} bytes compressed into {}, a ratio above {MAX_ZIP_RATIO}:1",
+                m.uncompressed, m.compressed
+            ));
+        }
+        total = total.saturating_add(m.uncompressed);
+        if total > MAX_ZIP_TOTAL_BYTES {
+            return Err(format!(
+                "the parts declare more than {MAX_ZIP_TOTAL_BYTES} bytes in total"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads the zip central directory (not the members) and applies [`check_zip_sizes`].
+fn check_zip<R: Read + Seek>(file: &str, reader: &mut R) -> Result<(), ExtractError> {
+    let sizes = {
+        let mut archive = zip::ZipArchive::new(&mut *reader).map_err(|_| {
+            ExtractError::damaged(
+                file,
+                "the workbook is damaged: its zip container is truncated or invalid",
+            )
+        })?;
+        let mut sizes = Vec::with_capacity(archive.len());
+        for i in 0..archive.len() {
+            let member = archive.by_index_raw(i).map_err(|_| {
+                ExtractError::damaged(
+                    file,
+                    "the workbook is damaged: its zip container is truncated or invalid",
+                )
+            })?;
+            sizes.push(ZipMemberSize {
+                uncompressed: member.size(),
+                compressed: member.compressed_size(),
+            });
+        }
+        sizes
+    };
+    reader.rewind().map_err(|e| ExtractError::io(file, e))?;
+    check_zip_sizes(sizes).map_err(|detail| ExtractError::TooLarge {
+        file: file.to_owned(),
+        what: "workbook",
+        detail,
+    })
+}
+
+/// The names of the worksheets (not chart, dialog or macro sheets), in tab order.
+fn worksheet_names<R: Read + Seek, W: Reader<R>>(workbook: &W) -> Vec<String> {
+    workbook
+        .sheets_metadata()
+        .iter()
+        .filter(|s| s.typ == SheetType::WorkSheet)
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+/// Reads xlsx/xlsm by streaming each sheet's cells.
+fn read_xlsx<R: Read + Seek>(
+    file: &str,
+    mut workbook: Xlsx<R>,
+    samples: usize,
+    size: u64,
+    report: &mut dyn FnMut(u64),
+) -> Result<Vec<SheetResult>, ExtractError> {
+    let names = worksheet_names(&workbook);
+    let declared: Vec<u64> = names
+        .iter()
+        .map(|n| {
+            workbook
+                .worksheet_cells_reader(n)
+                .map(|r| declared_rows(r.dimensions()))
+                .unwrap_or(0)
         })
+        .collect();
+    let mut meter = Meter::new(size, &declared, report);
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let err = |e: XlsxError| calamine_error(file, Some(name), e.into());
+        let mut cells = workbook.worksheet_cells_reader(name).map_err(err)?;
+        let mut scan = SheetScan::new(samples);
+        while let Some(cell) = cells.next_cell().map_err(err)? {
+            let (row, col) = cell.get_position();
+            scan.push(row, col, cell.get_value());
+            meter.row(i, row);
+        }
+        meter.sheet_done(i);
+        out.push(scan.finish(name));
+    }
+    Ok(out)
+}
+
+/// Reads xlsb by streaming each sheet's cells.
+fn read_xlsb<R: Read + Seek>(
+    file: &str,
+    mut workbook: Xlsb<R>,
+    samples: usize,
+    size: u64,
+    report: &mut dyn FnMut(u64),
+) -> Result<Vec<SheetResult>, ExtractError> {
+    let names = worksheet_names(&workbook);
+    let declared: Vec<u64> = names
+        .iter()
+        .map(|n| {
+            workbook
+                .worksheet_cells_reader(n)
+                .map(|r| declared_rows(r.dimensions()))
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut meter = Meter::new(size, &declared, report);
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let err = |e: calamine::XlsbError| calamine_error(file, Some(name), e.into());
+        let mut cells = workbook.worksheet_cells_reader(name).map_err(err)?;
+        let mut scan = SheetScan::new(samples);
+        while let Some(cell) = cells.next_cell().map_err(err)? {
+            let (row, col) = cell.get_position();
+            scan.push(row, col, cell.get_value());
+            meter.row(i, row);
+        }
+        meter.sheet_done(i);
+        out.push(scan.finish(name));
+    }
+    Ok(out)
+}
+
+/// Reads xls and ods, whose sheets calamine loads whole.
+fn read_ranges<R: Read + Seek, W: Reader<R>>(
+    file: &str,
+    mut workbook: W,
+    samples: usize,
+    size: u64,
+    report: &mut dyn FnMut(u64),
+) -> Result<Vec<SheetResult>, ExtractError>
+where
+    W::Error: Into<calamine::Error>,
+{
+    let names = worksheet_names(&workbook);
+    let n = names.len().max(1) as u64;
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let range = workbook
+            .worksheet_range(name)
+            .map_err(|e| calamine_error(file, Some(name), e.into()))?;
+        let mut scan = SheetScan::new(samples);
+        let (r0, c0) = range.start().unwrap_or((0, 0));
+        for (r, c, value) in range.used_cells() {
+            let value = data_ref(value);
+            scan.push(r0 + r as u32, c0 + c as u32, &value);
+        }
+        out.push(scan.finish(name));
+        report(size.saturating_mul(i as u64 + 1) / n);
+    }
+    Ok(out)
+}
+
+/// Rows a sheet declares in its `dimension`, for progress only.
+fn declared_rows(d: calamine::Dimensions) -> u64 {
+    u64::from(d.end.0.saturating_sub(d.start.0)) + 1
+}
+
+/// Turns streamed row positions into progress in bytes of the file (an
+/// estimate: the share of declared rows done, times the file's size).
+struct Meter<'a> {
+    size: u64,
+    /// Declared rows of the sheets before each sheet.
+    before: Vec<u64>,
+    declared: Vec<u64>,
+    total_rows: u64,
+    next_report: u32,
+    report: &'a mut dyn FnMut(u64),
+}
+
+impl<'a> Meter<'a> {
+    fn new(size: u64, declared: &[u64], report: &'a mut dyn FnMut(u64)) -> Self {
+        let before = declared
+            .iter()
+            .scan(0u64, |acc, d| {
+                let b = *acc;
+                *acc += d;
+                Some(b)
+            })
+            .collect();
+        Self {
+            size,
+            before,
+            declared: declared.to_vec(),
+            total_rows: declared.iter().sum::<u64>().max(1),
+            next_report: PROGRESS_EVERY_ROWS,
+            report,
+        }
+    }
+
+    #[inline]
+    fn row(&mut self, sheet: usize, row: u32) {
+        if row >= self.next_report {
+            self.next_report = row.saturating_add(PROGRESS_EVERY_ROWS);
+            let within = u64::from(row).min(self.declared.get(sheet).copied().unwrap_or(0));
+            let rows = self.before.get(sheet).copied().unwrap_or(0) + within;
+            let bytes = self.bytes(rows);
+            (self.report)(bytes);
+        }
+    }
+
+    fn sheet_done(&mut self, sheet: usize) {
+        self.next_report = PROGRESS_EVERY_ROWS;
+        let rows = self.before.get(sheet).copied().unwrap_or(0)
+            + self.declared.get(sheet).copied().unwrap_or(0);
+        let bytes = self.bytes(rows);
+        (self.report)(bytes);
+    }
+
+    fn bytes(&self, rows: u64) -> u64 {
+        let share = u128::from(rows.min(self.total_rows)) * u128::from(self.size)
+            / u128::from(self.total_rows);
+        u64::try_from(share).unwrap_or(self.size)
+    }
+}
+
+/// Collects one sheet: the first rows as text (for the samples) and the
+/// span of non-empty rows (for the count); later cells are only looked at.
+struct SheetScan {
+    /// Rows kept from the first non-empty row: a header candidate plus the samples.
+    keep: u32,
+    samples: usize,
+    first_row: Option<u32>,
+    last_row: u32,
+    /// (row offset from `first_row`, column, rendered value).
+    head: Vec<(u32, u32, String)>,
+}
+
+impl SheetScan {
+    fn new(samples: usize) -> Self {
+        Self {
+            keep: samples as u32 + 1,
+            samples,
+            first_row: None,
+            last_row: 0,
+            head: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, row: u32, col: u32, value: &DataRef<'_>) {
+        if is_empty(value) {
+            return;
+        }
+        let first = *self.first_row.get_or_insert(row);
+        if row < first {
+            // Out-of-order cells (a malformed sheet): count them, do not sample them.
+            self.first_row = Some(row);
+            self.head.clear();
+            return;
+        }
+        self.last_row = self.last_row.max(row);
+        if row - first < self.keep {
+            self.head.push((row - first, col, render(value)));
+        }
+    }
+
+    fn finish(self, name: &str) -> SheetResult {
+        let Some(first) = self.first_row else {
+            return SheetResult {
+                sheet: SheetExtract {
+                    name: name.to_owned(),
+                    columns: Vec::new(),
+                    sample_rows: Vec::new(),
+                    row_count: 0,
+                    has_header: None,
+                },
+                non_empty: false,
+                warnings: Vec::new(),
+            };
+        };
+        let rows = u64::from(self.last_row - first) + 1;
+        let min_col = self.head.iter().map(|h| h.1).min().unwrap_or(0);
+        let max_col = self.head.iter().map(|h| h.1).max().unwrap_or(0);
+        let width = (max_col - min_col) as usize + 1;
+        let height = rows.min(u64::from(self.keep)) as usize;
+        let mut head = vec![vec![String::new(); width]; height];
+        for (r, c, value) in self.head {
+            if let Some(cell) = head
+                .get_mut(r as usize)
+                .and_then(|row| row.get_mut((c - min_col) as usize))
+            {
+                *cell = value;
+            }
+        }
+        let table = TableSample::from_head(&head, self.samples);
+        let row_count = rows - u64::from(table.has_header);
+        SheetResult {
+            sheet: SheetExtract {
+                name: name.to_owned(),
+                columns: table.columns,
+                sample_rows: table.sample_rows,
+                row_count,
+                has_header: Some(table.has_header),
+            },
+            non_empty: true,
+            warnings: table
+                .warnings
+                .into_iter()
+                .map(|w| format!("sheet \"{name}\": {w}"))
+                .collect(),
+        }
+    }
+}
+
+#[inline]
+fn is_empty(value: &DataRef<'_>) -> bool {
+    match value {
+        DataRef::Empty => true,
+        DataRef::SharedString(s) => s.is_empty(),
+        DataRef::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+fn data_ref(value: &Data) -> DataRef<'_> {
+    match value {
+        Data::Int(i) => DataRef::Int(*i),
+        Data::Float(f) => DataRef::Float(*f),
+        Data::String(s) => DataRef::SharedString(s),
+        Data::Bool(b) => DataRef::Bool(*b),
+        Data::DateTime(d) => DataRef::DateTime(*d),
+        Data::DateTimeIso(s) => DataRef::DateTimeIso(s.clone()),
+        Data::DurationIso(s) => DataRef::DurationIso(s.clone()),
+        Data::Error(e) => DataRef::Error(e.clone()),
+        Data::Empty => DataRef::Empty,
+    }
+}
+
+/// A cell as text, before masking: numbers naturally (`3.0` as `3`), dates as
+/// ISO-8601, booleans as `true`/`false`, errors as Excel shows them.
+pub fn render(value: &DataRef<'_>) -> String {
+    match value {
+        DataRef::Int(i) => i.to_string(),
+        DataRef::Float(f) => render_float(*f),
+        DataRef::String(s) => s.clone(),
+        DataRef::SharedString(s) => (*s).to_owned(),
+        DataRef::Bool(b) => b.to_string(),
+        DataRef::DateTime(d) => render_datetime(d),
+        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
+        DataRef::Error(e) => e.to_string(),
+        DataRef::Empty => String::new(),
+    }
+}
+
+fn render_float(f: f64) -> String {
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 {
+        (f as i64).to_string()
+    } else {
+        f.to_string()
+    }
+}
+
+fn render_datetime(d: &ExcelDateTime) -> String {
+    let value = d.as_f64();
+    if d.is_duration() {
+        let ms = (value * 86_400_000.0).round() as i64;
+        let (sign, ms) = if ms < 0 { ("-", -ms) } else { ("", ms) };
+        let secs = ms / 1000;
+        return format!(
+            "{sign}{}:{:02}:{:02}",
+            secs / 3600,
+            (secs / 60) % 60,
+            secs % 60
+        );
+    }
+    let (y, mo, day, h, mi, s, ms) = d.to_ymd_hms_milli();
+    let time = if ms != 0 {
+        format!("{h:02}:{mi:02}:{s:02}.{ms:03}")
+    } else {
+        format!("{h:02}:{mi:02}:{s:02}")
+    };
+    if (0.0..1.0).contains(&value) {
+        // A time of day with no date.
+        time
+    } else if h == 0 && mi == 0 && s == 0 && ms == 0 {
+        format!("{y:04}-{mo:02}-{day:02}")
+    } else {
+        format!("{y:04}-{mo:02}-{day:02}T{time}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use calamine::ExcelDateTimeType;
+
+    fn size(uncompressed: u64, compressed: u64) -> ZipMemberSize {
+        ZipMemberSize {
+            uncompressed,
+            compressed,
+        }
+    }
+
+    #[test]
+    fn zip_sizes_within_limits_pass() {
+        assert_eq!(
+            check_zip_sizes([size(500, 100), size(RATIO_EXEMPT_BYTES, 1)]),
+            Ok(())
+        );
+        assert_eq!(check_zip_sizes([size(10 << 20, 1 << 20)]), Ok(()));
+    }
+
+    #[test]
+    fn zip_bombs_are_refused() {
+        let err = check_zip_sizes([size(MAX_ZIP_MEMBER_BYTES + 1, 1 << 30)]).unwrap_err();
+        assert!(err.contains("the limit is"), "{err}");
+        let err = check_zip_sizes([size(100 << 20, 1000)]).unwrap_err();
+        assert!(err.contains("ratio above 1000:1"), "{err}");
+        let err = check_zip_sizes([size(900 << 20, 900 << 20); 3]).unwrap_err();
+        assert!(err.contains("in total"), "{err}");
+        let err = check_zip_sizes([size(2 << 20, 0)]).unwrap_err();
+        assert!(err.contains("ratio"), "{err}");
+    }
+
+    #[test]
+    fn numbers_render_naturally() {
+        assert_eq!(render(&DataRef::Float(3.0)), "3");
+        assert_eq!(render(&DataRef::Float(-0.0)), "0");
+        assert_eq!(render(&DataRef::Float(12.5)), "12.5");
+        assert_eq!(render(&DataRef::Float(0.1)), "0.1");
+        assert_eq!(render(&DataRef::Int(42)), "42");
+        assert_eq!(render(&DataRef::Bool(true)), "true");
+        assert_eq!(
+            render(&DataRef::Error(calamine::CellErrorType::Div0)),
+            "#DIV/0!"
+        );
+    }
+
+    #[test]
+    fn dates_render_as_iso_8601() {
+        let dt = |v| DataRef::DateTime(ExcelDateTime::new(v, ExcelDateTimeType::DateTime, false));
+        assert_eq!(render(&dt(45306.0)), "2024-01-15");
+        assert_eq!(render(&dt(45306.4375)), "2024-01-15T10:30:00");
+        assert_eq!(render(&dt(0.4375)), "10:30:00");
+        let dur = DataRef::DateTime(ExcelDateTime::new(1.5, ExcelDateTimeType::TimeDelta, false));
+        assert_eq!(render(&dur), "36:00:00");
+    }
+
+    #[test]
+    fn calamine_errors_become_sentences() {
+        let e = calamine_error("f.xlsx", None, XlsxError::Password.into());
+        assert!(matches!(
+            e,
+            ExtractError::Encrypted {
+                what: "workbook",
+                ..
+            }
+        ));
+        let e = calamine_error(
+            "f.xlsx",
+            Some("Data"),
+            XlsxError::FileNotFound("xl/workbook.xml".into()).into(),
+        );
+        assert_eq!(
+            e.to_string(),
+            "f.xlsx: the workbook is damaged: sheet \"Data\": the part xl/workbook.xml is missing"
+        );
+    }
+
+    #[test]
+    fn scan_counts_the_span_of_non_empty_rows() {
+        let mut scan = SheetScan::new(2);
+        scan.push(2, 1, &DataRef::SharedString("name"));
+        scan.push(3, 1, &DataRef::SharedString("Alice"));
+        scan.push(9, 1, &DataRef::SharedString("Bob"));
+        scan.push(12, 1, &DataRef::SharedString(""));
+        scan.push(13, 1, &DataRef::Empty);
+        let s = scan.finish("S");
+        assert_eq!(s.sheet.row_count, 7);
+        assert_eq!(s.sheet.columns, ["name"]);
+        assert_eq!(s.sheet.sample_rows, [["Aaaaa"], [""]]);
     }
 }
