@@ -123,13 +123,13 @@ fn list(rows: &[usize]) -> String {
 /// Makes column names unique by suffixing repeats with `_2`, `_3`…
 fn dedupe(columns: &mut [String]) {
     let mut seen = std::collections::HashSet::new();
-    for i in 0..columns.len() {
-        if !seen.insert(columns[i].clone()) {
+    for column in columns.iter_mut() {
+        if !seen.insert(column.clone()) {
             let mut n = 2;
-            while !seen.insert(format!("{}_{n}", columns[i])) {
+            while !seen.insert(format!("{column}_{n}")) {
                 n += 1;
             }
-            columns[i] = format!("{}_{n}", columns[i]);
+            *column = format!("{column}_{n}");
         }
     }
 }
