@@ -1,0 +1,215 @@
+//! PDF, Word and image extraction over fixtures written by real writers
+//! (fpdf2, pypdf, python-docx, Pillow: see tests/fixtures/docs/make_fixtures.py),
+//! plus damaged, truncated, encrypted and hostile inputs made here.
+
+use std::path::{Path, PathBuf};
+
+use maskflow_extractors::error::ExtractError;
+use maskflow_extractors::extract::{FileExtract, FileKind};
+use maskflow_extractors::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
+use maskflow_extractors::pdf::PdfExtractor;
+use maskflow_extractors::registry::{Extractor, Input, Registry};
+use maskflow_extractors::sniff;
+
+/// Words written into the fixtures; none may appear anywhere in an extract.
+const SECRETS: &[&str] = &[
+    "Zanzibar",
+    "Ophelia",
+    "Hartmann",
+    "Quixote",
+    "Bartholomew",
+    "Marmalade",
+    "Wilhelmina",
+    "Marrakesh",
+    "4711",
+    "194211",
+    "1,234",
+    "2024",
+    "2019",
+    "example.com",
+];
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/docs")
+        .join(name)
+}
+
+/// Runs the whole registry (sniffing included) on a file.
+fn extract(path: &Path) -> Result<FileExtract, ExtractError> {
+    Registry::with_defaults().extract(path, &ExtractOptions::default(), &mut |_| {})
+}
+
+/// Runs one extractor directly, as if sniffing had said `mime`.
+fn extract_as(
+    extractor: &dyn Extractor,
+    path: &Path,
+    mime: &'static str,
+) -> Result<FileExtract, ExtractError> {
+    let display = path.display().to_string();
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let input = Input {
+        path,
+        display: &display,
+        filename: "file",
+        mime,
+        size,
+    };
+    extractor.extract(&input, &ExtractOptions::default(), &mut |_| {})
+}
+
+fn assert_no_secrets(extract: &FileExtract) {
+    let json = serde_json::to_string(extract).expect("an extract serializes");
+    for secret in SECRETS {
+        assert!(!json.contains(secret), "{secret:?} leaked into {json}");
+    }
+}
+
+/// Deterministic pseudo-random bytes (no dependency, same every run).
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as u8
+        })
+        .collect()
+}
+
+fn write_temp(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("temp file written");
+    path
+}
+
+fn expect_damaged(result: Result<FileExtract, ExtractError>, words: &str) -> String {
+    match result {
+        Err(e @ ExtractError::Damaged { .. }) => {
+            let message = e.to_string();
+            assert!(message.contains(words), "{message:?} lacks {words:?}");
+            assert!(!message.contains('\n'), "{message:?} is not one line");
+            message
+        }
+        other => panic!("expected a damaged-file error, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------- PDF
+
+#[test]
+fn pdf_gives_pages_outline_headings_and_a_masked_preview() {
+    let extract = extract(&fixture("report.pdf")).expect("the report reads");
+    assert_eq!(extract.kind, FileKind::Pdf);
+    assert_eq!(extract.filename, "report.pdf");
+    assert!(extract.columns.is_empty());
+    assert!(extract.sample_rows.is_empty());
+    assert_eq!(extract.row_count, 0);
+    let doc = extract.document.as_ref().expect("document metadata");
+    assert_eq!(doc.page_count, Some(3));
+    let headings: Vec<(u8, &str)> = doc
+        .headings
+        .iter()
+        .map(|h| (h.level, h.text.as_str()))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            (1, "Aaaaaaaaa Aaaaaa Aaaaaaaa"),
+            (2, "Aaaaaaa Aaaaaaa"),
+            (1, "Aaaaaaaa Aaaaaaaaa"),
+        ]
+    );
+    // Text from all three pages, masked, shape kept.
+    let preview = &doc.text_preview;
+    assert!(
+        preview.contains("Aaaaaaa Aaaaaaaa aaaaaa aaaaaaaa ####"),
+        "{preview}"
+    );
+    assert!(preview.contains("AAAA-######"), "{preview}");
+    assert!(preview.contains("$#,###.##"), "{preview}");
+    assert!(preview.contains("aaaaaaaaaa@aaaaaaa.aaa"), "{preview}");
+    assert!(preview.chars().count() <= TEXT_PREVIEW_CHARS);
+    assert_no_secrets(&extract);
+}
+
+#[test]
+fn encrypted_pdf_is_refused_as_encrypted() {
+    match extract(&fixture("encrypted.pdf")) {
+        Err(e @ ExtractError::Encrypted { what: "PDF", .. }) => {
+            assert!(e.to_string().contains("password-protected"), "{e}");
+        }
+        other => panic!("expected an encrypted-PDF error, got {other:?}"),
+    }
+}
+
+#[test]
+fn truncated_pdf_is_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(fixture("report.pdf")).expect("fixture");
+    let path = write_temp(&dir, "cut.pdf", &bytes[..bytes.len() / 3]);
+    let message = expect_damaged(extract(&path), "cut.pdf");
+    assert!(
+        message.contains("damaged") || message.contains("truncated"),
+        "{message}"
+    );
+}
+
+#[test]
+fn random_bytes_with_a_pdf_header_are_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = b"%PDF-1.7\n".to_vec();
+    bytes.extend(noise(4096, 7));
+    let path = write_temp(&dir, "noise.pdf", &bytes);
+    expect_damaged(extract(&path), "noise.pdf");
+}
+
+#[test]
+fn random_bytes_handed_to_the_pdf_extractor_are_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_temp(&dir, "noise.pdf", &noise(4096, 11));
+    let message = expect_damaged(extract_as(&PdfExtractor, &path, sniff::PDF), "not a PDF");
+    assert!(
+        message.starts_with(&path.display().to_string()),
+        "{message}"
+    );
+}
+
+#[test]
+fn pdf_with_only_an_owner_password_opens_and_is_masked() {
+    let extract = extract(&fixture("owner-only.pdf")).expect("opens without a password");
+    let doc = extract.document.as_ref().expect("document metadata");
+    assert_eq!(doc.page_count, Some(3));
+    assert_eq!(doc.headings.len(), 3);
+    assert!(
+        doc.text_preview.contains("AAAA-######"),
+        "{}",
+        doc.text_preview
+    );
+    assert_no_secrets(&extract);
+}
+
+#[test]
+fn pdf_with_a_broken_xref_offset_is_rebuilt_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(fixture("report.pdf")).expect("fixture");
+    let at = bytes
+        .windows(9)
+        .rposition(|w| w == b"startxref")
+        .expect("the fixture has startxref");
+    let mut broken = bytes[..at].to_vec();
+    broken.extend_from_slice(b"startxref\n9\n%%EOF\n");
+    let path = write_temp(&dir, "broken-xref.pdf", &broken);
+    let extract = extract(&path).expect("lopdf rebuilds the table");
+    assert_eq!(
+        extract.document.as_ref().and_then(|d| d.page_count),
+        Some(3)
+    );
+    assert!(
+        extract.warnings.iter().any(|w| w.contains("rebuilt")),
+        "{:?}",
+        extract.warnings
+    );
+    assert_no_secrets(&extract);
+}
