@@ -10,6 +10,7 @@ use maskflow_extractors::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
 use maskflow_extractors::pdf::PdfExtractor;
 use maskflow_extractors::registry::{Extractor, Input, Registry};
 use maskflow_extractors::sniff;
+use maskflow_extractors::word::WordExtractor;
 
 /// Words written into the fixtures; none may appear anywhere in an extract.
 const SECRETS: &[&str] = &[
@@ -212,4 +213,196 @@ fn pdf_with_a_broken_xref_offset_is_rebuilt_with_a_warning() {
         extract.warnings
     );
     assert_no_secrets(&extract);
+}
+
+// ---------------------------------------------------------------- Word
+
+/// A zip with the given (name, content) parts, deflated.
+fn zip_bytes(parts: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut out);
+    for (name, content) in parts {
+        w.start_file(
+            *name,
+            zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated),
+        )
+        .expect("zip entry");
+        std::io::Write::write_all(&mut w, content).expect("zip write");
+    }
+    w.finish().expect("zip finished");
+    out.into_inner()
+}
+
+/// Rewrites the uncompressed size that the central directory declares for every member.
+fn lie_about_sizes(mut zip: Vec<u8>, size: u32) -> Vec<u8> {
+    let mut at = 0;
+    let mut patched = 0;
+    while let Some(i) = zip[at..].windows(4).position(|w| w == b"PK\x01\x02") {
+        let header = at + i;
+        zip[header + 24..header + 28].copy_from_slice(&size.to_le_bytes());
+        patched += 1;
+        at = header + 4;
+    }
+    assert!(patched > 0, "no central directory header found");
+    zip
+}
+
+const DOC_XML: &[u8] = br#"<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Ophelia</w:t></w:r></w:p></w:body></w:document>"#;
+
+#[test]
+fn word_gives_headings_text_tables_and_pages() {
+    let extract = extract(&fixture("report.docx")).expect("the report reads");
+    assert_eq!(extract.kind, FileKind::Word);
+    let doc = extract.document.as_ref().expect("document metadata");
+    assert_eq!(
+        doc.page_count,
+        Some(1),
+        "python-docx's template records one page"
+    );
+    let headings: Vec<(u8, &str)> = doc
+        .headings
+        .iter()
+        .map(|h| (h.level, h.text.as_str()))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            (1, "Aaaaaaaa Aaaaaaaa"),
+            (1, "Aaaaaaa Aaaaaaaa"),
+            (2, "Aaaaaaaaaaa Aaaaaa"),
+            (4, "Aaaaaaaaa Aaaaaaa"),
+        ]
+    );
+    let preview = &doc.text_preview;
+    assert!(
+        preview.starts_with("Aaaaaaaa Aaaaaaaa\nAaaaaaa Aaaaaaaa\nAaaaaaa Aaaaaaaa aaaaaa aa ####"),
+        "{preview}"
+    );
+    assert!(
+        preview.contains("Aaaaaaa AAAA-###### aaaaaa $#,###.##."),
+        "{preview}"
+    );
+    assert!(
+        preview.ends_with("Aaaaaaa aaaaa aaaa Aaaaaaaaaa."),
+        "{preview}"
+    );
+
+    assert_eq!(doc.tables.len(), 1);
+    let table = &doc.tables[0];
+    assert_eq!(table.columns, ["Name", "City", "Amount"]);
+    assert_eq!(table.row_count, 3);
+    assert_eq!(
+        table.sample_rows,
+        [
+            ["Aaaaaaa Aaaaaaaa", "Aaaaaaa", "####"],
+            ["Aaaaaaaaaaa Aa", "Aaaaaaaa", "##"],
+            ["Aaaaaaaaaa Aaaaaa", "Aaaaaaaaa", "####"],
+        ]
+    );
+    // The top level mirrors the first table.
+    assert_eq!(extract.columns, table.columns);
+    assert_eq!(extract.sample_rows, table.sample_rows);
+    assert_eq!(extract.row_count, 3);
+    assert_eq!(extract.has_header, Some(true));
+    assert_no_secrets(&extract);
+}
+
+#[test]
+fn word_samples_follow_the_options() {
+    let path = fixture("report.docx");
+    let extract = Registry::with_defaults()
+        .extract(&path, &ExtractOptions::with_samples(1), &mut |_| {})
+        .expect("reads");
+    assert_eq!(extract.sample_rows.len(), 1);
+    assert_eq!(
+        extract.row_count, 3,
+        "the count is exact whatever the samples"
+    );
+}
+
+#[test]
+fn word_without_tables_has_empty_top_level_fields() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_temp(
+        &dir,
+        "plain.docx",
+        &zip_bytes(&[("word/document.xml", DOC_XML)]),
+    );
+    let extract = extract(&path).expect("reads");
+    assert!(extract.columns.is_empty() && extract.sample_rows.is_empty());
+    assert_eq!(extract.row_count, 0);
+    assert_eq!(extract.has_header, None);
+    let doc = extract.document.as_ref().expect("document");
+    assert_eq!(doc.page_count, None, "no docProps/app.xml");
+    assert_eq!(doc.text_preview, "Aaaaaaa");
+    assert_no_secrets(&extract);
+}
+
+#[test]
+fn truncated_docx_is_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(fixture("report.docx")).expect("fixture");
+    let path = write_temp(&dir, "cut.docx", &bytes[..bytes.len() / 2]);
+    let message = expect_damaged(extract(&path), "cut.docx");
+    assert!(message.contains("truncated"), "{message}");
+}
+
+#[test]
+fn docx_without_its_text_part_is_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zip = zip_bytes(&[("[Content_Types].xml", b"<Types/>")]);
+    let path = write_temp(&dir, "hollow.docx", &zip);
+    expect_damaged(extract(&path), "no word/document.xml part");
+}
+
+#[test]
+fn docx_with_malformed_xml_is_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zip = zip_bytes(&[(
+        "word/document.xml",
+        b"<w:document><w:body><w:p><w:t>Ophelia</w:p></w:body>",
+    )]);
+    let path = write_temp(&dir, "bad-xml.docx", &zip);
+    expect_damaged(extract(&path), "not well-formed XML");
+}
+
+#[test]
+fn random_bytes_handed_to_the_word_extractor_are_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_temp(&dir, "noise.docx", &noise(4096, 3));
+    expect_damaged(
+        extract_as(&WordExtractor, &path, sniff::DOCX),
+        "the zip archive is truncated or corrupt",
+    );
+}
+
+#[test]
+fn docx_declaring_a_huge_part_is_refused_as_too_large() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zip = lie_about_sizes(zip_bytes(&[("word/document.xml", DOC_XML)]), 3 << 30);
+    let path = write_temp(&dir, "bomb.docx", &zip);
+    match extract(&path) {
+        Err(e @ ExtractError::TooLarge { .. }) => {
+            let message = e.to_string();
+            assert!(
+                message.contains("3.0 GiB") && message.contains("zip bomb"),
+                "{message}"
+            );
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+}
+
+#[test]
+fn docx_with_an_extreme_compression_ratio_is_refused_as_too_large() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zip = lie_about_sizes(zip_bytes(&[("word/document.xml", DOC_XML)]), 200 << 20);
+    let path = write_temp(&dir, "ratio.docx", &zip);
+    match extract(&path) {
+        Err(e @ ExtractError::TooLarge { .. }) => {
+            assert!(e.to_string().contains("compressed"), "{e}");
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
 }
