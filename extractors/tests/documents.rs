@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use maskflow_extractors::error::ExtractError;
 use maskflow_extractors::extract::{FileExtract, FileKind};
+use maskflow_extractors::image::{ImageExtractor, TESSERACT_MISSING};
 use maskflow_extractors::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
 use maskflow_extractors::pdf::PdfExtractor;
 use maskflow_extractors::registry::{Extractor, Input, Registry};
@@ -405,4 +406,115 @@ fn docx_with_an_extreme_compression_ratio_is_refused_as_too_large() {
         }
         other => panic!("expected TooLarge, got {other:?}"),
     }
+}
+
+// ---------------------------------------------------------------- images
+
+fn image_extractor(tesseract: &str) -> ImageExtractor {
+    ImageExtractor {
+        tesseract: Some(PathBuf::from(tesseract)),
+        ..ImageExtractor::default()
+    }
+}
+
+#[test]
+fn image_dimensions_and_format_come_from_the_header() {
+    let missing = image_extractor("/nonexistent/tesseract");
+    for (name, mime, width, height, format) in [
+        ("text.png", sniff::PNG, 640, 120, "png"),
+        ("tiny.gif", sniff::GIF, 31, 17, "gif"),
+    ] {
+        let extract = extract_as(&missing, &fixture(name), mime).expect("reads");
+        assert_eq!(extract.kind, FileKind::Image);
+        assert!(extract.columns.is_empty());
+        assert_eq!(extract.row_count, 0);
+        let image = extract.image.as_ref().expect("image metadata");
+        assert_eq!((image.width, image.height), (width, height), "{name}");
+        assert_eq!(image.format, format);
+    }
+}
+
+#[test]
+fn ocr_is_absent_with_a_reason_when_tesseract_is_missing() {
+    let extract = extract_as(
+        &image_extractor("/nonexistent/tesseract"),
+        &fixture("text.png"),
+        sniff::PNG,
+    )
+    .expect("reads");
+    let image = extract.image.as_ref().expect("image metadata");
+    assert_eq!(image.ocr_text, None);
+    assert_eq!(
+        image.ocr_unavailable_reason.as_deref(),
+        Some(TESSERACT_MISSING)
+    );
+    let json = serde_json::to_string(&extract).expect("serializes");
+    assert!(!json.contains("ocr_text"), "{json}");
+    assert!(json.contains("apt-get install tesseract-ocr"), "{json}");
+}
+
+#[test]
+fn ocr_failure_is_reported_as_the_reason() {
+    let extract = extract_as(&image_extractor("false"), &fixture("text.png"), sniff::PNG)
+        .expect("the image still reads");
+    let image = extract.image.as_ref().expect("image metadata");
+    assert_eq!(image.ocr_text, None);
+    let reason = image.ocr_unavailable_reason.as_deref().unwrap_or("");
+    assert!(reason.starts_with("tesseract failed"), "{reason}");
+}
+
+#[test]
+fn ocr_text_is_masked() {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("tesseract").is_file()))
+        .unwrap_or(false);
+    if !on_path {
+        println!("skipped: tesseract is not on PATH (apt-get install tesseract-ocr)");
+        return;
+    }
+    let extract = extract(&fixture("text.png")).expect("reads");
+    let image = extract.image.as_ref().expect("image metadata");
+    assert_eq!(image.ocr_unavailable_reason, None);
+    let text = image.ocr_text.as_deref().expect("OCR ran");
+    assert_eq!(text, "Aaaaaaaa ####");
+    assert_no_secrets(&extract);
+}
+
+#[test]
+fn truncated_image_header_is_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(fixture("text.png")).expect("fixture");
+    let path = write_temp(&dir, "cut.png", &bytes[..20]);
+    let message = expect_damaged(extract(&path), "cut.png");
+    assert!(message.contains("image"), "{message}");
+}
+
+#[test]
+fn random_bytes_with_a_png_signature_are_damaged() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend(noise(2048, 5));
+    let path = write_temp(&dir, "noise.png", &bytes);
+    expect_damaged(extract(&path), "noise.png");
+}
+
+#[cfg(unix)]
+#[test]
+fn ocr_that_hangs_is_stopped_with_a_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = write_temp(&dir, "hang.sh", b"#!/bin/sh\nexec sleep 600\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let extractor = ImageExtractor {
+        tesseract: Some(script),
+        ocr_timeout: std::time::Duration::from_millis(100),
+    };
+    let extract = extract_as(&extractor, &fixture("text.png"), sniff::PNG).expect("reads");
+    let image = extract.image.as_ref().expect("image metadata");
+    assert_eq!(image.ocr_text, None);
+    let reason = image.ocr_unavailable_reason.as_deref().unwrap_or("");
+    assert!(
+        reason.contains("did not finish") && reason.contains("stopped"),
+        "{reason}"
+    );
 }
