@@ -1,0 +1,299 @@
+//! Word documents (.docx) through zip + quick-xml: headings with their
+//! levels, a masked text preview, tables as columns plus masked sample rows,
+//! and the page count Word recorded.
+//!
+//! This module owns the zip container: it refuses a zip bomb from the sizes
+//! the central directory declares, and reads every part through a cap so a
+//! lying header cannot blow memory either. [`body`] owns the XML.
+
+mod body;
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
+
+use zip::ZipArchive;
+use zip::result::ZipError;
+
+use crate::error::ExtractError;
+use crate::extract::{DocumentExtract, FileExtract, FileKind};
+use crate::limits::{
+    ExtractOptions, MAX_SAMPLES, MAX_ZIP_MEMBER_BYTES, MAX_ZIP_RATIO, MAX_ZIP_TOTAL_BYTES,
+};
+use crate::registry::{Extractor, Input, Progress};
+use crate::sniff;
+
+use body::{PartError, StyleLevels};
+
+const DOCUMENT_PART: &str = "word/document.xml";
+const STYLES_PART: &str = "word/styles.xml";
+const APP_PART: &str = "docProps/app.xml";
+/// Largest styles.xml or app.xml read; they are metadata and never large.
+const SMALL_PART_BYTES: u64 = 16 * 1024 * 1024;
+/// Members at most this big are not checked for their compression ratio.
+const RATIO_FREE_BYTES: u64 = 1024 * 1024;
+
+/// Reads .docx: headings with levels, masked text preview, tables.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WordExtractor;
+
+impl Extractor for WordExtractor {
+    fn supports(&self, mime: &str) -> bool {
+        mime == sniff::DOCX
+    }
+
+    fn extract(
+        &self,
+        input: &Input<'_>,
+        options: &ExtractOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<FileExtract, ExtractError> {
+        let file = input.display;
+        let handle = File::open(input.path).map_err(|e| ExtractError::io(file, e))?;
+        let mut archive =
+            ZipArchive::new(BufReader::new(handle)).map_err(|e| zip_error(file, e))?;
+        check_sizes(&archive, file)?;
+
+        let mut extract = FileExtract::new(input.filename, FileKind::Word);
+        let styles = match read_part(&mut archive, STYLES_PART, SMALL_PART_BYTES, |r| {
+            body::parse_styles(r)
+        }) {
+            Ok(Some(styles)) => styles,
+            Ok(None) => StyleLevels::default(),
+            Err(_) => {
+                extract.warnings.push(
+                    "the document's style definitions could not be read; headings are \
+                     recognised by Word's built-in style names only"
+                        .into(),
+                );
+                StyleLevels::default()
+            }
+        };
+        let page_count = read_part(&mut archive, APP_PART, SMALL_PART_BYTES, |r| {
+            body::parse_pages(r)
+        })
+        .ok()
+        .flatten()
+        .flatten();
+
+        let samples = options.samples.clamp(1, MAX_SAMPLES);
+        let body = match read_part(&mut archive, DOCUMENT_PART, MAX_ZIP_MEMBER_BYTES, |r| {
+            body::parse_body(r, &styles, samples)
+        }) {
+            Ok(Some(body)) => body,
+            Ok(None) => {
+                return Err(ExtractError::damaged(
+                    file,
+                    "the document is damaged: it has no word/document.xml part, so it is not a \
+                     Word document",
+                ));
+            }
+            Err(PartFailure::Zip(e)) => return Err(zip_error(file, e)),
+            Err(PartFailure::TooLarge) => {
+                return Err(too_large(
+                    file,
+                    format!(
+                        "word/document.xml is larger than {}",
+                        human(MAX_ZIP_MEMBER_BYTES)
+                    ),
+                ));
+            }
+            Err(PartFailure::Part(PartError::Io)) => {
+                return Err(ExtractError::damaged(
+                    file,
+                    "the document is damaged: its text part (word/document.xml) cannot be \
+                     decompressed",
+                ));
+            }
+            Err(PartFailure::Part(PartError::Xml)) => {
+                return Err(ExtractError::damaged(
+                    file,
+                    "the document is damaged: its text part (word/document.xml) is not \
+                     well-formed XML",
+                ));
+            }
+        };
+
+        if let Some(first) = body.tables.first() {
+            extract.columns = first.columns.clone();
+            extract.sample_rows = first.sample_rows.clone();
+            extract.row_count = first.row_count;
+            extract.has_header = body.first_has_header;
+        }
+        extract.warnings.extend(body.warnings);
+        extract.document = Some(DocumentExtract {
+            page_count,
+            headings: body.headings,
+            text_preview: body.text_preview,
+            tables: body.tables,
+        });
+        progress(Progress {
+            done: input.size,
+            total: input.size,
+        });
+        Ok(extract)
+    }
+}
+
+/// Refuses a container whose declared sizes are beyond the limits. Part
+/// names come from the file, so they are not quoted.
+fn check_sizes<R: Read + Seek>(archive: &ZipArchive<R>, file: &str) -> Result<(), ExtractError> {
+    let mut total: u64 = 0;
+    for i in 0..archive.len() {
+        let entry = archive.by_index_data(i).map_err(|e| zip_error(file, e))?;
+        if entry.encrypted() {
+            return Err(ExtractError::Encrypted {
+                file: file.to_owned(),
+                what: "document",
+            });
+        }
+        let size = entry.size();
+        let packed = entry.compressed_size().max(1);
+        if size > MAX_ZIP_MEMBER_BYTES {
+            return Err(too_large(
+                file,
+                format!(
+                    "one part declares {}, the limit for a part is {}",
+                    human(size),
+                    human(MAX_ZIP_MEMBER_BYTES)
+                ),
+            ));
+        }
+        if size > RATIO_FREE_BYTES && size / packed > MAX_ZIP_RATIO {
+            return Err(too_large(
+                file,
+                format!(
+                    "one part of {} is compressed {}:1, the limit is {MAX_ZIP_RATIO}:1",
+                    human(size),
+                    size / packed
+                ),
+            ));
+        }
+        total = total.saturating_add(size);
+    }
+    if total > MAX_ZIP_TOTAL_BYTES {
+        return Err(too_large(
+            file,
+            format!(
+                "its parts declare {} in all, the limit is {}",
+                human(total),
+                human(MAX_ZIP_TOTAL_BYTES)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a part could not be read.
+#[derive(Debug)]
+enum PartFailure {
+    Zip(ZipError),
+    TooLarge,
+    Part(PartError),
+}
+
+/// Reads one part through `parse`, at most `cap` decompressed bytes of it.
+/// `Ok(None)` when the archive has no such part.
+fn read_part<R: Read + Seek, T>(
+    archive: &mut ZipArchive<R>,
+    name: &str,
+    cap: u64,
+    parse: impl FnOnce(&mut BufReader<std::io::Take<zip::read::ZipFile<'_, R>>>) -> Result<T, PartError>,
+) -> Result<Option<T>, PartFailure> {
+    let entry = match archive.by_name(name) {
+        Ok(entry) => entry,
+        Err(ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(PartFailure::Zip(e)),
+    };
+    let mut reader = BufReader::new(entry.take(cap));
+    let parsed = parse(&mut reader);
+    if reader.get_ref().limit() == 0 {
+        // The cap was reached: whatever the header said, the part is bigger.
+        let mut probe = [0u8; 1];
+        if reader.get_mut().get_mut().read(&mut probe).unwrap_or(0) > 0 {
+            return Err(PartFailure::TooLarge);
+        }
+    }
+    parsed.map(Some).map_err(PartFailure::Part)
+}
+
+fn too_large(file: &str, detail: String) -> ExtractError {
+    ExtractError::TooLarge {
+        file: file.to_owned(),
+        what: "document",
+        detail,
+    }
+}
+
+/// Turns a zip error into a sentence (the zip crate's messages can quote the file).
+fn zip_error(file: &str, error: ZipError) -> ExtractError {
+    let reason = match error {
+        ZipError::InvalidPassword => {
+            return ExtractError::Encrypted {
+                file: file.to_owned(),
+                what: "document",
+            };
+        }
+        ZipError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the document is damaged: the zip archive is truncated"
+        }
+        ZipError::Io(_) => "the document could not be read",
+        ZipError::InvalidArchive(_) => {
+            "the document is damaged: the zip archive is truncated or corrupt"
+        }
+        ZipError::UnsupportedArchive(_) | ZipError::CompressionMethodNotSupported(_) => {
+            "the document uses a zip feature Maskflow cannot read"
+        }
+        _ => "the document is damaged and cannot be read",
+    };
+    ExtractError::damaged(file, reason)
+}
+
+/// A byte count for people: "3.0 GiB", "12 KiB".
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_read_well() {
+        assert_eq!(human(12), "12 bytes");
+        assert_eq!(human(3 * 1024 * 1024 * 1024), "3.0 GiB");
+    }
+
+    #[test]
+    fn a_part_beyond_its_cap_is_too_large() {
+        let mut out = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut out);
+            w.start_file(
+                DOCUMENT_PART,
+                zip::write::SimpleFileOptions::default()
+                    .compression_method(zip::CompressionMethod::Deflated),
+            )
+            .expect("zip entry");
+            std::io::Write::write_all(&mut w, &vec![b' '; 10_000]).expect("write");
+            w.finish().expect("zip finished");
+        }
+        out.set_position(0);
+        let mut archive = ZipArchive::new(out).expect("zip reads");
+        let result = read_part(&mut archive, DOCUMENT_PART, 1000, |r| {
+            let mut sink = Vec::new();
+            r.read_to_end(&mut sink).map_err(|_| PartError::Io)
+        });
+        assert!(matches!(result, Err(PartFailure::TooLarge)), "{result:?}");
+    }
+}
