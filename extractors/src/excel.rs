@@ -5,8 +5,8 @@
 //! non-empty sheet. xlsx/xlsm/xlsb sheets are streamed cell by cell, so only
 //! the first rows are kept (for the samples) while the rest is only counted;
 //! xls and ods sheets are read whole by calamine. Before calamine sees a zip
-//! container its central directory is checked against the zip-bomb limits,
-//! and an OLE2 container holding an encrypted package is reported as a
+//! container, [`zipguard`] checks its central directory against the zip-bomb
+//! limits, and an OLE2 container holding an encrypted package is reported as a
 //! password-protected workbook. Every cell is rendered as text (dates as
 //! ISO-8601, formulas as their cached values) and masked by
 //! [`TableSample`]; this module never puts a raw value into an extract or an
@@ -19,17 +19,13 @@ use calamine::{Data, DataRef, ExcelDateTime, Ods, Reader, SheetType, Xls, Xlsb, 
 
 use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, SheetExtract};
-use crate::limits::{
-    ExtractOptions, MAX_SAMPLES, MAX_ZIP_MEMBER_BYTES, MAX_ZIP_RATIO, MAX_ZIP_TOTAL_BYTES,
-};
+use crate::limits::{ExtractOptions, MAX_SAMPLES};
 use crate::registry::{Extractor, Input, Progress};
-use crate::sniff;
 use crate::table::TableSample;
+use crate::{sniff, zipguard};
 
 /// Rows between two progress reports of a streamed sheet.
 const PROGRESS_EVERY_ROWS: u32 = 16 * 1024;
-/// Members at most this big are exempt from the compression-ratio check.
-const RATIO_EXEMPT_BYTES: u64 = 1024 * 1024;
 /// First bytes of an OLE2 compound file (xls, and encrypted OOXML workbooks).
 const OLE_MAGIC: [u8; 8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 
@@ -71,7 +67,17 @@ impl Extractor for ExcelExtractor {
             let workbook: Xls<_> = open_with(file, reader)?;
             read_ranges(file, workbook, samples, total, &mut report)?
         } else if head.starts_with(b"PK") {
-            check_zip(file, &mut reader)?;
+            {
+                // The central directory only; calamine opens the container afresh.
+                let archive = zip::ZipArchive::new(&mut reader).map_err(|_| {
+                    ExtractError::damaged(
+                        file,
+                        "the workbook is damaged: its zip container is truncated or invalid",
+                    )
+                })?;
+                zipguard::check_archive(&archive, file, "workbook")?;
+            }
+            reader.rewind().map_err(|e| ExtractError::io(file, e))?;
             match input.mime {
                 sniff::XLSB => {
                     read_xlsb(file, open_with(file, reader)?, samples, total, &mut report)?
@@ -228,76 +234,6 @@ fn lower_first(s: &str) -> String {
 
 fn single_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Declared sizes of one zip member, from the central directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ZipMemberSize {
-    /// Declared uncompressed size in bytes.
-    pub uncompressed: u64,
-    /// Compressed size in bytes.
-    pub compressed: u64,
-}
-
-/// Checks declared member sizes against the zip-bomb limits; on failure,
-/// says which limit is exceeded (sizes only, never a member's content).
-pub fn check_zip_sizes(members: impl IntoIterator<Item = ZipMemberSize>) -> Result<(), String> {
-    let mut total: u64 = 0;
-    for m in members {
-        if m.uncompressed > MAX_ZIP_MEMBER_BYTES {
-            return Err(format!(
-                "one part declares {} bytes, the limit is {MAX_ZIP_MEMBER_BYTES}",
-                m.uncompressed
-            ));
-        }
-        if m.uncompressed > RATIO_EXEMPT_BYTES
-            && m.uncompressed / m.compressed.max(1) > MAX_ZIP_RATIO
-        {
-            return Err(format!(
-                "one part declares {} bytes compressed into {}, a ratio above {MAX_ZIP_RATIO}:1",
-                m.uncompressed, m.compressed
-            ));
-        }
-        total = total.saturating_add(m.uncompressed);
-        if total > MAX_ZIP_TOTAL_BYTES {
-            return Err(format!(
-                "the parts declare more than {MAX_ZIP_TOTAL_BYTES} bytes in total"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Reads the zip central directory (not the members) and applies [`check_zip_sizes`].
-fn check_zip<R: Read + Seek>(file: &str, reader: &mut R) -> Result<(), ExtractError> {
-    let sizes = {
-        let mut archive = zip::ZipArchive::new(&mut *reader).map_err(|_| {
-            ExtractError::damaged(
-                file,
-                "the workbook is damaged: its zip container is truncated or invalid",
-            )
-        })?;
-        let mut sizes = Vec::with_capacity(archive.len());
-        for i in 0..archive.len() {
-            let member = archive.by_index_raw(i).map_err(|_| {
-                ExtractError::damaged(
-                    file,
-                    "the workbook is damaged: its zip container is truncated or invalid",
-                )
-            })?;
-            sizes.push(ZipMemberSize {
-                uncompressed: member.size(),
-                compressed: member.compressed_size(),
-            });
-        }
-        sizes
-    };
-    reader.rewind().map_err(|e| ExtractError::io(file, e))?;
-    check_zip_sizes(sizes).map_err(|detail| ExtractError::TooLarge {
-        file: file.to_owned(),
-        what: "workbook",
-        detail,
-    })
 }
 
 /// The names of the worksheets (not chart, dialog or macro sheets), in tab order.
@@ -643,34 +579,6 @@ fn render_datetime(d: &ExcelDateTime) -> String {
 mod tests {
     use super::*;
     use calamine::ExcelDateTimeType;
-
-    fn size(uncompressed: u64, compressed: u64) -> ZipMemberSize {
-        ZipMemberSize {
-            uncompressed,
-            compressed,
-        }
-    }
-
-    #[test]
-    fn zip_sizes_within_limits_pass() {
-        assert_eq!(
-            check_zip_sizes([size(500, 100), size(RATIO_EXEMPT_BYTES, 1)]),
-            Ok(())
-        );
-        assert_eq!(check_zip_sizes([size(10 << 20, 1 << 20)]), Ok(()));
-    }
-
-    #[test]
-    fn zip_bombs_are_refused() {
-        let err = check_zip_sizes([size(MAX_ZIP_MEMBER_BYTES + 1, 1 << 30)]).unwrap_err();
-        assert!(err.contains("the limit is"), "{err}");
-        let err = check_zip_sizes([size(100 << 20, 1000)]).unwrap_err();
-        assert!(err.contains("ratio above 1000:1"), "{err}");
-        let err = check_zip_sizes([size(900 << 20, 900 << 20); 3]).unwrap_err();
-        assert!(err.contains("in total"), "{err}");
-        let err = check_zip_sizes([size(2 << 20, 0)]).unwrap_err();
-        assert!(err.contains("ratio"), "{err}");
-    }
 
     #[test]
     fn numbers_render_naturally() {

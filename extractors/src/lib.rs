@@ -18,6 +18,7 @@ pub mod registry;
 pub mod sniff;
 pub mod table;
 pub mod word;
+pub mod zipguard;
 
 pub use error::ExtractError;
 pub use extract::{

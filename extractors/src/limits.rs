@@ -16,8 +16,11 @@ pub const SAMPLE_WINDOW_BYTES: u64 = 8 * 1024 * 1024;
 pub const MAX_ZIP_MEMBER_BYTES: u64 = 1024 * 1024 * 1024;
 /// Largest total decompressed size accepted for a zip container.
 pub const MAX_ZIP_TOTAL_BYTES: u64 = 2 * 1024 * 1024 * 1024;
-/// Largest compression ratio accepted for a zip member bigger than 1 MiB.
+/// Largest compression ratio accepted for a zip member bigger than
+/// [`ZIP_RATIO_EXEMPT_BYTES`].
 pub const MAX_ZIP_RATIO: u64 = 1000;
+/// Zip members at most this big are exempt from the compression-ratio check.
+pub const ZIP_RATIO_EXEMPT_BYTES: u64 = 1024 * 1024;
 /// Characters of masked text kept in a document's preview.
 pub const TEXT_PREVIEW_CHARS: usize = 2000;
 /// Pages of a PDF whose text feeds the preview.

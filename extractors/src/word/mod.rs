@@ -3,8 +3,9 @@
 //! and the page count Word recorded.
 //!
 //! This module owns the zip container: it refuses a zip bomb from the sizes
-//! the central directory declares, and reads every part through a cap so a
-//! lying header cannot blow memory either. [`body`] owns the XML.
+//! the central directory declares (through [`zipguard`]), and reads every
+//! part through a cap so a lying header cannot blow memory either. [`body`]
+//! owns the XML.
 
 mod body;
 
@@ -16,11 +17,9 @@ use zip::result::ZipError;
 
 use crate::error::ExtractError;
 use crate::extract::{DocumentExtract, FileExtract, FileKind};
-use crate::limits::{
-    ExtractOptions, MAX_SAMPLES, MAX_ZIP_MEMBER_BYTES, MAX_ZIP_RATIO, MAX_ZIP_TOTAL_BYTES,
-};
+use crate::limits::{ExtractOptions, MAX_SAMPLES, MAX_ZIP_MEMBER_BYTES};
 use crate::registry::{Extractor, Input, Progress};
-use crate::sniff;
+use crate::{sniff, zipguard};
 
 use body::{PartError, StyleLevels};
 
@@ -29,8 +28,6 @@ const STYLES_PART: &str = "word/styles.xml";
 const APP_PART: &str = "docProps/app.xml";
 /// Largest styles.xml or app.xml read; they are metadata and never large.
 const SMALL_PART_BYTES: u64 = 16 * 1024 * 1024;
-/// Members at most this big are not checked for their compression ratio.
-const RATIO_FREE_BYTES: u64 = 1024 * 1024;
 
 /// Reads .docx: headings with levels, masked text preview, tables.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,7 +48,7 @@ impl Extractor for WordExtractor {
         let handle = File::open(input.path).map_err(|e| ExtractError::io(file, e))?;
         let mut archive =
             ZipArchive::new(BufReader::new(handle)).map_err(|e| zip_error(file, e))?;
-        check_sizes(&archive, file)?;
+        zipguard::check_archive(&archive, file, "document")?;
 
         let mut extract = FileExtract::new(input.filename, FileKind::Word);
         let styles = match read_part(&mut archive, STYLES_PART, SMALL_PART_BYTES, |r| {
@@ -89,13 +86,14 @@ impl Extractor for WordExtractor {
             }
             Err(PartFailure::Zip(e)) => return Err(zip_error(file, e)),
             Err(PartFailure::TooLarge) => {
-                return Err(too_large(
-                    file,
-                    format!(
+                return Err(ExtractError::TooLarge {
+                    file: file.to_owned(),
+                    what: "document",
+                    detail: format!(
                         "word/document.xml is larger than {}",
-                        human(MAX_ZIP_MEMBER_BYTES)
+                        zipguard::human(MAX_ZIP_MEMBER_BYTES)
                     ),
-                ));
+                });
             }
             Err(PartFailure::Part(PartError::Io)) => {
                 return Err(ExtractError::damaged(
@@ -134,55 +132,6 @@ impl Extractor for WordExtractor {
     }
 }
 
-/// Refuses a container whose declared sizes are beyond the limits. Part
-/// names come from the file, so they are not quoted.
-fn check_sizes<R: Read + Seek>(archive: &ZipArchive<R>, file: &str) -> Result<(), ExtractError> {
-    let mut total: u64 = 0;
-    for i in 0..archive.len() {
-        let entry = archive.by_index_data(i).map_err(|e| zip_error(file, e))?;
-        if entry.encrypted() {
-            return Err(ExtractError::Encrypted {
-                file: file.to_owned(),
-                what: "document",
-            });
-        }
-        let size = entry.size();
-        let packed = entry.compressed_size().max(1);
-        if size > MAX_ZIP_MEMBER_BYTES {
-            return Err(too_large(
-                file,
-                format!(
-                    "one part declares {}, the limit for a part is {}",
-                    human(size),
-                    human(MAX_ZIP_MEMBER_BYTES)
-                ),
-            ));
-        }
-        if size > RATIO_FREE_BYTES && size / packed > MAX_ZIP_RATIO {
-            return Err(too_large(
-                file,
-                format!(
-                    "one part of {} is compressed {}:1, the limit is {MAX_ZIP_RATIO}:1",
-                    human(size),
-                    size / packed
-                ),
-            ));
-        }
-        total = total.saturating_add(size);
-    }
-    if total > MAX_ZIP_TOTAL_BYTES {
-        return Err(too_large(
-            file,
-            format!(
-                "its parts declare {} in all, the limit is {}",
-                human(total),
-                human(MAX_ZIP_TOTAL_BYTES)
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Why a part could not be read.
 #[derive(Debug)]
 enum PartFailure {
@@ -216,14 +165,6 @@ fn read_part<R: Read + Seek, T>(
     parsed.map(Some).map_err(PartFailure::Part)
 }
 
-fn too_large(file: &str, detail: String) -> ExtractError {
-    ExtractError::TooLarge {
-        file: file.to_owned(),
-        what: "document",
-        detail,
-    }
-}
-
 /// Turns a zip error into a sentence (the zip crate's messages can quote the file).
 fn zip_error(file: &str, error: ZipError) -> ExtractError {
     let reason = match error {
@@ -248,31 +189,9 @@ fn zip_error(file: &str, error: ZipError) -> ExtractError {
     ExtractError::damaged(file, reason)
 }
 
-/// A byte count for people: "3.0 GiB", "12 KiB".
-fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_sizes_read_well() {
-        assert_eq!(human(12), "12 bytes");
-        assert_eq!(human(3 * 1024 * 1024 * 1024), "3.0 GiB");
-    }
 
     #[test]
     fn a_part_beyond_its_cap_is_too_large() {
