@@ -85,6 +85,14 @@ impl IdGen for UlidGen {
     }
 }
 
+/// A random secret of 40 hex digits (160 bits from the OS-seeded CSPRNG),
+/// e.g. for the token of `maskflow serve`.
+pub fn random_token() -> String {
+    let a = Ulid::generate().random();
+    let b = Ulid::generate().random();
+    format!("{a:020x}{b:020x}")
+}
+
 /// Formats milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn format_rfc3339(ms: u64) -> String {
     let secs = ms / 1000;
@@ -109,6 +117,13 @@ pub fn format_rfc3339(ms: u64) -> String {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn tokens_are_long_and_differ() {
+        let (a, b) = (random_token(), random_token());
+        assert_eq!(a.len(), 40);
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn formats_known_instants() {

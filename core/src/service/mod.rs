@@ -558,8 +558,9 @@ impl Service {
 
     /// Approves a built version: it becomes `approved` and active, and every
     /// other version of the workflow is archived.
-    pub fn approve(&self, version_id: &str) -> Result<WorkflowView> {
-        let workflow_id = self.workflow_of(version_id)?;
+    pub fn approve(&self, workflow_id: &str, version_id: &str) -> Result<WorkflowView> {
+        self.check_version_of(workflow_id, version_id)?;
+        let workflow_id = workflow_id.to_owned();
         let _busy = self.claim(&workflow_id)?;
         let now = self.now();
         let mut db = self.db();
@@ -597,8 +598,9 @@ impl Service {
 
     /// Edits a version (seed 000's "Edit"): creates version N+1 in
     /// `validated` with the same extracts; the conversation continues.
-    pub fn edit(&self, version_id: &str) -> Result<CreatedVersion> {
-        let workflow_id = self.workflow_of(version_id)?;
+    pub fn edit(&self, workflow_id: &str, version_id: &str) -> Result<CreatedVersion> {
+        self.check_version_of(workflow_id, version_id)?;
+        let workflow_id = workflow_id.to_owned();
         let _busy = self.claim(&workflow_id)?;
         let now = self.now();
         let mut db = self.db();
@@ -787,10 +789,15 @@ impl Service {
         Ok(row.into())
     }
 
-    fn workflow_of(&self, version_id: &str) -> Result<String> {
-        store::get_version(&self.db(), version_id)?
-            .map(|v| v.workflow_id)
-            .ok_or_else(|| CoreError::not_found("version", version_id))
+    fn check_version_of(&self, workflow_id: &str, version_id: &str) -> Result<()> {
+        let db = self.db();
+        if store::get_workflow(&db, workflow_id)?.is_none() {
+            return Err(CoreError::not_found("workflow", workflow_id));
+        }
+        match store::get_version(&db, version_id)? {
+            Some(v) if v.workflow_id == workflow_id => Ok(()),
+            _ => Err(CoreError::not_found("version", version_id)),
+        }
     }
 
     fn versions_or_404(&self, conn: &Connection, workflow_id: &str) -> Result<Vec<VersionRow>> {

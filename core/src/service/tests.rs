@@ -123,13 +123,14 @@ async fn the_seed_flow_with_an_edit() {
     let reqs = replay.requests();
     let last_clarifier = reqs
         .iter()
-        .filter(|r| r.role == Role::Clarifier)
-        .next_back()
+        .rfind(|r| r.role == Role::Clarifier)
         .expect("clarifier");
     assert!(last_clarifier.messages[0].content.contains("$#,###.##"));
     assert_eq!(last_clarifier.messages.len(), 1 + 5);
 
-    let w = s.approve(&created.version_id).expect("approve");
+    let w = s
+        .approve(&created.workflow_id, &created.version_id)
+        .expect("approve");
     assert_eq!(w.current_version.status, Status::Approved);
     assert_eq!(
         w.active_version_id.as_deref(),
@@ -137,7 +138,9 @@ async fn the_seed_flow_with_an_edit() {
     );
 
     // Edit the approved version: v2 is drafted while v1 stays active.
-    let v2 = s.edit(&created.version_id).expect("edit");
+    let v2 = s
+        .edit(&created.workflow_id, &created.version_id)
+        .expect("edit");
     assert_eq!(v2.status, Status::Validated);
     let r = s
         .send_message(&created.workflow_id, "also drop null revenue")
@@ -148,12 +151,16 @@ async fn the_seed_flow_with_an_edit() {
         wait_built(&mut rx, &v2.version_id).await,
         Status::PendingUserApproval
     );
-    let w = s.approve(&v2.version_id).expect("approve v2");
+    let w = s
+        .approve(&created.workflow_id, &v2.version_id)
+        .expect("approve v2");
     assert_eq!(w.active_version_id.as_deref(), Some(v2.version_id.as_str()));
     let statuses: Vec<Status> = w.versions.iter().map(|v| v.status).collect();
     assert_eq!(statuses, vec![Status::Archived, Status::Approved]);
     assert_eq!(
-        s.approve(&created.version_id).expect_err("archived").code(),
+        s.approve(&created.workflow_id, &created.version_id)
+            .expect_err("archived")
+            .code(),
         crate::ErrorCode::Archived
     );
     // user, question, user, question, user, building, built, user, building, built
@@ -366,11 +373,15 @@ async fn bad_requests_are_refused_and_store_nothing() {
         crate::ErrorCode::InvalidRequest
     );
     assert_eq!(
-        s.approve(&c.version_id).expect_err("not built").code(),
+        s.approve(&c.workflow_id, &c.version_id)
+            .expect_err("not built")
+            .code(),
         crate::ErrorCode::Conflict
     );
     assert_eq!(
-        s.edit(&c.version_id).expect_err("not built").code(),
+        s.edit(&c.workflow_id, &c.version_id)
+            .expect_err("not built")
+            .code(),
         crate::ErrorCode::Conflict
     );
     let err = s
