@@ -50,6 +50,8 @@ done
 base="${url%%/\?token=*}"
 echo "maskflow serve at $base"
 
+# Run from the scratch folder so schemathesis leaves no cache in the repository.
+cd "$work"
 schemathesis run "$base/api/openapi.json" \
     --header "Authorization: Bearer $token" \
     --checks not_a_server_error \
