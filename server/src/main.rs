@@ -5,6 +5,8 @@
 
 mod extract_cmd;
 
+use maskflow_server::serve;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -21,12 +23,15 @@ struct Cli {
 enum Command {
     /// Print the masked extract of each file as a JSON array.
     Extract(extract_cmd::ExtractArgs),
+    /// Serve the HTTP API on 127.0.0.1 (prints the URL with its token).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Extract(args) => extract_cmd::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

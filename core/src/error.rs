@@ -1,0 +1,119 @@
+//! The service's error type: every failure a shell can show, each with a
+//! stable [`ErrorCode`] (what the UI branches on) and a sentence for people.
+
+use crate::providers::ProviderError;
+use crate::versions::InvalidTransition;
+
+/// Machine-readable error codes, stable on the wire (`{error, message}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The request itself is wrong (bad field, empty content, unknown file id).
+    InvalidRequest,
+    /// The workflow, version or file does not exist.
+    NotFound,
+    /// The request clashes with work in progress or the current status.
+    Conflict,
+    /// The version was archived and can no longer change.
+    Archived,
+    /// The LLM back end failed or replied with something unusable.
+    ProviderError,
+    /// Something went wrong inside Maskflow (database, disk).
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code as sent on the wire, e.g. `"not_found"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Archived => "archived",
+            ErrorCode::ProviderError => "provider_error",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+/// Everything that can go wrong in a service call.
+#[derive(thiserror::Error, Debug)]
+#[non_exhaustive]
+pub enum CoreError {
+    /// The caller sent something unusable.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// A thing the caller named does not exist.
+    #[error("{what} {id} does not exist")]
+    NotFound {
+        /// "workflow", "version" or "file".
+        what: &'static str,
+        /// The id the caller gave.
+        id: String,
+    },
+    /// The request clashes with the current state.
+    #[error("{0}")]
+    Conflict(String),
+    /// The version is archived.
+    #[error("version {0} is archived; work on the workflow's current version instead")]
+    Archived(String),
+    /// A status move that the version table does not allow.
+    #[error(transparent)]
+    Transition(#[from] InvalidTransition),
+    /// The LLM back end failed.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The database failed.
+    #[error("database error: {0}")]
+    Db(#[from] rusqlite::Error),
+    /// The database could not be migrated.
+    #[error("database migration failed: {0}")]
+    Migration(#[from] rusqlite_migration::Error),
+    /// A file or folder could not be read or written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What Maskflow was doing, with the path.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Stored JSON could not be read back (a damaged database).
+    #[error("stored data is damaged: {0}")]
+    Corrupt(String),
+}
+
+impl CoreError {
+    /// The stable code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            CoreError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            CoreError::NotFound { .. } => ErrorCode::NotFound,
+            CoreError::Conflict(_) | CoreError::Transition(_) => ErrorCode::Conflict,
+            CoreError::Archived(_) => ErrorCode::Archived,
+            CoreError::Provider(_) => ErrorCode::ProviderError,
+            CoreError::Db(_)
+            | CoreError::Migration(_)
+            | CoreError::Io { .. }
+            | CoreError::Corrupt(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// An I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        CoreError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
+        CoreError::NotFound {
+            what,
+            id: id.to_owned(),
+        }
+    }
+}
+
+/// Result of a service call.
+pub type Result<T, E = CoreError> = std::result::Result<T, E>;

@@ -1,0 +1,76 @@
+//! Events the service publishes while it works (status changes, streamed
+//! message text), so shells can push them to the UI instead of polling.
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::service::MessageView;
+use crate::versions::Status;
+
+/// How many events a slow subscriber may fall behind before it misses some.
+pub const CAPACITY: usize = 1024;
+
+/// Something that happened.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A version's status changed.
+    StatusChanged {
+        /// The workflow.
+        workflow_id: String,
+        /// The version.
+        version_id: String,
+        /// Its new status.
+        status: Status,
+        /// Why, for `rejected` and `failed`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A piece of an LLM reply as it streams in.
+    MessageDelta {
+        /// The workflow.
+        workflow_id: String,
+        /// Which role is replying: `validator`, `clarifier`, `builder`.
+        role: String,
+        /// The new text.
+        delta: String,
+    },
+    /// A message was added to a conversation.
+    Message {
+        /// The workflow.
+        workflow_id: String,
+        /// The message.
+        message: MessageView,
+    },
+    /// A workflow was deleted.
+    WorkflowDeleted {
+        /// The workflow.
+        workflow_id: String,
+    },
+}
+
+/// The sending side of the event stream.
+#[derive(Clone, Debug)]
+pub struct EventBus {
+    tx: broadcast::Sender<Event>,
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        Self {
+            tx: broadcast::channel(CAPACITY).0,
+        }
+    }
+}
+
+impl EventBus {
+    /// Publishes an event; nobody listening is fine.
+    pub fn publish(&self, event: Event) {
+        let _ = self.tx.send(event);
+    }
+
+    /// A new receiver of every later event.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.tx.subscribe()
+    }
+}

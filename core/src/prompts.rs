@@ -1,0 +1,203 @@
+//! The prompts of the validator, clarifier and builder, and the JSON schemas
+//! of their replies. Pure functions: built only from the approved (masked)
+//! extracts and the conversation, never from files or the database.
+
+use serde_json::{Value, json};
+
+use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
+
+/// How a generated script is run (the contract between script and runner).
+pub const RUNNER_CONTRACT: &str = "The script is run as `python3 script.py <inputs.json>` in its own working folder. \
+`inputs.json` (also the first argument) holds {\"fields\": {\"<field name>\": <the value, or the path of the input file, or a list of paths>}}. \
+The script writes its results into the `outputs/` folder inside the working folder and exits with status 0 on success. \
+It has no network access and should use only the Python standard library unless `execution.requirements` lists packages.";
+
+fn extracts_block(extracts: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(extracts).unwrap_or_else(|_| extracts.to_string());
+    format!(
+        "The user's files, as masked extracts. Column names are real; every sample value is masked \
+(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values:\n```json\n{pretty}\n```"
+    )
+}
+
+fn schema_block(schema: &Value) -> String {
+    format!(
+        "Reply with only one JSON object, no prose and no code fence, matching this JSON schema:\n```json\n{schema}\n```"
+    )
+}
+
+fn request(role: Role, system: String, history: &[ChatMessage], schema: Value) -> LlmRequest {
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    messages.push(ChatMessage::new(ChatRole::System, system));
+    messages.extend(
+        history
+            .iter()
+            .filter(|m| m.role != ChatRole::System)
+            .cloned(),
+    );
+    LlmRequest {
+        role,
+        messages,
+        schema: Some(schema),
+    }
+}
+
+/// The schema of the validator's reply.
+pub fn feasibility_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "feasible": {"type": "boolean"},
+            "reason": {"type": "string", "description": "Why the task cannot be done (required when feasible is false)."}
+        },
+        "required": ["feasible"],
+        "additionalProperties": false
+    })
+}
+
+/// The schema of the clarifier's reply.
+pub fn clarification_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "needs_clarification": {"type": "boolean"},
+            "question": {"type": "string", "description": "One question for the user (required when needs_clarification is true)."}
+        },
+        "required": ["needs_clarification"],
+        "additionalProperties": false
+    })
+}
+
+/// The schema of the builder's reply.
+pub fn workflow_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": crate::spec::MAX_NAME_CHARS},
+            "description": {"type": "string"},
+            "script": {"type": "string", "description": "The complete Python source of script.py."},
+            "fields": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                        "label": {"type": "string"},
+                        "type": {"enum": ["file", "files", "text", "number", "boolean", "date", "choice"]},
+                        "required": {"type": "boolean"},
+                        "options": {"type": "array", "items": {"type": "string"}},
+                        "accept": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["name", "label", "type", "required"],
+                    "additionalProperties": false
+                }
+            },
+            "execution": {
+                "type": "object",
+                "properties": {
+                    "runtime": {"const": "python3"},
+                    "entrypoint": {"const": "script.py"},
+                    "requirements": {"type": "array", "items": {"type": "string"}},
+                    "outputs": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
+                            "required": ["name", "description"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["runtime", "entrypoint", "requirements", "outputs"],
+                "additionalProperties": false
+            }
+        },
+        "required": ["name", "description", "script", "fields", "execution"],
+        "additionalProperties": false
+    })
+}
+
+/// The validator's request: can a local Python script do this task?
+pub fn validator_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
+    let schema = feasibility_schema();
+    let system = format!(
+        "You are Maskflow's validator. Maskflow turns a user's request into a Python script that runs locally on the user's files, \
+with only the Python standard library by default and no network access.\n\
+Decide whether such a script can do the user's task. It is NOT feasible when it needs machine-learning training or inference, \
+image or speech recognition, an LLM, anything from the internet (APIs, web pages, downloads), or data that is not in the files. \
+Data cleaning, filtering, merging, reshaping, aggregating, computing and writing files are feasible.\n\n{}\n\n{}",
+        extracts_block(extracts),
+        schema_block(&schema)
+    );
+    request(Role::Validator, system, history, schema)
+}
+
+/// The clarifier's request: is anything unclear before building?
+pub fn clarifier_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
+    let schema = clarification_schema();
+    let system = format!(
+        "You are Maskflow's clarifier. The user wants a Python script that runs locally on files like these. \
+Read the whole conversation. If something essential to write the script is still ambiguous (which columns, how to match rows, \
+what to do with missing values, the output format), ask exactly one short question. If you know enough, say so.\n\n{}\n\n{}",
+        extracts_block(extracts),
+        schema_block(&schema)
+    );
+    request(Role::Clarifier, system, history, schema)
+}
+
+/// The builder's request: write the workflow.
+pub fn builder_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
+    let schema = workflow_schema();
+    let system = format!(
+        "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
+the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
+{RUNNER_CONTRACT}\n\n{}\n\n{}",
+        extracts_block(extracts),
+        schema_block(&schema)
+    );
+    let mut req = request(Role::Builder, system, history, schema);
+    req.messages
+        .push(ChatMessage::new(ChatRole::User, "Build the workflow now."));
+    req
+}
+
+/// The message that sends an unusable reply back once, with what was wrong.
+pub fn repair_prompt(reason: &str) -> String {
+    format!(
+        "Your reply could not be used: {reason}. Reply again with only one JSON object that matches the schema."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history() -> Vec<ChatMessage> {
+        vec![
+            ChatMessage::new(ChatRole::User, "merge these files by the date column"),
+            ChatMessage::new(ChatRole::Assistant, "Keep all columns?"),
+            ChatMessage::new(ChatRole::User, "yes"),
+        ]
+    }
+
+    #[test]
+    fn prompts_carry_extracts_history_and_schema() {
+        let extracts = json!([{"filename": "sales.csv", "columns": ["date", "revenue"], "sample_rows": [["####-##-##", "$#,###.##"]], "row_count": 3}]);
+        for req in [
+            validator_request(&extracts, &history()),
+            clarifier_request(&extracts, &history()),
+            builder_request(&extracts, &history()),
+        ] {
+            let system = &req.messages[0];
+            assert_eq!(system.role, ChatRole::System);
+            assert!(system.content.contains("sales.csv"));
+            assert!(system.content.contains("\"$#,###.##\""));
+            assert!(system.content.contains("\"type\":\"object\""));
+            assert_eq!(req.messages[1..4], history()[..]);
+            assert!(req.schema.is_some());
+        }
+        let builder = builder_request(&extracts, &history());
+        assert!(builder.messages[0].content.contains("inputs.json"));
+        assert_eq!(builder.role, Role::Builder);
+    }
+}

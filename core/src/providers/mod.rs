@@ -1,0 +1,321 @@
+//! The LLM provider contract: one trait every back end implements (replay
+//! now; OpenAI-compatible, Anthropic, Ollama and manual later), the roles
+//! that pick a provider, and structured replies with one repair.
+//!
+//! A provider only moves text: it gets a request of messages (plus the JSON
+//! schema the reply must match, for back ends that can enforce it) and
+//! returns the reply's text, streaming deltas as they come. Parsing and
+//! validating the reply, and the one "repair" round trip, live here in
+//! [`ask_json`] so that every back end behaves the same.
+
+pub mod replay;
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use replay::ReplayProvider;
+
+/// A boxed, sendable future (the trait stays object-safe).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Called with each piece of streamed reply text.
+pub type DeltaSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// Who is speaking in a prompt.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    /// Instructions.
+    System,
+    /// The user (or Maskflow speaking for the user).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a prompt.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// Who says it.
+    pub role: ChatRole,
+    /// What is said.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message from `role`.
+    pub fn new(role: ChatRole, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// The job an LLM is doing; each role may use its own provider.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Decides whether a local Python script can do the task.
+    Validator,
+    /// Asks questions until the task is clear.
+    Clarifier,
+    /// Writes the workflow (script, fields, execution).
+    Builder,
+    /// A flow agent, by name (later issues).
+    Agent(String),
+}
+
+impl Role {
+    /// The role's key, as in replay files: `validator`, `agent:<name>`.
+    pub fn key(&self) -> String {
+        match self {
+            Role::Validator => "validator".into(),
+            Role::Clarifier => "clarifier".into(),
+            Role::Builder => "builder".into(),
+            Role::Agent(name) => format!("agent:{name}"),
+        }
+    }
+
+    /// Parses a role key.
+    pub fn parse(key: &str) -> Option<Role> {
+        match key {
+            "validator" => Some(Role::Validator),
+            "clarifier" => Some(Role::Clarifier),
+            "builder" => Some(Role::Builder),
+            _ => key
+                .strip_prefix("agent:")
+                .filter(|n| !n.is_empty())
+                .map(|n| Role::Agent(n.to_owned())),
+        }
+    }
+}
+
+/// What is sent to a provider.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmRequest {
+    /// The role asking.
+    pub role: Role,
+    /// The prompt, in order.
+    pub messages: Vec<ChatMessage>,
+    /// The JSON schema the reply must match, when a structured reply is wanted.
+    pub schema: Option<Value>,
+}
+
+/// What a provider returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LlmReply {
+    /// The whole reply text.
+    pub text: String,
+}
+
+/// Why a provider call failed.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The replay file has no reply left for this role.
+    #[error("the replay file has no more replies for the {role} role")]
+    Exhausted {
+        /// The role's key.
+        role: String,
+    },
+    /// No back end is configured for this role.
+    #[error("no LLM back end is configured for the {role} role")]
+    Unconfigured {
+        /// The role's key.
+        role: String,
+    },
+    /// The reply could not be used, even after one repair.
+    #[error("the {role} gave an unusable reply twice: {reason}")]
+    InvalidReply {
+        /// The role's key.
+        role: String,
+        /// What was wrong with the last reply.
+        reason: String,
+    },
+    /// The back end failed.
+    #[error("{provider} failed: {message}")]
+    Failed {
+        /// The back end's name.
+        provider: String,
+        /// What went wrong, in words.
+        message: String,
+    },
+    /// A replay file could not be used.
+    #[error("replay file: {0}")]
+    ReplayFile(String),
+}
+
+/// An LLM back end.
+pub trait Provider: Send + Sync + Debug {
+    /// A short name for errors and the ledger, e.g. `"replay"`.
+    fn name(&self) -> &str;
+
+    /// Sends `request` and returns the whole reply, calling `on_delta` with
+    /// each piece of text as it streams in.
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>>;
+}
+
+/// Which provider each role uses.
+#[derive(Clone, Debug)]
+pub struct Roles {
+    /// For the validator.
+    pub validator: Arc<dyn Provider>,
+    /// For the clarifier.
+    pub clarifier: Arc<dyn Provider>,
+    /// For the builder.
+    pub builder: Arc<dyn Provider>,
+}
+
+impl Roles {
+    /// Every role uses `provider`.
+    pub fn all(provider: Arc<dyn Provider>) -> Self {
+        Self {
+            validator: provider.clone(),
+            clarifier: provider.clone(),
+            builder: provider,
+        }
+    }
+
+    /// The provider for `role` (agents use the builder's until flows exist).
+    pub fn for_role(&self, role: &Role) -> &Arc<dyn Provider> {
+        match role {
+            Role::Validator => &self.validator,
+            Role::Clarifier => &self.clarifier,
+            Role::Builder | Role::Agent(_) => &self.builder,
+        }
+    }
+}
+
+/// A provider that refuses every call (no back end configured yet).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unconfigured;
+
+impl Provider for Unconfigured {
+    fn name(&self) -> &str {
+        "unconfigured"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        _on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        Box::pin(async move {
+            Err(ProviderError::Unconfigured {
+                role: request.role.key(),
+            })
+        })
+    }
+}
+
+/// Takes the JSON value out of a reply: the whole text, or the content of a
+/// fenced code block, or the outermost `{…}`.
+pub fn extract_json(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim();
+    if let Ok(v) = serde_json::from_str(trimmed) {
+        return Ok(v);
+    }
+    if let Some(start) = trimmed.find("```") {
+        let after = &trimmed[start + 3..];
+        let body = after.split_once('\n').map(|(_, b)| b).unwrap_or(after);
+        if let Some(end) = body.find("```")
+            && let Ok(v) = serde_json::from_str(body[..end].trim())
+        {
+            return Ok(v);
+        }
+    }
+    if let (Some(a), Some(b)) = (trimmed.find('{'), trimmed.rfind('}'))
+        && a < b
+        && let Ok(v) = serde_json::from_str(&trimmed[a..=b])
+    {
+        return Ok(v);
+    }
+    Err(match serde_json::from_str::<Value>(trimmed) {
+        Err(e) => format!("the reply is not valid JSON ({e})"),
+        Ok(_) => "the reply is not valid JSON".to_owned(),
+    })
+}
+
+/// Parses `text` as a `T` and runs `check` on it.
+pub fn parse_reply<T: DeserializeOwned>(
+    text: &str,
+    check: &dyn Fn(&T) -> Result<(), String>,
+) -> Result<T, String> {
+    let value = extract_json(text)?;
+    let parsed: T = serde_json::from_value(value)
+        .map_err(|e| format!("the JSON does not match the schema: {e}"))?;
+    check(&parsed)?;
+    Ok(parsed)
+}
+
+/// Asks for a structured reply: sends `request`, parses and checks the reply,
+/// and on failure sends it back once with the error ("repair"). A second
+/// failure is [`ProviderError::InvalidReply`].
+pub async fn ask_json<T: DeserializeOwned>(
+    provider: &dyn Provider,
+    mut request: LlmRequest,
+    check: &(dyn Fn(&T) -> Result<(), String> + Sync),
+    on_delta: DeltaSink<'_>,
+) -> Result<T, ProviderError> {
+    let first = provider.complete(&request, on_delta).await?;
+    let reason = match parse_reply(&first.text, check) {
+        Ok(v) => return Ok(v),
+        Err(reason) => reason,
+    };
+    request
+        .messages
+        .push(ChatMessage::new(ChatRole::Assistant, first.text));
+    request.messages.push(ChatMessage::new(
+        ChatRole::User,
+        crate::prompts::repair_prompt(&reason),
+    ));
+    let second = provider.complete(&request, on_delta).await?;
+    parse_reply(&second.text, check).map_err(|reason| ProviderError::InvalidReply {
+        role: request.role.key(),
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_is_found_in_fences_and_prose() {
+        assert_eq!(extract_json(r#" {"a":1} "#), Ok(json!({"a":1})));
+        assert_eq!(
+            extract_json("Here:\n```json\n{\"a\":2}\n```\n"),
+            Ok(json!({"a":2}))
+        );
+        assert_eq!(
+            extract_json("Sure! {\"a\":3} Hope it helps"),
+            Ok(json!({"a":3}))
+        );
+        assert!(extract_json("no json here").is_err());
+    }
+
+    #[test]
+    fn role_keys_round_trip() {
+        for r in [
+            Role::Validator,
+            Role::Clarifier,
+            Role::Builder,
+            Role::Agent("x".into()),
+        ] {
+            assert_eq!(Role::parse(&r.key()), Some(r));
+        }
+        assert_eq!(Role::parse("agent:"), None);
+        assert_eq!(Role::parse("critic"), None);
+    }
+}

@@ -1,0 +1,326 @@
+//! The service's wire types (DTOs): what shells send in and get back. They
+//! convert from store rows here, at the boundary; the OpenAPI schema and
+//! (later) the TypeScript types are derived from them.
+
+use maskflow_extractors::{FileExtract, FileKind};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::error::{CoreError, Result};
+use crate::spec::{Execution, Field};
+use crate::store::{FileRow, MessageRow, VersionRow, WorkflowRow};
+use crate::versions::Status;
+
+/// A [`FileExtract`] as clients send it. The seed's shape has no `kind`;
+/// when it is missing it is taken from the file name's extension (CSV when
+/// unknown).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(transparent)]
+pub struct ExtractInput(pub FileExtract);
+
+impl<'de> Deserialize<'de> for ExtractInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let mut value = Value::deserialize(d)?;
+        if let Value::Object(map) = &mut value
+            && !map.contains_key("kind")
+        {
+            let kind = map
+                .get("filename")
+                .and_then(Value::as_str)
+                .map(kind_from_name)
+                .unwrap_or(FileKind::Csv);
+            map.insert(
+                "kind".into(),
+                serde_json::to_value(kind).map_err(serde::de::Error::custom)?,
+            );
+        }
+        serde_json::from_value(value)
+            .map(ExtractInput)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+fn kind_from_name(name: &str) -> FileKind {
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => FileKind::Excel,
+        "pdf" => FileKind::Pdf,
+        "docx" => FileKind::Word,
+        "png" | "jpg" | "jpeg" | "gif" | "bmp" | "tif" | "tiff" | "webp" => FileKind::Image,
+        _ => FileKind::Csv,
+    }
+}
+
+/// `create_workflow`'s input: the approved extracts and, optionally, the
+/// uploaded files behind them.
+#[derive(Deserialize, Clone, Debug, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWorkflow {
+    /// The extracts the user approved (seed 000's `FileExtract`s). May be
+    /// left out when `file_ids` is given: the stored extracts are used.
+    #[serde(default)]
+    #[schema(value_type = Vec<Object>)]
+    pub file_extracts: Vec<ExtractInput>,
+    /// Ids from `POST /api/extracts` of the local files behind the extracts.
+    #[serde(default)]
+    pub file_ids: Vec<String>,
+}
+
+/// A workflow and its first version, just created (or a version made by an edit).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct CreatedVersion {
+    /// `wf_…`
+    pub workflow_id: String,
+    /// `wv_…`
+    pub version_id: String,
+    /// `validating` for a new workflow, `validated` after an edit.
+    pub status: Status,
+}
+
+/// `send_message`'s input.
+#[derive(Deserialize, Clone, Debug, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendMessage {
+    /// What the user typed.
+    pub content: String,
+}
+
+/// The reply to a message: the draft's new status and what to show.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct MessageReply {
+    /// The draft version's status after the message.
+    pub status: Status,
+    /// The assistant's answer: a question, the rejection reason, or that building started.
+    pub message: String,
+}
+
+/// A rename / relabel of a workflow. Absent fields are left alone; an empty
+/// `label` removes the label.
+#[derive(Deserialize, Clone, Debug, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowPatch {
+    /// The new name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The new description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The new label ("" removes it).
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// One message of a conversation.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct MessageView {
+    /// `msg_…`
+    pub id: String,
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// The version that was the draft when it was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+impl From<MessageRow> for MessageView {
+    fn from(m: MessageRow) -> Self {
+        Self {
+            id: m.id,
+            role: m.role,
+            content: m.content,
+            version_id: m.version_id,
+            created_at: m.created_at,
+        }
+    }
+}
+
+/// A version, in full.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct VersionView {
+    /// `wv_…`
+    pub id: String,
+    /// 1, 2, 3…
+    pub version: i64,
+    /// Where it is in its life.
+    pub status: Status,
+    /// Whether it is the version in use.
+    pub is_active: bool,
+    /// The approved extracts.
+    #[schema(value_type = Vec<Object>)]
+    pub file_extracts: Vec<Value>,
+    /// The uploaded files behind the extracts.
+    pub file_ids: Vec<String>,
+    /// The workflow's inputs (set by the build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<Field>>,
+    /// How it runs (set by the build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Execution>,
+    /// The generated Python source (set by the build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// Why the validator rejected the task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejection_reason: Option<String>,
+    /// Why the build failed (e.g. "interrupted").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+impl VersionView {
+    pub(crate) fn from_row(v: VersionRow, file_ids: Vec<String>) -> Result<Self> {
+        let fields = v
+            .fields
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| CoreError::Corrupt(format!("fields of {}: {e}", v.id)))?;
+        let execution = v
+            .execution
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| CoreError::Corrupt(format!("execution of {}: {e}", v.id)))?;
+        let file_extracts = match v.file_extracts {
+            Value::Array(items) => items,
+            _ => return Err(CoreError::Corrupt(format!("file_extracts of {}", v.id))),
+        };
+        Ok(Self {
+            id: v.id,
+            version: v.version,
+            status: v.status,
+            is_active: v.is_active,
+            file_extracts,
+            file_ids,
+            fields,
+            execution,
+            script: v.script,
+            rejection_reason: v.rejection_reason,
+            failure_reason: v.failure_reason,
+            created_at: v.created_at,
+            updated_at: v.updated_at,
+        })
+    }
+}
+
+/// A version in a list.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct VersionSummary {
+    /// `wv_…`
+    pub id: String,
+    /// 1, 2, 3…
+    pub version: i64,
+    /// Its status.
+    pub status: Status,
+    /// Whether it is the version in use.
+    pub is_active: bool,
+}
+
+impl From<&VersionRow> for VersionSummary {
+    fn from(v: &VersionRow) -> Self {
+        Self {
+            id: v.id.clone(),
+            version: v.version,
+            status: v.status,
+            is_active: v.is_active,
+        }
+    }
+}
+
+/// A workflow with its current version (seed 000's `GET /api/workflows/:id`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct WorkflowView {
+    /// `wf_…`
+    pub id: String,
+    /// Set by the first build, then by the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Set by the first build, then by the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The user's tag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The draft if there is one, else the active version, else the latest.
+    pub current_version: VersionView,
+    /// The approved version in use, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_version_id: Option<String>,
+    /// Every version, oldest first.
+    pub versions: Vec<VersionSummary>,
+    /// The whole conversation, across versions.
+    pub messages: Vec<MessageView>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+/// A workflow in the list.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct WorkflowSummary {
+    /// `wf_…`
+    pub id: String,
+    /// Its name, once built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its description, once built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The user's tag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The draft, else the active version, else the latest.
+    pub current_version: VersionSummary,
+    /// The approved version in use, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_version_id: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+impl WorkflowSummary {
+    pub(crate) fn new(w: WorkflowRow, current: &VersionRow, active: Option<String>) -> Self {
+        Self {
+            id: w.id,
+            name: w.name,
+            description: w.description,
+            label: w.label,
+            current_version: current.into(),
+            active_version_id: active,
+            created_at: w.created_at,
+            updated_at: w.updated_at,
+        }
+    }
+}
+
+/// An uploaded file and its masked extract (`POST /api/extracts`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct UploadedFile {
+    /// `file_…`, to pass as `file_ids` when creating the workflow.
+    pub file_id: String,
+    /// The masked extract, for the user to approve.
+    #[schema(value_type = Object)]
+    pub extract: Value,
+}
+
+impl From<FileRow> for UploadedFile {
+    fn from(f: FileRow) -> Self {
+        Self {
+            file_id: f.id,
+            extract: f.extract,
+        }
+    }
+}

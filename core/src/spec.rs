@@ -1,0 +1,272 @@
+//! The structured replies of the three LLM roles, and their checks: the
+//! validator's verdict, the clarifier's verdict, and the builder's workflow
+//! (name, description, script, `fields`, `execution`). Pure: no I/O.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+/// The validator's reply: `{feasible, reason?}`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Feasibility {
+    /// Whether a local Python script can do the task.
+    pub feasible: bool,
+    /// Why not (required when infeasible).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl Feasibility {
+    /// Checks the reply beyond its shape.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.feasible && self.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+            return Err("`reason` is required when `feasible` is false".into());
+        }
+        Ok(())
+    }
+}
+
+/// The clarifier's reply: `{needs_clarification, question?}`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Clarification {
+    /// Whether more information is needed before building.
+    pub needs_clarification: bool,
+    /// The question to ask (required when clarification is needed).
+    #[serde(default)]
+    pub question: Option<String>,
+}
+
+impl Clarification {
+    /// Checks the reply beyond its shape.
+    pub fn check(&self) -> Result<(), String> {
+        if self.needs_clarification && self.question.as_deref().is_none_or(|q| q.trim().is_empty())
+        {
+            return Err("`question` is required when `needs_clarification` is true".into());
+        }
+        Ok(())
+    }
+}
+
+/// The type of one input of a workflow.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldType {
+    /// One file.
+    File,
+    /// Several files.
+    Files,
+    /// Free text.
+    Text,
+    /// A number.
+    Number,
+    /// Yes or no.
+    Boolean,
+    /// A date (`YYYY-MM-DD`).
+    Date,
+    /// One of `options`.
+    Choice,
+}
+
+/// One input of a workflow (what the user gives it at each run).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+pub struct Field {
+    /// The key the script reads, e.g. `sales_file`.
+    pub name: String,
+    /// What the UI shows.
+    pub label: String,
+    /// The input's type.
+    #[serde(rename = "type")]
+    pub field_type: FieldType,
+    /// Whether a run needs it.
+    #[serde(default)]
+    pub required: bool,
+    /// The choices of a `choice` field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<String>>,
+    /// File types a `file`/`files` field accepts, e.g. `[".csv"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<Vec<String>>,
+}
+
+/// One output the script writes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+pub struct Output {
+    /// The output's file name under `outputs/`.
+    pub name: String,
+    /// What it contains.
+    pub description: String,
+}
+
+/// How a workflow runs.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+pub struct Execution {
+    /// Always `python3`.
+    pub runtime: String,
+    /// Always `script.py`.
+    pub entrypoint: String,
+    /// Python packages beyond the standard library.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// What the script writes.
+    #[serde(default)]
+    pub outputs: Vec<Output>,
+}
+
+/// The builder's reply: a complete workflow.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct WorkflowSpec {
+    /// A short name, e.g. "Sales Data Merger".
+    pub name: String,
+    /// One or two sentences.
+    pub description: String,
+    /// The Python source of `script.py`.
+    pub script: String,
+    /// The workflow's inputs.
+    pub fields: Vec<Field>,
+    /// How it runs.
+    pub execution: Execution,
+}
+
+/// Longest accepted workflow name, in characters.
+pub const MAX_NAME_CHARS: usize = 120;
+
+impl WorkflowSpec {
+    /// Checks the workflow beyond its shape; the error says what to fix.
+    pub fn check(&self) -> Result<(), String> {
+        let name = self.name.trim();
+        if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+            return Err(format!("`name` must be 1 to {MAX_NAME_CHARS} characters"));
+        }
+        if self.description.trim().is_empty() {
+            return Err("`description` must not be empty".into());
+        }
+        if self.script.trim().is_empty() {
+            return Err("`script` must contain the Python source".into());
+        }
+        if self.execution.runtime != "python3" {
+            return Err("`execution.runtime` must be \"python3\"".into());
+        }
+        if self.execution.entrypoint != "script.py" {
+            return Err("`execution.entrypoint` must be \"script.py\"".into());
+        }
+        let mut names = HashSet::new();
+        for (i, f) in self.fields.iter().enumerate() {
+            let ok_name = !f.name.is_empty()
+                && f.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !f.name.starts_with(|c: char| c.is_ascii_digit());
+            if !ok_name {
+                return Err(format!(
+                    "fields[{i}].name {:?} must be an identifier (letters, digits, _)",
+                    f.name
+                ));
+            }
+            if !names.insert(f.name.as_str()) {
+                return Err(format!("fields[{i}].name {:?} is used twice", f.name));
+            }
+            if f.label.trim().is_empty() {
+                return Err(format!("fields[{i}].label must not be empty"));
+            }
+            if f.field_type == FieldType::Choice && f.options.as_ref().is_none_or(|o| o.is_empty())
+            {
+                return Err(format!("fields[{i}] is a choice and needs `options`"));
+            }
+        }
+        for (i, o) in self.execution.outputs.iter().enumerate() {
+            if o.name.trim().is_empty() || o.name.contains(['/', '\\']) || o.name.contains("..") {
+                return Err(format!(
+                    "execution.outputs[{i}].name must be a plain file name"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(crate) fn good() -> serde_json::Value {
+        json!({
+            "name": "Sales Data Merger",
+            "description": "Merges CSV files by date column",
+            "script": "import json\nprint('hi')\n",
+            "fields": [{"name": "sales", "label": "Sales file", "type": "file", "required": true, "accept": [".csv"]}],
+            "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": [], "outputs": [{"name": "merged.csv", "description": "the merged rows"}]}
+        })
+    }
+
+    fn parse(v: serde_json::Value) -> Result<WorkflowSpec, String> {
+        let s: WorkflowSpec = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        s.check()?;
+        Ok(s)
+    }
+
+    #[test]
+    fn a_good_workflow_passes() {
+        assert!(parse(good()).is_ok());
+    }
+
+    #[test]
+    fn bad_workflows_say_what_is_wrong() {
+        let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+            ("/name", json!(""), "`name`"),
+            ("/script", json!("  "), "`script`"),
+            ("/execution/runtime", json!("node"), "runtime"),
+            ("/execution/entrypoint", json!("main.py"), "entrypoint"),
+            ("/fields/0/type", json!("color"), "unknown variant"),
+            ("/fields/0/name", json!("my file"), "identifier"),
+            ("/fields/0/type", json!("choice"), "options"),
+            (
+                "/execution/outputs/0/name",
+                json!("../x"),
+                "plain file name",
+            ),
+        ];
+        for (pointer, value, needle) in cases {
+            let mut v = good();
+            *v.pointer_mut(pointer).expect("pointer") = value;
+            let err = parse(v).expect_err(pointer);
+            assert!(err.contains(needle), "{pointer}: {err}");
+        }
+    }
+
+    #[test]
+    fn verdicts_need_their_reason_or_question() {
+        assert!(
+            Feasibility {
+                feasible: false,
+                reason: None
+            }
+            .check()
+            .is_err()
+        );
+        assert!(
+            Feasibility {
+                feasible: true,
+                reason: None
+            }
+            .check()
+            .is_ok()
+        );
+        assert!(
+            Clarification {
+                needs_clarification: true,
+                question: Some(" ".into())
+            }
+            .check()
+            .is_err()
+        );
+        assert!(
+            Clarification {
+                needs_clarification: false,
+                question: None
+            }
+            .check()
+            .is_ok()
+        );
+    }
+}

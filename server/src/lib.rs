@@ -1,0 +1,7 @@
+//! The HTTP + WebSocket shell over `maskflow-core`, as a library so that the
+//! `maskflow` binary and the integration tests share one router.
+//!
+//! Thin glue only: each route calls one [`maskflow_core::Service`] method.
+
+pub mod api;
+pub mod serve;
