@@ -27,4 +27,4 @@ pub use extract::{
 };
 pub use limits::ExtractOptions;
 pub use mask::mask;
-pub use registry::{Extractor, Input, Progress, Registry, extract_path};
+pub use registry::{Extractor, Input, Progress, Registry, extract_path, quiet_contained_panics};

@@ -1,9 +1,11 @@
 //! The extractor interface and the registry that picks one per file (seed
 //! 000: `supports(mime)` + `extract(file)`, the first match wins).
 
+use std::cell::Cell;
 use std::fmt::Debug;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
+use std::sync::Once;
 
 use crate::error::ExtractError;
 use crate::extract::FileExtract;
@@ -163,13 +165,38 @@ impl Registry {
         };
         // Third-party parsers must never take the process down: a panic in one
         // is reported as a damaged file.
-        catch_unwind(AssertUnwindSafe(|| run(extractor, &input))).unwrap_or_else(|_| {
+        IN_EXTRACTOR.with(|flag| flag.set(true));
+        let result = catch_unwind(AssertUnwindSafe(|| run(extractor, &input)));
+        IN_EXTRACTOR.with(|flag| flag.set(false));
+        result.unwrap_or_else(|_| {
             Err(ExtractError::damaged(
                 &display,
                 "the file could not be read; it may be damaged",
             ))
         })
     }
+}
+
+thread_local! {
+    /// Whether this thread is inside an extractor, where a panic is contained.
+    static IN_EXTRACTOR: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Keeps a panic inside an extractor (a third-party parser meeting a hostile
+/// file) from printing anything: the registry already turns it into a
+/// one-line "damaged file" error. Panics elsewhere still reach the previous
+/// hook. Binaries call this once at start; fuzz targets do not, so that every
+/// panic stays visible to the fuzzer.
+pub fn quiet_contained_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_EXTRACTOR.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// Extracts one file with the default registry.

@@ -28,6 +28,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    maskflow_extractors::quiet_contained_panics();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Extract(args) => extract_cmd::run(args),

@@ -19,6 +19,12 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
 /// Pseudo-random bytes (a fixed LCG: no dependency, same bytes every run).
 fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed;
@@ -84,6 +90,8 @@ fn good_files_print_json_and_bad_files_one_line_each() {
         write(d, "random.png", &noise(10_000, 5)),
         write(d, "truncated.xlsx", &xlsx),
         write(d, "bomb.xlsx", &zip_bomb()),
+        // Found by fuzzing: calamine panics on this workbook; it must stay one line.
+        fixture("excel/fuzz-calamine-panic.xls"),
     ];
     let also_good = [
         write(d, "latin1.csv", b"name\nJos\xe9\n"),
