@@ -61,6 +61,16 @@ impl Extractor for ExcelExtractor {
             })
         };
         let sheets = if head == OLE_MAGIC {
+            // calamine's own compound-file reader follows sector chains without
+            // a bound (fuzzing found loops that allocate until memory runs
+            // out): let the strict `cfb` reader validate the structure first.
+            cfb::CompoundFile::open(&mut reader).map_err(|_| {
+                ExtractError::damaged(
+                    file,
+                    "the workbook is damaged: its Excel 97-2003 container is invalid",
+                )
+            })?;
+            reader.rewind().map_err(|e| ExtractError::io(file, e))?;
             if is_encrypted_package(&mut reader) {
                 return Err(encrypted(file));
             }

@@ -92,6 +92,8 @@ fn good_files_print_json_and_bad_files_one_line_each() {
         write(d, "bomb.xlsx", &zip_bomb()),
         // Found by fuzzing: calamine panics on this workbook; it must stay one line.
         fixture("excel/fuzz-calamine-panic.xls"),
+        // Found by fuzzing: a sector chain that calamine follows until memory runs out.
+        fixture("excel/fuzz-cfb-chain-loop.xls"),
     ];
     let also_good = [
         write(d, "latin1.csv", b"name\nJos\xe9\n"),
