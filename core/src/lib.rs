@@ -11,6 +11,7 @@ pub mod events;
 pub mod ids;
 pub mod prompts;
 pub mod providers;
+pub mod runner;
 pub mod service;
 pub mod spec;
 pub mod store;
