@@ -6,6 +6,7 @@
 //! It must not depend on Tauri or on any HTTP stack: shells adapt
 //! [`Service`] to their transport, one line per call.
 
+pub mod build;
 pub mod error;
 pub mod events;
 pub mod ids;
