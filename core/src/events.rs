@@ -47,6 +47,24 @@ pub enum Event {
         /// The workflow.
         workflow_id: String,
     },
+    /// A version's build moved (phase, stage, iteration, a gate waiting).
+    BuildChanged {
+        /// The workflow.
+        workflow_id: String,
+        /// The version being built.
+        version_id: String,
+        /// Its build's position.
+        build: crate::service::BuildView,
+    },
+    /// A run of a workflow started or ended.
+    RunChanged {
+        /// The workflow.
+        workflow_id: String,
+        /// The run.
+        run_id: String,
+        /// `running`, or how it ended.
+        status: String,
+    },
 }
 
 /// The sending side of the event stream.

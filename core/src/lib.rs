@@ -6,11 +6,13 @@
 //! It must not depend on Tauri or on any HTTP stack: shells adapt
 //! [`Service`] to their transport, one line per call.
 
+pub mod build;
 pub mod error;
 pub mod events;
 pub mod ids;
 pub mod prompts;
 pub mod providers;
+pub mod runner;
 pub mod service;
 pub mod spec;
 pub mod store;

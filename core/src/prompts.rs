@@ -6,11 +6,9 @@ use serde_json::{Value, json};
 
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
 
-/// How a generated script is run (the contract between script and runner).
-pub const RUNNER_CONTRACT: &str = "The script is run as `python3 script.py <inputs.json>` in its own working folder. \
-`inputs.json` (also the first argument) holds {\"fields\": {\"<field name>\": <the value, or the path of the input file, or a list of paths>}}. \
-The script writes its results into the `outputs/` folder inside the working folder and exits with status 0 on success. \
-It has no network access and should use only the Python standard library unless `execution.requirements` lists packages.";
+/// How a generated script is run: the runner's contract, written once in
+/// [`crate::runner::CONTRACT`].
+pub const RUNNER_CONTRACT: &str = crate::runner::CONTRACT;
 
 fn extracts_block(extracts: &Value) -> String {
     let pretty = serde_json::to_string_pretty(extracts).unwrap_or_else(|_| extracts.to_string());

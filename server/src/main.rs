@@ -4,6 +4,7 @@
 //! library call; errors get their context here (`anyhow`).
 
 mod extract_cmd;
+mod run_cmd;
 
 use maskflow_server::serve;
 
@@ -25,6 +26,8 @@ enum Command {
     Extract(extract_cmd::ExtractArgs),
     /// Serve the HTTP API on 127.0.0.1 (prints the URL with its token).
     Serve(serve::ServeArgs),
+    /// Run an approved workflow on local files; prints the output paths.
+    Run(run_cmd::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Extract(args) => extract_cmd::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Run(args) => run_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -163,6 +163,12 @@ pub trait Provider: Send + Sync + Debug {
         request: &'a LlmRequest,
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<LlmReply, ProviderError>>;
+
+    /// Whether a person answers for this back end (the manual one): build
+    /// gates then wait for the user instead of approving automatically.
+    fn is_manual(&self) -> bool {
+        false
+    }
 }
 
 /// Which provider each role uses.

@@ -7,6 +7,8 @@
 //! the background on the tokio runtime; the service owns all I/O (database,
 //! providers, stored files), prompts and reply checks stay pure.
 
+mod builds;
+mod runs;
 mod types;
 
 use std::collections::HashSet;
@@ -17,6 +19,8 @@ use rusqlite::{Connection, Transaction};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
+pub use runs::{RunInputs, RunView};
 pub use types::{
     CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, MessageView, SendMessage,
     UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
@@ -165,6 +169,11 @@ impl Service {
         let mut db = self.db();
         let tx = db.transaction()?;
         let stuck = store::versions_in(&tx, Status::Building)?;
+        // A build paused at a gate waits for the user, across restarts.
+        let stuck: Vec<_> = stuck
+            .into_iter()
+            .filter(|v| !store::builds::is_pending(&tx, &v.id))
+            .collect();
         for mut v in stuck.iter().cloned() {
             v.failure_reason = Some(INTERRUPTED.into());
             move_version(&tx, &mut v, VersionEvent::BuildFailed, &now)?;
@@ -468,33 +477,11 @@ impl Service {
         Ok(next)
     }
 
-    /// The background build: asks the builder, checks its workflow (with one
-    /// repair), and moves the version to `pending_user_approval` or `failed`.
+    /// The background build: the phase engine (`crate::build`) generates,
+    /// tests on the real files and revises, then the version moves to
+    /// `pending_user_approval` or `failed`.
     async fn build(self, workflow_id: String, version_id: String) {
-        let outcome = self.run_builder(&workflow_id, &version_id).await;
-        if let Err(e) = self.finish_build(&workflow_id, &version_id, outcome) {
-            // Nothing else to tell: the version stays `building` and becomes
-            // `failed` ("interrupted") at the next start.
-            let _ = e;
-        }
-    }
-
-    async fn run_builder(&self, workflow_id: &str, version_id: &str) -> Result<WorkflowSpec> {
-        let extracts = {
-            let db = self.db();
-            store::get_version(&db, version_id)?
-                .ok_or_else(|| CoreError::not_found("version", version_id))?
-                .file_extracts
-        };
-        let history = self.history(workflow_id)?;
-        let request = prompts::builder_request(&extracts, &history);
-        Ok(ask_json(
-            self.inner.roles.builder.as_ref(),
-            request,
-            &WorkflowSpec::check,
-            &self.delta_sink(workflow_id, Role::Builder),
-        )
-        .await?)
+        self.run_build(&workflow_id, &version_id, None).await;
     }
 
     fn finish_build(
@@ -646,7 +633,11 @@ impl Service {
             label: w.label,
             active_version_id: all.iter().find(|v| v.is_active).map(|v| v.id.clone()),
             versions: all.iter().map(VersionSummary::from).collect(),
-            current_version: VersionView::from_row(current, file_ids)?,
+            current_version: {
+                let mut view = VersionView::from_row(current, file_ids)?;
+                self.attach_build(&db, &mut view);
+                view
+            },
             messages,
             created_at: w.created_at,
             updated_at: w.updated_at,

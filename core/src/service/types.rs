@@ -177,6 +177,12 @@ pub struct VersionView {
     pub created_at: String,
     /// RFC 3339.
     pub updated_at: String,
+    /// Where its build is (once building started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<super::builds::BuildView>,
+    /// The auto-test's report (local only: it shows real output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_report: Option<crate::build::TestReport>,
 }
 
 impl VersionView {
@@ -209,6 +215,8 @@ impl VersionView {
             failure_reason: v.failure_reason,
             created_at: v.created_at,
             updated_at: v.updated_at,
+            build: None,
+            test_report: None,
         })
     }
 }

@@ -6,6 +6,7 @@
 //! no domain checks: status moves are decided by [`crate::versions`] and the
 //! service; the database's own constraints are the last line of defence.
 
+pub mod builds;
 pub mod schema;
 
 use std::path::{Path, PathBuf};

@@ -90,6 +90,40 @@ CREATE TABLE workflow_version_files (
 ) STRICT;
 "#;
 
+/// Migration 3 (reserved for the build pipeline): the state of each
+/// version's build (phase, stage, iteration, pending gate, test report) and
+/// the runs of approved workflows.
+pub const V3: &str = r#"
+CREATE TABLE version_builds (
+    version_id   TEXT PRIMARY KEY NOT NULL REFERENCES workflow_versions(id) ON DELETE CASCADE,
+    phase        TEXT NOT NULL CHECK (phase IN ('init', 'generate', 'review', 'revise', 'complete', 'failed')),
+    stage        TEXT CHECK (stage IS NULL OR stage IN ('prompt', 'response')),
+    iteration    INTEGER NOT NULL CHECK (iteration >= 0),
+    pending_gate INTEGER NOT NULL DEFAULT 0 CHECK (pending_gate IN (0, 1)),
+    state        TEXT NOT NULL CHECK (json_valid(state) AND json_type(state) = 'object'),
+    test_report  TEXT CHECK (test_report IS NULL OR json_valid(test_report)),
+    updated_at   TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE workflow_runs (
+    id           TEXT PRIMARY KEY NOT NULL CHECK (id LIKE 'run\_%' ESCAPE '\'),
+    workflow_id  TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+    version_id   TEXT NOT NULL REFERENCES workflow_versions(id) ON DELETE CASCADE,
+    account_id   TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'failed', 'timed_out',
+                     'cancelled', 'memory_limit', 'cpu_limit', 'output_limit', 'process_limit',
+                     'missing_packages', 'error')),
+    inputs       TEXT NOT NULL CHECK (json_valid(inputs) AND json_type(inputs) = 'object'),
+    outputs      TEXT NOT NULL CHECK (json_valid(outputs) AND json_type(outputs) = 'array'),
+    result       TEXT CHECK (result IS NULL OR json_valid(result)),
+    workdir      TEXT NOT NULL,
+    started_at   TEXT NOT NULL,
+    finished_at  TEXT,
+    duration_ms  INTEGER CHECK (duration_ms IS NULL OR duration_ms >= 0)
+) STRICT;
+CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
+"#;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -97,5 +131,6 @@ pub fn migrations() -> Migrations<'static> {
 
 /// The migration list, for tests that append a migration of their own.
 pub(crate) fn all() -> Vec<M<'static>> {
-    vec![M::up(V1)]
+    // Migration 2 is reserved for another branch; it goes between these two.
+    vec![M::up(V1), M::up(V3)]
 }

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod error;
 mod events;
 mod extracts;
+mod runs;
 mod workflows;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
@@ -108,6 +109,10 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::send_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
+        .routes(routes!(runs::create, runs::list))
+        .routes(routes!(runs::output))
+        .routes(routes!(runs::gate))
+        .routes(routes!(runs::sessions))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }
@@ -130,6 +135,10 @@ pub fn router(state: AppState) -> Router {
         }),
     )
     .route("/api/events", get(events::stream))
+    .route(
+        "/api/workflows/{id}/versions/{version_id}/sessions/{iteration}/{*path}",
+        get(runs::session_file),
+    )
     .route("/", get(index))
     .fallback(|| async { AppError::not_found("no such route") })
     .layer(axum::middleware::from_fn_with_state(

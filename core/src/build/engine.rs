@@ -1,0 +1,593 @@
+//! The build engine: walks the phase table, asks the profile for prompts
+//! and processing, and alone does the I/O — it calls the provider, runs the
+//! auto-test in the sandboxed runner, masks the test's error output, and
+//! writes every prompt, reply and generated file into the session folder
+//! `sessions/<version_id>/iteration-<N>/`. It knows nothing of the
+//! database: the service persists the [`BuildState`] it reports.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::gate::{Approver, Decision, GateInput};
+use super::mask::mask_error;
+use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome};
+use super::table::{Action, Command, Phase, Stage, apply};
+use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider};
+use crate::runner::{InputValue, Limits, RunRequest, RunResult, Runner};
+use crate::spec::{FieldType, WorkflowSpec};
+
+/// How many failed auto-tests end a build (the first one gets a revision).
+pub const MAX_TEST_FAILURES: u32 = 2;
+/// Most cell values read from the input files for masking error output.
+pub const MAX_RAW_VALUES: usize = 200_000;
+
+/// Where a build is, persisted by the service between steps and pauses.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct BuildState {
+    /// The phase.
+    pub phase: Phase,
+    /// The stage (none when terminal or not started).
+    pub stage: Option<Stage>,
+    /// 1-based iteration (0 before the start).
+    pub iteration: u32,
+    /// Whether a gate waits for a person.
+    pub pending_gate: bool,
+    /// Failed auto-tests so far.
+    pub test_failures: u32,
+    /// What the next revision must fix (masked or LLM/user-written).
+    pub feedback: Option<String>,
+    /// The latest usable workflow.
+    pub spec: Option<WorkflowSpec>,
+    /// The latest test report.
+    pub report: Option<TestReport>,
+    /// Why the build failed.
+    pub reason: Option<String>,
+}
+
+impl Default for BuildState {
+    fn default() -> Self {
+        Self {
+            phase: Phase::Init,
+            stage: None,
+            iteration: 0,
+            pending_gate: false,
+            test_failures: 0,
+            feedback: None,
+            spec: None,
+            report: None,
+            reason: None,
+        }
+    }
+}
+
+/// One of the version's real input files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputFile {
+    /// The user's name for it.
+    pub filename: String,
+    /// The stored copy (local only).
+    pub path: PathBuf,
+}
+
+/// Everything a build works from.
+#[derive(Clone, Debug)]
+pub struct BuildJob {
+    /// The approved, masked extracts.
+    pub extracts: Value,
+    /// The conversation.
+    pub history: Vec<ChatMessage>,
+    /// The real files the auto-test runs on.
+    pub input_files: Vec<InputFile>,
+    /// `sessions/<version_id>/`.
+    pub session_dir: PathBuf,
+    /// Where the auto-test's working folders go.
+    pub test_dir: PathBuf,
+}
+
+/// What the auto-test did (local only: it holds real output).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema)]
+pub struct TestReport {
+    /// `passed`, `failed` or `skipped` (no input files to test on).
+    pub status: String,
+    /// In words.
+    pub message: String,
+    /// The iteration tested.
+    pub iteration: u32,
+    /// Which input files each field got.
+    pub inputs: BTreeMap<String, Vec<String>>,
+    /// The run, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunResult>,
+}
+
+/// How a build (or a stretch of it) ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Built and tested: the version can wait for the user's approval.
+    Built,
+    /// Given up; `state.reason` says why.
+    Failed,
+    /// A gate waits for a person; resume with [`Engine::resume`].
+    Paused,
+}
+
+/// Called with the state after every move.
+pub type OnChange<'a> = &'a (dyn Fn(&BuildState) + Send + Sync);
+
+/// The engine of one build.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    /// The kind of build.
+    pub profile: Arc<dyn Profile>,
+    /// The builder's back end.
+    pub provider: Arc<dyn Provider>,
+    /// The gate after each piece of content.
+    pub approver: Arc<dyn Approver>,
+    /// The sandboxed runner.
+    pub runner: Arc<Runner>,
+    /// The auto-test's limits.
+    pub limits: Limits,
+}
+
+fn fail(state: &mut BuildState, reason: impl Into<String>) -> Command {
+    state.reason = Some(reason.into());
+    Command::GiveUp
+}
+
+impl Engine {
+    /// Runs a new build from the start until it ends or pauses.
+    pub async fn start(&self, job: &BuildJob, state: &mut BuildState, on: OnChange<'_>) -> Outcome {
+        *state = BuildState::default();
+        self.drive(job, state, Command::Start, on).await
+    }
+
+    /// Resolves the pending gate with a person's decision and continues.
+    pub async fn resume(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        approve: bool,
+        feedback: Option<String>,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        state.pending_gate = false;
+        let command = if approve {
+            Command::Approve
+        } else {
+            state.feedback = Some(
+                feedback
+                    .filter(|f| !f.trim().is_empty())
+                    .unwrap_or_else(|| "The user rejected this version; improve it.".into()),
+            );
+            Command::Reject
+        };
+        self.drive(job, state, command, on).await
+    }
+
+    async fn drive(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        mut command: Command,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        loop {
+            let (phase, stage, action) = match apply(state.phase, state.stage, command) {
+                Ok(next) => next,
+                Err(e) => {
+                    state.reason = Some(e.to_string());
+                    state.phase = Phase::Failed;
+                    state.stage = None;
+                    on(state);
+                    return Outcome::Failed;
+                }
+            };
+            state.phase = phase;
+            state.stage = stage;
+            match action {
+                Action::CreateGenerationPrompt => state.iteration = 1,
+                Action::CreateRevisionPrompt => state.iteration += 1,
+                _ => {}
+            }
+            on(state);
+            command = match action {
+                Action::CreateGenerationPrompt | Action::CreateRevisionPrompt => {
+                    let request = self.request(job, state);
+                    let name = if phase == Phase::Generate {
+                        "generation"
+                    } else {
+                        "revision"
+                    };
+                    let text = render(&request);
+                    if let Err(e) = self.write(job, state, &format!("{name}-prompt.md"), &text) {
+                        fail(state, e)
+                    } else {
+                        match self.gate(state, Stage::Prompt, text).await {
+                            Some(c) => c,
+                            None => return self.pause(state, on),
+                        }
+                    }
+                }
+                Action::CallBuilder => match self.call_builder(job, state).await {
+                    Ok(content) => match self.gate(state, Stage::Response, content).await {
+                        Some(c) => c,
+                        None => return self.pause(state, on),
+                    },
+                    Err(reason) => fail(state, reason),
+                },
+                Action::RunTest => match self.run_test(job, state).await {
+                    Ok(report) => {
+                        state.report = Some(report);
+                        Command::Approve
+                    }
+                    Err(reason) => fail(state, reason),
+                },
+                Action::JudgeTest => self.judge(job, state),
+                Action::Finish => {
+                    state.pending_gate = false;
+                    on(state);
+                    return Outcome::Built;
+                }
+                Action::FailBuild => {
+                    if state.reason.is_none() {
+                        state.reason = Some("the build was stopped".into());
+                    }
+                    on(state);
+                    return Outcome::Failed;
+                }
+            };
+        }
+    }
+
+    fn pause(&self, state: &mut BuildState, on: OnChange<'_>) -> Outcome {
+        state.pending_gate = true;
+        on(state);
+        Outcome::Paused
+    }
+
+    fn context(&self, job: &BuildJob, state: &BuildState) -> ProfileContext {
+        ProfileContext {
+            extracts: job.extracts.clone(),
+            history: job.history.clone(),
+            previous: state.spec.clone(),
+            feedback: state.feedback.clone(),
+            iteration: state.iteration,
+        }
+    }
+
+    fn request(&self, job: &BuildJob, state: &BuildState) -> LlmRequest {
+        let ctx = self.context(job, state);
+        if state.phase == Phase::Generate {
+            self.profile.generation_prompt(&ctx)
+        } else {
+            self.profile.revision_prompt(&ctx)
+        }
+    }
+
+    /// `Some(command)` from the gate's decision, `None` when it is pending.
+    async fn gate(&self, state: &mut BuildState, stage: Stage, content: String) -> Option<Command> {
+        let input = GateInput {
+            phase: state.phase,
+            stage,
+            content,
+        };
+        let result = self.approver.evaluate(&input).await;
+        match result.decision {
+            Decision::Approved => Some(Command::Approve),
+            Decision::Rejected => {
+                state.feedback = result.feedback;
+                Some(Command::Reject)
+            }
+            Decision::Pending => None,
+        }
+    }
+
+    async fn call_builder(&self, job: &BuildJob, state: &mut BuildState) -> Result<String, String> {
+        let name = if state.phase == Phase::Generate {
+            "generation"
+        } else {
+            "revision"
+        };
+        let ctx = self.context(job, state);
+        let mut request = self.request(job, state);
+        let process = |reply: &str| -> ProcessingResult {
+            if state.phase == Phase::Generate {
+                self.profile.process_generation(&ctx, reply)
+            } else {
+                self.profile.process_revision(&ctx, reply)
+            }
+        };
+        let mut attempt = 0;
+        let (reply, result) = loop {
+            attempt += 1;
+            let reply = self
+                .provider
+                .complete(&request, &|_| {})
+                .await
+                .map_err(|e| e.to_string())?
+                .text;
+            let file = if attempt == 1 {
+                format!("{name}-response.md")
+            } else {
+                format!("{name}-response-repair.md")
+            };
+            self.write(job, state, &file, &reply)?;
+            let result = process(&reply);
+            if result.status == ProcessingStatus::Success {
+                break (reply, result);
+            }
+            let reason = result.metadata["reason"]
+                .as_str()
+                .unwrap_or("unusable reply")
+                .to_owned();
+            if attempt >= 2 {
+                return Err(format!(
+                    "the builder gave an unusable reply twice: {reason}"
+                ));
+            }
+            request
+                .messages
+                .push(ChatMessage::new(ChatRole::Assistant, reply));
+            request.messages.push(ChatMessage::new(
+                ChatRole::User,
+                self.profile.repair_prompt(&reason),
+            ));
+        };
+        if let Some(plan) = &result.write_plan {
+            for op in &plan.writes {
+                let rel = safe_relative(&op.path).ok_or_else(|| {
+                    format!("the profile asked to write outside code/: {}", op.path)
+                })?;
+                self.write(job, state, &format!("code/{rel}"), &op.content)?;
+            }
+        }
+        let spec: WorkflowSpec = serde_json::from_value(result.metadata["spec"].clone())
+            .map_err(|e| format!("the profile returned no workflow: {e}"))?;
+        state.spec = Some(spec);
+        Ok(reply)
+    }
+
+    async fn run_test(&self, job: &BuildJob, state: &BuildState) -> Result<TestReport, String> {
+        let spec = state.spec.clone().ok_or("there is no script to test")?;
+        let (inputs, names) = bind_test_inputs(&spec, &job.input_files);
+        let report = if job.input_files.is_empty() {
+            TestReport {
+                status: "skipped".into(),
+                message: "not tested: the version has no stored input files to test on".into(),
+                iteration: state.iteration,
+                inputs: names,
+                run: None,
+            }
+        } else {
+            let request = RunRequest {
+                script: spec.script.clone(),
+                inputs,
+                requirements: spec.execution.requirements.clone(),
+                workdir: job.test_dir.join(format!("iteration-{}", state.iteration)),
+                limits: self.limits.clone(),
+            };
+            let runner = self.runner.clone();
+            let run = tokio::task::spawn_blocking(move || {
+                let _ = std::fs::remove_dir_all(&request.workdir);
+                runner.run(&request, &AtomicBool::new(false))
+            })
+            .await
+            .map_err(|e| format!("the test run stopped: {e}"))?
+            .map_err(|e| format!("the script could not be tested: {e}"))?;
+            TestReport {
+                status: if run.succeeded() { "passed" } else { "failed" }.into(),
+                message: format!("ran on the real input files: {}", run.message),
+                iteration: state.iteration,
+                inputs: names,
+                run: Some(run),
+            }
+        };
+        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        self.write(job, state, "test-report.json", &json)?;
+        self.write(job, state, "review-report.md", &render_report(&report))?;
+        Ok(report)
+    }
+
+    fn judge(&self, job: &BuildJob, state: &mut BuildState) -> Command {
+        let Some(report) = state.report.clone() else {
+            return fail(state, "no test report");
+        };
+        let workdir = job
+            .test_dir
+            .join(format!("iteration-{}", state.iteration))
+            .canonicalize()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let (passed, summary, masked) = match &report.run {
+            None => (true, report.message.clone(), String::new()),
+            Some(run) => {
+                let raw = raw_values(&job.input_files);
+                let mut masked = mask_error(&run.stderr, &workdir, &raw);
+                if masked.trim().is_empty() {
+                    masked = mask_error(&run.stdout, &workdir, &raw);
+                }
+                (run.succeeded(), run.message.clone(), masked)
+            }
+        };
+        let test = TestOutcome {
+            passed,
+            summary: summary.clone(),
+            masked_error: masked,
+            output_names: report
+                .run
+                .as_ref()
+                .map(|r| r.outputs.iter().map(|o| o.name.clone()).collect())
+                .unwrap_or_default(),
+        };
+        let result = self
+            .profile
+            .process_review(&self.context(job, state), &test);
+        if let Some(note) = result.metadata["note"].as_str()
+            && let Err(e) = self.write(job, state, "review-verdict.md", note)
+        {
+            return fail(state, e);
+        }
+        if result.metadata["verdict"] == "pass" {
+            state.feedback = None;
+            return Command::Pass;
+        }
+        state.test_failures += 1;
+        state.feedback = result.metadata["feedback"].as_str().map(str::to_owned);
+        if state.test_failures >= MAX_TEST_FAILURES {
+            let reason = format!(
+                "the script failed its test on your files {} times; last: {summary}",
+                state.test_failures
+            );
+            return fail(state, reason);
+        }
+        Command::Fail
+    }
+
+    fn write(
+        &self,
+        job: &BuildJob,
+        state: &BuildState,
+        name: &str,
+        text: &str,
+    ) -> Result<(), String> {
+        let path = job
+            .session_dir
+            .join(format!("iteration-{}", state.iteration.max(1)))
+            .join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+    }
+}
+
+/// A plain relative path (no `..`, not absolute), with `/` separators.
+fn safe_relative(path: &str) -> Option<String> {
+    let p = Path::new(path);
+    let mut parts = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Binds the version's files to the workflow's file fields for the
+/// auto-test: `file` fields take the files in order; a `files` field takes
+/// the rest. Other fields get their first option (choices) or nothing.
+pub fn bind_test_inputs(
+    spec: &WorkflowSpec,
+    files: &[InputFile],
+) -> (BTreeMap<String, InputValue>, BTreeMap<String, Vec<String>>) {
+    let mut inputs = BTreeMap::new();
+    let mut names = BTreeMap::new();
+    let mut next = 0;
+    for f in spec
+        .fields
+        .iter()
+        .filter(|f| f.field_type == FieldType::File)
+    {
+        if let Some(file) = files.get(next) {
+            inputs.insert(f.name.clone(), InputValue::File(file.path.clone()));
+            names.insert(f.name.clone(), vec![file.filename.clone()]);
+            next += 1;
+        }
+    }
+    if let Some(f) = spec
+        .fields
+        .iter()
+        .find(|f| f.field_type == FieldType::Files)
+    {
+        let rest = &files[next.min(files.len())..];
+        inputs.insert(
+            f.name.clone(),
+            InputValue::Files(rest.iter().map(|r| r.path.clone()).collect()),
+        );
+        names.insert(
+            f.name.clone(),
+            rest.iter().map(|r| r.filename.clone()).collect(),
+        );
+    }
+    for f in &spec.fields {
+        if f.field_type == FieldType::Choice
+            && let Some(first) = f.options.as_ref().and_then(|o| o.first())
+        {
+            inputs.insert(
+                f.name.clone(),
+                InputValue::Value(Value::String(first.clone())),
+            );
+        }
+    }
+    (inputs, names)
+}
+
+/// The cell values of the CSV input files (bounded), for masking.
+pub fn raw_values(files: &[InputFile]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(mut reader) = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_path(&f.path)
+        else {
+            continue;
+        };
+        for record in reader.records().flatten() {
+            for cell in record.iter() {
+                if out.len() >= MAX_RAW_VALUES {
+                    return out;
+                }
+                out.push(cell.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// A prompt as Markdown, one section per message.
+pub fn render(request: &LlmRequest) -> String {
+    let mut out = String::new();
+    for m in &request.messages {
+        let who = match m.role {
+            ChatRole::System => "system",
+            ChatRole::User => "user",
+            ChatRole::Assistant => "assistant",
+        };
+        out.push_str(&format!("## {who}\n\n{}\n\n", m.content));
+    }
+    out
+}
+
+fn render_report(report: &TestReport) -> String {
+    let mut out = format!(
+        "# Test report (iteration {})\n\n**{}** — {}\n\n",
+        report.iteration, report.status, report.message
+    );
+    for (field, files) in &report.inputs {
+        out.push_str(&format!("- `{field}`: {}\n", files.join(", ")));
+    }
+    if let Some(run) = &report.run {
+        out.push_str(&format!(
+            "\nExit status: {:?}, {} ms\n\n",
+            run.exit_code, run.duration_ms
+        ));
+        for o in &run.outputs {
+            out.push_str(&format!("- output `{}`: {} bytes", o.name, o.size));
+            if let Some(n) = o.row_count {
+                out.push_str(&format!(", {n} rows"));
+            }
+            out.push('\n');
+        }
+        if !run.stderr.is_empty() {
+            out.push_str(&format!("\n```\n{}\n```\n", run.stderr));
+        }
+    }
+    out
+}

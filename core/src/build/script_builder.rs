@@ -1,0 +1,110 @@
+//! The script-builder profile: the builder LLM writes a workflow (name,
+//! description, `script.py`, `fields`, `execution`); the auto-test on the
+//! real files decides whether it passes. Pure, like every profile.
+
+use serde_json::{Value, json};
+
+use super::profile::{
+    ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome, WriteOp, WritePlan,
+};
+use crate::prompts;
+use crate::providers::{ChatMessage, ChatRole, LlmRequest, parse_reply};
+use crate::spec::WorkflowSpec;
+
+/// The profile's key.
+pub const KEY: &str = "script-builder";
+
+/// Builds a Python workflow script.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ScriptBuilder;
+
+fn processed(reply: &str) -> ProcessingResult {
+    match parse_reply::<WorkflowSpec>(reply, &WorkflowSpec::check) {
+        Ok(spec) => {
+            let fields = serde_json::to_string_pretty(&spec.fields).unwrap_or_default();
+            ProcessingResult {
+                status: ProcessingStatus::Success,
+                write_plan: Some(WritePlan {
+                    writes: vec![
+                        WriteOp {
+                            path: "script.py".into(),
+                            content: spec.script.clone(),
+                        },
+                        WriteOp {
+                            path: "fields.json".into(),
+                            content: fields,
+                        },
+                    ],
+                }),
+                metadata: json!({ "spec": serde_json::to_value(&spec).unwrap_or(Value::Null) }),
+            }
+        }
+        Err(reason) => ProcessingResult {
+            status: ProcessingStatus::Failed,
+            write_plan: None,
+            metadata: json!({ "reason": reason }),
+        },
+    }
+}
+
+impl Profile for ScriptBuilder {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn generation_prompt(&self, ctx: &ProfileContext) -> LlmRequest {
+        prompts::builder_request(&ctx.extracts, &ctx.history)
+    }
+
+    fn process_generation(&self, _ctx: &ProfileContext, reply: &str) -> ProcessingResult {
+        processed(reply)
+    }
+
+    fn process_review(&self, _ctx: &ProfileContext, test: &TestOutcome) -> ProcessingResult {
+        let verdict = if test.passed { "pass" } else { "fail" };
+        let note = if test.passed {
+            format!(
+                "# Review: passed\n\n{}\n\nOutputs: {}\n",
+                test.summary,
+                if test.output_names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    test.output_names.join(", ")
+                }
+            )
+        } else {
+            format!(
+                "# Review: failed\n\n{}\n\nError output (masked):\n```\n{}\n```\n",
+                test.summary, test.masked_error
+            )
+        };
+        let feedback = format!(
+            "The script was run on the user's real files and failed: {}.\nIts error output, with every data value masked \
+(letters became A/a, digits #):\n```\n{}\n```",
+            test.summary, test.masked_error
+        );
+        ProcessingResult {
+            status: ProcessingStatus::Success,
+            write_plan: None,
+            metadata: json!({ "verdict": verdict, "feedback": feedback, "note": note }),
+        }
+    }
+
+    fn revision_prompt(&self, ctx: &ProfileContext) -> LlmRequest {
+        let mut req = prompts::builder_request(&ctx.extracts, &ctx.history);
+        if let Some(prev) = &ctx.previous {
+            req.messages.push(ChatMessage::new(
+                ChatRole::Assistant,
+                serde_json::to_string(prev).unwrap_or_default(),
+            ));
+        }
+        req.messages.push(ChatMessage::new(
+            ChatRole::User,
+            format!(
+                "{}\n\nFix the workflow and reply with the complete corrected workflow JSON (the whole script, not a diff).",
+                ctx.feedback.as_deref().unwrap_or("Please revise the workflow.")
+            ),
+        ));
+        req
+    }
+}

@@ -1,0 +1,221 @@
+//! The build's state machine (seed 001) as one table: `(phase, stage,
+//! command) → (phase, stage, action)`. The engine asks [`apply`] for every
+//! move; a pair that is not a row is an [`InvalidMove`].
+
+use serde::{Deserialize, Serialize};
+
+/// Where a build is.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Not started.
+    Init,
+    /// The builder writes the first script.
+    Generate,
+    /// The script runs on the real input files (the auto-test).
+    Review,
+    /// The builder fixes the script after a failed test or a rejection.
+    Revise,
+    /// Built and tested (terminal).
+    Complete,
+    /// Given up (terminal).
+    Failed,
+}
+
+/// The step inside a phase.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The material is made (a prompt; for review, the test run).
+    Prompt,
+    /// The answer is made (the LLM's reply; for review, the verdict).
+    Response,
+}
+
+/// What moves a build on.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Begin.
+    Start,
+    /// The gate after the current content approved it.
+    Approve,
+    /// The gate rejected it (with feedback).
+    Reject,
+    /// The test passed.
+    Pass,
+    /// The test failed and a revision is allowed.
+    Fail,
+    /// Stop: a second failure, a provider error, or no Python.
+    GiveUp,
+}
+
+/// What the engine does on arriving.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Build the generation prompt.
+    CreateGenerationPrompt,
+    /// Send the prompt to the builder and process its reply.
+    CallBuilder,
+    /// Run the script on the real input files.
+    RunTest,
+    /// Judge the test report.
+    JudgeTest,
+    /// Start a new iteration and build the revision prompt.
+    CreateRevisionPrompt,
+    /// Save the built workflow.
+    Finish,
+    /// Mark the build failed.
+    FailBuild,
+}
+
+use Action::*;
+use Command::*;
+use Phase::*;
+use Stage::*;
+
+/// One row: from `(phase, stage)` on `command` to `(phase, stage)`, doing `action`.
+pub type Row = (
+    (Phase, Option<Stage>, Command),
+    (Phase, Option<Stage>, Action),
+);
+
+/// Every legal move of a build.
+pub const TRANSITIONS: &[Row] = &[
+    (
+        (Init, None, Start),
+        (Generate, Some(Prompt), CreateGenerationPrompt),
+    ),
+    (
+        (Generate, Some(Prompt), Approve),
+        (Generate, Some(Response), CallBuilder),
+    ),
+    ((Generate, Some(Prompt), Reject), (Failed, None, FailBuild)),
+    ((Generate, Some(Prompt), GiveUp), (Failed, None, FailBuild)),
+    (
+        (Generate, Some(Response), Approve),
+        (Review, Some(Prompt), RunTest),
+    ),
+    (
+        (Generate, Some(Response), Reject),
+        (Revise, Some(Prompt), CreateRevisionPrompt),
+    ),
+    (
+        (Generate, Some(Response), GiveUp),
+        (Failed, None, FailBuild),
+    ),
+    (
+        (Review, Some(Prompt), Approve),
+        (Review, Some(Response), JudgeTest),
+    ),
+    ((Review, Some(Prompt), GiveUp), (Failed, None, FailBuild)),
+    ((Review, Some(Response), Pass), (Complete, None, Finish)),
+    (
+        (Review, Some(Response), Fail),
+        (Revise, Some(Prompt), CreateRevisionPrompt),
+    ),
+    ((Review, Some(Response), GiveUp), (Failed, None, FailBuild)),
+    (
+        (Revise, Some(Prompt), Approve),
+        (Revise, Some(Response), CallBuilder),
+    ),
+    ((Revise, Some(Prompt), Reject), (Failed, None, FailBuild)),
+    ((Revise, Some(Prompt), GiveUp), (Failed, None, FailBuild)),
+    (
+        (Revise, Some(Response), Approve),
+        (Review, Some(Prompt), RunTest),
+    ),
+    (
+        (Revise, Some(Response), Reject),
+        (Revise, Some(Prompt), CreateRevisionPrompt),
+    ),
+    ((Revise, Some(Response), GiveUp), (Failed, None, FailBuild)),
+];
+
+/// A move that is not a row of [`TRANSITIONS`].
+#[derive(thiserror::Error, Debug, Clone, Copy, PartialEq, Eq)]
+#[error("a build at {phase:?}/{stage:?} cannot take the command {command:?}")]
+pub struct InvalidMove {
+    /// The phase.
+    pub phase: Phase,
+    /// The stage.
+    pub stage: Option<Stage>,
+    /// The command.
+    pub command: Command,
+}
+
+/// The next `(phase, stage, action)` for `command` at `(phase, stage)`.
+pub fn apply(
+    phase: Phase,
+    stage: Option<Stage>,
+    command: Command,
+) -> Result<(Phase, Option<Stage>, Action), InvalidMove> {
+    TRANSITIONS
+        .iter()
+        .find(|(from, _)| *from == (phase, stage, command))
+        .map(|(_, to)| *to)
+        .ok_or(InvalidMove {
+            phase,
+            stage,
+            command,
+        })
+}
+
+/// The table as a Mermaid state diagram (for docs and the UI).
+pub fn mermaid() -> String {
+    let name = |p: Phase, s: Option<Stage>| match s {
+        Some(s) => format!("{p:?}_{s:?}"),
+        None => format!("{p:?}"),
+    };
+    let mut out = String::from("stateDiagram-v2\n");
+    for ((p, s, c), (tp, ts, a)) in TRANSITIONS {
+        out.push_str(&format!(
+            "    {} --> {}: {c:?} / {a:?}\n",
+            name(*p, *s),
+            name(*tp, *ts)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PHASES: [Phase; 6] = [Init, Generate, Review, Revise, Complete, Failed];
+    const STAGES: [Option<Stage>; 3] = [None, Some(Prompt), Some(Response)];
+    const COMMANDS: [Command; 6] = [Start, Approve, Reject, Pass, Fail, GiveUp];
+
+    #[test]
+    fn every_row_applies_and_every_other_pair_is_refused() {
+        let mut walked = 0;
+        for p in PHASES {
+            for s in STAGES {
+                for c in COMMANDS {
+                    let row = TRANSITIONS.iter().find(|(from, _)| *from == (p, s, c));
+                    match (row, apply(p, s, c)) {
+                        (Some((_, to)), Ok(got)) => {
+                            assert_eq!(*to, got);
+                            walked += 1;
+                        }
+                        (None, Err(e)) => assert_eq!(e.command, c),
+                        (row, got) => panic!("{p:?}/{s:?}/{c:?}: row {row:?}, apply {got:?}"),
+                    }
+                }
+            }
+        }
+        assert_eq!(walked, TRANSITIONS.len(), "a row is listed twice");
+    }
+
+    #[test]
+    fn terminal_phases_have_no_way_out_and_every_phase_can_give_up() {
+        for ((p, s, _), _) in TRANSITIONS {
+            assert!(!matches!(p, Complete | Failed));
+            if !matches!(p, Init) {
+                assert!(apply(*p, *s, GiveUp).is_ok(), "{p:?}/{s:?}");
+            }
+        }
+        assert!(mermaid().contains("Review_Response --> Complete: Pass / Finish"));
+    }
+}

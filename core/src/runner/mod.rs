@@ -1,0 +1,692 @@
+//! The sandboxed script runner: runs a generated Python script in a fresh
+//! working folder on copies of its inputs, under limits (wall clock, memory,
+//! CPU, processes, output size, no network), and reports what happened and
+//! which limits were actually enforced.
+//!
+//! The contract between a script and the runner is [`CONTRACT`], written
+//! here once and put into the builder's prompt. The runner does no masking
+//! and sends nothing anywhere: its results (stdout, stderr, output previews)
+//! hold real data and stay local; callers mask before anything is sent.
+
+mod outputs;
+mod python;
+#[cfg(target_os = "linux")]
+mod sandbox;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub use outputs::{OutputFile, PREVIEW_ROWS};
+pub use python::{MIN_VERSION, Python, find_python, missing_packages, module_of};
+
+/// How a generated script is run: the contract between script and runner.
+pub const CONTRACT: &str = "The script is run as `python3 script.py <inputs.json>` in its own, fresh working folder. \
+`inputs.json` (its path is also the first argument, `sys.argv[1]`) holds {\"fields\": {\"<field name>\": <the value, or the path of the input file, or a list of paths>}}. \
+Input files are read-only copies. The script writes its results into the `outputs/` folder inside the working folder (create nothing elsewhere) \
+and exits with status 0 on success; any other status is a failure, and its error output is shown. \
+It has no network access, limited memory, CPU time, processes and output size, and should use only the Python standard library unless \
+`execution.requirements` lists packages (they must already be installed).";
+
+/// The limits of one run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Wall-clock time before the whole process tree is killed.
+    pub timeout: Duration,
+    /// Memory, in bytes.
+    pub memory_bytes: u64,
+    /// CPU time, in seconds.
+    pub cpu_seconds: u64,
+    /// Processes (and threads) at once.
+    pub max_processes: u64,
+    /// Total size of `outputs/` (and of any one file written), in bytes.
+    pub output_bytes: u64,
+    /// How much of stdout and of stderr is kept.
+    pub stdio_bytes: usize,
+    /// Whether to cut the script off the network.
+    pub no_network: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(300),
+            memory_bytes: 2 << 30,
+            cpu_seconds: 300,
+            max_processes: 64,
+            output_bytes: 1 << 30,
+            stdio_bytes: 64 << 10,
+            no_network: true,
+        }
+    }
+}
+
+/// One input of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InputValue {
+    /// A plain value (text, number, boolean, date…).
+    Value(Value),
+    /// One file (copied read-only into the working folder).
+    File(PathBuf),
+    /// Several files.
+    Files(Vec<PathBuf>),
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    /// The Python source of `script.py`.
+    pub script: String,
+    /// The inputs, by field name.
+    pub inputs: BTreeMap<String, InputValue>,
+    /// Packages the script declares (checked before it runs).
+    pub requirements: Vec<String>,
+    /// The fresh working folder to create (must not exist yet, or be empty).
+    pub workdir: PathBuf,
+    /// The limits.
+    pub limits: Limits,
+}
+
+/// How a run ended.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Exit status 0.
+    Succeeded,
+    /// A non-zero exit status or a signal.
+    Failed,
+    /// Killed at the wall-clock limit.
+    TimedOut,
+    /// Stopped by the caller.
+    Cancelled,
+    /// Stopped at the memory limit.
+    MemoryLimit,
+    /// Stopped at the CPU-time limit.
+    CpuLimit,
+    /// Stopped at the output-size limit.
+    OutputLimit,
+    /// Could not start more processes than allowed.
+    ProcessLimit,
+    /// A declared package is not installed; the script did not run.
+    MissingPackages,
+}
+
+/// One limit and how it was enforced (`mechanism` is `None` when it was not).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+pub struct LimitState {
+    /// `wall_clock`, `memory`, `cpu`, `processes`, `output`, `network`.
+    pub name: String,
+    /// The limit, in words ("256 MiB").
+    pub limit: String,
+    /// How it was enforced ("cgroup v1 pids"), or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<String>,
+    /// Why it was not enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What a run did.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema)]
+pub struct RunResult {
+    /// How it ended.
+    pub status: RunStatus,
+    /// What happened, in one sentence.
+    pub message: String,
+    /// The exit status, when the script exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Wall-clock duration in milliseconds.
+    pub duration_ms: u64,
+    /// Its standard output (bounded).
+    pub stdout: String,
+    /// Its standard error (bounded).
+    pub stderr: String,
+    /// Whether stdout or stderr was cut.
+    pub truncated: bool,
+    /// The files it wrote under `outputs/`.
+    pub outputs: Vec<OutputFile>,
+    /// Every limit and whether it was enforced.
+    pub limits: Vec<LimitState>,
+    /// Whether the script ran without network access.
+    pub network_isolated: bool,
+}
+
+impl RunResult {
+    /// Whether the run succeeded.
+    pub fn succeeded(&self) -> bool {
+        self.status == RunStatus::Succeeded
+    }
+
+    /// The limit named `name`, if reported.
+    pub fn limit(&self, name: &str) -> Option<&LimitState> {
+        self.limits.iter().find(|l| l.name == name)
+    }
+}
+
+/// Why a run could not even be attempted.
+#[derive(thiserror::Error, Debug)]
+#[non_exhaustive]
+pub enum RunnerError {
+    /// No usable Python.
+    #[error("{0}")]
+    NoPython(String),
+    /// The request is unusable (a missing input file, a used working folder).
+    #[error("{0}")]
+    BadRequest(String),
+    /// A file or folder could not be prepared.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, with the path.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunnerError {
+    let context = context.into();
+    move |source| RunnerError::Io { context, source }
+}
+
+/// Runs scripts. Finds Python once, on first use.
+#[derive(Debug, Default)]
+pub struct Runner {
+    python_setting: Option<PathBuf>,
+    python: OnceLock<Result<Python, String>>,
+}
+
+impl Runner {
+    /// A runner using `python` when given, else `python3`/`python` on `PATH`.
+    pub fn new(python: Option<PathBuf>) -> Self {
+        Self {
+            python_setting: python,
+            python: OnceLock::new(),
+        }
+    }
+
+    /// The Python in use (found on first call).
+    pub fn python(&self) -> Result<Python, RunnerError> {
+        self.python
+            .get_or_init(|| find_python(self.python_setting.as_deref()).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(RunnerError::NoPython)
+    }
+
+    /// Runs `request`; `cancel` set to true stops it (the whole tree is killed).
+    pub fn run(&self, request: &RunRequest, cancel: &AtomicBool) -> Result<RunResult, RunnerError> {
+        let python = self.python()?;
+        let work = prepare_workdir(request)?;
+        let missing = missing_packages(&python, &request.requirements)?;
+        if !missing.is_empty() {
+            return Ok(RunResult {
+                status: RunStatus::MissingPackages,
+                message: format!(
+                    "the script needs Python packages that are not installed: {} (install them with `{} -m pip install {}`)",
+                    missing.join(", "),
+                    python.program.display(),
+                    missing.join(" ")
+                ),
+                exit_code: None,
+                signal: None,
+                duration_ms: 0,
+                stdout: String::new(),
+                stderr: String::new(),
+                truncated: false,
+                outputs: Vec::new(),
+                limits: Vec::new(),
+                network_isolated: false,
+            });
+        }
+        execute(&python, request, &work, cancel)
+    }
+}
+
+/// The working folder, made fresh: `script.py`, `inputs/` (read-only
+/// copies), `inputs.json`, `outputs/`.
+fn prepare_workdir(request: &RunRequest) -> Result<PathBuf, RunnerError> {
+    let work = &request.workdir;
+    if work.exists()
+        && std::fs::read_dir(work)
+            .map_err(io(format!("reading {}", work.display())))?
+            .next()
+            .is_some()
+    {
+        return Err(RunnerError::BadRequest(format!(
+            "the working folder {} is not empty",
+            work.display()
+        )));
+    }
+    std::fs::create_dir_all(work.join("outputs"))
+        .map_err(io(format!("creating {}", work.display())))?;
+    let work = work
+        .canonicalize()
+        .map_err(io(format!("resolving {}", work.display())))?;
+    std::fs::write(work.join("script.py"), &request.script).map_err(io("writing script.py"))?;
+    let inputs_dir = work.join("inputs");
+    let mut fields = serde_json::Map::new();
+    for (name, value) in &request.inputs {
+        let v = match value {
+            InputValue::Value(v) => v.clone(),
+            InputValue::File(p) => Value::String(copy_input(p, &inputs_dir.join(safe_name(name)))?),
+            InputValue::Files(ps) => Value::Array(
+                ps.iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        copy_input(p, &inputs_dir.join(safe_name(name)).join(i.to_string()))
+                            .map(Value::String)
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        fields.insert(name.clone(), v);
+    }
+    if inputs_dir.exists() {
+        make_read_only(&inputs_dir);
+    }
+    let doc = json!({ "fields": fields });
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string());
+    std::fs::write(work.join("inputs.json"), text).map_err(io("writing inputs.json"))?;
+    Ok(work)
+}
+
+fn safe_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("f{s}")
+    } else {
+        s
+    }
+}
+
+fn copy_input(src: &Path, dir: &Path) -> Result<String, RunnerError> {
+    if !src.is_file() {
+        return Err(RunnerError::BadRequest(format!(
+            "the input file {} does not exist",
+            src.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+    let filename = src
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".into());
+    let target = dir.join(safe_name(&filename));
+    std::fs::copy(src, &target).map_err(io(format!("copying {}", src.display())))?;
+    Ok(target.display().to_string())
+}
+
+/// Makes every file under `dir` read-only (0444) and every folder 0555.
+fn make_read_only(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    make_read_only(&p);
+                } else {
+                    let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444));
+                }
+            }
+        }
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555));
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+    }
+}
+
+/// Bounded capture of one stream.
+#[derive(Default)]
+struct Capture {
+    bytes: Vec<u8>,
+    truncated: bool,
+    done: bool,
+}
+
+fn capture(mut stream: impl Read + Send + 'static, cap: usize) -> Arc<Mutex<Capture>> {
+    let shared = Arc::new(Mutex::new(Capture::default()));
+    let out = shared.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let mut c = out.lock().unwrap_or_else(|e| e.into_inner());
+                    let room = cap.saturating_sub(c.bytes.len());
+                    if n > room {
+                        c.truncated = true;
+                    }
+                    let take = n.min(room);
+                    c.bytes.extend_from_slice(&buf[..take]);
+                }
+            }
+        }
+        out.lock().unwrap_or_else(|e| e.into_inner()).done = true;
+    });
+    shared
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes / (1 << 20))
+}
+
+fn execute(
+    python: &Python,
+    request: &RunRequest,
+    work: &Path,
+    cancel: &AtomicBool,
+) -> Result<RunResult, RunnerError> {
+    let limits = &request.limits;
+    let mut cmd = Command::new(&python.program);
+    cmd.arg("script.py")
+        .arg(work.join("inputs.json"))
+        .current_dir(work)
+        .env_clear()
+        .env("PYTHONIOENCODING", "utf-8")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1")
+        .env("LANG", "C.UTF-8")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for key in ["PATH", "HOME", "TMPDIR", "SYSTEMROOT"] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    #[cfg(target_os = "linux")]
+    let mut prepared = sandbox::prepare(&mut cmd, limits).map_err(io("preparing the sandbox"))?;
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(io(format!("starting {}", python.program.display())))?;
+    drop(cmd);
+    let pgid = i32::try_from(child.id()).unwrap_or(0);
+    #[cfg(target_os = "linux")]
+    let confirmed = prepared.confirmed();
+    let stdout = child.stdout.take().map(|s| capture(s, limits.stdio_bytes));
+    let stderr = child.stderr.take().map(|s| capture(s, limits.stdio_bytes));
+
+    let outputs_dir = work.join("outputs");
+    let mut timed_out = false;
+    let mut cancelled = false;
+    let mut output_over = false;
+    let mut ticks: u32 = 0;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+        } else if started.elapsed() >= limits.timeout {
+            timed_out = true;
+        } else if ticks % 10 == 9 && outputs::total_size(&outputs_dir) > limits.output_bytes {
+            output_over = true;
+        }
+        if cancelled || timed_out || output_over {
+            kill_tree(
+                pgid,
+                #[cfg(target_os = "linux")]
+                &prepared,
+            );
+            break child.wait().ok();
+        }
+        ticks = ticks.wrapping_add(1);
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    // Stragglers (children left behind) go with the tree.
+    kill_tree(
+        pgid,
+        #[cfg(target_os = "linux")]
+        &prepared,
+    );
+    let take = |c: Option<Arc<Mutex<Capture>>>| -> (String, bool) {
+        let Some(c) = c else {
+            return (String::new(), false);
+        };
+        for _ in 0..100 {
+            if c.lock().unwrap_or_else(|e| e.into_inner()).done {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let c = c.lock().unwrap_or_else(|e| e.into_inner());
+        (String::from_utf8_lossy(&c.bytes).into_owned(), c.truncated)
+    };
+    let (stdout, out_cut) = take(stdout);
+    let (stderr, err_cut) = take(stderr);
+    if outputs::total_size(&outputs_dir) > limits.output_bytes {
+        output_over = true;
+    }
+
+    #[cfg(unix)]
+    let signal = status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    let exit_code = status.and_then(|s| s.code());
+
+    let mut report = Vec::new();
+    #[cfg(not(target_os = "linux"))]
+    let network_isolated = false;
+    let mut memory_hit = stderr.contains("MemoryError");
+    let mut process_hit = false;
+    report.push(LimitState {
+        name: "wall_clock".into(),
+        limit: format!("{} s", limits.timeout.as_secs()),
+        mechanism: Some("process tree killed at the time-out".into()),
+        note: None,
+    });
+    #[cfg(target_os = "linux")]
+    let network_isolated = confirmed.network_isolated;
+    #[cfg(target_os = "linux")]
+    {
+        let root = sandbox::is_root();
+        report.push(LimitState {
+            name: "memory".into(),
+            limit: mib(limits.memory_bytes),
+            mechanism: Some(if confirmed.memory_cgroup {
+                "cgroup v1 memory".into()
+            } else {
+                "RLIMIT_AS".into()
+            }),
+            note: None,
+        });
+        report.push(LimitState {
+            name: "cpu".into(),
+            limit: format!("{} s", limits.cpu_seconds),
+            mechanism: Some("RLIMIT_CPU".into()),
+            note: None,
+        });
+        let (mechanism, note) = if confirmed.pids_cgroup {
+            (Some("cgroup v1 pids".to_owned()), None)
+        } else if root {
+            (
+                None,
+                Some("no writable pids cgroup, and RLIMIT_NPROC does not bind root".to_owned()),
+            )
+        } else {
+            (
+                Some("RLIMIT_NPROC (counts all of the user's processes)".to_owned()),
+                None,
+            )
+        };
+        report.push(LimitState {
+            name: "processes".into(),
+            limit: limits.max_processes.to_string(),
+            mechanism,
+            note,
+        });
+        report.push(LimitState {
+            name: "output".into(),
+            limit: mib(limits.output_bytes),
+            mechanism: Some("RLIMIT_FSIZE and a check of outputs/".into()),
+            note: None,
+        });
+        report.push(LimitState {
+            name: "network".into(),
+            limit: if limits.no_network {
+                "none".into()
+            } else {
+                "allowed".into()
+            },
+            mechanism: network_isolated.then(|| "own network namespace".to_owned()),
+            note: (limits.no_network && !network_isolated)
+                .then(|| "not network-isolated: the kernel refused a network namespace".to_owned()),
+        });
+        if let Some(m) = &prepared.memory {
+            memory_hit |= m.read_counter("memory.oom_control", Some("oom_kill")) > 0;
+        }
+        if let Some(p) = &prepared.pids {
+            process_hit = p.read_counter("pids.events", Some("max")) > 0;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        for name in ["memory", "cpu", "processes", "network"] {
+            report.push(LimitState {
+                name: name.into(),
+                limit: String::new(),
+                mechanism: None,
+                note: Some("not enforced on this operating system".into()),
+            });
+        }
+        report.push(LimitState {
+            name: "output".into(),
+            limit: mib(limits.output_bytes),
+            mechanism: Some("a check of outputs/".into()),
+            note: None,
+        });
+    }
+    let _ = &mut process_hit;
+    let outputs = outputs::list(&outputs_dir);
+    const SIGKILL: i32 = 9;
+    const SIGXCPU: i32 = 24;
+    const SIGXFSZ: i32 = 25;
+    let (status, message) = if cancelled {
+        (
+            RunStatus::Cancelled,
+            "the run was cancelled; every process of it was stopped".to_owned(),
+        )
+    } else if timed_out {
+        (
+            RunStatus::TimedOut,
+            format!(
+                "the script ran longer than {} s and was stopped",
+                limits.timeout.as_secs()
+            ),
+        )
+    } else if output_over || signal == Some(SIGXFSZ) || stderr.contains("File too large") {
+        (
+            RunStatus::OutputLimit,
+            format!(
+                "the script wrote more than {} of output and was stopped",
+                mib(limits.output_bytes)
+            ),
+        )
+    } else if memory_hit && exit_code != Some(0) {
+        (
+            RunStatus::MemoryLimit,
+            format!(
+                "the script used more than {} of memory and was stopped",
+                mib(limits.memory_bytes)
+            ),
+        )
+    } else if signal == Some(SIGXCPU)
+        || (signal == Some(SIGKILL) && !memory_hit && cpu_exhausted(limits, duration_ms))
+    {
+        (
+            RunStatus::CpuLimit,
+            format!(
+                "the script used more than {} s of CPU time and was stopped",
+                limits.cpu_seconds
+            ),
+        )
+    } else if process_hit && exit_code != Some(0) {
+        (
+            RunStatus::ProcessLimit,
+            format!(
+                "the script tried to start more than {} processes",
+                limits.max_processes
+            ),
+        )
+    } else if exit_code == Some(0) {
+        (RunStatus::Succeeded, "the script succeeded".to_owned())
+    } else if let Some(code) = exit_code {
+        (
+            RunStatus::Failed,
+            format!("the script failed with exit status {code}"),
+        )
+    } else {
+        (
+            RunStatus::Failed,
+            format!("the script was stopped by signal {}", signal.unwrap_or(0)),
+        )
+    };
+    Ok(RunResult {
+        status,
+        message,
+        exit_code,
+        signal,
+        duration_ms,
+        stdout,
+        stderr,
+        truncated: out_cut || err_cut,
+        outputs,
+        limits: report,
+        network_isolated,
+    })
+}
+
+fn cpu_exhausted(limits: &Limits, duration_ms: u64) -> bool {
+    duration_ms / 1000 >= limits.cpu_seconds
+}
+
+fn kill_tree(pgid: i32, #[cfg(target_os = "linux")] prepared: &sandbox::Prepared) {
+    if pgid <= 0 {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    prepared.kill_tree(pgid);
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", &format!("-{pgid}")])
+            .status();
+    }
+}
+
+#[cfg(test)]
+mod tests;

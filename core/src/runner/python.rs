@@ -1,0 +1,152 @@
+//! Finding a usable Python (≥ 3.9) and checking the packages a script
+//! declares before it runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::RunnerError;
+
+/// The oldest Python the runner accepts.
+pub const MIN_VERSION: (u32, u32) = (3, 9);
+
+/// A Python interpreter that was found and checked.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Python {
+    /// The program to start (a path or a name found on `PATH`).
+    pub program: PathBuf,
+    /// Its `(major, minor)` version.
+    pub version: (u32, u32),
+}
+
+fn probe(program: &Path) -> Option<(u32, u32)> {
+    let out = Command::new(program)
+        .args([
+            "-c",
+            "import sys; print(sys.version_info[0], sys.version_info[1])",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.split_whitespace().map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??))
+}
+
+/// Finds Python: `setting` when given (it must work), else `python3`, then
+/// `python`, on `PATH`. The error says what was tried and what to do.
+pub fn find_python(setting: Option<&Path>) -> Result<Python, RunnerError> {
+    let candidates: Vec<PathBuf> = match setting {
+        Some(p) => vec![p.to_path_buf()],
+        None => vec!["python3".into(), "python".into()],
+    };
+    let mut seen = Vec::new();
+    for program in candidates {
+        match probe(&program) {
+            Some(version) if version >= MIN_VERSION => return Ok(Python { program, version }),
+            Some((a, b)) => seen.push(format!("{} is Python {a}.{b}", program.display())),
+            None => seen.push(format!("{} did not start", program.display())),
+        }
+    }
+    Err(RunnerError::NoPython(format!(
+        "no Python {}.{} or newer was found ({}); install Python 3 or set the Python path in the settings",
+        MIN_VERSION.0,
+        MIN_VERSION.1,
+        seen.join("; ")
+    )))
+}
+
+/// The module a requirement provides: `pandas>=2` → `pandas`,
+/// `python-dateutil` → `dateutil`, `scikit-learn` → `sklearn`.
+pub fn module_of(requirement: &str) -> String {
+    let name: String = requirement
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    let lower = name.to_ascii_lowercase();
+    let known = [
+        ("python-dateutil", "dateutil"),
+        ("scikit-learn", "sklearn"),
+        ("beautifulsoup4", "bs4"),
+        ("pyyaml", "yaml"),
+        ("pillow", "PIL"),
+        ("opencv-python", "cv2"),
+        ("python-docx", "docx"),
+        ("pypdf2", "PyPDF2"),
+    ];
+    known
+        .iter()
+        .find(|(k, _)| *k == lower)
+        .map(|(_, m)| (*m).to_owned())
+        .unwrap_or_else(|| lower.replace('-', "_"))
+}
+
+/// The requirements whose module Python cannot find (`importlib.util.find_spec`).
+pub fn missing_packages(
+    python: &Python,
+    requirements: &[String],
+) -> Result<Vec<String>, RunnerError> {
+    let wanted: Vec<(String, String)> = requirements
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| (r.trim().to_owned(), module_of(r)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let modules: Vec<&str> = wanted.iter().map(|(_, m)| m.as_str()).collect();
+    let code = "import importlib.util, sys\nfor m in sys.argv[1:]:\n    try:\n        ok = importlib.util.find_spec(m) is not None\n    except Exception:\n        ok = False\n    print('1' if ok else '0')\n";
+    let out = Command::new(&python.program)
+        .arg("-c")
+        .arg(code)
+        .args(&modules)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| RunnerError::Io {
+            context: format!("starting {}", python.program.display()),
+            source: e,
+        })?;
+    let flags: Vec<bool> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim() == "1")
+        .collect();
+    Ok(wanted
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !flags.get(*i).copied().unwrap_or(false))
+        .map(|(_, (r, _))| r)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirement_names_become_modules() {
+        assert_eq!(module_of("pandas>=2.0"), "pandas");
+        assert_eq!(module_of("python-dateutil"), "dateutil");
+        assert_eq!(module_of("Some-Pkg==1"), "some_pkg");
+    }
+
+    #[test]
+    fn a_missing_python_is_named() {
+        let err = find_python(Some(Path::new("/nonexistent/python9"))).expect_err("no python");
+        assert!(err.to_string().contains("no Python 3.9"), "{err}");
+    }
+
+    #[test]
+    fn missing_packages_are_listed() {
+        let py = find_python(None).expect("python3 on PATH");
+        let missing = missing_packages(
+            &py,
+            &["json".into(), "surely_not_installed_pkg_xyz>=1".into()],
+        )
+        .expect("check");
+        assert_eq!(missing, vec!["surely_not_installed_pkg_xyz>=1".to_owned()]);
+    }
+}

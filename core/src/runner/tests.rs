@@ -1,0 +1,263 @@
+//! The runner's containment cases, each written to stay harmless when its
+//! limit is not enforced (bounded loops, bounded allocations and writes).
+
+use std::net::TcpListener;
+
+use super::*;
+
+fn request(dir: &Path, script: &str, limits: Limits) -> RunRequest {
+    RunRequest {
+        script: script.to_owned(),
+        inputs: BTreeMap::new(),
+        requirements: Vec::new(),
+        workdir: dir.join("work"),
+        limits,
+    }
+}
+
+fn run(req: &RunRequest) -> RunResult {
+    Runner::new(None)
+        .run(req, &AtomicBool::new(false))
+        .expect("the run starts")
+}
+
+#[test]
+fn a_script_reads_its_inputs_and_writes_outputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("people.csv");
+    std::fs::write(&input, "name,age\nJohn Smith,41\nAda Lovelace,36\n").expect("write");
+    let mut req = request(
+        dir.path(),
+        r#"
+import csv, json, os, sys
+fields = json.load(open(sys.argv[1]))["fields"]
+assert os.path.abspath(sys.argv[1]) == os.path.abspath("inputs.json")
+rows = list(csv.DictReader(open(fields["people"])))
+try:
+    open(fields["people"], "a").write("x")
+    writable = True
+except OSError:
+    writable = False
+with open("outputs/older.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["name", "age", "min_age"])
+    for r in rows:
+        if int(r["age"]) > fields["min_age"]:
+            w.writerow([r["name"], r["age"], fields["min_age"]])
+print("rows", len(rows), "input writable", writable)
+"#,
+        Limits::default(),
+    );
+    req.inputs
+        .insert("people".into(), InputValue::File(input.clone()));
+    req.inputs
+        .insert("min_age".into(), InputValue::Value(json!(40)));
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    assert!(result.stdout.contains("rows 2"), "{}", result.stdout);
+    if !sandbox::is_root() {
+        assert!(result.stdout.contains("input writable False"));
+    }
+    assert_eq!(result.outputs.len(), 1);
+    let out = &result.outputs[0];
+    assert_eq!(out.name, "older.csv");
+    assert_eq!(out.row_count, Some(1));
+    assert_eq!(
+        out.preview_rows.as_ref().expect("preview")[1],
+        vec!["John Smith", "41", "40"]
+    );
+    // The original is untouched.
+    assert_eq!(
+        std::fs::read_to_string(&input).expect("read"),
+        "name,age\nJohn Smith,41\nAda Lovelace,36\n"
+    );
+}
+
+#[test]
+fn an_endless_loop_is_stopped_with_its_whole_tree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = Limits {
+        timeout: Duration::from_secs(2),
+        ..Limits::default()
+    };
+    let req = request(
+        dir.path(),
+        r#"
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"])
+open("outputs/child.pid", "w").write(str(child.pid))
+while True:
+    pass
+"#,
+        limits,
+    );
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::TimedOut, "{result:#?}");
+    assert!(result.message.contains("longer than 2 s"));
+    let pid = std::fs::read_to_string(req.workdir.join("outputs/child.pid")).expect("pid file");
+    let state = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    let alive = state
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| !rest.starts_with('Z'));
+    assert!(!alive, "the script's child {pid} survived: {state}");
+}
+
+#[test]
+fn memory_far_past_the_limit_is_stopped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = Limits {
+        memory_bytes: 128 << 20,
+        ..Limits::default()
+    };
+    // At most 1.5 GiB even if no limit holds.
+    let req = request(
+        dir.path(),
+        "blocks = []\nfor i in range(96):\n    blocks.append(b'x' * (16 << 20))\nprint('allocated everything')\n",
+        limits,
+    );
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::MemoryLimit, "{result:#?}");
+    assert!(!result.stdout.contains("allocated everything"));
+    assert!(
+        result
+            .limit("memory")
+            .and_then(|l| l.mechanism.as_ref())
+            .is_some()
+    );
+}
+
+#[test]
+fn forking_far_past_the_process_limit_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = Limits {
+        max_processes: 64,
+        ..Limits::default()
+    };
+    // A bounded loop: 2,000 forks at most; children sleep, then are killed with the tree.
+    let req = request(
+        dir.path(),
+        r#"
+import os, sys, time
+n = 0
+try:
+    for i in range(2000):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(20)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("forked", n, "then", type(e).__name__, flush=True)
+    sys.exit(3)
+print("forked", n)
+"#,
+        limits,
+    );
+    let result = run(&req);
+    let limit = result.limit("processes").expect("reported");
+    eprintln!("{:?} {:?} {}", result.status, limit, result.stdout);
+    match &limit.mechanism {
+        Some(_) => {
+            assert_eq!(result.status, RunStatus::ProcessLimit, "{result:#?}");
+            assert!(result.stdout.contains("then"), "{}", result.stdout);
+            let n: u64 = result
+                .stdout
+                .split_whitespace()
+                .nth(1)
+                .and_then(|n| n.parse().ok())
+                .expect("count");
+            assert!(n < 64, "forked {n} processes");
+        }
+        None => assert!(limit.note.as_deref().is_some_and(|n| n.contains("root"))),
+    }
+}
+
+#[test]
+fn output_far_past_its_cap_is_stopped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = Limits {
+        output_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    // 64 MiB at most even if no cap holds.
+    let req = request(
+        dir.path(),
+        "chunk = b'y' * 65536\nwith open('outputs/big.bin', 'wb') as f:\n    for i in range(1024):\n        f.write(chunk)\nprint('wrote everything')\n",
+        limits,
+    );
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::OutputLimit, "{result:#?}");
+    assert!(!result.stdout.contains("wrote everything"));
+    let total: u64 = result.outputs.iter().map(|o| o.size).sum();
+    assert!(total <= 1 << 20, "{total} bytes written");
+}
+
+#[test]
+fn a_socket_to_loopback_is_refused() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let req = request(
+        dir.path(),
+        &format!(
+            "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=5)\ns.sendall(b'leak')\nprint('connected')\n"
+        ),
+        Limits::default(),
+    );
+    let result = run(&req);
+    let network = result.limit("network").expect("reported");
+    if result.network_isolated {
+        assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+        assert!(!result.stdout.contains("connected"));
+        assert!(result.stderr.contains("OSError") || result.stderr.contains("Error"));
+        assert!(
+            matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "the script reached the listener"
+        );
+        assert_eq!(network.mechanism.as_deref(), Some("own network namespace"));
+    } else {
+        assert!(
+            network
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("not network-isolated"))
+        );
+    }
+}
+
+#[test]
+fn a_missing_package_is_named_before_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut req = request(dir.path(), "open('outputs/ran', 'w')\n", Limits::default());
+    req.requirements = vec!["surely_not_installed_pkg_xyz".into()];
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::MissingPackages);
+    assert!(result.message.contains("surely_not_installed_pkg_xyz"));
+    assert!(!req.workdir.join("outputs/ran").exists());
+}
+
+#[test]
+fn a_cancelled_run_stops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let req = request(
+        dir.path(),
+        "import time\ntime.sleep(60)\n",
+        Limits::default(),
+    );
+    let result = Runner::new(None)
+        .run(&req, &AtomicBool::new(true))
+        .expect("run");
+    assert_eq!(result.status, RunStatus::Cancelled);
+}
+
+#[test]
+fn a_used_working_folder_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let req = request(dir.path(), "pass\n", Limits::default());
+    std::fs::create_dir_all(req.workdir.join("x")).expect("mkdir");
+    let err = Runner::new(None)
+        .run(&req, &AtomicBool::new(false))
+        .expect_err("refused");
+    assert!(err.to_string().contains("not empty"));
+}

@@ -1,0 +1,333 @@
+//! The service's side of builds: it gathers a [`BuildJob`] from the store,
+//! runs the [`Engine`] in the background, persists each [`BuildState`] the
+//! engine reports (`version_builds`), publishes build events, resolves a
+//! gate the user decides, and serves the session folder for offline review.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{Service, VersionView, WorkflowView};
+use crate::build::{
+    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome, Phase,
+    Stage, TestReport, script_builder::ScriptBuilder,
+};
+use crate::error::{CoreError, Result};
+use crate::events::Event;
+use crate::runner::{Limits, Runner};
+use crate::store::{self, builds as rows};
+use crate::versions::Status;
+
+/// The settings key of the Python to use (a JSON string path).
+pub const PYTHON_SETTING: &str = "python_path";
+/// Largest session file served, in bytes.
+pub const MAX_SESSION_FILE: u64 = 8 << 20;
+
+/// Where a version's build is.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct BuildView {
+    /// The phase: `generate`, `review`, `revise`, `complete`, `failed`.
+    pub phase: Phase,
+    /// `prompt` or `response` (none when finished).
+    pub stage: Option<Stage>,
+    /// 1-based iteration.
+    pub iteration: u32,
+    /// Whether a gate waits for the user's decision.
+    pub pending_gate: bool,
+}
+
+impl From<&BuildState> for BuildView {
+    fn from(s: &BuildState) -> Self {
+        Self {
+            phase: s.phase,
+            stage: s.stage,
+            iteration: s.iteration,
+            pending_gate: s.pending_gate,
+        }
+    }
+}
+
+/// The user's decision on a pending build gate.
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateChoice {
+    /// Continue with the builder's reply.
+    Approve,
+    /// Send it back for a revision, with feedback.
+    Reject,
+}
+
+/// `POST …/gate`'s body.
+#[derive(Deserialize, Clone, Debug, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateRequest {
+    /// `approve` or `reject`.
+    pub decision: GateChoice,
+    /// What to fix (for a rejection).
+    #[serde(default)]
+    pub feedback: Option<String>,
+}
+
+/// One file of a session folder.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct SessionFile {
+    /// Path inside the iteration folder, e.g. `code/script.py`.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// One iteration of a session folder.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+pub struct SessionIteration {
+    /// 1-based.
+    pub iteration: u32,
+    /// Its files, sorted.
+    pub files: Vec<SessionFile>,
+}
+
+static RUNNER: OnceLock<Arc<Runner>> = OnceLock::new();
+
+impl Service {
+    /// The script runner (Python from the `python_path` setting, else `PATH`).
+    pub fn runner(&self) -> Arc<Runner> {
+        RUNNER
+            .get_or_init(|| {
+                let setting: Option<PathBuf> = self
+                    .db()
+                    .query_row(
+                        "SELECT value FROM settings WHERE key = ?1",
+                        [PYTHON_SETTING],
+                        |r| r.get::<_, String>(0),
+                    )
+                    .ok()
+                    .and_then(|v| serde_json::from_str::<String>(&v).ok())
+                    .filter(|s| !s.is_empty())
+                    .map(PathBuf::from);
+                Arc::new(Runner::new(setting))
+            })
+            .clone()
+    }
+
+    fn engine(&self) -> Engine {
+        let provider = self.inner.roles.builder.clone();
+        let approver: Arc<dyn build::Approver> = if provider.is_manual() {
+            Arc::new(ManualApproval)
+        } else {
+            Arc::new(AutoApprove)
+        };
+        Engine {
+            profile: Arc::new(ScriptBuilder),
+            provider,
+            approver,
+            runner: self.runner(),
+            limits: Limits::default(),
+        }
+    }
+
+    fn build_job(&self, workflow_id: &str, version_id: &str) -> Result<BuildJob> {
+        let history = self.history(workflow_id)?;
+        let db = self.db();
+        let version = store::get_version(&db, version_id)?
+            .ok_or_else(|| CoreError::not_found("version", version_id))?;
+        let mut input_files = Vec::new();
+        for id in store::file_ids_of(&db, version_id)? {
+            if let Some(f) = store::get_file(&db, &id)? {
+                input_files.push(InputFile {
+                    filename: f.filename,
+                    path: PathBuf::from(f.path),
+                });
+            }
+        }
+        Ok(BuildJob {
+            extracts: version.file_extracts,
+            history,
+            input_files,
+            session_dir: build::session_dir(self.home(), version_id),
+            test_dir: build::test_dir(self.home(), version_id),
+        })
+    }
+
+    fn save_build(&self, workflow_id: &str, version_id: &str, state: &BuildState) {
+        let row = rows::BuildRow {
+            version_id: version_id.to_owned(),
+            state: serde_json::to_value(state).unwrap_or_default(),
+            test_report: state
+                .report
+                .as_ref()
+                .and_then(|r| serde_json::to_value(r).ok()),
+        };
+        let now = self.now();
+        let _ = rows::put_build(&self.db(), &row, &now);
+        self.inner.events.publish(Event::BuildChanged {
+            workflow_id: workflow_id.to_owned(),
+            version_id: version_id.to_owned(),
+            build: state.into(),
+        });
+    }
+
+    /// Runs (or, with a decision, resumes) the build of a version in
+    /// `building`, and moves it to `pending_user_approval` or `failed`.
+    pub(super) async fn run_build(
+        &self,
+        workflow_id: &str,
+        version_id: &str,
+        decision: Option<(bool, Option<String>)>,
+    ) {
+        let job = match self.build_job(workflow_id, version_id) {
+            Ok(job) => job,
+            Err(e) => {
+                let _ = self.finish_build(workflow_id, version_id, Err(e));
+                return;
+            }
+        };
+        let mut state = rows::get_build(&self.db(), version_id)
+            .ok()
+            .flatten()
+            .and_then(|r| serde_json::from_value(r.state).ok())
+            .unwrap_or_default();
+        let engine = self.engine();
+        let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
+        let service = self.clone();
+        let on = move |s: &BuildState| service.save_build(&wf, &vid, s);
+        let outcome = match decision {
+            None => engine.start(&job, &mut state, &on).await,
+            Some((approve, feedback)) => {
+                engine
+                    .resume(&job, &mut state, approve, feedback, &on)
+                    .await
+            }
+        };
+        let result = match (outcome, state.spec.clone()) {
+            (Outcome::Paused, _) => return,
+            (Outcome::Built, Some(spec)) => Ok(spec),
+            (Outcome::Built, None) => {
+                Err(CoreError::Conflict("the build produced no workflow".into()))
+            }
+            (Outcome::Failed, _) => Err(CoreError::Conflict(
+                state
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "the build failed".into()),
+            )),
+        };
+        let _ = self.finish_build(workflow_id, version_id, result);
+    }
+
+    /// Resolves a build gate waiting for the user: approve continues,
+    /// reject sends the builder's reply back with `feedback`.
+    pub fn resolve_gate(
+        &self,
+        workflow_id: &str,
+        version_id: &str,
+        request: GateRequest,
+    ) -> Result<WorkflowView> {
+        self.check_version_of(workflow_id, version_id)?;
+        {
+            let db = self.db();
+            let v = store::get_version(&db, version_id)?
+                .ok_or_else(|| CoreError::not_found("version", version_id))?;
+            if v.status != Status::Building || !rows::take_pending_gate(&db, version_id)? {
+                return Err(CoreError::Conflict(format!(
+                    "version {version_id} has no build gate waiting for a decision"
+                )));
+            }
+        }
+        let service = self.clone();
+        let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
+        let decision = (request.decision == GateChoice::Approve, request.feedback);
+        tokio::spawn(async move { service.run_build(&wf, &vid, Some(decision)).await });
+        self.get_workflow(workflow_id)
+    }
+
+    /// Adds the build's position and test report to a version view.
+    pub(super) fn attach_build(&self, conn: &rusqlite::Connection, view: &mut VersionView) {
+        if let Ok(Some(row)) = rows::get_build(conn, &view.id) {
+            view.build = serde_json::from_value::<BuildState>(row.state)
+                .ok()
+                .map(|s| BuildView::from(&s));
+            view.test_report = row
+                .test_report
+                .and_then(|r| serde_json::from_value::<TestReport>(r).ok());
+        }
+    }
+
+    /// The iterations of a version's session folder and their files.
+    pub fn sessions(&self, workflow_id: &str, version_id: &str) -> Result<Vec<SessionIteration>> {
+        self.check_version_of(workflow_id, version_id)?;
+        let dir = build::session_dir(self.home(), version_id);
+        let mut out = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(out);
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(n) = name.strip_prefix("iteration-").and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            let mut files = Vec::new();
+            let mut stack = vec![e.path()];
+            while let Some(d) = stack.pop() {
+                for f in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                    let p = f.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if let Ok(rel) = p.strip_prefix(e.path()) {
+                        files.push(SessionFile {
+                            path: rel
+                                .components()
+                                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                                .collect::<Vec<_>>()
+                                .join("/"),
+                            size: f.metadata().map(|m| m.len()).unwrap_or(0),
+                        });
+                    }
+                }
+            }
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            out.push(SessionIteration {
+                iteration: n,
+                files,
+            });
+        }
+        out.sort_by_key(|i| i.iteration);
+        Ok(out)
+    }
+
+    /// The text of one session file.
+    pub fn session_file(
+        &self,
+        workflow_id: &str,
+        version_id: &str,
+        iteration: u32,
+        path: &str,
+    ) -> Result<String> {
+        self.check_version_of(workflow_id, version_id)?;
+        let plain = path
+            .split('/')
+            .all(|p| !p.is_empty() && p != "." && p != ".." && !p.contains('\\'));
+        if !plain {
+            return Err(CoreError::InvalidRequest(format!(
+                "{path:?} is not a plain relative path"
+            )));
+        }
+        let file = build::session_dir(self.home(), version_id)
+            .join(format!("iteration-{iteration}"))
+            .join(path);
+        let meta =
+            std::fs::metadata(&file).map_err(|_| CoreError::not_found("session file", path))?;
+        if !meta.is_file() {
+            return Err(CoreError::not_found("session file", path));
+        }
+        if meta.len() > MAX_SESSION_FILE {
+            return Err(CoreError::InvalidRequest(format!(
+                "{path} is larger than {MAX_SESSION_FILE} bytes"
+            )));
+        }
+        let bytes = std::fs::read(&file)
+            .map_err(|e| CoreError::io(format!("reading {}", file.display()), e))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}

@@ -1,0 +1,277 @@
+//! The build loop end to end through the service with the replay provider
+//! and the real runner: a script that works, one that fails once and is
+//! fixed, one that fails twice, a manual back end pausing at a gate, and a
+//! raw input value in an exception message arriving masked in the revision
+//! prompt.
+
+use std::sync::Arc;
+
+use maskflow_core::providers::{
+    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider, Role,
+};
+use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest};
+use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
+use serde_json::{Value, json};
+
+const PEOPLE: &str = "name,city,amount\nJohn Smith,Paris,120\nAda Lovelace,London,80\n";
+const CITIES: &str = "city,country\nParis,France\nLondon,United Kingdom\n";
+
+const GOOD: &str = r#"import csv, json, sys
+f = json.load(open(sys.argv[1]))["fields"]
+cities = {r["city"]: r["country"] for r in csv.DictReader(open(f["cities"]))}
+with open("outputs/joined.csv", "w", newline="") as out:
+    w = csv.writer(out)
+    w.writerow(["name", "country", "amount"])
+    for r in csv.DictReader(open(f["people"])):
+        w.writerow([r["name"], cities[r["city"]], r["amount"]])
+"#;
+
+const BAD: &str = r#"import csv, json, sys
+f = json.load(open(sys.argv[1]))["fields"]
+for r in csv.DictReader(open(f["people"])):
+    raise ValueError("cannot read row " + r["name"] + " in " + repr(r["city"]))
+"#;
+
+fn spec(script: &str) -> Value {
+    json!({
+        "name": "People by country",
+        "description": "Joins people to their country",
+        "script": script,
+        "fields": [
+            {"name": "people", "label": "People", "type": "file", "required": true},
+            {"name": "cities", "label": "Cities", "type": "file", "required": true}
+        ],
+        "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": [],
+                      "outputs": [{"name": "joined.csv", "description": "people with countries"}]}
+    })
+}
+
+fn replay(builds: &[&str]) -> Arc<ReplayProvider> {
+    let builder: Vec<Value> = builds.iter().map(|s| spec(s)).collect();
+    Arc::new(
+        ReplayProvider::from_value(&json!({
+            "validator": [{"feasible": true}],
+            "clarifier": [{"needs_clarification": false}],
+            "builder": builder,
+        }))
+        .expect("replay"),
+    )
+}
+
+/// A replay provider that says a person answers (the manual back end).
+#[derive(Debug)]
+struct Manual(Arc<ReplayProvider>);
+
+impl Provider for Manual {
+    fn name(&self) -> &str {
+        "manual-test"
+    }
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        self.0.complete(request, on_delta)
+    }
+    fn is_manual(&self) -> bool {
+        true
+    }
+}
+
+async fn start(
+    home: &std::path::Path,
+    provider: Arc<dyn Provider>,
+) -> (
+    Service,
+    String,
+    String,
+    tokio::sync::broadcast::Receiver<Event>,
+) {
+    let service = Service::open(ServiceConfig::new(home, Roles::all(provider))).expect("open");
+    let mut ids = Vec::new();
+    for (name, text) in [("people.csv", PEOPLE), ("cities.csv", CITIES)] {
+        let (id, path) = service.new_upload(name).expect("upload");
+        std::fs::write(&path, text).expect("write");
+        service.add_upload(&id, name, path).await.expect("extract");
+        ids.push(id);
+    }
+    let created = service
+        .create_workflow(CreateWorkflow {
+            file_extracts: vec![],
+            file_ids: ids,
+        })
+        .expect("create");
+    let rx = service.subscribe();
+    let reply = service
+        .send_message(&created.workflow_id, "add each person's country")
+        .await
+        .expect("message");
+    assert_eq!(reply.status, Status::Building);
+    (service, created.workflow_id, created.version_id, rx)
+}
+
+async fn finished(rx: &mut tokio::sync::broadcast::Receiver<Event>, version_id: &str) -> Status {
+    loop {
+        if let Event::StatusChanged {
+            version_id: v,
+            status,
+            ..
+        } = rx.recv().await.expect("event")
+            && v == version_id
+            && matches!(status, Status::PendingUserApproval | Status::Failed)
+        {
+            return status;
+        }
+    }
+}
+
+fn builder_prompts(p: &ReplayProvider) -> Vec<String> {
+    p.requests()
+        .into_iter()
+        .filter(|r| r.role == Role::Builder)
+        .map(|r| {
+            r.messages
+                .iter()
+                .map(|m| m.content.clone())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_working_script_is_tested_on_the_real_files() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[GOOD]);
+    let (service, wf, vid, mut rx) = start(home.path(), provider.clone()).await;
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let view = service.get_workflow(&wf).expect("view");
+    let report = view.current_version.test_report.expect("test report");
+    assert_eq!(report.status, "passed");
+    assert_eq!(report.inputs["people"], vec!["people.csv".to_owned()]);
+    let run = report.run.expect("run");
+    assert_eq!(run.outputs[0].name, "joined.csv");
+    assert_eq!(run.outputs[0].row_count, Some(2));
+    assert_eq!(
+        run.outputs[0].preview_rows.as_ref().expect("preview")[1],
+        vec!["John Smith", "France", "120"]
+    );
+    let build = view.current_version.build.expect("build view");
+    assert_eq!(build.iteration, 1);
+    let sessions = service.sessions(&wf, &vid).expect("sessions");
+    let files: Vec<&str> = sessions[0].files.iter().map(|f| f.path.as_str()).collect();
+    for f in [
+        "code/fields.json",
+        "code/script.py",
+        "generation-prompt.md",
+        "generation-response.md",
+        "review-report.md",
+        "review-verdict.md",
+        "test-report.json",
+    ] {
+        assert!(files.contains(&f), "{f} missing from {files:?}");
+    }
+    assert_eq!(
+        service
+            .session_file(&wf, &vid, 1, "code/script.py")
+            .expect("script"),
+        GOOD
+    );
+    assert!(service.session_file(&wf, &vid, 1, "../x").is_err());
+    // The prompt sent to the builder holds the contract, never a raw value.
+    let prompt = &builder_prompts(&provider)[0];
+    assert!(prompt.contains(maskflow_core::runner::CONTRACT));
+    assert!(!prompt.contains("John Smith"));
+}
+
+#[tokio::test]
+async fn a_failure_is_masked_and_revised_once() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[BAD, GOOD]);
+    let (service, wf, vid, mut rx) = start(home.path(), provider.clone()).await;
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let view = service.get_workflow(&wf).expect("view");
+    assert_eq!(view.current_version.build.expect("build").iteration, 2);
+    assert_eq!(
+        view.current_version.test_report.expect("report").status,
+        "passed"
+    );
+    let prompts = builder_prompts(&provider);
+    assert_eq!(prompts.len(), 2);
+    let revision = &prompts[1];
+    assert!(
+        revision.contains("ValueError: cannot read row Aaaa Aaaaa in 'Aaaaa'"),
+        "{revision}"
+    );
+    assert!(revision.contains("line 4"), "{revision}");
+    for raw in ["John", "Smith", "Paris"] {
+        assert!(!revision.contains(raw), "{raw} reached the LLM: {revision}");
+    }
+    let sessions = service.sessions(&wf, &vid).expect("sessions");
+    assert_eq!(sessions.len(), 2);
+    assert!(
+        sessions[1]
+            .files
+            .iter()
+            .any(|f| f.path == "revision-prompt.md")
+    );
+}
+
+#[tokio::test]
+async fn a_second_failure_fails_the_build_with_the_reason() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[BAD, BAD]);
+    let (service, wf, _vid, mut rx) = start(home.path(), provider.clone()).await;
+    let vid = _vid;
+    assert_eq!(finished(&mut rx, &vid).await, Status::Failed);
+    let view = service.get_workflow(&wf).expect("view");
+    let reason = view.current_version.failure_reason.expect("reason");
+    assert!(
+        reason.contains("failed its test on your files 2 times"),
+        "{reason}"
+    );
+    assert_eq!(provider.remaining(&Role::Builder), 0);
+}
+
+#[tokio::test]
+async fn a_manual_back_end_pauses_at_the_gate() {
+    let home = tempfile::tempdir().expect("home");
+    let replay = replay(&[GOOD]);
+    let (service, wf, vid, mut rx) = start(home.path(), Arc::new(Manual(replay.clone()))).await;
+    loop {
+        if let Event::BuildChanged { build, .. } = rx.recv().await.expect("event")
+            && build.pending_gate
+        {
+            break;
+        }
+    }
+    let view = service.get_workflow(&wf).expect("view");
+    assert_eq!(view.current_version.status, Status::Building);
+    let build = view.current_version.build.expect("build");
+    assert!(build.pending_gate);
+    assert_eq!(build.phase, maskflow_core::build::Phase::Generate);
+    // Nothing was tested before the person decided.
+    assert!(view.current_version.test_report.is_none());
+    service
+        .resolve_gate(
+            &wf,
+            &vid,
+            GateRequest {
+                decision: GateChoice::Approve,
+                feedback: None,
+            },
+        )
+        .expect("approve gate");
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let err = service
+        .resolve_gate(
+            &wf,
+            &vid,
+            GateRequest {
+                decision: GateChoice::Approve,
+                feedback: None,
+            },
+        )
+        .expect_err("no gate left");
+    assert!(err.to_string().contains("no build gate"));
+}

@@ -1,0 +1,85 @@
+//! `maskflow run <workflow> --input NAME=PATH… [--out DIR]`: runs an
+//! approved workflow on local files through the same service and runner as
+//! the app, copies its outputs into DIR and prints their paths.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use maskflow_core::providers::Unconfigured;
+use maskflow_core::{Roles, Service, ServiceConfig};
+
+/// Flags of `maskflow run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The workflow's id or exact name.
+    pub workflow: String,
+    /// An input as NAME=PATH (a file) or NAME=VALUE; repeat a name for a list of files.
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// Where to copy the outputs (default: a new `maskflow-run-<id>/` here).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs the workflow; non-zero exit when the run fails.
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut inputs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for pair in &args.inputs {
+        let Some((name, value)) = pair.split_once('=') else {
+            bail!("--input {pair:?} must be NAME=PATH");
+        };
+        inputs
+            .entry(name.trim().to_owned())
+            .or_default()
+            .push(value.to_owned());
+    }
+    let home = crate::serve::data_home()?;
+    let service = Service::open(ServiceConfig::new(
+        &home,
+        Roles::all(Arc::new(Unconfigured)),
+    ))
+    .with_context(|| format!("opening the data folder {}", home.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let workflow_id = service.find_workflow(&args.workflow)?;
+    eprintln!("maskflow run: running {workflow_id}…");
+    let _ = std::io::stderr().flush();
+    let run = runtime.block_on(service.run_workflow_local(&workflow_id, inputs))?;
+    eprintln!(
+        "maskflow run: {} {} ({} ms): {}",
+        run.id,
+        run.status,
+        run.duration_ms.unwrap_or(0),
+        run.message
+    );
+    if run.status != "succeeded" {
+        if !run.stderr.is_empty() {
+            eprintln!("{}", run.stderr.trim_end());
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let out = match args.out {
+        Some(dir) => dir,
+        None => std::env::current_dir()
+            .context("reading the current folder")?
+            .join(format!("maskflow-run-{}", run.id)),
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    for o in &run.outputs {
+        let src = service.run_output(&run.id, &o.name)?;
+        let dst = out.join(&o.name);
+        if let Some(parent) = dst.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::copy(&src, &dst).with_context(|| format!("copying to {}", dst.display()))?;
+        println!("{}", dst.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
