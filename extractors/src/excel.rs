@@ -22,7 +22,7 @@ use crate::extract::{FileExtract, FileKind, SheetExtract};
 use crate::limits::{ExtractOptions, MAX_SAMPLES};
 use crate::registry::{Extractor, Input, Progress};
 use crate::table::TableSample;
-use crate::{sniff, zipguard};
+use crate::{ole, sniff, zipguard};
 
 /// Rows between two progress reports of a streamed sheet.
 const PROGRESS_EVERY_ROWS: u32 = 16 * 1024;
@@ -61,16 +61,7 @@ impl Extractor for ExcelExtractor {
             })
         };
         let sheets = if head == OLE_MAGIC {
-            // calamine's own compound-file reader follows sector chains without
-            // a bound (fuzzing found loops that allocate until memory runs
-            // out): let the strict `cfb` reader validate the structure first.
-            cfb::CompoundFile::open(&mut reader).map_err(|_| {
-                ExtractError::damaged(
-                    file,
-                    "the workbook is damaged: its Excel 97-2003 container is invalid",
-                )
-            })?;
-            reader.rewind().map_err(|e| ExtractError::io(file, e))?;
+            ole::check_xls(&mut reader, file)?;
             if is_encrypted_package(&mut reader) {
                 return Err(encrypted(file));
             }

@@ -13,6 +13,7 @@ pub mod extract;
 pub mod image;
 pub mod limits;
 pub mod mask;
+pub mod ole;
 pub mod pdf;
 pub mod registry;
 pub mod sniff;
