@@ -9,10 +9,11 @@ pub mod auth;
 pub mod error;
 mod events;
 mod extracts;
+pub mod ui;
 mod workflows;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use maskflow_core::Service;
@@ -108,6 +109,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::send_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
+        .routes(routes!(workflows::get_version))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }
@@ -130,8 +132,8 @@ pub fn router(state: AppState) -> Router {
         }),
     )
     .route("/api/events", get(events::stream))
-    .route("/", get(index))
-    .fallback(|| async { AppError::not_found("no such route") })
+    .route("/", get(ui::serve))
+    .fallback(ui_or_not_found)
     .layer(axum::middleware::from_fn_with_state(
         state.clone(),
         auth::guard,
@@ -139,10 +141,10 @@ pub fn router(state: AppState) -> Router {
     .with_state(state)
 }
 
-async fn index() -> Html<&'static str> {
-    Html(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Maskflow</title></head>\
-<body><h1>Maskflow</h1><p>The server is running. The user interface arrives in a later version; \
-the API is described at <a href=\"/api/openapi.json\">/api/openapi.json</a>.</p></body></html>",
-    )
+/// A UI file (`/assets/…`), else the API's 404.
+async fn ui_or_not_found(request: axum::extract::Request) -> Response {
+    if request.uri().path().starts_with("/api/") {
+        return AppError::not_found("no such route").into_response();
+    }
+    ui::serve(request).await
 }
