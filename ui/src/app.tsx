@@ -32,7 +32,7 @@ export function App() {
           ))}
         </ul>
         <p class="privacy-note">
-          <span aria-hidden="true">🔒</span> Your files stay on this machine. An AI only ever sees masked extracts you approved.
+          Your files stay on this machine. An AI only ever sees masked extracts you approved.
         </p>
       </nav>
       <main class="screen">

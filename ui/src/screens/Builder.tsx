@@ -32,7 +32,7 @@ function Chips({ chips, onRemove, frozen }: { chips: Chip[]; onRemove: (key: str
             </span>
             {c.status === "reading" && <ProgressBar value={c.progress} label={`Reading ${c.name}`} />}
             {c.status === "error" && (
-              <span class="chip-error" role="alert">
+              <span class="chip-problem" role="alert">
                 {c.error}
               </span>
             )}
@@ -397,7 +397,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           !workflow &&
           !loading &&
           chips.length === 0 && (
-            <EmptyState title="No files yet" icon="🗂">
+            <EmptyState title="No files yet" icon="⇪">
               <p class="muted">Masked previews of your files will appear here for you to approve.</p>
             </EmptyState>
           )
