@@ -17,7 +17,7 @@ export default defineConfig({
     sourcemap: false,
   },
   test: {
-    environment: "jsdom",
+    environment: "node",
     include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
   },
 });

@@ -2,14 +2,28 @@
 import { useEffect, useState } from "preact/hooks";
 import { Builder } from "./screens/Builder";
 import { Workflows } from "./screens/Workflows";
-import { parseRoute, type Route } from "./lib/router";
+import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
   const [route, setRoute] = useState<Route>(() => parseRoute(window.location.hash));
   useEffect(() => {
     const onHash = () => setRoute(parseRoute(window.location.hash));
-    window.addEventListener("hashchange", onHash);
-    return () => window.removeEventListener("hashchange", onHash);
+    // In-app links go through the History API (see lib/router.ts).
+    const onClick = (e: MouseEvent) => {
+      if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      const a = (e.target as Element | null)?.closest?.("a[href^='#/']");
+      const href = a?.getAttribute("href");
+      if (!href) return;
+      e.preventDefault();
+      go(href);
+    };
+    const events = ["hashchange", "popstate", ROUTE_EVENT];
+    for (const name of events) window.addEventListener(name, onHash);
+    document.addEventListener("click", onClick);
+    return () => {
+      for (const name of events) window.removeEventListener(name, onHash);
+      document.removeEventListener("click", onClick);
+    };
   }, []);
   const nav: [Route["screen"], string, string][] = [
     ["builder", "New workflow", "#/builder"],

@@ -18,6 +18,17 @@ export function routeHref(route: Route): string {
   return `#/${route.screen}${id}`;
 }
 
+/** Fired on `window` after an in-app navigation. */
+export const ROUTE_EVENT = "maskflow:route";
+
+/** Goes to `href` (`#/…`) with the History API: WebKitGTK under the
+ * `tauri://` scheme does not report hash changes reliably, so the app does
+ * not depend on `hashchange`. */
+export function go(href: string): void {
+  if (window.location.hash !== href) window.history.pushState(null, "", href);
+  window.dispatchEvent(new Event(ROUTE_EVENT));
+}
+
 export function navigate(route: Route): void {
-  window.location.hash = routeHref(route);
+  go(routeHref(route));
 }
