@@ -81,13 +81,21 @@ pub async fn send_message(
 
 /// Approves a built version.
 #[tauri::command(rename_all = "snake_case")]
-pub fn approve(s: State<'_, Service>, workflow_id: String, version_id: String) -> Reply<WorkflowView> {
+pub fn approve(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+) -> Reply<WorkflowView> {
     Ok(s.approve(&workflow_id, &version_id)?)
 }
 
 /// Starts version N+1 from a version.
 #[tauri::command(rename_all = "snake_case")]
-pub fn edit(s: State<'_, Service>, workflow_id: String, version_id: String) -> Reply<CreatedVersion> {
+pub fn edit(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+) -> Reply<CreatedVersion> {
     Ok(s.edit(&workflow_id, &version_id)?)
 }
 
@@ -117,7 +125,8 @@ pub async fn extract_path(s: State<'_, Service>, path: PathBuf) -> Reply<Uploade
 /// and its name the `x-filename` header (percent-encoded).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn upload_file(s: State<'_, Service>, request: Request<'_>) -> Reply<UploadedFile> {
-    let (InvokeBody::Raw(bytes), Some(name)) = (request.body(), request.headers().get("x-filename"))
+    let (InvokeBody::Raw(bytes), Some(name)) =
+        (request.body(), request.headers().get("x-filename"))
     else {
         return Err(IpcError {
             code: "invalid_request",
@@ -135,7 +144,11 @@ fn percent_decode(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
