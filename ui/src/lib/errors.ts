@@ -13,8 +13,11 @@ export function noticeOf(e: ApiError): Notice {
     case "conflict":
       return {
         tone: "warning",
-        title: "One moment — Maskflow is busy with this workflow",
-        detail: `${e.message}. Nothing was lost; try again when it is done.`.replace(/\.\./g, "."),
+        title: "One moment — this workflow is busy or has just changed",
+        detail: `${e.message}. Nothing was lost: the view is up to date again, so check it and try again if you still need to.`.replace(
+          /\.\./g,
+          ".",
+        ),
       };
     case "archived":
       return {

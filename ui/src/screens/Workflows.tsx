@@ -92,7 +92,10 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
         navigate({ screen: "builder", workflowId: workflow.id });
       }
     } catch (e) {
-      setNotice(noticeOf(toApiError(e)));
+      const error = toApiError(e);
+      setNotice(noticeOf(error));
+      // A conflict means this view is behind: catch up.
+      if (error.code === "conflict") transport.getWorkflow(workflow.id).then(onChanged, () => {});
     } finally {
       setBusy(false);
     }
