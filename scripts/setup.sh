@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing Maskflow needs on a fresh Debian/Ubuntu
-# machine: system packages through apt-get. Rust (rustup) must already be
-# installed; crates come from crates.io during the build.
+# machine: system packages through apt-get (the WebKitGTK stack of the
+# desktop app, Xvfb, Chromium and WebKitWebDriver for the UI tests), the npm
+# packages of ui/ and tests/, and tauri-driver. Rust (rustup) and Node.js
+# (npm) must already be installed; crates come from crates.io during the build.
 set -euo pipefail
 
-APT_PACKAGES=(build-essential pkg-config tesseract-ocr)
+APT_PACKAGES=(build-essential pkg-config tesseract-ocr
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev
+  xvfb xauth chromium webkit2gtk-driver)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -22,3 +26,21 @@ command -v cargo >/dev/null || { echo "setup: Rust is not installed; see https:/
 for component in rustfmt clippy; do
   rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
 done
+
+# The UI and the end-to-end suites, at the versions in package-lock.json.
+# (`npm install`, not `npm ci`: npm 11 writes locks without other platforms'
+# optional packages, which `npm ci` then refuses as "out of sync".)
+cd "$(dirname "$0")/.."
+command -v npm >/dev/null || { echo "setup: Node.js (npm) is not installed" >&2; exit 1; }
+for dir in ui tests; do
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "setup: npm install in $dir/"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error
+  fi
+done
+
+# tauri-driver: WebDriver for the desktop window (the desktop tests).
+if ! command -v tauri-driver >/dev/null; then
+  echo "setup: installing tauri-driver"
+  cargo install tauri-driver --version '^2' --locked --quiet
+fi

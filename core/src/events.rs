@@ -11,8 +11,9 @@ use crate::versions::Status;
 pub const CAPACITY: usize = 1024;
 
 /// Something that happened.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[ts(optional_fields)]
 pub enum Event {
     /// A version's status changed.
     StatusChanged {
@@ -41,6 +42,19 @@ pub enum Event {
         workflow_id: String,
         /// The message.
         message: MessageView,
+    },
+    /// Progress of reading a large file (the exact row count), in bytes.
+    ExtractProgress {
+        /// The upload's id (`file_…`).
+        file_id: String,
+        /// The file's name.
+        filename: String,
+        /// Bytes read so far.
+        #[ts(type = "number")]
+        done: u64,
+        /// The file's size in bytes.
+        #[ts(type = "number")]
+        total: u64,
     },
     /// A workflow was deleted.
     WorkflowDeleted {

@@ -48,7 +48,9 @@ impl Clarification {
 }
 
 /// The type of one input of a workflow.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FieldType {
     /// One file.
@@ -68,7 +70,8 @@ pub enum FieldType {
 }
 
 /// One input of a workflow (what the user gives it at each run).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[ts(optional_fields)]
 pub struct Field {
     /// The key the script reads, e.g. `sales_file`.
     pub name: String,
@@ -89,7 +92,7 @@ pub struct Field {
 }
 
 /// One output the script writes.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct Output {
     /// The output's file name under `outputs/`.
     pub name: String,
@@ -98,7 +101,7 @@ pub struct Output {
 }
 
 /// How a workflow runs.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct Execution {
     /// Always `python3`.
     pub runtime: String,

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 /// The status of one workflow version.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Waiting for the user's task description and the validator's verdict.

@@ -6,10 +6,13 @@
 use serde::{Deserialize, Serialize};
 
 /// The kind of file an extract came from.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum FileKind {
-    /// CSV, TSV and other delimited text tables.
+    /// CSV, TSV and other delimited text tables (the kind when none is given).
+    #[default]
     Csv,
     /// Spreadsheets: xlsx, xlsm, xlsb, xls, ods.
     Excel,
@@ -23,16 +26,21 @@ pub enum FileKind {
 
 /// Masked metadata of one file (seed 000's `FileExtract`, plus type-specific parts).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
 pub struct FileExtract {
     /// The file's name, without its folder.
     pub filename: String,
-    /// Which extractor produced this.
+    /// Which extractor produced this (CSV when absent: seed 000's shape has no kind).
+    #[serde(default)]
     pub kind: FileKind,
     /// Real column names (for a table without a header: `column_1…column_n`).
     pub columns: Vec<String>,
     /// The first data records, every value masked.
     pub sample_rows: Vec<Vec<String>>,
     /// Exact number of data records (the header is not counted).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub row_count: u64,
     /// For tables: whether the first record was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +61,7 @@ pub struct FileExtract {
     /// Things the user should know (ragged rows padded, a long field cut…).
     /// Never contains a value from the file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub warnings: Vec<String>,
 }
 
@@ -77,6 +86,8 @@ impl FileExtract {
 
 /// The dialect of a delimited text file.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TextFormat {
     /// The field delimiter, e.g. `","` or `"\t"`.
     pub delimiter: String,
@@ -86,6 +97,9 @@ pub struct TextFormat {
 
 /// One sheet of a workbook.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
 pub struct SheetExtract {
     /// The sheet's name as shown in the workbook's tabs.
     pub name: String,
@@ -94,6 +108,7 @@ pub struct SheetExtract {
     /// The first data records, masked.
     pub sample_rows: Vec<Vec<String>>,
     /// Exact number of data records (the header is not counted).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub row_count: u64,
     /// Whether the first row was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,17 +117,22 @@ pub struct SheetExtract {
 
 /// A table found inside a document (Word, or PDF where detected).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TableExtract {
     /// Real column names (the table's first row when it looks like a header).
     pub columns: Vec<String>,
     /// The first data rows, masked.
     pub sample_rows: Vec<Vec<String>>,
     /// Number of data rows.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub row_count: u64,
 }
 
 /// A heading of a document, masked.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Heading {
     /// 1 for a top-level heading, 2 below it, …
     pub level: u8,
@@ -122,6 +142,9 @@ pub struct Heading {
 
 /// Document metadata (PDF, Word).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
 pub struct DocumentExtract {
     /// Number of pages, when the format records it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,11 +155,15 @@ pub struct DocumentExtract {
     pub text_preview: String,
     /// Tables found in the document.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<TableExtract>>", optional))]
     pub tables: Vec<TableExtract>,
 }
 
 /// Image metadata.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
 pub struct ImageExtract {
     /// Width in pixels.
     pub width: u32,

@@ -818,11 +818,16 @@ mod contract {
             "/api/workflows/{id}/messages",
             "/api/workflows/{id}/versions/{version_id}/approve",
             "/api/workflows/{id}/versions/{version_id}/edit",
+            "/api/workflows/{id}/versions/{version_id}",
             "/api/extracts",
         ] {
             assert!(doc["paths"][path].is_object(), "{path} missing");
         }
         assert!(doc["components"]["schemas"]["WorkflowView"].is_object());
+        assert!(
+            doc["components"]["schemas"]["FileExtract"]["properties"]["sample_rows"].is_object(),
+            "extracts are described, not a plain object"
+        );
         assert_eq!(
             doc["components"]["securitySchemes"]["token"]["scheme"],
             "bearer"
@@ -859,5 +864,85 @@ mod contract {
                 "core depends on {banned}"
             );
         }
+    }
+}
+
+mod ui {
+    use super::support::*;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode, header};
+    use serde_json::json;
+    use tower::ServiceExt;
+
+    #[tokio::test]
+    async fn the_ui_is_served_at_the_root_behind_the_token_with_a_strict_csp() {
+        let home = tempfile::tempdir().expect("tmp");
+        let (app, _) = open(home.path(), replay(json!({})));
+        let response = app
+            .clone()
+            .oneshot(req("GET", "/", None))
+            .await
+            .expect("response");
+        assert_eq!(response.status(), StatusCode::OK);
+        let csp = response.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .expect("csp");
+        assert!(csp.contains("default-src 'self'") && csp.contains("object-src 'none'"));
+        assert!(
+            response.headers()[header::CONTENT_TYPE]
+                .to_str()
+                .expect("type")
+                .starts_with("text/html")
+        );
+        let anonymous = Request::builder()
+            .uri("/")
+            .body(Body::empty())
+            .expect("request");
+        let response = app.clone().oneshot(anonymous).await.expect("response");
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        let (s, body) = call(&app, "GET", "/api/nothing-here", None).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found"))
+        );
+        let (s, _) = call(&app, "GET", "/assets/missing.js", None).await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn a_version_is_read_in_full_and_an_unknown_one_is_404() {
+        let home = tempfile::tempdir().expect("tmp");
+        let (app, _) = open(home.path(), replay(json!({})));
+        let (s, created) = call(
+            &app,
+            "POST",
+            "/api/workflows",
+            Some(json!({"file_extracts": [extract()]})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::CREATED);
+        let (wf, v) = (
+            created["workflow_id"].as_str().expect("id"),
+            created["version_id"].as_str().expect("id"),
+        );
+        let (s, version) = call(
+            &app,
+            "GET",
+            &format!("/api/workflows/{wf}/versions/{v}"),
+            None,
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(version["status"], "validating");
+        assert_eq!(version["file_extracts"][0]["filename"], "sales.csv");
+        assert_eq!(version["file_extracts"][0]["kind"], "csv");
+        let (s, _) = call(
+            &app,
+            "GET",
+            &format!("/api/workflows/{wf}/versions/wv_nope"),
+            None,
+        )
+        .await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
     }
 }

@@ -90,7 +90,7 @@ pub struct BuildJob {
 }
 
 /// What the auto-test did (local only: it holds real output).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
 pub struct TestReport {
     /// `passed`, `failed` or `skipped` (no input files to test on).
     pub status: String,

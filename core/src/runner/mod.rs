@@ -95,7 +95,7 @@ pub struct RunRequest {
 }
 
 /// How a run ended.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Exit status 0.
@@ -119,7 +119,7 @@ pub enum RunStatus {
 }
 
 /// One limit and how it was enforced (`mechanism` is `None` when it was not).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct LimitState {
     /// `wall_clock`, `memory`, `cpu`, `processes`, `output`, `network`.
     pub name: String,
@@ -134,7 +134,7 @@ pub struct LimitState {
 }
 
 /// What a run did.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
 pub struct RunResult {
     /// How it ended.
     pub status: RunStatus,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub const PREVIEW_ROWS: usize = 6;
 
 /// One file a run wrote.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct OutputFile {
     /// Its path under `outputs/`, with `/` separators.
     pub name: String,

@@ -26,7 +26,7 @@ pub const PYTHON_SETTING: &str = "python_path";
 pub const MAX_SESSION_FILE: u64 = 8 << 20;
 
 /// Where a version's build is.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 pub struct BuildView {
     /// The phase: `generate`, `review`, `revise`, `complete`, `failed`.
     pub phase: Phase,
@@ -50,7 +50,7 @@ impl From<&BuildState> for BuildView {
 }
 
 /// The user's decision on a pending build gate.
-#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema)]
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum GateChoice {
     /// Continue with the builder's reply.
@@ -60,7 +60,7 @@ pub enum GateChoice {
 }
 
 /// `POST …/gate`'s body.
-#[derive(Deserialize, Clone, Debug, ToSchema)]
+#[derive(Deserialize, Clone, Debug, ToSchema, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct GateRequest {
     /// `approve` or `reject`.
@@ -71,7 +71,7 @@ pub struct GateRequest {
 }
 
 /// One file of a session folder.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 pub struct SessionFile {
     /// Path inside the iteration folder, e.g. `code/script.py`.
     pub path: String,
@@ -80,7 +80,7 @@ pub struct SessionFile {
 }
 
 /// One iteration of a session folder.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 pub struct SessionIteration {
     /// 1-based.
     pub iteration: u32,

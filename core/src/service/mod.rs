@@ -644,6 +644,17 @@ impl Service {
         })
     }
 
+    /// One version of a workflow in full (any status, archived ones too),
+    /// e.g. to compare two versions' scripts.
+    pub fn get_version(&self, workflow_id: &str, version_id: &str) -> Result<VersionView> {
+        self.check_version_of(workflow_id, version_id)?;
+        let db = self.db();
+        let row = store::get_version(&db, version_id)?
+            .ok_or_else(|| CoreError::not_found("version", version_id))?;
+        let file_ids = store::file_ids_of(&db, version_id)?;
+        VersionView::from_row(row, file_ids)
+    }
+
     /// Every workflow, newest first.
     pub fn list_workflows(&self) -> Result<Vec<WorkflowSummary>> {
         let db = self.db();
@@ -736,27 +747,87 @@ impl Service {
         filename: &str,
         path: PathBuf,
     ) -> Result<UploadedFile> {
+        let dir = path.parent().map(Path::to_path_buf);
+        let result = self.record_file(file_id, filename, path).await;
+        if result.is_err()
+            && let Some(d) = &dir
+        {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        result
+    }
+
+    /// Stores bytes the user picked in a shell that has no path for them (a
+    /// file chooser inside the desktop window), then extracts them like an
+    /// upload.
+    pub async fn add_upload_bytes(&self, filename: &str, bytes: &[u8]) -> Result<UploadedFile> {
+        let (file_id, path) = self.new_upload(filename)?;
+        if let Err(e) = std::fs::write(&path, bytes) {
+            if let Some(d) = path.parent() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            return Err(CoreError::io(format!("writing {}", path.display()), e));
+        }
+        self.add_upload(&file_id, filename, path).await
+    }
+
+    /// Extracts a file where it lies on this machine (the desktop app's
+    /// dropped files) and records it with its path; nothing is copied or
+    /// removed. The path stays local: only the masked extract is returned.
+    pub async fn add_local_file(&self, path: PathBuf) -> Result<UploadedFile> {
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| CoreError::InvalidRequest(format!("{}: {e}", path.display())))?;
+        if !meta.is_file() {
+            return Err(CoreError::InvalidRequest(format!(
+                "{} is not a file",
+                path.display()
+            )));
+        }
+        let filename = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file_id = self.id("file");
+        self.record_file(&file_id, &filename, path).await
+    }
+
+    /// Runs the extractor over `path` (publishing [`Event::ExtractProgress`]
+    /// while a large file is counted) and stores the file's row.
+    async fn record_file(
+        &self,
+        file_id: &str,
+        filename: &str,
+        path: PathBuf,
+    ) -> Result<UploadedFile> {
         let display_name = safe_filename(filename);
         let p = path.clone();
+        let events = self.inner.events.clone();
+        let (id, name) = (file_id.to_owned(), display_name.clone());
         let extracted = tokio::task::spawn_blocking(move || {
+            let mut last_percent = u64::MAX;
+            let mut progress = |done: u64, total: u64| {
+                let percent = done.saturating_mul(100) / total.max(1);
+                if percent != last_percent {
+                    last_percent = percent;
+                    events.publish(Event::ExtractProgress {
+                        file_id: id.clone(),
+                        filename: name.clone(),
+                        done,
+                        total,
+                    });
+                }
+            };
             maskflow_extractors::extract_path(
                 &p,
                 &maskflow_extractors::ExtractOptions::default(),
-                &mut |_| {},
+                &mut |step| progress(step.done, step.total),
             )
         })
         .await
         .map_err(|e| CoreError::Corrupt(format!("the extractor stopped: {e}")))?;
-        let dir = path.parent().map(Path::to_path_buf);
-        let remove = || {
-            if let Some(d) = &dir {
-                let _ = std::fs::remove_dir_all(d);
-            }
-        };
         let mut extract = match extracted {
             Ok(extract) => extract,
             Err(e) => {
-                remove();
                 let message = e
                     .to_string()
                     .replace(&path.display().to_string(), &display_name);
@@ -773,10 +844,7 @@ impl Service {
             extract: to_json(&extract)?,
             created_at: self.now(),
         };
-        if let Err(e) = store::insert_file(&self.db(), &row) {
-            remove();
-            return Err(e.into());
-        }
+        store::insert_file(&self.db(), &row)?;
         Ok(row.into())
     }
 
@@ -945,3 +1013,5 @@ fn safe_filename(name: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod ts_export;

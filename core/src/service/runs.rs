@@ -20,16 +20,17 @@ use crate::store::{self, builds::RunRow};
 
 /// `POST /api/workflows/{id}/runs`'s body: each field's value; for `file`
 /// fields a file id from `POST /api/extracts`, for `files` fields a list.
-#[derive(Deserialize, Clone, Debug, Default, ToSchema)]
+#[derive(Deserialize, Clone, Debug, Default, ToSchema, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct RunInputs {
     /// Field name → value, file id, or list of file ids.
     #[schema(value_type = Object)]
+    #[ts(type = "Record<string, unknown>")]
     pub inputs: Map<String, Value>,
 }
 
 /// A run, as shown.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 pub struct RunView {
     /// `run_…`
     pub id: String,
@@ -43,6 +44,7 @@ pub struct RunView {
     pub message: String,
     /// The inputs: values, or the names of the files given.
     #[schema(value_type = Object)]
+    #[ts(type = "unknown")]
     pub inputs: Value,
     /// The files the run wrote.
     pub outputs: Vec<OutputFile>,

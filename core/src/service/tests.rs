@@ -466,3 +466,68 @@ fn upload_names_are_made_safe() {
     assert_eq!(safe_filename(".."), "upload");
     assert_eq!(safe_filename("a\u{0}b?.csv"), "ab_.csv");
 }
+
+#[tokio::test]
+async fn a_local_file_is_extracted_in_place_and_a_bad_one_is_left_alone() {
+    let home = tempfile::tempdir().expect("tmp");
+    let data = tempfile::tempdir().expect("tmp");
+    let s = service_with(home.path(), Arc::new(ReplayProvider::default()));
+    let csv = data.path().join("people.csv");
+    std::fs::write(&csv, "name,joined\nJohn Smith,2024-01-15\n").expect("write");
+    let mut rx = s.subscribe();
+    let file = s.add_local_file(csv.clone()).await.expect("extract");
+    assert!(file.file_id.starts_with("file_"));
+    assert_eq!(
+        file.extract["sample_rows"],
+        json!([["Aaaa Aaaaa", "####-##-##"]])
+    );
+    assert!(csv.is_file(), "the user's file stays where it was");
+    assert!(
+        !home.path().join("files").join(&file.file_id).exists(),
+        "nothing is copied"
+    );
+    assert!(matches!(
+        rx.try_recv(),
+        Ok(Event::ExtractProgress { .. }) | Err(_)
+    ));
+    let created = s
+        .create_workflow(CreateWorkflow {
+            file_extracts: vec![],
+            file_ids: vec![file.file_id.clone()],
+        })
+        .expect("create from the local file");
+    let v = s
+        .get_version(&created.workflow_id, &created.version_id)
+        .expect("version");
+    assert_eq!(v.file_ids, vec![file.file_id]);
+    assert!(s.get_version(&created.workflow_id, "wv_nope").is_err());
+
+    let bad = data.path().join("notes.bin");
+    std::fs::write(&bad, [0u8, 1, 2, 0x7f, b'E', b'L', b'F', 0, 0, 0]).expect("write");
+    let err = s
+        .add_local_file(bad.clone())
+        .await
+        .expect_err("unsupported");
+    assert_eq!(err.code(), crate::ErrorCode::InvalidRequest);
+    assert!(err.to_string().contains("notes.bin"), "{err}");
+    assert!(
+        bad.is_file(),
+        "a failed extract must not remove the user's file"
+    );
+    let missing = s.add_local_file(data.path().join("gone.csv")).await;
+    assert!(missing.is_err());
+}
+
+#[tokio::test]
+async fn picked_bytes_are_stored_and_extracted_like_an_upload() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = service_with(home.path(), Arc::new(ReplayProvider::default()));
+    let file = s
+        .add_upload_bytes("../q1 sales.csv", b"date,revenue\n2024-01-15,$1.50\n")
+        .await
+        .expect("upload");
+    assert_eq!(file.extract["filename"], "q1 sales.csv");
+    assert_eq!(file.extract["row_count"], 1);
+    let err = s.add_upload_bytes("x.bin", &[0, 1, 2, 0x7f, 0, 0]).await;
+    assert!(err.is_err());
+}

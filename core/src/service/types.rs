@@ -5,6 +5,7 @@
 use maskflow_extractors::{FileExtract, FileKind};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 use utoipa::ToSchema;
 
 use crate::error::{CoreError, Result};
@@ -57,13 +58,14 @@ fn kind_from_name(name: &str) -> FileKind {
 
 /// `create_workflow`'s input: the approved extracts and, optionally, the
 /// uploaded files behind them.
-#[derive(Deserialize, Clone, Debug, Default, ToSchema)]
+#[derive(Deserialize, Clone, Debug, Default, ToSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWorkflow {
     /// The extracts the user approved (seed 000's `FileExtract`s). May be
     /// left out when `file_ids` is given: the stored extracts are used.
     #[serde(default)]
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<FileExtract>)]
+    #[ts(as = "Vec<FileExtract>")]
     pub file_extracts: Vec<ExtractInput>,
     /// Ids from `POST /api/extracts` of the local files behind the extracts.
     #[serde(default)]
@@ -71,7 +73,7 @@ pub struct CreateWorkflow {
 }
 
 /// A workflow and its first version, just created (or a version made by an edit).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
 pub struct CreatedVersion {
     /// `wf_…`
     pub workflow_id: String,
@@ -82,7 +84,7 @@ pub struct CreatedVersion {
 }
 
 /// `send_message`'s input.
-#[derive(Deserialize, Clone, Debug, ToSchema)]
+#[derive(Deserialize, Clone, Debug, ToSchema, TS)]
 #[serde(deny_unknown_fields)]
 pub struct SendMessage {
     /// What the user typed.
@@ -90,7 +92,7 @@ pub struct SendMessage {
 }
 
 /// The reply to a message: the draft's new status and what to show.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
 pub struct MessageReply {
     /// The draft version's status after the message.
     pub status: Status,
@@ -100,8 +102,9 @@ pub struct MessageReply {
 
 /// A rename / relabel of a workflow. Absent fields are left alone; an empty
 /// `label` removes the label.
-#[derive(Deserialize, Clone, Debug, Default, ToSchema)]
+#[derive(Deserialize, Clone, Debug, Default, ToSchema, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(optional_fields)]
 pub struct WorkflowPatch {
     /// The new name.
     #[serde(default)]
@@ -115,7 +118,8 @@ pub struct WorkflowPatch {
 }
 
 /// One message of a conversation.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
+#[ts(optional_fields)]
 pub struct MessageView {
     /// `msg_…`
     pub id: String,
@@ -143,18 +147,21 @@ impl From<MessageRow> for MessageView {
 }
 
 /// A version, in full.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
+#[ts(optional_fields)]
 pub struct VersionView {
     /// `wv_…`
     pub id: String,
     /// 1, 2, 3…
+    #[ts(type = "number")]
     pub version: i64,
     /// Where it is in its life.
     pub status: Status,
     /// Whether it is the version in use.
     pub is_active: bool,
     /// The approved extracts.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<FileExtract>)]
+    #[ts(as = "Vec<FileExtract>")]
     pub file_extracts: Vec<Value>,
     /// The uploaded files behind the extracts.
     pub file_ids: Vec<String>,
@@ -222,11 +229,12 @@ impl VersionView {
 }
 
 /// A version in a list.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
 pub struct VersionSummary {
     /// `wv_…`
     pub id: String,
     /// 1, 2, 3…
+    #[ts(type = "number")]
     pub version: i64,
     /// Its status.
     pub status: Status,
@@ -246,7 +254,8 @@ impl From<&VersionRow> for VersionSummary {
 }
 
 /// A workflow with its current version (seed 000's `GET /api/workflows/:id`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
+#[ts(optional_fields)]
 pub struct WorkflowView {
     /// `wf_…`
     pub id: String,
@@ -275,7 +284,8 @@ pub struct WorkflowView {
 }
 
 /// A workflow in the list.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
+#[ts(optional_fields)]
 pub struct WorkflowSummary {
     /// `wf_…`
     pub id: String,
@@ -315,12 +325,13 @@ impl WorkflowSummary {
 }
 
 /// An uploaded file and its masked extract (`POST /api/extracts`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
 pub struct UploadedFile {
     /// `file_…`, to pass as `file_ids` when creating the workflow.
     pub file_id: String,
     /// The masked extract, for the user to approve.
-    #[schema(value_type = Object)]
+    #[schema(value_type = FileExtract)]
+    #[ts(as = "FileExtract")]
     pub extract: Value,
 }
 

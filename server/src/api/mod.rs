@@ -10,10 +10,11 @@ pub mod error;
 mod events;
 mod extracts;
 mod runs;
+pub mod ui;
 mod workflows;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use maskflow_core::Service;
@@ -113,6 +114,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::output))
         .routes(routes!(runs::gate))
         .routes(routes!(runs::sessions))
+        .routes(routes!(workflows::get_version))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }
@@ -139,8 +141,8 @@ pub fn router(state: AppState) -> Router {
         "/api/workflows/{id}/versions/{version_id}/sessions/{iteration}/{*path}",
         get(runs::session_file),
     )
-    .route("/", get(index))
-    .fallback(|| async { AppError::not_found("no such route") })
+    .route("/", get(ui::serve))
+    .fallback(ui_or_not_found)
     .layer(axum::middleware::from_fn_with_state(
         state.clone(),
         auth::guard,
@@ -148,10 +150,10 @@ pub fn router(state: AppState) -> Router {
     .with_state(state)
 }
 
-async fn index() -> Html<&'static str> {
-    Html(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Maskflow</title></head>\
-<body><h1>Maskflow</h1><p>The server is running. The user interface arrives in a later version; \
-the API is described at <a href=\"/api/openapi.json\">/api/openapi.json</a>.</p></body></html>",
-    )
+/// A UI file (`/assets/…`), else the API's 404.
+async fn ui_or_not_found(request: axum::extract::Request) -> Response {
+    if request.uri().path().starts_with("/api/") {
+        return AppError::not_found("no such route").into_response();
+    }
+    ui::serve(request).await
 }

@@ -4,8 +4,8 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use maskflow_core::service::{
-    CreateWorkflow, CreatedVersion, MessageReply, SendMessage, WorkflowPatch, WorkflowSummary,
-    WorkflowView,
+    CreateWorkflow, CreatedVersion, MessageReply, SendMessage, VersionView, WorkflowPatch,
+    WorkflowSummary, WorkflowView,
 };
 
 use super::error::{AppError, ErrorBody};
@@ -138,4 +138,18 @@ pub async fn edit(
         StatusCode::CREATED,
         ApiJson(state.service.edit(&id, &version_id)?),
     ))
+}
+
+/// One version in full (its script, fields and extracts), archived ones too.
+#[utoipa::path(get, path = "/api/workflows/{id}/versions/{version_id}", tag = "workflows",
+    params(("id" = String, Path, description = "Workflow id"), ("version_id" = String, Path, description = "Version id")),
+    responses(
+        (status = 200, description = "The version", body = VersionView),
+        (status = 404, description = "No such workflow or version", body = ErrorBody),
+    ))]
+pub async fn get_version(
+    State(state): State<AppState>,
+    ApiPath((id, version_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<VersionView>, AppError> {
+    Ok(ApiJson(state.service.get_version(&id, &version_id)?))
 }

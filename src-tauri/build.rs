@@ -1,0 +1,22 @@
+//! Generates the Tauri context, and a permission per app command so the
+//! capability in `tauri.conf.json` can allow exactly the commands the UI uses.
+
+fn main() {
+    let commands = tauri_build::AppManifest::new().commands(&[
+        "list_workflows",
+        "get_workflow",
+        "get_version",
+        "create_workflow",
+        "send_message",
+        "approve",
+        "edit",
+        "update_workflow",
+        "delete_workflow",
+        "extract_path",
+        "upload_file",
+    ]);
+    if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands)) {
+        eprintln!("tauri build script failed: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,104 @@
+//! The desktop shell of Maskflow (Tauri 2): opens the core [`Service`] over
+//! the data folder, registers one command per service call
+//! ([`commands`]), and forwards every core event to the window as the Tauri
+//! event [`EVENT`]. No behaviour lives here: the UI in `ui/` talks to these
+//! commands through its Tauri transport, exactly as it talks to `maskflow
+//! serve` over HTTP.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use maskflow_core::providers::{ReplayProvider, Unconfigured};
+use maskflow_core::{Provider, Roles, Service, ServiceConfig};
+use tauri::Emitter;
+use tokio::sync::broadcast::error::RecvError;
+
+/// The name of the Tauri event that carries every core event (as JSON, the
+/// same shape as `maskflow serve`'s WebSocket frames).
+pub const EVENT: &str = "maskflow://event";
+
+/// Why the app could not start.
+#[derive(Debug)]
+pub struct StartError(String);
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// The data folder: `MASKFLOW_HOME`, else `<platform data dir>/maskflow`
+/// (the same folder `maskflow serve` uses).
+fn data_home() -> Result<PathBuf, StartError> {
+    if let Some(home) = std::env::var_os("MASKFLOW_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    dirs::data_dir()
+        .map(|d| d.join("maskflow"))
+        .ok_or_else(|| StartError("no application-data folder is known; set MASKFLOW_HOME".into()))
+}
+
+/// The LLM back end: `MASKFLOW_REPLAY=<file>` answers from a replay file
+/// (tests and demos); otherwise none is configured yet.
+fn provider() -> Result<Arc<dyn Provider>, StartError> {
+    match std::env::var_os("MASKFLOW_REPLAY").filter(|p| !p.is_empty()) {
+        Some(path) => ReplayProvider::from_file(PathBuf::from(path).as_path())
+            .map(|p| Arc::new(p) as Arc<dyn Provider>)
+            .map_err(|e| StartError(e.to_string())),
+        None => Ok(Arc::new(Unconfigured)),
+    }
+}
+
+/// Opens the service and runs the window until it is closed.
+pub fn run() -> Result<(), StartError> {
+    let home = data_home()?;
+    let service = Service::open(ServiceConfig::new(&home, Roles::all(provider()?)))
+        .map_err(|e| StartError(format!("opening the data folder {}: {e}", home.display())))?;
+    let events = service.subscribe();
+    tauri::Builder::default()
+        .manage(service)
+        .invoke_handler(tauri::generate_handler![
+            commands::list_workflows,
+            commands::get_workflow,
+            commands::get_version,
+            commands::create_workflow,
+            commands::send_message,
+            commands::approve,
+            commands::edit,
+            commands::update_workflow,
+            commands::delete_workflow,
+            commands::extract_path,
+            commands::upload_file,
+        ])
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(forward_events(handle, events));
+            Ok(())
+        })
+        .run(tauri::generate_context!())
+        .map_err(|e| StartError(format!("the window failed: {e}")))
+}
+
+/// Emits every core event to the window until the service is gone.
+async fn forward_events(
+    app: tauri::AppHandle,
+    mut events: tokio::sync::broadcast::Receiver<maskflow_core::Event>,
+) {
+    loop {
+        let sent = match events.recv().await {
+            Ok(event) => app.emit(EVENT, &event),
+            Err(RecvError::Lagged(missed)) => app.emit(
+                EVENT,
+                serde_json::json!({"type": "lagged", "missed": missed}),
+            ),
+            Err(RecvError::Closed) => break,
+        };
+        if sent.is_err() {
+            break;
+        }
+    }
+}

@@ -1,0 +1,340 @@
+// Workflows: every workflow with its versions and statuses. A workflow's
+// page shows the selected version's script (highlighted), fields, files and
+// a diff against another version, with Approve and Edit (seed 000's
+// post-build flow: Edit opens the builder with the conversation continued).
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { CodeView, DiffView } from "../components/Code";
+import { EmptyState, NoticeBanner, Spinner, StatusBadge } from "../components/ui";
+import { useTransport } from "../context";
+import type { VersionView, WorkflowSummary, WorkflowView } from "../generated";
+import { noticeOf, type Notice } from "../lib/errors";
+import { summary } from "../lib/extracts";
+import { navigate } from "../lib/router";
+import { STATUS, canApprove, canChat, canEdit } from "../lib/status";
+import { toApiError } from "../transport";
+
+function when(rfc3339: string): string {
+  const d = new Date(rfc3339);
+  return Number.isNaN(d.getTime()) ? rfc3339 : d.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" });
+}
+
+function WorkflowList({ items, selected }: { items: WorkflowSummary[]; selected?: string }) {
+  return (
+    <ul class="wf-list" aria-label="Workflows">
+      {items.map((w) => (
+        <li key={w.id}>
+          <a
+            href={`#/workflows/${encodeURIComponent(w.id)}`}
+            class={`wf-card${w.id === selected ? " selected" : ""}`}
+            aria-current={w.id === selected ? "page" : undefined}
+            data-testid="workflow-card"
+          >
+            <span class="wf-name">{w.name ?? "Untitled workflow"}</span>
+            <StatusBadge status={w.current_version.status} />
+            {w.description && <span class="wf-desc">{w.description}</span>}
+            <span class="muted small">
+              v{w.current_version.version} · updated {when(w.updated_at)}
+            </span>
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+type Tab = "script" | "fields" | "files" | "compare";
+
+function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w: WorkflowView) => void }) {
+  const transport = useTransport();
+  const current = workflow.current_version;
+  const [selectedId, setSelectedId] = useState(current.id);
+  const [version, setVersion] = useState<VersionView>(current);
+  const [tab, setTab] = useState<Tab>("script");
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [compareId, setCompareId] = useState<string>("");
+  const [compareTo, setCompareTo] = useState<VersionView | null>(null);
+
+  useEffect(() => {
+    setSelectedId(current.id);
+    setVersion(current);
+  }, [current.id, current.status]);
+
+  useEffect(() => {
+    if (selectedId === current.id) {
+      setVersion(current);
+      return;
+    }
+    transport.getVersion(workflow.id, selectedId).then(setVersion, (e) => setNotice(noticeOf(toApiError(e))));
+  }, [selectedId, workflow.id, current, transport]);
+
+  const others = workflow.versions.filter((v) => v.id !== version.id);
+  useEffect(() => {
+    const fallback = others[others.length - 1]?.id ?? "";
+    setCompareId((id) => (others.some((o) => o.id === id) ? id : fallback));
+  }, [version.id, workflow.versions.length]);
+  useEffect(() => {
+    if (!compareId) {
+      setCompareTo(null);
+      return;
+    }
+    transport.getVersion(workflow.id, compareId).then(setCompareTo, (e) => setNotice(noticeOf(toApiError(e))));
+  }, [compareId, workflow.id, transport]);
+
+  async function act(kind: "approve" | "edit") {
+    setBusy(true);
+    setNotice(null);
+    try {
+      if (kind === "approve") {
+        onChanged(await transport.approve(workflow.id, version.id));
+      } else {
+        await transport.edit(workflow.id, version.id);
+        navigate({ screen: "builder", workflowId: workflow.id });
+      }
+    } catch (e) {
+      const error = toApiError(e);
+      setNotice(noticeOf(error));
+      // A conflict means this view is behind: catch up.
+      if (error.code === "conflict") transport.getWorkflow(workflow.id).then(onChanged, () => {});
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const tabs: [Tab, string][] = [
+    ["script", "Script"],
+    ["fields", `Fields${version.fields ? ` (${version.fields.length})` : ""}`],
+    ["files", `Files (${version.file_extracts.length})`],
+    ["compare", "Compare versions"],
+  ];
+
+  return (
+    <article class="wf-detail" aria-label={workflow.name ?? "Workflow"}>
+      <header class="detail-head">
+        <div>
+          <h2>{workflow.name ?? "Untitled workflow"}</h2>
+          {workflow.description && <p class="muted">{workflow.description}</p>}
+        </div>
+        <div class="actions">
+          {canChat(current.status) && (
+            <a class="button" href={`#/builder/${encodeURIComponent(workflow.id)}`}>
+              Continue in builder
+            </a>
+          )}
+          {version.id === current.id && canEdit(version.status) && (
+            <button type="button" class="button" disabled={busy} onClick={() => void act("edit")}>
+              Edit
+            </button>
+          )}
+          {version.id === current.id && canApprove(version.status) && (
+            <button type="button" class="button primary" disabled={busy} onClick={() => void act("approve")}>
+              Approve
+            </button>
+          )}
+        </div>
+      </header>
+      {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
+
+      <div class="versions" role="radiogroup" aria-label="Versions">
+        {workflow.versions.map((v) => (
+          <button
+            type="button"
+            role="radio"
+            aria-checked={v.id === selectedId}
+            key={v.id}
+            class={`version${v.id === selectedId ? " selected" : ""}`}
+            onClick={() => setSelectedId(v.id)}
+            data-testid="version"
+          >
+            <span class="vnum">v{v.version}</span>
+            <StatusBadge status={v.status} />
+            {v.is_active && <span class="small muted">in use</span>}
+          </button>
+        ))}
+      </div>
+      <p class="muted small">
+        {STATUS[version.status].hint} Created {when(version.created_at)}.
+      </p>
+
+      <div class="tabs" role="tablist" aria-label="Version details">
+        {tabs.map(([key, label]) => (
+          <button
+            type="button"
+            role="tab"
+            key={key}
+            id={`tab-${key}`}
+            aria-selected={tab === key}
+            aria-controls={`panel-${key}`}
+            class={tab === key ? "selected" : ""}
+            onClick={() => setTab(key)}
+          >
+            {label}
+          </button>
+        ))}
+      </div>
+      <section role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} class="panel">
+        {tab === "script" &&
+          (version.script ? (
+            <CodeView code={version.script} label={`Script of version ${version.version}`} />
+          ) : (
+            <EmptyState title="No script yet" icon="✎">
+              <p class="muted">
+                {version.status === "failed"
+                  ? `The build failed${version.failure_reason ? `: ${version.failure_reason}` : ""}.`
+                  : "The script appears here once this version is built."}
+              </p>
+            </EmptyState>
+          ))}
+        {tab === "fields" &&
+          (version.fields && version.fields.length ? (
+            <table class="grid">
+              <caption class="sr-only">Inputs of the workflow</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Input</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Required</th>
+                  <th scope="col">Accepts</th>
+                </tr>
+              </thead>
+              <tbody>
+                {version.fields.map((f) => (
+                  <tr key={f.name}>
+                    <td>{f.label}</td>
+                    <td>
+                      <code>{f.name}</code>
+                    </td>
+                    <td>{f.type}</td>
+                    <td>{f.required ? "yes" : "no"}</td>
+                    <td>{(f.accept ?? f.options ?? []).join(", ") || "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <EmptyState title="No fields yet" icon="☐">
+              <p class="muted">The build declares the inputs a run asks for.</p>
+            </EmptyState>
+          ))}
+        {tab === "fields" && version.execution && (
+          <p class="muted small">
+            Runs <code>{version.execution.entrypoint}</code> with {version.execution.runtime}
+            {version.execution.requirements.length ? `, needs ${version.execution.requirements.join(", ")}` : ""}
+            {version.execution.outputs.length ? `; writes ${version.execution.outputs.map((o) => o.name).join(", ")}` : ""}.
+          </p>
+        )}
+        {tab === "files" && (
+          <ul class="file-list">
+            {version.file_extracts.map((e, i) => (
+              <li key={i}>
+                <strong>{e.filename}</strong> <span class="muted">{summary(e)}</span>
+                <div class="columns">
+                  {e.columns.map((c, j) => (
+                    <span class="pill" key={j}>
+                      {c}
+                    </span>
+                  ))}
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+        {tab === "compare" &&
+          (others.length === 0 ? (
+            <EmptyState title="Only one version" icon="⇄">
+              <p class="muted">Edit this workflow to make a second version, then compare their scripts here.</p>
+            </EmptyState>
+          ) : (
+            <>
+              <label class="inline">
+                Compare v{version.version} with{" "}
+                <select value={compareId} onChange={(e) => setCompareId(e.currentTarget.value)}>
+                  {others.map((o) => (
+                    <option key={o.id} value={o.id}>
+                      v{o.version} ({STATUS[o.status].label})
+                    </option>
+                  ))}
+                </select>
+              </label>
+              {compareTo ? (
+                compareTo.version < version.version ? (
+                  <DiffView before={compareTo.script ?? ""} after={version.script ?? ""} label={`Changes from v${compareTo.version} to v${version.version}`} />
+                ) : (
+                  <DiffView before={version.script ?? ""} after={compareTo.script ?? ""} label={`Changes from v${version.version} to v${compareTo.version}`} />
+                )
+              ) : (
+                <Spinner label="Loading…" />
+              )}
+            </>
+          ))}
+      </section>
+    </article>
+  );
+}
+
+export function Workflows({ workflowId }: { workflowId?: string }) {
+  const transport = useTransport();
+  const [items, setItems] = useState<WorkflowSummary[] | null>(null);
+  const [workflow, setWorkflow] = useState<WorkflowView | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      setItems(await transport.listWorkflows());
+      if (workflowId) setWorkflow(await transport.getWorkflow(workflowId));
+    } catch (e) {
+      setNotice(noticeOf(toApiError(e)));
+    }
+  }, [transport, workflowId]);
+
+  useEffect(() => {
+    setWorkflow(null);
+    void refresh();
+  }, [refresh]);
+
+  useEffect(
+    () =>
+      transport.onEvent((e) => {
+        if (e.type === "status_changed" || e.type === "workflow_deleted") void refresh();
+      }),
+    [transport, refresh],
+  );
+
+  return (
+    <div class="workflows">
+      <section class="wf-side" aria-label="All workflows">
+        <header class="pane-head">
+          <h2>Workflows</h2>
+          <a class="button primary small" href="#/builder">
+            New
+          </a>
+        </header>
+        {items === null && !notice && <Spinner label="Loading…" />}
+        {items && items.length === 0 && (
+          <EmptyState title="No workflows yet" icon="✦">
+            <p class="muted">Drop a file in the builder and describe what you want done.</p>
+            <a class="button primary" href="#/builder">
+              Build your first workflow
+            </a>
+          </EmptyState>
+        )}
+        {items && items.length > 0 && <WorkflowList items={items} selected={workflowId} />}
+      </section>
+      <section class="wf-main">
+        {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
+        {workflow ? (
+          <Detail workflow={workflow} onChanged={(w) => { setWorkflow(w); void refresh(); }} />
+        ) : (
+          !workflowId &&
+          items &&
+          items.length > 0 && (
+            <EmptyState title="Choose a workflow" icon="←">
+              <p class="muted">Its versions, script and fields appear here.</p>
+            </EmptyState>
+          )
+        )}
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,174 @@
+// The HTTP + WebSocket transport, for a browser against `maskflow serve`.
+// The token travels in the HttpOnly cookie the server set when the printed
+// URL was opened, so nothing here ever sees it.
+import type {
+  CreateWorkflow,
+  CreatedVersion,
+  Event,
+  MessageReply,
+  UploadedFile,
+  VersionView,
+  WorkflowSummary,
+  WorkflowView,
+} from "../generated";
+import { ApiError, type FileSource, type OnProgress, type Transport } from "./index";
+
+/** The error body of the HTTP API. */
+interface ErrorBody {
+  error: string;
+  message: string;
+}
+
+function isErrorBody(v: unknown): v is ErrorBody {
+  return (
+    !!v &&
+    typeof v === "object" &&
+    typeof (v as ErrorBody).error === "string" &&
+    typeof (v as ErrorBody).message === "string"
+  );
+}
+
+/** Builds the ApiError of a failed response. */
+export function errorFromResponse(status: number, body: unknown): ApiError {
+  if (isErrorBody(body)) return new ApiError(body.error, body.message);
+  return new ApiError("http_" + status, `Maskflow answered ${status}.`);
+}
+
+const seg = encodeURIComponent;
+
+export class HttpTransport implements Transport {
+  private listeners = new Set<(e: Event) => void>();
+  private socket: WebSocket | null = null;
+  private retry = 0;
+
+  constructor(private readonly origin: string) {}
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(this.origin + path, {
+        method,
+        credentials: "same-origin",
+        headers: body === undefined ? {} : { "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch {
+      throw new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
+    }
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    if (!response.ok) throw errorFromResponse(response.status, parsed);
+    return parsed as T;
+  }
+
+  listWorkflows() {
+    return this.call<WorkflowSummary[]>("GET", "/api/workflows");
+  }
+  getWorkflow(id: string) {
+    return this.call<WorkflowView>("GET", `/api/workflows/${seg(id)}`);
+  }
+  getVersion(id: string, versionId: string) {
+    return this.call<VersionView>("GET", `/api/workflows/${seg(id)}/versions/${seg(versionId)}`);
+  }
+  createWorkflow(request: CreateWorkflow) {
+    return this.call<CreatedVersion>("POST", "/api/workflows", request);
+  }
+  sendMessage(id: string, content: string) {
+    return this.call<MessageReply>("POST", `/api/workflows/${seg(id)}/messages`, { content });
+  }
+  approve(id: string, versionId: string) {
+    return this.call<WorkflowView>(
+      "POST",
+      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/approve`,
+    );
+  }
+  edit(id: string, versionId: string) {
+    return this.call<CreatedVersion>(
+      "POST",
+      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/edit`,
+    );
+  }
+  async deleteWorkflow(id: string) {
+    await this.call<unknown>("DELETE", `/api/workflows/${seg(id)}`);
+  }
+
+  extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile> {
+    if (source.kind !== "file") {
+      return Promise.reject(
+        new ApiError("invalid_request", "A browser can only upload files, not paths."),
+      );
+    }
+    // XMLHttpRequest, because fetch reports no upload progress.
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", this.origin + "/api/extracts");
+      xhr.withCredentials = true;
+      xhr.responseType = "text";
+      xhr.upload.onprogress = (e) => {
+        if (e.lengthComputable && onProgress) onProgress(e.loaded / Math.max(e.total, 1));
+      };
+      xhr.onerror = () =>
+        reject(new ApiError("network", "The upload failed: Maskflow cannot be reached."));
+      xhr.onload = () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch {
+          body = undefined;
+        }
+        if (xhr.status >= 200 && xhr.status < 300 && Array.isArray(body) && body[0]) {
+          resolve(body[0] as UploadedFile);
+        } else {
+          reject(errorFromResponse(xhr.status, body));
+        }
+      };
+      const form = new FormData();
+      form.append("file", source.file, source.file.name);
+      xhr.send(form);
+    });
+  }
+
+  onEvent(listener: (e: Event) => void): () => void {
+    this.listeners.add(listener);
+    this.connect();
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  onNativeDrop(): () => void {
+    return () => {};
+  }
+
+  private connect() {
+    if (this.socket) return;
+    const url = this.origin.replace(/^http/, "ws") + "/api/events";
+    const socket = new WebSocket(url);
+    this.socket = socket;
+    socket.onopen = () => {
+      this.retry = 0;
+    };
+    socket.onmessage = (m) => {
+      let event: Event;
+      try {
+        event = JSON.parse(String(m.data)) as Event;
+      } catch {
+        return;
+      }
+      for (const l of this.listeners) l(event);
+    };
+    socket.onclose = () => {
+      this.socket = null;
+      if (this.listeners.size === 0) return;
+      this.retry = Math.min(this.retry + 1, 6);
+      setTimeout(() => this.connect(), 250 * 2 ** this.retry);
+    };
+  }
+}

@@ -1,0 +1,90 @@
+// The one interface every screen uses to reach Maskflow. Two
+// implementations: Tauri IPC + events (the desktop window) and HTTP +
+// WebSocket (a browser against `maskflow serve`). `pickTransport` chooses one
+// at start; no screen knows which it got.
+import type {
+  CreateWorkflow,
+  CreatedVersion,
+  Event,
+  MessageReply,
+  UploadedFile,
+  VersionView,
+  WorkflowSummary,
+  WorkflowView,
+} from "../generated";
+
+/** An error from either shell: a stable code and a sentence for people. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+/** A file to extract: picked or dropped in a browser, or dropped natively (a path). */
+export type FileSource =
+  | { kind: "file"; file: File }
+  | { kind: "path"; path: string };
+
+/** Upload progress of one file, 0..1. */
+export type OnProgress = (fraction: number) => void;
+
+/** Everything the UI asks of Maskflow. */
+export interface Transport {
+  listWorkflows(): Promise<WorkflowSummary[]>;
+  getWorkflow(workflowId: string): Promise<WorkflowView>;
+  getVersion(workflowId: string, versionId: string): Promise<VersionView>;
+  createWorkflow(request: CreateWorkflow): Promise<CreatedVersion>;
+  sendMessage(workflowId: string, content: string): Promise<MessageReply>;
+  approve(workflowId: string, versionId: string): Promise<WorkflowView>;
+  edit(workflowId: string, versionId: string): Promise<CreatedVersion>;
+  deleteWorkflow(workflowId: string): Promise<void>;
+  /** Reads one file locally and returns its masked extract. */
+  extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile>;
+  /** Calls `listener` with every event from the core; returns the unsubscribe. */
+  onEvent(listener: (event: Event) => void): () => void;
+  /** Calls `listener` with the paths of files dropped on the window by the
+   * operating system, where the shell gets paths (never in a browser). */
+  onNativeDrop(listener: (paths: string[]) => void): () => void;
+}
+
+/** The file name of a source, for chips and messages. */
+export function sourceName(source: FileSource): string {
+  if (source.kind === "file") return source.file.name;
+  const parts = source.path.split(/[\\/]/);
+  return parts[parts.length - 1] || source.path;
+}
+
+/** The size of a source in bytes, when known before reading it. */
+export function sourceSize(source: FileSource): number | undefined {
+  return source.kind === "file" ? source.file.size : undefined;
+}
+
+/** Turns anything thrown into an ApiError. */
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  if (e && typeof e === "object" && "code" in e && "message" in e) {
+    const { code, message } = e as { code: unknown; message: unknown };
+    return new ApiError(String(code), String(message));
+  }
+  if (e instanceof Error) return new ApiError("network", e.message);
+  return new ApiError("unknown", String(e));
+}
+
+/** Whether this page runs inside the Tauri window. */
+export function inTauri(): boolean {
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
+}
+
+/** The transport for where the UI runs. */
+export async function pickTransport(): Promise<Transport> {
+  if (inTauri()) {
+    const { TauriTransport } = await import("./tauri");
+    return new TauriTransport();
+  }
+  const { HttpTransport } = await import("./http");
+  return new HttpTransport(window.location.origin);
+}
