@@ -9,9 +9,12 @@
 pub mod error;
 pub mod events;
 pub mod ids;
+pub mod keys;
+pub mod privacy;
 pub mod prompts;
 pub mod providers;
 pub mod service;
+pub mod settings;
 pub mod spec;
 pub mod store;
 pub mod versions;
