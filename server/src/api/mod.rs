@@ -9,6 +9,7 @@ pub mod auth;
 pub mod error;
 mod events;
 mod extracts;
+mod llm;
 mod workflows;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
@@ -108,6 +109,14 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::send_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
+        .routes(routes!(llm::get_settings, llm::put_settings))
+        .routes(routes!(llm::put_key, llm::delete_key))
+        .routes(routes!(llm::test_provider))
+        .routes(routes!(llm::detected))
+        .routes(routes!(llm::ledger))
+        .routes(routes!(llm::manual_list))
+        .routes(routes!(llm::manual_answer))
+        .routes(routes!(llm::manual_dismiss))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }
