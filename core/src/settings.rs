@@ -159,10 +159,11 @@ impl LlmSettings {
 
     /// The provider a role uses: its own, an agent falls back to the builder's.
     pub fn provider_for(&self, role: &Role) -> Option<&ProviderConfig> {
-        let id = self
-            .roles
-            .get(&role.key())
-            .or_else(|| matches!(role, Role::Agent(_)).then(|| self.roles.get("builder")).flatten())?;
+        let id = self.roles.get(&role.key()).or_else(|| {
+            matches!(role, Role::Agent(_))
+                .then(|| self.roles.get("builder"))
+                .flatten()
+        })?;
         self.providers.iter().find(|p| &p.id == id)
     }
 
@@ -200,7 +201,10 @@ impl LlmSettings {
             if let Some(t) = p.temperature
                 && !(0.0..=2.0).contains(&t)
             {
-                return Err(format!("the temperature of provider {:?} must be 0–2", p.id));
+                return Err(format!(
+                    "the temperature of provider {:?} must be 0–2",
+                    p.id
+                ));
             }
         }
         for (role, id) in &self.roles {
@@ -210,7 +214,9 @@ impl LlmSettings {
                 ));
             }
             if !seen.contains(id.as_str()) {
-                return Err(format!("role {role:?} uses provider {id:?}, which is not configured"));
+                return Err(format!(
+                    "role {role:?} uses provider {id:?}, which is not configured"
+                ));
             }
         }
         for role in REQUIRED_ROLES {
@@ -240,9 +246,11 @@ pub fn load(conn: &Connection) -> Result<LlmSettings, crate::CoreError> {
 
 /// Stores the settings (validated first).
 pub fn save(conn: &Connection, settings: &LlmSettings, now: &str) -> Result<(), crate::CoreError> {
-    settings.validate().map_err(crate::CoreError::InvalidRequest)?;
-    let text = serde_json::to_string(settings)
-        .map_err(|e| crate::CoreError::Corrupt(e.to_string()))?;
+    settings
+        .validate()
+        .map_err(crate::CoreError::InvalidRequest)?;
+    let text =
+        serde_json::to_string(settings).map_err(|e| crate::CoreError::Corrupt(e.to_string()))?;
     conn.execute(
         "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -417,7 +425,10 @@ mod tests {
         let conn = crate::store::open_in_memory().expect("db");
         let s = load(&conn).expect("load");
         assert_eq!(s, LlmSettings::default());
-        assert_eq!(s.provider_for(&Role::Builder).map(|p| p.kind), Some(ProviderKind::Manual));
+        assert_eq!(
+            s.provider_for(&Role::Builder).map(|p| p.kind),
+            Some(ProviderKind::Manual)
+        );
         let mut s = LlmSettings::every_role(ProviderConfig {
             id: "local".into(),
             kind: ProviderKind::Openai,
@@ -430,8 +441,15 @@ mod tests {
         s.roles.insert("agent:critic".into(), "local".into());
         save(&conn, &s, "t").expect("save");
         assert_eq!(load(&conn).expect("load"), s);
-        assert_eq!(s.provider_for(&Role::Validator).map(|p| p.id.as_str()), Some("manual"));
-        assert_eq!(s.provider_for(&Role::Agent("x".into())).map(|p| p.id.as_str()), Some("local"));
+        assert_eq!(
+            s.provider_for(&Role::Validator).map(|p| p.id.as_str()),
+            Some("manual")
+        );
+        assert_eq!(
+            s.provider_for(&Role::Agent("x".into()))
+                .map(|p| p.id.as_str()),
+            Some("local")
+        );
     }
 
     #[test]
@@ -439,10 +457,19 @@ mod tests {
         let conn = crate::store::open_in_memory().expect("db");
         let mut s = LlmSettings::default();
         s.roles.insert("critic".into(), "manual".into());
-        assert!(save(&conn, &s, "t").expect_err("role").to_string().contains("unknown role"));
+        assert!(
+            save(&conn, &s, "t")
+                .expect_err("role")
+                .to_string()
+                .contains("unknown role")
+        );
         let mut s = LlmSettings::default();
         s.roles.insert("builder".into(), "nope".into());
-        assert!(s.validate().expect_err("missing").contains("not configured"));
+        assert!(
+            s.validate()
+                .expect_err("missing")
+                .contains("not configured")
+        );
         let mut s = LlmSettings::default();
         s.roles.remove("builder");
         assert!(s.validate().expect_err("required").contains("builder"));
@@ -466,6 +493,10 @@ mod tests {
     #[tokio::test]
     async fn nothing_is_detected_where_nothing_listens() {
         // Port 9 (discard) on loopback has no HTTP server.
-        assert!(detect_at("http://127.0.0.1:9", "http://127.0.0.1:9/v1").await.is_empty());
+        assert!(
+            detect_at("http://127.0.0.1:9", "http://127.0.0.1:9/v1")
+                .await
+                .is_empty()
+        );
     }
 }

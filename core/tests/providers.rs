@@ -63,7 +63,8 @@ impl Kind {
             Kind::OpenAi => {
                 out.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n");
                 for p in pieces {
-                    let chunk = json!({"choices":[{"index":0,"delta":{"content":p},"finish_reason":null}]});
+                    let chunk =
+                        json!({"choices":[{"index":0,"delta":{"content":p},"finish_reason":null}]});
                     out.push_str(&format!("data: {chunk}\n\n"));
                 }
                 if done {
@@ -169,17 +170,24 @@ async fn a_streamed_reply_is_assembled_with_the_key_and_the_protocol_shape() {
         Mock::given(method("POST"))
             .and(path(kind.path()))
             .and(auth)
-            .and(body_partial_json(json!({"model": "test-model", "stream": true})))
+            .and(body_partial_json(
+                json!({"model": "test-model", "stream": true}),
+            ))
             .respond_with(kind.reply("Hello, this is a streamed reply."))
             .expect(1)
             .mount(&server)
             .await;
         let p = kind.provider(&kind.base(&server.uri()), |_| {});
         let (text, streamed) = complete(p.as_ref(), &request(None)).await;
-        assert_eq!(text.as_deref(), Ok("Hello, this is a streamed reply."), "{kind:?}");
+        assert_eq!(
+            text.as_deref(),
+            Ok("Hello, this is a streamed reply."),
+            "{kind:?}"
+        );
         assert_eq!(streamed, "Hello, this is a streamed reply.", "{kind:?}");
-        let body: Value = serde_json::from_slice(&server.received_requests().await.expect("recorded")[0].body)
-            .expect("json body");
+        let body: Value =
+            serde_json::from_slice(&server.received_requests().await.expect("recorded")[0].body)
+                .expect("json body");
         match kind {
             Kind::Anthropic => {
                 assert_eq!(body["system"], "You check tasks.");
@@ -196,7 +204,9 @@ async fn a_structured_reply_sends_the_schema_where_the_protocol_takes_one() {
     for kind in ALL {
         let server = MockServer::start().await;
         let expected = match kind {
-            Kind::OpenAi => json!({"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}}),
+            Kind::OpenAi => {
+                json!({"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}})
+            }
             Kind::Ollama => json!({"format": schema}),
             Kind::Anthropic => json!({"stream": true}),
         };
@@ -212,9 +222,14 @@ async fn a_structured_reply_sends_the_schema_where_the_protocol_takes_one() {
         struct F {
             feasible: bool,
         }
-        let f: F = ask_json(p.as_ref(), request(Some(schema.clone())), &|_: &F| Ok(()), &|_| {})
-            .await
-            .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        let f: F = ask_json(
+            p.as_ref(),
+            request(Some(schema.clone())),
+            &|_: &F| Ok(()),
+            &|_| {},
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
         assert!(f.feasible);
     }
 }
@@ -240,7 +255,11 @@ async fn a_malformed_reply_is_repaired_once_then_refused() {
         let v: Value = ask_json(
             p.as_ref(),
             request(None),
-            &|v: &Value| v.get("feasible").map(|_| ()).ok_or_else(|| "no feasible".into()),
+            &|v: &Value| {
+                v.get("feasible")
+                    .map(|_| ())
+                    .ok_or_else(|| "no feasible".into())
+            },
             &|_| {},
         )
         .await
@@ -259,7 +278,10 @@ async fn a_malformed_reply_is_repaired_once_then_refused() {
         let err = ask_json::<Value>(p.as_ref(), request(None), &|_| Ok(()), &|_| {})
             .await
             .expect_err("refused");
-        assert!(matches!(err, ProviderError::InvalidReply { .. }), "{kind:?}: {err}");
+        assert!(
+            matches!(err, ProviderError::InvalidReply { .. }),
+            "{kind:?}: {err}"
+        );
     }
 }
 
@@ -287,9 +309,12 @@ async fn a_429_is_retried_after_the_time_the_server_asks() {
         let p = kind.provider(&kind.base(&server.uri()), |e| {
             e.http.backoff = Duration::from_secs(3600)
         });
-        let (text, _) = tokio::time::timeout(Duration::from_secs(120), complete(p.as_ref(), &request(None)))
-            .await
-            .unwrap_or_else(|_| panic!("{kind:?}: Retry-After was not honoured"));
+        let (text, _) = tokio::time::timeout(
+            Duration::from_secs(120),
+            complete(p.as_ref(), &request(None)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{kind:?}: Retry-After was not honoured"));
         assert_eq!(text.as_deref(), Ok("ok now"), "{kind:?}");
         assert_eq!(server.received_requests().await.map(|r| r.len()), Some(2));
     }
@@ -301,15 +326,25 @@ async fn a_500_is_retried_then_reported_in_words() {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
             .and(path(kind.path()))
-            .respond_with(ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "boom inside"}})))
+            .respond_with(
+                ResponseTemplate::new(500)
+                    .set_body_json(json!({"error": {"message": "boom inside"}})),
+            )
             .mount(&server)
             .await;
         let p = kind.provider(&kind.base(&server.uri()), |_| {});
         let (r, _) = complete(p.as_ref(), &request(None)).await;
         let m = message(&r.expect_err("500"));
-        assert!(m.contains(&format!("{} had a server error (500)", kind.vendor())), "{m}");
+        assert!(
+            m.contains(&format!("{} had a server error (500)", kind.vendor())),
+            "{m}"
+        );
         assert!(m.contains("boom inside"), "{m}");
-        assert_eq!(server.received_requests().await.map(|r| r.len()), Some(3), "{kind:?}: 1 + 2 retries");
+        assert_eq!(
+            server.received_requests().await.map(|r| r.len()),
+            Some(3),
+            "{kind:?}: 1 + 2 retries"
+        );
     }
 }
 
@@ -328,10 +363,17 @@ async fn a_wrong_key_is_named_as_such() {
         let (r, _) = complete(p.as_ref(), &request(None)).await;
         let m = message(&r.expect_err("401"));
         assert!(
-            m.contains(&format!("the API key was rejected by {} (401)", kind.vendor())),
+            m.contains(&format!(
+                "the API key was rejected by {} (401)",
+                kind.vendor()
+            )),
             "{m}"
         );
-        assert_eq!(server.received_requests().await.map(|r| r.len()), Some(1), "401 is not retried");
+        assert_eq!(
+            server.received_requests().await.map(|r| r.len()),
+            Some(1),
+            "401 is not retried"
+        );
     }
 }
 
@@ -375,7 +417,9 @@ where
     F: FnOnce(tokio::net::TcpStream) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let task = tokio::spawn(async move {
         let (mut sock, _) = listener.accept().await.expect("accept");
@@ -392,7 +436,11 @@ where
             if let Some(end) = text.find("\r\n\r\n") {
                 let len = text[..end]
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                    })
                     .unwrap_or(0);
                 if buf.len() >= end + 4 + len {
                     break;
@@ -424,7 +472,8 @@ async fn a_dropped_connection_mid_stream_is_reported() {
         let (r, streamed) = complete(p.as_ref(), &request(None)).await;
         let m = message(&r.expect_err("dropped"));
         assert!(
-            m.contains("dropped in the middle of the reply") || m.contains("ended before it was complete"),
+            m.contains("dropped in the middle of the reply")
+                || m.contains("ended before it was complete"),
             "{kind:?}: {m}"
         );
         assert_eq!(streamed, "first words");
@@ -452,7 +501,10 @@ async fn a_cancelled_request_closes_its_connection() {
             done = p.complete(&r, &sink) => Some(done),
             _ = entered_rx => None,
         };
-        assert!(outcome.is_none(), "{kind:?}: the call finished without a reply");
+        assert!(
+            outcome.is_none(),
+            "{kind:?}: the call finished without a reply"
+        );
         // The call future is dropped here: the client closes the socket.
         assert_eq!(closed_rx.await.expect("closed"), 0, "{kind:?}");
         task.await.expect("server");
@@ -469,6 +521,9 @@ async fn no_server_is_named_plainly() {
         let p = kind.provider(&base, |_| {});
         let (r, _) = complete(p.as_ref(), &request(None)).await;
         let m = message(&r.expect_err("refused"));
-        assert!(m.contains(&format!("no server is listening at {base}")), "{m}");
+        assert!(
+            m.contains(&format!("no server is listening at {base}")),
+            "{m}"
+        );
     }
 }

@@ -863,3 +863,5 @@ mod contract {
         }
     }
 }
+
+mod llm;

@@ -114,7 +114,11 @@ fn tokens(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
 }
 
 fn char_len(s: &str) -> usize {
-    if s.is_ascii() { s.len() } else { s.chars().count() }
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
 }
 
 /// The index of one version's files.
@@ -173,8 +177,7 @@ impl GuardIndex {
             compact = hash_continue(compact, t);
             compact_chars += n;
         }
-        if short && (2..=MAX_COMPACT_PARTS).contains(&parts) && compact_chars >= MIN_TOKEN_CHARS
-        {
+        if short && (2..=MAX_COMPACT_PARTS).contains(&parts) && compact_chars >= MIN_TOKEN_CHARS {
             self.compact.entry(compact).or_insert(source);
         }
     }
@@ -232,7 +235,7 @@ impl GuardIndex {
         let mut record = csv::ByteRecord::new();
         let mut columns: Vec<u32> = Vec::new();
         let mut header = true;
-        let fallback = self.source(format!("{name}"));
+        let fallback = self.source(name.to_owned());
         loop {
             match csv.read_byte_record(&mut record) {
                 Ok(false) => break,
@@ -440,7 +443,10 @@ mod tests {
     #[test]
     fn raw_values_are_found_masked_with_their_column() {
         let g = csv_index("name,amount,sku\nJohn Smith,\"$1,234.56\",PROD-194211\n");
-        let m = g.check_request(&req(ChatRole::User, "please find smith and prod-194211"), &[]);
+        let m = g.check_request(
+            &req(ChatRole::User, "please find smith and prod-194211"),
+            &[],
+        );
         let masked: Vec<&str> = m.iter().map(|m| m.masked.as_str()).collect();
         assert!(masked.contains(&"aaaaa"), "{m:?}");
         assert!(masked.contains(&"######"), "{m:?}");
@@ -448,7 +454,13 @@ mod tests {
         assert!(m.iter().all(|x| x.in_user_text));
         let m = g.check_request(&req(ChatRole::System, "total was $1,234.56 ok"), &[]);
         assert_eq!(m.len(), 1, "{m:?}");
-        assert_eq!(m[0].masked, "1,234.56".chars().map(maskflow_extractors::mask::mask_char).collect::<String>());
+        assert_eq!(
+            m[0].masked,
+            "1,234.56"
+                .chars()
+                .map(maskflow_extractors::mask::mask_char)
+                .collect::<String>()
+        );
         assert!(!m[0].in_user_text);
         assert!(blocked_message(&m).contains("column \"amount\""));
     }
@@ -456,12 +468,36 @@ mod tests {
     #[test]
     fn names_allowed_text_and_assistant_text_pass() {
         let mut g = csv_index("customer_name,city\nJohn Smith,Springfield\n");
-        assert!(g.check_request(&req(ChatRole::User, "group by customer_name and city in people.csv"), &[]).is_empty());
-        assert!(!g.check_request(&req(ChatRole::User, "only Springfield"), &[]).is_empty());
-        assert!(g.check_request(&req(ChatRole::User, "only Springfield"), &["only Springfield".into()]).is_empty());
-        assert!(g.check_request(&req(ChatRole::Assistant, "Springfield?"), &[]).is_empty());
+        assert!(
+            g.check_request(
+                &req(
+                    ChatRole::User,
+                    "group by customer_name and city in people.csv"
+                ),
+                &[]
+            )
+            .is_empty()
+        );
+        assert!(
+            !g.check_request(&req(ChatRole::User, "only Springfield"), &[])
+                .is_empty()
+        );
+        assert!(
+            g.check_request(
+                &req(ChatRole::User, "only Springfield"),
+                &["only Springfield".into()]
+            )
+            .is_empty()
+        );
+        assert!(
+            g.check_request(&req(ChatRole::Assistant, "Springfield?"), &[])
+                .is_empty()
+        );
         g.allow("springfield");
-        assert!(g.check_request(&req(ChatRole::User, "only Springfield"), &[]).is_empty());
+        assert!(
+            g.check_request(&req(ChatRole::User, "only Springfield"), &[])
+                .is_empty()
+        );
         // short tokens are never matched alone
         let g = csv_index("code\nAB\n");
         assert!(g.check_request(&req(ChatRole::User, "AB"), &[]).is_empty());
@@ -482,6 +518,9 @@ mod tests {
         let mut g = GuardIndex::new();
         g.add_file(&p, "scan.pdf", DEFAULT_MAX_BYTES);
         assert_eq!(g.skipped.len(), 1);
-        assert!(g.check_request(&req(ChatRole::User, "anything at all"), &[]).is_empty());
+        assert!(
+            g.check_request(&req(ChatRole::User, "anything at all"), &[])
+                .is_empty()
+        );
     }
 }

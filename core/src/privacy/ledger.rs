@@ -94,7 +94,10 @@ pub fn list(
     offset: u32,
 ) -> rusqlite::Result<Vec<LedgerEntry>> {
     let pattern = q.filter(|q| !q.is_empty()).map(|q| {
-        let escaped = q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        let escaped = q
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
         format!("%{escaped}%")
     });
     let mut stmt = conn.prepare(&format!(
@@ -138,13 +141,19 @@ mod tests {
         insert(&conn, &entry("call_01", "hello 100%")).expect("insert");
         insert(&conn, &entry("call_02", "world")).expect("insert");
         let all = list(&conn, None, 10, 0).expect("list");
-        assert_eq!(all.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["call_02", "call_01"]);
+        assert_eq!(
+            all.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+            ["call_02", "call_01"]
+        );
         assert_eq!(all[1], entry("call_01", "hello 100%"));
         assert_eq!(list(&conn, Some("100%"), 10, 0).expect("q").len(), 1);
         assert_eq!(list(&conn, Some("%"), 10, 0).expect("q").len(), 1);
         assert_eq!(list(&conn, None, 1, 1).expect("page")[0].id, "call_01");
         let mut bad = entry("call_03", "");
         bad.outcome = "exploded".into();
-        assert!(insert(&conn, &bad).is_err(), "outcomes are checked by the schema");
+        assert!(
+            insert(&conn, &bad).is_err(),
+            "outcomes are checked by the schema"
+        );
     }
 }

@@ -151,7 +151,8 @@ impl Pending {
         e.request_body = r.body.unwrap_or_else(|| self.fallback_body.clone());
         e.input_tokens = r.input_tokens;
         e.output_tokens = r.output_tokens;
-        e.latency_ms = i64::try_from(self.clock.now_ms().saturating_sub(self.started)).unwrap_or(i64::MAX);
+        e.latency_ms =
+            i64::try_from(self.clock.now_ms().saturating_sub(self.started)).unwrap_or(i64::MAX);
         Some(e)
     }
 

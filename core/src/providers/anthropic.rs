@@ -61,7 +61,9 @@ impl AnthropicProvider {
         let mut finished = false;
         while let Some((event, data)) = sse.next(&self.client).await? {
             let Ok(v) = serde_json::from_str::<Value>(&data) else {
-                return Err(self.client.fail("the server sent a stream event that is not JSON"));
+                return Err(self
+                    .client
+                    .fail("the server sent a stream event that is not JSON"));
             };
             let kind = if event.is_empty() {
                 v["type"].as_str().unwrap_or("").to_owned()
@@ -70,8 +72,10 @@ impl AnthropicProvider {
             };
             match kind.as_str() {
                 "message_start" => super::call::record_usage(
-                    v.pointer("/message/usage/input_tokens").and_then(Value::as_i64),
-                    v.pointer("/message/usage/output_tokens").and_then(Value::as_i64),
+                    v.pointer("/message/usage/input_tokens")
+                        .and_then(Value::as_i64),
+                    v.pointer("/message/usage/output_tokens")
+                        .and_then(Value::as_i64),
                 ),
                 "content_block_delta" => {
                     if let Some(t) = v.pointer("/delta/text").and_then(Value::as_str)

@@ -444,7 +444,10 @@ mod tests {
             error_detail(r#"{"error":{"message":"bad model","type":"x"}}"#),
             "bad model"
         );
-        assert_eq!(error_detail(r#"{"error":"model 'x' not found"}"#), "model 'x' not found");
+        assert_eq!(
+            error_detail(r#"{"error":"model 'x' not found"}"#),
+            "model 'x' not found"
+        );
         assert_eq!(error_detail("plain\n text"), "plain text");
         assert!(error_detail(&"x".repeat(1000)).chars().count() <= 301);
     }

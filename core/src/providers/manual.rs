@@ -134,7 +134,11 @@ impl ManualProvider {
         Ok(())
     }
 
-    async fn run(&self, request: &LlmRequest, on_delta: DeltaSink<'_>) -> Result<LlmReply, ProviderError> {
+    async fn run(
+        &self,
+        request: &LlmRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<LlmReply, ProviderError> {
         let prompt = ManualPrompt {
             id: self.ids.next_id("mp"),
             role: request.role.key(),
@@ -246,6 +250,9 @@ mod tests {
         call.abort();
         let _ = call.await;
         assert!(p.pending().is_empty());
-        assert_eq!(p.answer(&prompt.id, "late"), Err(ManualError::NotFound(prompt.id)));
+        assert_eq!(
+            p.answer(&prompt.id, "late"),
+            Err(ManualError::NotFound(prompt.id))
+        );
     }
 }

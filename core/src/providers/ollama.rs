@@ -76,7 +76,9 @@ impl OllamaProvider {
                 continue;
             }
             let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                return Err(self.client.fail("the server sent a stream line that is not JSON"));
+                return Err(self
+                    .client
+                    .fail("the server sent a stream line that is not JSON"));
             };
             if let Some(err) = v.get("error") {
                 return Err(self.client.fail(format!(
@@ -107,7 +109,11 @@ impl OllamaProvider {
 }
 
 /// The request body (pure).
-pub fn request_body(endpoint: &Endpoint, messages: &[ChatMessage], schema: Option<&Value>) -> Value {
+pub fn request_body(
+    endpoint: &Endpoint,
+    messages: &[ChatMessage],
+    schema: Option<&Value>,
+) -> Value {
     let mut body = json!({
         "model": endpoint.model,
         "messages": messages,

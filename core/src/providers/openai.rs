@@ -91,7 +91,11 @@ pub fn request_body(
 }
 
 impl OpenAiProvider {
-    async fn run(&self, request: &LlmRequest, on_delta: DeltaSink<'_>) -> Result<LlmReply, ProviderError> {
+    async fn run(
+        &self,
+        request: &LlmRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<LlmReply, ProviderError> {
         let schema = request.schema.as_ref().filter(|_| self.json_schema);
         let body = request_body(self.client.endpoint(), &request.messages, schema);
         let response = match self
@@ -120,7 +124,9 @@ impl OpenAiProvider {
                 break;
             }
             let Ok(chunk) = serde_json::from_str::<Value>(&data) else {
-                return Err(self.client.fail("the server sent a stream event that is not JSON"));
+                return Err(self
+                    .client
+                    .fail("the server sent a stream event that is not JSON"));
             };
             if let Some(err) = chunk.get("error") {
                 return Err(self.client.fail(format!(
@@ -128,7 +134,9 @@ impl OpenAiProvider {
                     super::http::error_detail(&json!({"error": err}).to_string())
                 )));
             }
-            if let Some(delta) = chunk.pointer("/choices/0/delta/content").and_then(Value::as_str)
+            if let Some(delta) = chunk
+                .pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
                 && !delta.is_empty()
             {
                 on_delta(delta);
@@ -183,14 +191,20 @@ mod tests {
         e.temperature = Some(0.0);
         let body = request_body(
             &e,
-            &[ChatMessage::new(ChatRole::System, "s"), ChatMessage::new(ChatRole::User, "u")],
+            &[
+                ChatMessage::new(ChatRole::System, "s"),
+                ChatMessage::new(ChatRole::User, "u"),
+            ],
             Some(&json!({"type": "object"})),
         );
         assert_eq!(body["model"], "gpt-x");
         assert_eq!(body["stream"], true);
         assert_eq!(body["messages"][1]["role"], "user");
         assert_eq!(body["response_format"]["type"], "json_schema");
-        assert_eq!(body["response_format"]["json_schema"]["schema"]["type"], "object");
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"]["type"],
+            "object"
+        );
         assert_eq!(body["temperature"], 0.0);
         assert!(request_body(&e, &[], None).get("response_format").is_none());
     }

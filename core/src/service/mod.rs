@@ -337,12 +337,7 @@ impl Service {
         if let Step::Validate = step {
             let request = prompts::validator_request(&version.file_extracts, &history);
             let verdict: Feasibility = ask_json(
-                &self.llm(
-                    &Role::Validator,
-                    Some(workflow_id),
-                    Some(&version.id),
-                    None,
-                )?,
+                &self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?,
                 request,
                 &Feasibility::check,
                 &self.delta_sink(workflow_id, Role::Validator),
@@ -385,12 +380,7 @@ impl Service {
 
         let request = prompts::clarifier_request(&version.file_extracts, &history);
         let verdict: Clarification = ask_json(
-            &self.llm(
-                &Role::Clarifier,
-                Some(workflow_id),
-                Some(&version.id),
-                None,
-            )?,
+            &self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?,
             request,
             &Clarification::check,
             &self.delta_sink(workflow_id, Role::Clarifier),

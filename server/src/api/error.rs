@@ -77,9 +77,11 @@ impl From<CoreError> for AppError {
             ErrorCode::NotFound => Self::not_found(message),
             ErrorCode::Conflict => Self::new(StatusCode::CONFLICT, "conflict", message),
             ErrorCode::Archived => Self::new(StatusCode::GONE, "archived", message),
-            ErrorCode::KeyringUnavailable => {
-                Self::new(StatusCode::SERVICE_UNAVAILABLE, "keyring_unavailable", message)
-            }
+            ErrorCode::KeyringUnavailable => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "keyring_unavailable",
+                message,
+            ),
             ErrorCode::ProviderError => {
                 Self::new(StatusCode::BAD_GATEWAY, "provider_error", message)
             }

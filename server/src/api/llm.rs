@@ -17,7 +17,9 @@ use super::{ApiJson, ApiPath, AppState};
 /// The LLM settings: back ends and which one each role uses.
 #[utoipa::path(get, path = "/api/settings", tag = "settings",
     responses((status = 200, description = "The settings (keys are never shown, only where they come from)", body = SettingsView)))]
-pub async fn get_settings(State(state): State<AppState>) -> Result<ApiJson<SettingsView>, AppError> {
+pub async fn get_settings(
+    State(state): State<AppState>,
+) -> Result<ApiJson<SettingsView>, AppError> {
     Ok(ApiJson(state.service.settings()?))
 }
 
