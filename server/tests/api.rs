@@ -853,9 +853,10 @@ mod contract {
         );
         let tree = String::from_utf8_lossy(&out.stdout);
         assert!(tree.contains("maskflow-core"));
-        // The LLM back ends in core are HTTP *clients* (reqwest, hence
-        // hyper); no server stack or shell may be linked.
-        for banned in ["axum", "tauri", "tower-http"] {
+        // The LLM back ends in core are HTTP *clients* (reqwest, which
+        // brings hyper and tower-http's client layers); no server stack or
+        // shell may be linked.
+        for banned in ["axum", "tauri", "axum-core", "tauri-runtime"] {
             assert!(
                 !tree.lines().any(|l| l.starts_with(&format!("{banned} "))),
                 "core depends on {banned}"

@@ -559,3 +559,61 @@ async fn a_planted_key_appears_in_no_response_no_ledger_and_no_database_file() {
         }
     }
 }
+
+#[tokio::test]
+async fn every_llm_route_is_in_the_openapi_document() {
+    let home = tempfile::tempdir().expect("tmp");
+    let (app, _service) = open_with(home.path(), ServiceConfig::from_settings(home.path()));
+    let (s, doc) = call(&app, "GET", "/api/openapi.json", None).await;
+    assert_eq!(s, StatusCode::OK);
+    for (path, verb) in [
+        ("/api/settings", "get"),
+        ("/api/settings", "put"),
+        ("/api/providers/{id}/key", "put"),
+        ("/api/providers/{id}/key", "delete"),
+        ("/api/providers/{id}/test", "post"),
+        ("/api/providers/detected", "get"),
+        ("/api/ledger", "get"),
+        ("/api/manual", "get"),
+        ("/api/manual/{id}/answer", "post"),
+        ("/api/manual/{id}", "delete"),
+    ] {
+        assert!(
+            doc["paths"][path][verb].is_object(),
+            "{verb} {path} is missing"
+        );
+    }
+    // Bad settings and unknown providers answer in the API's error shape.
+    let (s, r) = call(
+        &app,
+        "PUT",
+        "/api/settings",
+        Some(json!({"providers": [], "roles": {}})),
+    )
+    .await;
+    assert_eq!(
+        (s, r["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_request")),
+        "{r}"
+    );
+    let (s, r) = call(&app, "POST", "/api/providers/nope/test", None).await;
+    assert_eq!(
+        (s, r["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found")),
+        "{r}"
+    );
+    let (s, r) = call(
+        &app,
+        "PUT",
+        "/api/providers/manual/key",
+        Some(json!({"key": "x"})),
+    )
+    .await;
+    assert_eq!(
+        (s, r["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_request")),
+        "{r}"
+    );
+    let (s, r) = call(&app, "POST", "/api/providers/manual/test", None).await;
+    assert_eq!((s, r["ok"].as_bool()), (StatusCode::OK, Some(true)), "{r}");
+}
