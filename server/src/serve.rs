@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use maskflow_core::providers::{ReplayProvider, Unconfigured};
+use maskflow_core::providers::ReplayProvider;
+use maskflow_core::settings::{LlmSettings, ProviderConfig, ProviderKind};
 use maskflow_core::{Roles, Service, ServiceConfig};
 
 use crate::api::{AppState, router};
@@ -26,8 +27,40 @@ pub struct ServeArgs {
     #[arg(long)]
     pub token: Option<String>,
     /// Answer every LLM role from this replay file (tests and demos).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "provider")]
     pub replay: Option<PathBuf>,
+    /// Use this back end for every role (stored in the settings); the key
+    /// comes from the keyring or MASKFLOW_<PROVIDER>_API_KEY.
+    #[arg(long, value_parser = ["openai", "anthropic", "ollama", "manual"])]
+    pub provider: Option<String>,
+    /// The back end's base URL (with --provider).
+    #[arg(long, value_name = "URL", requires = "provider")]
+    pub base_url: Option<String>,
+    /// The model to ask (with --provider).
+    #[arg(long, value_name = "NAME", requires = "provider")]
+    pub model: Option<String>,
+}
+
+/// The settings `--provider KIND [--base-url URL] [--model NAME]` stands for:
+/// a provider with the kind's name, used by every role.
+pub fn provider_settings(
+    kind: &str,
+    base_url: Option<String>,
+    model: Option<String>,
+) -> anyhow::Result<LlmSettings> {
+    let kind = ProviderKind::parse(kind).context("unknown --provider")?;
+    let settings = LlmSettings::every_role(ProviderConfig {
+        id: kind.as_str().to_owned(),
+        kind,
+        base_url,
+        model,
+        temperature: None,
+        max_tokens: None,
+    });
+    settings
+        .validate()
+        .map_err(|e| anyhow::anyhow!("--provider {}: {e} (give --model NAME)", kind.as_str()))?;
+    Ok(settings)
 }
 
 /// The data folder: `MASKFLOW_HOME`, else `<platform data dir>/maskflow`.
@@ -64,13 +97,30 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => maskflow_core::ids::random_token(),
     };
-    let provider: Arc<dyn maskflow_core::Provider> = match &args.replay {
-        Some(path) => Arc::new(ReplayProvider::from_file(path)?),
-        None => Arc::new(Unconfigured),
-    };
     let home = data_home()?;
-    let service = Service::open(ServiceConfig::new(&home, Roles::all(provider)))
+    let config = match &args.replay {
+        Some(path) => {
+            let provider: Arc<dyn maskflow_core::Provider> =
+                Arc::new(ReplayProvider::from_file(path)?);
+            ServiceConfig::new(&home, Roles::all(provider))
+        }
+        None => ServiceConfig::from_settings(&home),
+    };
+    let forced = match &args.provider {
+        Some(kind) => Some(provider_settings(
+            kind,
+            args.base_url.clone(),
+            args.model.clone(),
+        )?),
+        None => None,
+    };
+    let service = Service::open(config)
         .with_context(|| format!("opening the data folder {}", home.display()))?;
+    if let Some(settings) = forced {
+        service
+            .update_settings(settings)
+            .context("setting the --provider back end")?;
+    }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .with_context(|| format!("listening on 127.0.0.1:{}", args.port))?;
@@ -83,7 +133,22 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let _ = std::io::stdout().flush();
     eprintln!("maskflow serve: data folder {}", home.display());
     if args.replay.is_none() {
-        eprintln!("maskflow serve: no LLM back end configured yet; use --replay FILE");
+        for found in service.detect_providers().await {
+            eprintln!(
+                "maskflow serve: found a local {} server at {} (models: {}); choose it in Settings",
+                found.kind.as_str(),
+                found.base_url,
+                found.models.join(", ")
+            );
+        }
+        if let Ok(settings) = service.settings() {
+            let roles: Vec<String> = settings
+                .roles
+                .iter()
+                .map(|(role, id)| format!("{role}={id}"))
+                .collect();
+            eprintln!("maskflow serve: LLM back ends: {}", roles.join(", "));
+        }
     }
     if args.open {
         open_browser(&url);

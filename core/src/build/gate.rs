@@ -12,7 +12,9 @@ use super::table::{Phase, Stage};
 use crate::providers::{BoxFuture, ChatMessage, ChatRole, LlmRequest, Provider, Role, parse_reply};
 
 /// A gate's decision.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Continue.

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a build is.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Not started.
@@ -23,7 +25,9 @@ pub enum Phase {
 }
 
 /// The step inside a phase.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// The material is made (a prompt; for review, the test run).

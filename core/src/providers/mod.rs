@@ -1,6 +1,6 @@
-//! The LLM provider contract: one trait every back end implements (replay
-//! now; OpenAI-compatible, Anthropic, Ollama and manual later), the roles
-//! that pick a provider, and structured replies with one repair.
+//! The LLM provider contract: one trait every back end implements (replay,
+//! OpenAI-compatible, Anthropic, Ollama native and manual), the roles that
+//! pick a provider, and structured replies with one repair.
 //!
 //! A provider only moves text: it gets a request of messages (plus the JSON
 //! schema the reply must match, for back ends that can enforce it) and
@@ -8,6 +8,12 @@
 //! validating the reply, and the one "repair" round trip, live here in
 //! [`ask_json`] so that every back end behaves the same.
 
+pub mod anthropic;
+pub mod call;
+pub mod http;
+pub mod manual;
+pub mod ollama;
+pub mod openai;
 pub mod replay;
 
 use std::fmt::Debug;
@@ -28,7 +34,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub type DeltaSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
 /// Who is speaking in a prompt.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatRole {
     /// Instructions.
@@ -40,7 +48,7 @@ pub enum ChatRole {
 }
 
 /// One message of a prompt.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct ChatMessage {
     /// Who says it.
     pub role: ChatRole,
@@ -149,12 +157,36 @@ pub enum ProviderError {
     /// A replay file could not be used.
     #[error("replay file: {0}")]
     ReplayFile(String),
+    /// The request was cancelled before a reply came (a pending manual
+    /// prompt the user dismissed, or a stopped call).
+    #[error("{provider}: the request was cancelled ({reason})")]
+    Cancelled {
+        /// The back end's name.
+        provider: String,
+        /// Who or what cancelled it.
+        reason: String,
+    },
+    /// The privacy guard refused to send the request: it contains raw
+    /// values of the user's files.
+    #[error("{}", crate::privacy::guard::blocked_message(.0))]
+    PrivacyBlocked(Vec<crate::privacy::guard::GuardMatch>),
 }
 
 /// An LLM back end.
 pub trait Provider: Send + Sync + Debug {
     /// A short name for errors and the ledger, e.g. `"replay"`.
     fn name(&self) -> &str;
+
+    /// The model it asks, for the ledger (empty when it has none).
+    fn model(&self) -> &str {
+        ""
+    }
+
+    /// Whether a person answers instead of a model (the manual back end):
+    /// the build pipeline lets a human gate wait for it.
+    fn is_manual(&self) -> bool {
+        false
+    }
 
     /// Sends `request` and returns the whole reply, calling `on_delta` with
     /// each piece of text as it streams in.
@@ -163,12 +195,6 @@ pub trait Provider: Send + Sync + Debug {
         request: &'a LlmRequest,
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<LlmReply, ProviderError>>;
-
-    /// Whether a person answers for this back end (the manual one): build
-    /// gates then wait for the user instead of approving automatically.
-    fn is_manual(&self) -> bool {
-        false
-    }
 }
 
 /// Which provider each role uses.

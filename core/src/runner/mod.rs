@@ -95,7 +95,9 @@ pub struct RunRequest {
 }
 
 /// How a run ended.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Exit status 0.

@@ -16,6 +16,7 @@ use crate::build::{
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;
+use crate::providers::Role;
 use crate::runner::{Limits, Runner};
 use crate::store::{self, builds as rows};
 use crate::versions::Status;
@@ -111,20 +112,23 @@ impl Service {
             .clone()
     }
 
-    fn engine(&self) -> Engine {
-        let provider = self.inner.roles.builder.clone();
+    /// The build engine for one version; its builder calls go through the
+    /// privacy guard and the ledger like every other LLM call.
+    fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
+        let provider: Arc<dyn crate::providers::Provider> =
+            Arc::new(self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?);
         let approver: Arc<dyn build::Approver> = if provider.is_manual() {
             Arc::new(ManualApproval)
         } else {
             Arc::new(AutoApprove)
         };
-        Engine {
+        Ok(Engine {
             profile: Arc::new(ScriptBuilder),
             provider,
             approver,
             runner: self.runner(),
             limits: Limits::default(),
-        }
+        })
     }
 
     fn build_job(&self, workflow_id: &str, version_id: &str) -> Result<BuildJob> {
@@ -188,7 +192,13 @@ impl Service {
             .flatten()
             .and_then(|r| serde_json::from_value(r.state).ok())
             .unwrap_or_default();
-        let engine = self.engine();
+        let engine = match self.engine(workflow_id, version_id) {
+            Ok(engine) => engine,
+            Err(e) => {
+                let _ = self.finish_build(workflow_id, version_id, Err(e));
+                return;
+            }
+        };
         let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
         let service = self.clone();
         let on = move |s: &BuildState| service.save_build(&wf, &vid, s);

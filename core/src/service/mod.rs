@@ -8,6 +8,7 @@
 //! providers, stored files), prompts and reply checks stay pure.
 
 mod builds;
+mod llm;
 mod runs;
 mod types;
 
@@ -20,6 +21,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
+pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use runs::{RunInputs, RunView};
 pub use types::{
     CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, MessageView, SendMessage,
@@ -55,6 +57,10 @@ pub struct ServiceConfig {
     pub clock: Arc<dyn Clock>,
     /// The id source.
     pub ids: Arc<dyn IdGen>,
+    /// Whether the roles' back ends are `roles` or come from the settings.
+    pub providers: ProviderSource,
+    /// Where API keys are kept (the system keyring by default).
+    pub keys: Arc<dyn crate::keys::Credentials>,
 }
 
 impl ServiceConfig {
@@ -66,6 +72,17 @@ impl ServiceConfig {
             roles,
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
+            providers: ProviderSource::Fixed,
+            keys: Arc::new(crate::keys::KeyringCredentials::default()),
+        }
+    }
+
+    /// A configuration whose roles use the stored LLM settings (manual
+    /// until the user sets something else).
+    pub fn from_settings(home: impl Into<PathBuf>) -> Self {
+        Self {
+            providers: ProviderSource::Settings,
+            ..Self::new(home, Roles::all(Arc::new(crate::providers::Unconfigured)))
         }
     }
 }
@@ -85,6 +102,7 @@ struct Inner {
     ids: Arc<dyn IdGen>,
     busy: Mutex<HashSet<String>>,
     events: EventBus,
+    llm: llm::LlmState,
 }
 
 /// Marks a workflow busy until dropped.
@@ -115,6 +133,14 @@ impl Service {
     pub fn open(config: ServiceConfig) -> Result<Service> {
         let stamp = format_rfc3339(config.clock.now_ms());
         let conn = store::open(&config.home, &stamp)?;
+        let events = EventBus::default();
+        let llm = llm::LlmState::new(
+            config.providers,
+            config.keys,
+            &events,
+            config.clock.clone(),
+            config.ids.clone(),
+        );
         let service = Service {
             inner: Arc::new(Inner {
                 db: Mutex::new(conn),
@@ -123,9 +149,11 @@ impl Service {
                 clock: config.clock,
                 ids: config.ids,
                 busy: Mutex::new(HashSet::new()),
-                events: EventBus::default(),
+                events,
+                llm,
             }),
         };
+        service.reload_providers()?;
         service.recover_interrupted_builds()?;
         Ok(service)
     }
@@ -276,6 +304,18 @@ impl Service {
     /// 000): validator, then clarifier, then a background build. A second
     /// call for the same workflow while one runs is a conflict at once.
     pub async fn send_message(&self, workflow_id: &str, content: &str) -> Result<MessageReply> {
+        self.send_message_with(workflow_id, content, false).await
+    }
+
+    /// [`Service::send_message`]; with `confirm_privacy`, the user chose to
+    /// send `content` even though the privacy guard found values from their
+    /// files in it (only their own text is let through).
+    pub async fn send_message_with(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        confirm_privacy: bool,
+    ) -> Result<MessageReply> {
         let content = content.trim();
         if content.is_empty() {
             return Err(CoreError::InvalidRequest(
@@ -294,6 +334,9 @@ impl Service {
         }
         let mut history = self.history(workflow_id)?;
         history.push(ChatMessage::new(ChatRole::User, content));
+        if confirm_privacy {
+            self.confirm_privacy(workflow_id, content)?;
+        }
 
         let mut user_stored = false;
         let step = match version.status {
@@ -303,7 +346,7 @@ impl Service {
         if let Step::Validate = step {
             let request = prompts::validator_request(&version.file_extracts, &history);
             let verdict: Feasibility = ask_json(
-                self.inner.roles.validator.as_ref(),
+                &self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?,
                 request,
                 &Feasibility::check,
                 &self.delta_sink(workflow_id, Role::Validator),
@@ -346,7 +389,7 @@ impl Service {
 
         let request = prompts::clarifier_request(&version.file_extracts, &history);
         let verdict: Clarification = ask_json(
-            self.inner.roles.clarifier.as_ref(),
+            &self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?,
             request,
             &Clarification::check,
             &self.delta_sink(workflow_id, Role::Clarifier),

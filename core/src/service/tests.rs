@@ -26,10 +26,9 @@ pub(crate) fn good_build() -> serde_json::Value {
 fn service_with(home: &Path, provider: Arc<dyn Provider>) -> Service {
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
     Service::open(ServiceConfig {
-        home: home.to_path_buf(),
-        roles: Roles::all(provider),
         ids: Arc::new(UlidGen::new(clock.clone())),
         clock,
+        ..ServiceConfig::new(home, Roles::all(provider))
     })
     .expect("open service")
 }
@@ -326,6 +325,8 @@ async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
             },
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
+            providers: crate::service::ProviderSource::Fixed,
+            keys: Arc::new(crate::keys::KeyringCredentials::default()),
         })
         .expect("open");
         c = create(&s);

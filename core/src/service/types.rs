@@ -89,6 +89,10 @@ pub struct CreatedVersion {
 pub struct SendMessage {
     /// What the user typed.
     pub content: String,
+    /// Send it even though the privacy guard found values from the user's
+    /// files in it (after the user confirmed; only their own text passes).
+    #[serde(default)]
+    pub confirm_privacy: bool,
 }
 
 /// The reply to a message: the draft's new status and what to show.

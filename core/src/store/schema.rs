@@ -90,6 +90,39 @@ CREATE TABLE workflow_version_files (
 ) STRICT;
 "#;
 
+/// Migration 2: the egress ledger (`llm_calls`) and the texts a user
+/// confirmed may be sent despite the privacy guard. Ledger rows keep no
+/// foreign key: they outlive a deleted workflow (what left the machine stays
+/// on record).
+pub const V2: &str = r#"
+CREATE TABLE llm_calls (
+    id            TEXT PRIMARY KEY NOT NULL CHECK (id LIKE 'call\_%' ESCAPE '\'),
+    created_at    TEXT NOT NULL,
+    role          TEXT NOT NULL,
+    provider      TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    workflow_id   TEXT,
+    url           TEXT,
+    request_body  TEXT NOT NULL,
+    reply         TEXT,
+    input_tokens  INTEGER CHECK (input_tokens IS NULL OR input_tokens >= 0),
+    output_tokens INTEGER CHECK (output_tokens IS NULL OR output_tokens >= 0),
+    latency_ms    INTEGER NOT NULL CHECK (latency_ms >= 0),
+    outcome       TEXT NOT NULL CHECK (outcome IN ('ok', 'error', 'blocked', 'cancelled')),
+    blocked       INTEGER NOT NULL CHECK (blocked IN (0, 1)),
+    error         TEXT,
+    CHECK (blocked = 0 OR (outcome = 'blocked' AND request_body = ''))
+) STRICT;
+CREATE INDEX llm_calls_by_workflow ON llm_calls (workflow_id, id);
+
+CREATE TABLE privacy_confirmations (
+    workflow_id TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+    content     TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+) STRICT;
+CREATE INDEX privacy_confirmations_by_workflow ON privacy_confirmations (workflow_id);
+"#;
+
 /// Migration 3 (reserved for the build pipeline): the state of each
 /// version's build (phase, stage, iteration, pending gate, test report) and
 /// the runs of approved workflows.
@@ -131,6 +164,5 @@ pub fn migrations() -> Migrations<'static> {
 
 /// The migration list, for tests that append a migration of their own.
 pub(crate) fn all() -> Vec<M<'static>> {
-    // Migration 2 is reserved for another branch; it goes between these two.
-    vec![M::up(V1), M::up(V3)]
+    vec![M::up(V1), M::up(V2), M::up(V3)]
 }

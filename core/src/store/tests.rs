@@ -235,3 +235,27 @@ fn a_backup_is_taken_before_pending_migrations_and_old_ones_are_pruned() {
     assert_eq!(names.len(), BACKUPS_KEPT);
     assert!(names[BACKUPS_KEPT - 1].contains("00-00-14"));
 }
+
+#[test]
+fn migration_2_upgrades_a_version_1_database_and_keeps_its_rows() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let v1 = Migrations::new(vec![rusqlite_migration::M::up(schema::V1)]);
+    let conn = open_with(home.path(), "2024-01-01T00:00:00.000Z", &v1).expect("v1");
+    workflow(&conn, "wf_1");
+    drop(conn);
+    let conn = open(home.path(), "2024-01-02T00:00:00.000Z").expect("upgrade");
+    assert!(get_workflow(&conn, "wf_1").expect("read").is_some());
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM llm_calls", [], |r| r.get(0))
+        .expect("ledger table");
+    assert_eq!(n, 0);
+    // A blocked call must not carry a body.
+    let err = conn
+        .execute(
+            "INSERT INTO llm_calls (id, created_at, role, provider, model, request_body, latency_ms, outcome, blocked)
+             VALUES ('call_1', 't', 'validator', 'x', '', 'raw body', 0, 'blocked', 1)",
+            [],
+        )
+        .expect_err("blocked rows keep no body");
+    assert!(is_constraint(err));
+}

@@ -13,10 +13,14 @@ use serde::Serialize;
 #[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct ErrorBody {
     /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
-    /// `archived`, `payload_too_large`, `provider_error` or `internal`.
+    /// `archived`, `payload_too_large`, `provider_error`, `privacy_blocked`,
+    /// `keyring_unavailable` or `internal`.
     pub error: String,
     /// What went wrong, for people.
     pub message: String,
+    /// For `privacy_blocked`: each value found, masked, and where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
 }
 
 /// An error answered to the client.
@@ -25,6 +29,7 @@ pub struct AppError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
 }
 
 impl AppError {
@@ -34,6 +39,7 @@ impl AppError {
             status,
             code,
             message: message.into(),
+            matches: None,
         }
     }
 
@@ -61,11 +67,21 @@ impl AppError {
 impl From<CoreError> for AppError {
     fn from(e: CoreError) -> Self {
         let message = e.to_string();
+        if let CoreError::Provider(maskflow_core::ProviderError::PrivacyBlocked(matches)) = e {
+            let mut err = Self::new(StatusCode::UNPROCESSABLE_ENTITY, "privacy_blocked", message);
+            err.matches = Some(matches);
+            return err;
+        }
         match e.code() {
             ErrorCode::InvalidRequest => Self::invalid(message),
             ErrorCode::NotFound => Self::not_found(message),
             ErrorCode::Conflict => Self::new(StatusCode::CONFLICT, "conflict", message),
             ErrorCode::Archived => Self::new(StatusCode::GONE, "archived", message),
+            ErrorCode::KeyringUnavailable => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "keyring_unavailable",
+                message,
+            ),
             ErrorCode::ProviderError => {
                 Self::new(StatusCode::BAD_GATEWAY, "provider_error", message)
             }
@@ -117,6 +133,7 @@ impl IntoResponse for AppError {
         let body = ErrorBody {
             error: self.code.to_owned(),
             message: self.message,
+            matches: self.matches,
         };
         (self.status, axum::Json(body)).into_response()
     }

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod error;
 mod events;
 mod extracts;
+mod llm;
 mod runs;
 pub mod ui;
 mod workflows;
@@ -115,6 +116,14 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::gate))
         .routes(routes!(runs::sessions))
         .routes(routes!(workflows::get_version))
+        .routes(routes!(llm::get_settings, llm::put_settings))
+        .routes(routes!(llm::put_key, llm::delete_key))
+        .routes(routes!(llm::test_provider))
+        .routes(routes!(llm::detected))
+        .routes(routes!(llm::ledger))
+        .routes(routes!(llm::manual_list))
+        .routes(routes!(llm::manual_answer))
+        .routes(routes!(llm::manual_dismiss))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }

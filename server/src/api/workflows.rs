@@ -93,6 +93,7 @@ pub async fn delete(
         (status = 400, description = "Bad request", body = ErrorBody),
         (status = 404, description = "No such workflow", body = ErrorBody),
         (status = 409, description = "A message is in progress, or the workflow is building or rejected", body = ErrorBody),
+        (status = 422, description = "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", body = ErrorBody),
         (status = 502, description = "The LLM back end failed", body = ErrorBody),
     ))]
 pub async fn send_message(
@@ -101,7 +102,10 @@ pub async fn send_message(
     ApiJson(message): ApiJson<SendMessage>,
 ) -> Result<ApiJson<MessageReply>, AppError> {
     Ok(ApiJson(
-        state.service.send_message(&id, &message.content).await?,
+        state
+            .service
+            .send_message_with(&id, &message.content, message.confirm_privacy)
+            .await?,
     ))
 }
 

@@ -7,4 +7,9 @@ export type SendMessage = {
 /**
  * What the user typed.
  */
-content: string, };
+content: string, 
+/**
+ * Send it even though the privacy guard found values from the user's
+ * files in it (after the user confirmed; only their own text passes).
+ */
+confirm_privacy: boolean, };

@@ -1,0 +1,159 @@
+//! The egress ledger: one `llm_calls` row per outbound LLM request — what
+//! was sent (the exact body), to whom, what came back, how long it took and
+//! whether the guard blocked it. This is the user's answer to "what left my
+//! machine". A blocked request records no body (it was not sent).
+
+use rusqlite::{Connection, Row, params};
+use serde::{Deserialize, Serialize};
+
+/// How a call ended.
+pub const OUTCOMES: [&str; 4] = ["ok", "error", "blocked", "cancelled"];
+
+/// One row of the ledger.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+pub struct LedgerEntry {
+    /// `call_…`
+    pub id: String,
+    /// When the request was made (RFC 3339).
+    pub created_at: String,
+    /// The role that asked: `validator`, `clarifier`, `builder`, `agent:<name>`.
+    pub role: String,
+    /// The back end: `openai`, `anthropic`, `ollama`, `manual`, `replay`.
+    pub provider: String,
+    /// The model asked ("" when the back end has none).
+    pub model: String,
+    /// The workflow it was for.
+    pub workflow_id: Option<String>,
+    /// Where it was sent (network back ends).
+    pub url: Option<String>,
+    /// The exact body sent ("" when nothing was sent).
+    pub request_body: String,
+    /// The reply's text.
+    pub reply: Option<String>,
+    /// Prompt tokens, when the server said.
+    pub input_tokens: Option<i64>,
+    /// Reply tokens, when the server said.
+    pub output_tokens: Option<i64>,
+    /// Milliseconds from sending to the whole reply.
+    pub latency_ms: i64,
+    /// `ok`, `error`, `blocked` or `cancelled`.
+    pub outcome: String,
+    /// Whether the privacy guard refused to send it.
+    pub blocked: bool,
+    /// What went wrong, in words.
+    pub error: Option<String>,
+}
+
+/// Receives ledger entries (the service stores them and announces them).
+pub trait CallSink: Send + Sync + std::fmt::Debug {
+    /// Records one call.
+    fn record(&self, entry: LedgerEntry);
+}
+
+const COLS: &str = "id, created_at, role, provider, model, workflow_id, url, request_body, reply, \
+input_tokens, output_tokens, latency_ms, outcome, blocked, error";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
+    Ok(LedgerEntry {
+        id: r.get(0)?,
+        created_at: r.get(1)?,
+        role: r.get(2)?,
+        provider: r.get(3)?,
+        model: r.get(4)?,
+        workflow_id: r.get(5)?,
+        url: r.get(6)?,
+        request_body: r.get(7)?,
+        reply: r.get(8)?,
+        input_tokens: r.get(9)?,
+        output_tokens: r.get(10)?,
+        latency_ms: r.get(11)?,
+        outcome: r.get(12)?,
+        blocked: r.get(13)?,
+        error: r.get(14)?,
+    })
+}
+
+/// Appends an entry.
+pub fn insert(conn: &Connection, e: &LedgerEntry) -> rusqlite::Result<()> {
+    conn.execute(
+        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+        params![
+            e.id, e.created_at, e.role, e.provider, e.model, e.workflow_id, e.url, e.request_body,
+            e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome, e.blocked, e.error
+        ],
+    )?;
+    Ok(())
+}
+
+/// Entries newest first; `q` keeps those whose body, reply, role, provider,
+/// model, workflow or error contains it.
+pub fn list(
+    conn: &Connection,
+    q: Option<&str>,
+    limit: u32,
+    offset: u32,
+) -> rusqlite::Result<Vec<LedgerEntry>> {
+    let pattern = q.filter(|q| !q.is_empty()).map(|q| {
+        let escaped = q
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        format!("%{escaped}%")
+    });
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLS} FROM llm_calls
+         WHERE ?1 IS NULL OR request_body LIKE ?1 ESCAPE '\\' OR reply LIKE ?1 ESCAPE '\\'
+            OR role LIKE ?1 ESCAPE '\\' OR provider LIKE ?1 ESCAPE '\\' OR model LIKE ?1 ESCAPE '\\'
+            OR workflow_id LIKE ?1 ESCAPE '\\' OR error LIKE ?1 ESCAPE '\\'
+         ORDER BY id DESC LIMIT ?2 OFFSET ?3"
+    ))?;
+    stmt.query_map(params![pattern, limit, offset], from_row)?
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, body: &str) -> LedgerEntry {
+        LedgerEntry {
+            id: id.into(),
+            created_at: "2024-01-01T00:00:00.000Z".into(),
+            role: "validator".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            workflow_id: None,
+            url: Some("http://x/v1/chat/completions".into()),
+            request_body: body.into(),
+            reply: Some("{}".into()),
+            input_tokens: Some(3),
+            output_tokens: None,
+            latency_ms: 5,
+            outcome: "ok".into(),
+            blocked: false,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn entries_are_listed_newest_first_and_searched() {
+        let conn = crate::store::open_in_memory().expect("db");
+        insert(&conn, &entry("call_01", "hello 100%")).expect("insert");
+        insert(&conn, &entry("call_02", "world")).expect("insert");
+        let all = list(&conn, None, 10, 0).expect("list");
+        assert_eq!(
+            all.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+            ["call_02", "call_01"]
+        );
+        assert_eq!(all[1], entry("call_01", "hello 100%"));
+        assert_eq!(list(&conn, Some("100%"), 10, 0).expect("q").len(), 1);
+        assert_eq!(list(&conn, Some("%"), 10, 0).expect("q").len(), 1);
+        assert_eq!(list(&conn, None, 1, 1).expect("page")[0].id, "call_01");
+        let mut bad = entry("call_03", "");
+        bad.outcome = "exploded".into();
+        assert!(
+            insert(&conn, &bad).is_err(),
+            "outcomes are checked by the schema"
+        );
+    }
+}

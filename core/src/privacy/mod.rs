@@ -1,0 +1,207 @@
+//! Privacy: the egress guard ([`guard`]) and the ledger ([`ledger`]), joined
+//! as one [`Provider`] decorator, [`GuardedProvider`], that wraps any back
+//! end. Every request is checked against the version's raw values before it
+//! leaves — a match fails with [`ProviderError::PrivacyBlocked`] and nothing
+//! is sent — and every request, sent or blocked, is recorded in the ledger.
+
+pub mod guard;
+pub mod ledger;
+
+use std::sync::{Arc, Mutex};
+
+use crate::ids::{Clock, IdGen, format_rfc3339};
+use crate::providers::call::{self, CallRecord};
+use crate::providers::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+
+pub use guard::{GuardIndex, GuardMatch};
+pub use ledger::{CallSink, LedgerEntry};
+
+/// A provider behind the guard and the ledger.
+#[derive(Debug, Clone)]
+pub struct GuardedProvider {
+    inner: Arc<dyn Provider>,
+    guard: Arc<GuardIndex>,
+    allowed: Vec<String>,
+    sink: Arc<dyn CallSink>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+    workflow_id: Option<String>,
+}
+
+impl GuardedProvider {
+    /// Wraps `inner`: requests are checked against `guard` (the tokens of
+    /// `allowed` texts pass) and recorded through `sink`.
+    pub fn new(
+        inner: Arc<dyn Provider>,
+        guard: Arc<GuardIndex>,
+        sink: Arc<dyn CallSink>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGen>,
+    ) -> Self {
+        Self {
+            inner,
+            guard,
+            allowed: Vec::new(),
+            sink,
+            clock,
+            ids,
+            workflow_id: None,
+        }
+    }
+
+    /// Calls are about `workflow_id`.
+    pub fn for_workflow(mut self, workflow_id: Option<String>) -> Self {
+        self.workflow_id = workflow_id;
+        self
+    }
+
+    /// Texts whose tokens may be sent (text the user confirmed).
+    pub fn allowing(mut self, texts: Vec<String>) -> Self {
+        self.allowed = texts;
+        self
+    }
+
+    /// The wrapped back end.
+    pub fn inner(&self) -> &Arc<dyn Provider> {
+        &self.inner
+    }
+
+    fn entry(&self, request: &LlmRequest, at: &str) -> LedgerEntry {
+        LedgerEntry {
+            id: self.ids.next_id("call"),
+            created_at: at.to_owned(),
+            role: request.role.key(),
+            provider: self.inner.name().to_owned(),
+            model: self.inner.model().to_owned(),
+            workflow_id: self.workflow_id.clone(),
+            url: None,
+            request_body: String::new(),
+            reply: None,
+            input_tokens: None,
+            output_tokens: None,
+            latency_ms: 0,
+            outcome: "ok".into(),
+            blocked: false,
+            error: None,
+        }
+    }
+
+    async fn run(
+        &self,
+        request: &LlmRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<LlmReply, ProviderError> {
+        let started = self.clock.now_ms();
+        let at = format_rfc3339(started);
+        let matches = self.guard.check_request(request, &self.allowed);
+        if !matches.is_empty() {
+            let mut e = self.entry(request, &at);
+            let err = ProviderError::PrivacyBlocked(matches);
+            e.outcome = "blocked".into();
+            e.blocked = true;
+            e.error = Some(err.to_string());
+            self.sink.record(e);
+            return Err(err);
+        }
+        let record = CallRecord::new(self.workflow_id.clone());
+        // Records the call even when the caller drops it half-way.
+        let pending = Pending {
+            sink: self.sink.clone(),
+            clock: self.clock.clone(),
+            started,
+            record: record.clone(),
+            fallback_body: request_text(request),
+            entry: Mutex::new(Some(self.entry(request, &at))),
+        };
+        let result = call::scope(record, self.inner.complete(request, on_delta)).await;
+        pending.finish(&result);
+        result
+    }
+}
+
+/// The request as the ledger shows it when the back end sends no HTTP body
+/// (replay, manual): its role, messages and schema as JSON.
+fn request_text(request: &LlmRequest) -> String {
+    serde_json::json!({
+        "role": request.role.key(),
+        "messages": request.messages,
+        "schema": request.schema,
+    })
+    .to_string()
+}
+
+struct Pending {
+    sink: Arc<dyn CallSink>,
+    clock: Arc<dyn Clock>,
+    started: u64,
+    record: Arc<CallRecord>,
+    fallback_body: String,
+    entry: Mutex<Option<LedgerEntry>>,
+}
+
+impl Pending {
+    fn take(&self) -> Option<LedgerEntry> {
+        let mut e = self
+            .entry
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        let r = self.record.recorded();
+        e.url = r.url;
+        e.request_body = r.body.unwrap_or_else(|| self.fallback_body.clone());
+        e.input_tokens = r.input_tokens;
+        e.output_tokens = r.output_tokens;
+        e.latency_ms =
+            i64::try_from(self.clock.now_ms().saturating_sub(self.started)).unwrap_or(i64::MAX);
+        Some(e)
+    }
+
+    fn finish(&self, result: &Result<LlmReply, ProviderError>) {
+        if let Some(mut e) = self.take() {
+            match result {
+                Ok(reply) => e.reply = Some(reply.text.clone()),
+                Err(err) => {
+                    e.outcome = if matches!(err, ProviderError::Cancelled { .. }) {
+                        "cancelled".into()
+                    } else {
+                        "error".into()
+                    };
+                    e.error = Some(err.to_string());
+                }
+            }
+            self.sink.record(e);
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut e) = self.take() {
+            e.outcome = "cancelled".into();
+            e.error = Some("the request was stopped before the reply came".into());
+            self.sink.record(e);
+        }
+    }
+}
+
+impl Provider for GuardedProvider {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn is_manual(&self) -> bool {
+        self.inner.is_manual()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        Box::pin(self.run(request, on_delta))
+    }
+}

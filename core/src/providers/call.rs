@@ -1,0 +1,88 @@
+//! The context of one outbound LLM call, carried as a tokio task-local so
+//! the [`crate::privacy::GuardedProvider`] decorator can learn what a back
+//! end really sent (the exact body, token counts) without changing the
+//! [`super::Provider`] trait. Back ends call [`record_request`] and
+//! [`record_usage`]; outside a call scope those calls do nothing.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+tokio::task_local! {
+    static CALL: Arc<CallRecord>;
+}
+
+/// What one call sent and got, filled in by the back end.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The exact body of the last HTTP request sent.
+    pub body: Option<String>,
+    /// Where it was sent.
+    pub url: Option<String>,
+    /// Prompt tokens, when the server said.
+    pub input_tokens: Option<i64>,
+    /// Reply tokens, when the server said.
+    pub output_tokens: Option<i64>,
+    /// How many HTTP attempts were made (retries included).
+    pub attempts: u32,
+}
+
+/// One call's context: who asked, and what the back end recorded.
+#[derive(Debug, Default)]
+pub struct CallRecord {
+    /// The workflow the call is for, when there is one.
+    pub workflow_id: Option<String>,
+    recorded: Mutex<Recorded>,
+}
+
+impl CallRecord {
+    /// A record for a call about `workflow_id`.
+    pub fn new(workflow_id: Option<String>) -> Arc<Self> {
+        Arc::new(Self {
+            workflow_id,
+            recorded: Mutex::new(Recorded::default()),
+        })
+    }
+
+    /// What was recorded so far.
+    pub fn recorded(&self) -> Recorded {
+        self.recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Runs `f` with `record` as the current call.
+pub async fn scope<F: Future>(record: Arc<CallRecord>, f: F) -> F::Output {
+    CALL.scope(record, f).await
+}
+
+fn with(f: impl FnOnce(&mut Recorded)) {
+    let _ = CALL.try_with(|c| f(&mut c.recorded.lock().unwrap_or_else(|e| e.into_inner())));
+}
+
+/// Records an HTTP request about to be sent (each attempt).
+pub fn record_request(url: &str, body: &str) {
+    with(|r| {
+        r.url = Some(url.to_owned());
+        r.body = Some(body.to_owned());
+        r.attempts += 1;
+    });
+}
+
+/// Records token counts (either may be unknown).
+pub fn record_usage(input: Option<i64>, output: Option<i64>) {
+    with(|r| {
+        if input.is_some() {
+            r.input_tokens = input;
+        }
+        if output.is_some() {
+            r.output_tokens = output;
+        }
+    });
+}
+
+/// The workflow of the current call, if any.
+pub fn workflow_id() -> Option<String> {
+    CALL.try_with(|c| c.workflow_id.clone()).ok().flatten()
+}

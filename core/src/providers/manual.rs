@@ -1,0 +1,259 @@
+//! The manual back end (seed 001's `ManualAI`): no network at all. A request
+//! becomes a [`ManualPrompt`] that the UI shows with a copy button (and an
+//! [`Event::ManualPrompt`] announces); the user pastes the answer from any
+//! AI tool, and [`ManualProvider::answer`] resolves the waiting call. The
+//! answer is then validated like any other reply. A prompt the user
+//! dismisses fails with [`ProviderError::Cancelled`]; a call that is
+//! dropped (its request abandoned) withdraws its prompt.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::{
+    BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, call,
+};
+use crate::events::{Event, EventBus};
+use crate::ids::{Clock, IdGen, format_rfc3339};
+
+/// A prompt waiting for the user to paste an answer.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+pub struct ManualPrompt {
+    /// `mp_…`
+    pub id: String,
+    /// The role asking: `validator`, `clarifier`, `builder`, `agent:<name>`.
+    pub role: String,
+    /// The workflow it is for, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workflow_id: Option<String>,
+    /// The prompt to copy into an AI tool, in order.
+    pub messages: Vec<ChatMessage>,
+    /// The JSON schema the answer must match, when one is wanted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    #[ts(type = "unknown")]
+    pub schema: Option<Value>,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+/// Why an answer could not be given.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ManualError {
+    /// No prompt with this id is waiting (answered, dismissed, or never made).
+    #[error("no manual prompt {0} is waiting for an answer")]
+    NotFound(String),
+    /// The pasted answer is empty.
+    #[error("the answer is empty; paste the AI tool's reply")]
+    Empty,
+}
+
+type Waiter = oneshot::Sender<Result<String, ProviderError>>;
+
+/// The manual back end. Shared: the service keeps one and hands it to every
+/// role that is set to manual.
+#[derive(Debug)]
+pub struct ManualProvider {
+    pending: Mutex<BTreeMap<String, (ManualPrompt, Waiter)>>,
+    events: EventBus,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+}
+
+/// Withdraws a prompt whose call was dropped.
+struct Withdraw<'a> {
+    provider: &'a ManualProvider,
+    id: String,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if self.provider.lock().remove(&self.id).is_some() {
+            self.provider.events.publish(Event::ManualPromptClosed {
+                id: self.id.clone(),
+                reason: "abandoned".into(),
+            });
+        }
+    }
+}
+
+impl ManualProvider {
+    /// A manual back end announcing prompts on `events`.
+    pub fn new(events: EventBus, clock: Arc<dyn Clock>, ids: Arc<dyn IdGen>) -> Self {
+        Self {
+            pending: Mutex::new(BTreeMap::new()),
+            events,
+            clock,
+            ids,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, (ManualPrompt, Waiter)>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The prompts waiting for an answer, oldest first.
+    pub fn pending(&self) -> Vec<ManualPrompt> {
+        self.lock().values().map(|(p, _)| p.clone()).collect()
+    }
+
+    /// Gives the pasted `text` as the answer to prompt `id`.
+    pub fn answer(&self, id: &str, text: &str) -> Result<(), ManualError> {
+        if text.trim().is_empty() {
+            return Err(ManualError::Empty);
+        }
+        let (_, waiter) = self
+            .lock()
+            .remove(id)
+            .ok_or_else(|| ManualError::NotFound(id.to_owned()))?;
+        let _ = waiter.send(Ok(text.to_owned()));
+        self.events.publish(Event::ManualPromptClosed {
+            id: id.to_owned(),
+            reason: "answered".into(),
+        });
+        Ok(())
+    }
+
+    /// Dismisses prompt `id`: its call fails as cancelled.
+    pub fn dismiss(&self, id: &str) -> Result<(), ManualError> {
+        let (_, waiter) = self
+            .lock()
+            .remove(id)
+            .ok_or_else(|| ManualError::NotFound(id.to_owned()))?;
+        let _ = waiter.send(Err(ProviderError::Cancelled {
+            provider: "manual".into(),
+            reason: "the user dismissed the prompt".into(),
+        }));
+        self.events.publish(Event::ManualPromptClosed {
+            id: id.to_owned(),
+            reason: "dismissed".into(),
+        });
+        Ok(())
+    }
+
+    async fn run(
+        &self,
+        request: &LlmRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<LlmReply, ProviderError> {
+        let prompt = ManualPrompt {
+            id: self.ids.next_id("mp"),
+            role: request.role.key(),
+            workflow_id: call::workflow_id(),
+            messages: request.messages.clone(),
+            schema: request.schema.clone(),
+            created_at: format_rfc3339(self.clock.now_ms()),
+        };
+        let (tx, rx) = oneshot::channel();
+        let id = prompt.id.clone();
+        self.lock().insert(id.clone(), (prompt.clone(), tx));
+        let _withdraw = Withdraw {
+            provider: self,
+            id: id.clone(),
+        };
+        self.events.publish(Event::ManualPrompt { prompt });
+        let text = rx.await.map_err(|_| ProviderError::Cancelled {
+            provider: "manual".into(),
+            reason: "the prompt was withdrawn".into(),
+        })??;
+        on_delta(&text);
+        Ok(LlmReply { text })
+    }
+}
+
+impl Provider for ManualProvider {
+    fn name(&self) -> &str {
+        "manual"
+    }
+
+    fn is_manual(&self) -> bool {
+        true
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        Box::pin(self.run(request, on_delta))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{StepClock, UlidGen};
+    use crate::providers::{ChatRole, Role};
+
+    fn provider() -> Arc<ManualProvider> {
+        let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
+        Arc::new(ManualProvider::new(
+            EventBus::default(),
+            clock.clone(),
+            Arc::new(UlidGen::new(clock)),
+        ))
+    }
+
+    fn request() -> LlmRequest {
+        LlmRequest {
+            role: Role::Clarifier,
+            messages: vec![ChatMessage::new(ChatRole::User, "hi")],
+            schema: None,
+        }
+    }
+
+    async fn wait_for_prompt(rx: &mut tokio::sync::broadcast::Receiver<Event>) -> ManualPrompt {
+        loop {
+            if let Ok(Event::ManualPrompt { prompt }) = rx.recv().await {
+                return prompt;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_resolves_the_waiting_call() {
+        let p = provider();
+        let mut rx = p.events.subscribe();
+        let q = p.clone();
+        let call = tokio::spawn(async move { q.complete(&request(), &|_| {}).await });
+        let prompt = wait_for_prompt(&mut rx).await;
+        assert_eq!(prompt.role, "clarifier");
+        assert_eq!(p.pending().len(), 1);
+        assert_eq!(p.answer(&prompt.id, "  "), Err(ManualError::Empty));
+        p.answer(&prompt.id, "the answer").expect("answer");
+        let reply = call.await.expect("join").expect("reply");
+        assert_eq!(reply.text, "the answer");
+        assert!(p.pending().is_empty());
+        assert_eq!(
+            p.answer(&prompt.id, "again"),
+            Err(ManualError::NotFound(prompt.id.clone()))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dismissed_prompt_fails_as_cancelled_and_a_dropped_call_withdraws_it() {
+        let p = provider();
+        let mut rx = p.events.subscribe();
+        let q = p.clone();
+        let call = tokio::spawn(async move { q.complete(&request(), &|_| {}).await });
+        let prompt = wait_for_prompt(&mut rx).await;
+        p.dismiss(&prompt.id).expect("dismiss");
+        let err = call.await.expect("join").expect_err("cancelled");
+        assert!(matches!(err, ProviderError::Cancelled { .. }), "{err}");
+
+        let q = p.clone();
+        let call = tokio::spawn(async move { q.complete(&request(), &|_| {}).await });
+        let prompt = wait_for_prompt(&mut rx).await;
+        call.abort();
+        let _ = call.await;
+        assert!(p.pending().is_empty());
+        assert_eq!(
+            p.answer(&prompt.id, "late"),
+            Err(ManualError::NotFound(prompt.id))
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! Ollama's native back end: `POST {base}/api/chat` streaming NDJSON (one
+//! JSON object a line, the last with `"done": true`), with `format` set to
+//! the reply's JSON schema for structured replies.
+
+use serde_json::{Value, json};
+
+use super::http::{Endpoint, HttpClient, Lines};
+use super::{BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+
+/// The default base URL of a local Ollama.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
+
+/// An Ollama native back end.
+#[derive(Debug, Clone)]
+pub struct OllamaProvider {
+    client: HttpClient,
+}
+
+impl OllamaProvider {
+    /// A back end at `endpoint` (base URL without `/api`).
+    pub fn new(endpoint: Endpoint) -> Result<Self, ProviderError> {
+        Ok(Self {
+            client: HttpClient::new("Ollama", endpoint)?,
+        })
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.client.endpoint().api_key {
+            Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
+            None => Vec::new(),
+        }
+    }
+
+    /// Checks that the server answers (`GET /api/tags`) and lists its models.
+    pub async fn test_connection(&self) -> Result<String, ProviderError> {
+        let response = self.client.get("/api/tags", &self.headers()).await?;
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        let names: Vec<String> = body["models"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(format!(
+            "connected to {}; models: {}",
+            self.client.endpoint().base_url,
+            if names.is_empty() {
+                "(none pulled)".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ))
+    }
+
+    async fn run(
+        &self,
+        request: &LlmRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<LlmReply, ProviderError> {
+        let body = request_body(
+            self.client.endpoint(),
+            &request.messages,
+            request.schema.as_ref(),
+        );
+        let response = self
+            .client
+            .post_json("/api/chat", &self.headers(), &body)
+            .await?;
+        let mut lines = Lines::new(response);
+        let mut text = String::new();
+        let mut finished = false;
+        while let Some(line) = lines.next(&self.client).await? {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                return Err(self
+                    .client
+                    .fail("the server sent a stream line that is not JSON"));
+            };
+            if let Some(err) = v.get("error") {
+                return Err(self.client.fail(format!(
+                    "the server reported an error in the stream: {}",
+                    err.as_str().unwrap_or("unknown error")
+                )));
+            }
+            if let Some(t) = v.pointer("/message/content").and_then(Value::as_str)
+                && !t.is_empty()
+            {
+                on_delta(t);
+                text.push_str(t);
+            }
+            if v["done"].as_bool() == Some(true) {
+                super::call::record_usage(
+                    v["prompt_eval_count"].as_i64(),
+                    v["eval_count"].as_i64(),
+                );
+                finished = true;
+                break;
+            }
+        }
+        if !finished {
+            return Err(self.client.truncated());
+        }
+        Ok(LlmReply { text })
+    }
+}
+
+/// The request body (pure).
+pub fn request_body(
+    endpoint: &Endpoint,
+    messages: &[ChatMessage],
+    schema: Option<&Value>,
+) -> Value {
+    let mut body = json!({
+        "model": endpoint.model,
+        "messages": messages,
+        "stream": true,
+    });
+    if let Some(s) = schema {
+        body["format"] = s.clone();
+    }
+    let mut options = serde_json::Map::new();
+    if let Some(t) = endpoint.temperature {
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(m) = endpoint.max_tokens {
+        options.insert("num_predict".into(), json!(m));
+    }
+    if !options.is_empty() {
+        body["options"] = Value::Object(options);
+    }
+    body
+}
+
+impl Provider for OllamaProvider {
+    fn name(&self) -> &str {
+        "ollama"
+    }
+
+    fn model(&self) -> &str {
+        &self.client.endpoint().model
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        Box::pin(self.run(request, on_delta))
+    }
+}

@@ -1,0 +1,211 @@
+//! The OpenAI-compatible back end: `POST {base}/chat/completions` with
+//! streaming over SSE (OpenAI, Ollama's `/v1`, LM Studio, llama.cpp's
+//! server, vLLM, OpenRouter, Groq). Structured replies ask for
+//! `response_format: json_schema`; a server that refuses that (400) is asked
+//! again without it, and the reply is then validated by [`super::ask_json`]
+//! like any other (the prompts already carry the schema as instructions).
+
+use serde_json::{Value, json};
+
+use super::http::{Endpoint, HttpClient, Sse};
+use super::{BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+
+/// An OpenAI-compatible chat completions back end.
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    client: HttpClient,
+    json_schema: bool,
+}
+
+impl OpenAiProvider {
+    /// A back end at `endpoint` (base URL ending in `/v1`).
+    pub fn new(endpoint: Endpoint) -> Result<Self, ProviderError> {
+        Ok(Self {
+            client: HttpClient::new("OpenAI-compatible server", endpoint)?,
+            json_schema: true,
+        })
+    }
+
+    /// Whether structured replies use `response_format: json_schema`.
+    pub fn with_json_schema(mut self, on: bool) -> Self {
+        self.json_schema = on;
+        self
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.client.endpoint().api_key {
+            Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
+            None => Vec::new(),
+        }
+    }
+
+    /// Checks that the server answers and knows the model (`GET /models`).
+    pub async fn test_connection(&self) -> Result<String, ProviderError> {
+        let response = self.client.get("/models", &self.headers()).await?;
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        let ids: Vec<String> = body["data"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(format!(
+            "connected to {}; models: {}",
+            self.client.endpoint().base_url,
+            if ids.is_empty() {
+                "(none listed)".to_owned()
+            } else {
+                ids.join(", ")
+            }
+        ))
+    }
+}
+
+/// The request body (pure).
+pub fn request_body(
+    endpoint: &Endpoint,
+    messages: &[ChatMessage],
+    schema: Option<&Value>,
+) -> Value {
+    let mut body = json!({
+        "model": endpoint.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if let Some(t) = endpoint.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(m) = endpoint.max_tokens {
+        body["max_tokens"] = json!(m);
+    }
+    if let Some(schema) = schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": false}
+        });
+    }
+    body
+}
+
+impl OpenAiProvider {
+    async fn run(
+        &self,
+        request: &LlmRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<LlmReply, ProviderError> {
+        let schema = request.schema.as_ref().filter(|_| self.json_schema);
+        let body = request_body(self.client.endpoint(), &request.messages, schema);
+        let response = match self
+            .client
+            .post_json("/chat/completions", &self.headers(), &body)
+            .await
+        {
+            Err(ProviderError::Failed { message, .. })
+                if schema.is_some() && message.contains("(400)") =>
+            {
+                // The server does not take response_format: instructions only.
+                let plain = request_body(self.client.endpoint(), &request.messages, None);
+                self.client
+                    .post_json("/chat/completions", &self.headers(), &plain)
+                    .await
+                    .map_err(|_| self.client.fail(message))?
+            }
+            other => other?,
+        };
+        let mut sse = Sse::new(response);
+        let mut text = String::new();
+        let mut finished = false;
+        while let Some((_, data)) = sse.next(&self.client).await? {
+            if data.trim() == "[DONE]" {
+                finished = true;
+                break;
+            }
+            let Ok(chunk) = serde_json::from_str::<Value>(&data) else {
+                return Err(self
+                    .client
+                    .fail("the server sent a stream event that is not JSON"));
+            };
+            if let Some(err) = chunk.get("error") {
+                return Err(self.client.fail(format!(
+                    "the server reported an error in the stream: {}",
+                    super::http::error_detail(&json!({"error": err}).to_string())
+                )));
+            }
+            if let Some(delta) = chunk
+                .pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+                && !delta.is_empty()
+            {
+                on_delta(delta);
+                text.push_str(delta);
+            }
+            if chunk
+                .pointer("/choices/0/finish_reason")
+                .is_some_and(|f| !f.is_null())
+            {
+                finished = true;
+            }
+            if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+                super::call::record_usage(
+                    usage["prompt_tokens"].as_i64(),
+                    usage["completion_tokens"].as_i64(),
+                );
+            }
+        }
+        if !finished {
+            return Err(self.client.truncated());
+        }
+        Ok(LlmReply { text })
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.client.endpoint().model
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        Box::pin(self.run(request, on_delta))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ChatRole;
+
+    #[test]
+    fn the_body_asks_for_a_stream_and_the_schema() {
+        let mut e = Endpoint::new("http://x/v1", "gpt-x");
+        e.temperature = Some(0.0);
+        let body = request_body(
+            &e,
+            &[
+                ChatMessage::new(ChatRole::System, "s"),
+                ChatMessage::new(ChatRole::User, "u"),
+            ],
+            Some(&json!({"type": "object"})),
+        );
+        assert_eq!(body["model"], "gpt-x");
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["messages"][1]["role"], "user");
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"]["type"],
+            "object"
+        );
+        assert_eq!(body["temperature"], 0.0);
+        assert!(request_body(&e, &[], None).get("response_format").is_none());
+    }
+}

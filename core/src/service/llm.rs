@@ -1,0 +1,353 @@
+//! The service's side of LLM back ends: which provider each role uses (from
+//! the settings, or fixed by the caller), keys, "test connection", the
+//! manual back end's pending prompts, and the privacy guard and ledger that
+//! every call goes through ([`Service::llm`]).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+use rusqlite::params;
+use serde_json::json;
+
+use super::{Service, lock};
+use crate::error::{CoreError, Result};
+use crate::events::{Event, EventBus};
+use crate::ids::{Clock, IdGen};
+use crate::keys::{self, Credentials, KeySource};
+use crate::privacy::GuardedProvider;
+use crate::privacy::guard::{self, GuardIndex};
+use crate::privacy::ledger::{self, CallSink, LedgerEntry};
+use crate::prompts;
+use crate::providers::http::ApiKey;
+use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
+use crate::providers::{Provider, Role, Unconfigured};
+use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
+use crate::store;
+
+/// Most ledger entries one page may hold.
+pub const MAX_LEDGER_PAGE: u32 = 500;
+
+/// Where the providers of the roles come from.
+#[derive(Clone, Debug)]
+pub enum ProviderSource {
+    /// The `roles` of the [`super::ServiceConfig`] (tests, `--replay`).
+    Fixed,
+    /// The stored settings (manual by default), with keys from `keys`.
+    Settings,
+}
+
+/// What the service keeps for LLM calls.
+#[derive(Debug)]
+pub(super) struct LlmState {
+    manual: Arc<ManualProvider>,
+    source: ProviderSource,
+    keys: Arc<dyn Credentials>,
+    env: fn(&str) -> Option<String>,
+    built: RwLock<HashMap<String, Arc<dyn Provider>>>,
+    guards: Mutex<HashMap<String, Arc<GuardIndex>>>,
+    vocabulary: String,
+    detected: Mutex<Vec<Detected>>,
+    max_file_bytes: u64,
+}
+
+impl LlmState {
+    pub(super) fn new(
+        source: ProviderSource,
+        keys: Arc<dyn Credentials>,
+        events: &EventBus,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGen>,
+    ) -> Self {
+        Self {
+            manual: Arc::new(ManualProvider::new(events.clone(), clock, ids)),
+            source,
+            keys,
+            env: keys::process_env,
+            built: RwLock::new(HashMap::new()),
+            guards: Mutex::new(HashMap::new()),
+            vocabulary: vocabulary(),
+            detected: Mutex::new(Vec::new()),
+            max_file_bytes: guard::DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Maskflow's own prompt text (templates, schemas, repair wording): never
+/// data, so its words may always be sent.
+fn vocabulary() -> String {
+    let empty = json!([]);
+    let mut text = String::new();
+    for r in [
+        prompts::validator_request(&empty, &[]),
+        prompts::clarifier_request(&empty, &[]),
+        prompts::builder_request(&empty, &[]),
+    ] {
+        for m in r.messages {
+            text.push_str(&m.content);
+            text.push('\n');
+        }
+        if let Some(s) = r.schema {
+            text.push_str(&s.to_string());
+        }
+    }
+    text.push_str(&prompts::repair_prompt(""));
+    text.push_str(prompts::RUNNER_CONTRACT);
+    text
+}
+
+impl CallSink for Service {
+    fn record(&self, entry: LedgerEntry) {
+        let stored = ledger::insert(&self.db(), &entry);
+        if let Err(e) = stored {
+            eprintln!("maskflow: could not record an LLM call in the ledger: {e}");
+        }
+        self.inner.events.publish(Event::LedgerEntry { entry });
+    }
+}
+
+impl Service {
+    fn llm_state(&self) -> &LlmState {
+        &self.inner.llm
+    }
+
+    /// Rebuilds the back ends from the stored settings and keys (settings mode).
+    pub(super) fn reload_providers(&self) -> Result<()> {
+        if !matches!(self.llm_state().source, ProviderSource::Settings) {
+            return Ok(());
+        }
+        let settings = settings::load(&self.db())?;
+        let mut built = HashMap::new();
+        for p in &settings.providers {
+            let key = self.key_of(&p.id, p.kind.as_str()).0;
+            let provider = settings::build_provider(p, key, &self.llm_state().manual)?;
+            built.insert(p.id.clone(), provider);
+        }
+        *self
+            .llm_state()
+            .built
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = built;
+        Ok(())
+    }
+
+    fn key_of(&self, id: &str, kind: &str) -> (Option<ApiKey>, KeySource, Option<String>) {
+        if kind == "manual" {
+            return (None, KeySource::None, None);
+        }
+        match keys::resolve(
+            self.llm_state().keys.as_ref(),
+            id,
+            kind,
+            &self.llm_state().env,
+        ) {
+            Ok((k, source)) => (k.and_then(ApiKey::new), source, None),
+            Err(e) => (None, KeySource::None, Some(e.to_string())),
+        }
+    }
+
+    /// The back end `role` uses now (not yet guarded).
+    pub fn role_provider(&self, role: &Role) -> Result<Arc<dyn Provider>> {
+        match self.llm_state().source {
+            ProviderSource::Fixed => Ok(self.inner.roles.for_role(role).clone()),
+            ProviderSource::Settings => {
+                let settings = settings::load(&self.db())?;
+                let built = self
+                    .llm_state()
+                    .built
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner());
+                Ok(settings
+                    .provider_for(role)
+                    .and_then(|p| built.get(&p.id).cloned())
+                    .unwrap_or_else(|| Arc::new(Unconfigured)))
+            }
+        }
+    }
+
+    /// The back end for `role`, behind the privacy guard of `version_id`'s
+    /// files and the ledger. `confirmed` is user text the user chose to send
+    /// despite the guard.
+    pub fn llm(
+        &self,
+        role: &Role,
+        workflow_id: Option<&str>,
+        version_id: Option<&str>,
+        confirmed: Option<&str>,
+    ) -> Result<GuardedProvider> {
+        let guard = match version_id {
+            Some(v) => self.guard_for(v)?,
+            None => Arc::new(GuardIndex::new()),
+        };
+        let mut allowed = match workflow_id {
+            Some(w) => self.confirmations(w)?,
+            None => Vec::new(),
+        };
+        allowed.extend(confirmed.map(str::to_owned));
+        Ok(GuardedProvider::new(
+            self.role_provider(role)?,
+            guard,
+            Arc::new(self.clone()),
+            self.inner.clock.clone(),
+            self.inner.ids.clone(),
+        )
+        .for_workflow(workflow_id.map(str::to_owned))
+        .allowing(allowed))
+    }
+
+    /// The guard index of a version's files (built once, then cached).
+    pub fn guard_for(&self, version_id: &str) -> Result<Arc<GuardIndex>> {
+        if let Some(g) = lock(&self.llm_state().guards).get(version_id) {
+            return Ok(g.clone());
+        }
+        let (extracts, files) = {
+            let db = self.db();
+            let version = store::get_version(&db, version_id)?
+                .ok_or_else(|| CoreError::not_found("version", version_id))?;
+            let mut files = Vec::new();
+            for id in store::file_ids_of(&db, version_id)? {
+                if let Some(f) = store::get_file(&db, &id)? {
+                    files.push((f.path, f.filename));
+                }
+            }
+            (version.file_extracts, files)
+        };
+        let mut index = GuardIndex::new();
+        for (path, name) in &files {
+            index.add_file(Path::new(path), name, self.llm_state().max_file_bytes);
+        }
+        guard::allow_json(&mut index, &extracts);
+        index.allow(&self.llm_state().vocabulary);
+        let index = Arc::new(index);
+        lock(&self.llm_state().guards).insert(version_id.to_owned(), index.clone());
+        Ok(index)
+    }
+
+    fn confirmations(&self, workflow_id: &str) -> Result<Vec<String>> {
+        let db = self.db();
+        let mut stmt = db.prepare(
+            "SELECT content FROM privacy_confirmations WHERE workflow_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt
+            .query_map([workflow_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(rows)
+    }
+
+    /// Records that the user chose to send `content` despite the guard.
+    pub(super) fn confirm_privacy(&self, workflow_id: &str, content: &str) -> Result<()> {
+        let now = self.now();
+        self.db().execute(
+            "INSERT INTO privacy_confirmations (workflow_id, content, created_at) VALUES (?1, ?2, ?3)",
+            params![workflow_id, content, now],
+        )?;
+        Ok(())
+    }
+
+    /// The LLM settings, with where each key comes from (never the key).
+    pub fn settings(&self) -> Result<SettingsView> {
+        let s = settings::load(&self.db())?;
+        Ok(SettingsView {
+            providers: s
+                .providers
+                .into_iter()
+                .map(|config| {
+                    let (_, key, key_error) = self.key_of(&config.id, config.kind.as_str());
+                    ProviderView {
+                        config,
+                        key,
+                        key_error,
+                    }
+                })
+                .collect(),
+            roles: s.roles,
+        })
+    }
+
+    /// Replaces the LLM settings (validated) and rebuilds the back ends.
+    pub fn update_settings(&self, new: LlmSettings) -> Result<SettingsView> {
+        let now = self.now();
+        settings::save(&self.db(), &new, &now)?;
+        self.reload_providers()?;
+        self.settings()
+    }
+
+    fn provider_config(&self, id: &str) -> Result<settings::ProviderConfig> {
+        settings::load(&self.db())?
+            .providers
+            .into_iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| CoreError::not_found("provider", id))
+    }
+
+    /// Stores the API key of provider `id` in the system keyring.
+    pub fn set_key(&self, id: &str, key: &str) -> Result<()> {
+        let config = self.provider_config(id)?;
+        if config.kind == settings::ProviderKind::Manual {
+            return Err(CoreError::InvalidRequest(
+                "the manual back end takes no key".into(),
+            ));
+        }
+        self.llm_state().keys.set(id, key)?;
+        self.reload_providers()
+    }
+
+    /// Removes the API key of provider `id` from the keyring.
+    pub fn delete_key(&self, id: &str) -> Result<()> {
+        self.provider_config(id)?;
+        self.llm_state().keys.delete(id)?;
+        self.reload_providers()
+    }
+
+    /// Tries provider `id` with its key: does the server answer and accept it?
+    pub async fn test_provider(&self, id: &str) -> Result<ConnectionTest> {
+        let config = self.provider_config(id)?;
+        let (key, _, key_error) = self.key_of(id, config.kind.as_str());
+        let mut result = settings::test_connection(&config, key).await;
+        if let (false, Some(why)) = (result.ok, key_error) {
+            result.message = format!("{}; also: {why}", result.message);
+        }
+        Ok(result)
+    }
+
+    /// Looks for local servers now and remembers what was found.
+    pub async fn detect_providers(&self) -> Vec<Detected> {
+        let found = settings::detect().await;
+        *lock(&self.llm_state().detected) = found.clone();
+        found
+    }
+
+    /// The prompts waiting for the user to paste an answer.
+    pub fn manual_prompts(&self) -> Vec<ManualPrompt> {
+        self.llm_state().manual.pending()
+    }
+
+    /// Answers a waiting manual prompt with the pasted `text`.
+    pub fn answer_manual(&self, id: &str, text: &str) -> Result<()> {
+        self.llm_state()
+            .manual
+            .answer(id, text)
+            .map_err(|e| manual_error(e, id))
+    }
+
+    /// Dismisses a waiting manual prompt (its request fails as cancelled).
+    pub fn dismiss_manual(&self, id: &str) -> Result<()> {
+        self.llm_state()
+            .manual
+            .dismiss(id)
+            .map_err(|e| manual_error(e, id))
+    }
+
+    /// The ledger, newest first; `q` searches bodies, replies and names.
+    pub fn ledger(&self, q: Option<&str>, limit: u32, offset: u32) -> Result<Vec<LedgerEntry>> {
+        let limit = limit.clamp(1, MAX_LEDGER_PAGE);
+        Ok(ledger::list(&self.db(), q, limit, offset)?)
+    }
+}
+
+fn manual_error(e: ManualError, id: &str) -> CoreError {
+    match e {
+        ManualError::NotFound(_) => CoreError::not_found("manual prompt", id),
+        other => CoreError::InvalidRequest(other.to_string()),
+    }
+}
