@@ -18,6 +18,8 @@ pub enum ErrorCode {
     Archived,
     /// The LLM back end failed or replied with something unusable.
     ProviderError,
+    /// A flow run's stored agent conversation belongs to another agent.
+    AgentMismatch,
     /// Something went wrong inside Maskflow (database, disk).
     Internal,
 }
@@ -31,6 +33,7 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::Archived => "archived",
             ErrorCode::ProviderError => "provider_error",
+            ErrorCode::AgentMismatch => "agent_mismatch",
             ErrorCode::Internal => "internal",
         }
     }
@@ -57,6 +60,12 @@ pub enum CoreError {
     /// The version is archived.
     #[error("version {0} is archived; work on the workflow's current version instead")]
     Archived(String),
+    /// A flow run is already running (seed 004's `RUN_IN_PROGRESS`).
+    #[error("flow run {0} is already running; stop it or wait for it")]
+    RunInProgress(String),
+    /// A flow run's stored agent conversation belongs to another agent.
+    #[error("{0}")]
+    AgentMismatch(String),
     /// A status move that the version table does not allow.
     #[error(transparent)]
     Transition(#[from] InvalidTransition),
@@ -89,13 +98,24 @@ impl CoreError {
         match self {
             CoreError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             CoreError::NotFound { .. } => ErrorCode::NotFound,
-            CoreError::Conflict(_) | CoreError::Transition(_) => ErrorCode::Conflict,
+            CoreError::Conflict(_) | CoreError::Transition(_) | CoreError::RunInProgress(_) => {
+                ErrorCode::Conflict
+            }
+            CoreError::AgentMismatch(_) => ErrorCode::AgentMismatch,
             CoreError::Archived(_) => ErrorCode::Archived,
             CoreError::Provider(_) => ErrorCode::ProviderError,
             CoreError::Db(_)
             | CoreError::Migration(_)
             | CoreError::Io { .. }
             | CoreError::Corrupt(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// A finer code for the UI to branch on (`RUN_IN_PROGRESS`), if any.
+    pub fn detail_code(&self) -> Option<&'static str> {
+        match self {
+            CoreError::RunInProgress(_) => Some("RUN_IN_PROGRESS"),
+            _ => None,
         }
     }
 

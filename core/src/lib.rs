@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod events;
+pub mod flows;
 pub mod ids;
 pub mod prompts;
 pub mod providers;

@@ -81,6 +81,7 @@ struct Inner {
     ids: Arc<dyn IdGen>,
     busy: Mutex<HashSet<String>>,
     events: EventBus,
+    flows: crate::flows::FlowEngine,
 }
 
 /// Marks a workflow busy until dropped.
@@ -111,6 +112,15 @@ impl Service {
     pub fn open(config: ServiceConfig) -> Result<Service> {
         let stamp = format_rfc3339(config.clock.now_ms());
         let conn = store::open(&config.home, &stamp)?;
+        let events = EventBus::default();
+        let flows = crate::flows::FlowEngine::open(crate::flows::FlowConfig {
+            home: config.home.clone(),
+            roles: config.roles.clone(),
+            clock: config.clock.clone(),
+            ids: config.ids.clone(),
+            events: events.clone(),
+            synchronous: crate::flows::Synchronous::Normal,
+        })?;
         let service = Service {
             inner: Arc::new(Inner {
                 db: Mutex::new(conn),
@@ -119,7 +129,8 @@ impl Service {
                 clock: config.clock,
                 ids: config.ids,
                 busy: Mutex::new(HashSet::new()),
-                events: EventBus::default(),
+                events,
+                flows,
             }),
         };
         service.recover_interrupted_builds()?;
@@ -129,6 +140,11 @@ impl Service {
     /// The data folder.
     pub fn home(&self) -> &Path {
         &self.inner.home
+    }
+
+    /// The flow engine (seed 004's `/api/flows…`), sharing this service's events.
+    pub fn flows(&self) -> &crate::flows::FlowEngine {
+        &self.inner.flows
     }
 
     /// A receiver of every later [`Event`].

@@ -90,6 +90,12 @@ CREATE TABLE workflow_version_files (
 ) STRICT;
 "#;
 
+/// Migration 4 (reserved for flows; 2 and 3 belong to other branches and are
+/// ordered before it when merged): flow runs with their definition and state,
+/// versioned checkpoints with a monotonic id, transcript turns and the
+/// messages of each agent conversation. See [`crate::flows::store`].
+pub const V4: &str = crate::flows::store::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -97,5 +103,5 @@ pub fn migrations() -> Migrations<'static> {
 
 /// The migration list, for tests that append a migration of their own.
 pub(crate) fn all() -> Vec<M<'static>> {
-    vec![M::up(V1)]
+    vec![M::up(V1), M::up(V4)]
 }
