@@ -1039,7 +1039,7 @@ mod tests {
         let e = err(
             r#"{"steps":[{"type":"llm","agentType":"a","identifier":"i","messages":[{"role":"user","content":["x"]}],"colour":1}]}"#,
         );
-        assert_eq!(e.path, "steps[0]");
+        assert_eq!(e.path, "steps[0].colour");
         assert!(e.message.contains("unknown field `colour`"), "{e}");
         let e =
             err(r#"{"steps":[{"type":"llm","agentType":"  ","identifier":"i","messages":[]}]}"#);

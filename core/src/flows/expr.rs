@@ -458,7 +458,7 @@ mod tests {
             assert!(!e.message.is_empty(), "{bad}");
             assert!(e.to_string().contains("invalid condition"));
         }
-        assert_eq!(parse("a b").expect_err("trailing").at, 1);
+        assert_eq!(parse("a b").expect_err("trailing").at, 2);
     }
 
     #[test]

@@ -108,10 +108,10 @@ pub fn parse_break(text: &str) -> Result<YesNo, String> {
 
 /// The structured output of an agent reply.
 pub fn parse_output(text: &str) -> Value {
-    if let Ok(v @ Value::Object(_)) = extract_json(text) {
+    if let Some(v) = parse_sections(text) {
         return v;
     }
-    if let Some(v) = parse_sections(text) {
+    if let Ok(v @ Value::Object(_)) = extract_json(text) {
         return v;
     }
     json!({ "text": text.trim() })

@@ -448,7 +448,7 @@ mod tests {
     fn migration_4_creates_the_tables_and_a_step_commits_atomically() {
         let mut conn = crate::store::open_in_memory().expect("db");
         insert_run(&conn, &row("flow_1")).expect("insert");
-        let mut state = RunState {
+        let state = RunState {
             steps_done: 1,
             step_path: vec![0, 1],
             ..RunState::default()
@@ -474,9 +474,12 @@ mod tests {
             now: "t2",
         };
         commit_step(&mut conn, &commit).expect("commit");
-        state.steps_done = 2;
+        let state2 = RunState {
+            steps_done: 2,
+            ..state.clone()
+        };
         let commit = StepCommit {
-            state: &state,
+            state: &state2,
             ..commit
         };
         commit_step(&mut conn, &commit).expect("commit 2");
