@@ -4,6 +4,7 @@
 //! library call; errors get their context here (`anyhow`).
 
 mod extract_cmd;
+mod flows_cmd;
 
 use maskflow_server::serve;
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Print the masked extract of each file as a JSON array.
     Extract(extract_cmd::ExtractArgs),
+    /// List, run, resume and stop flows.
+    Flows(flows_cmd::FlowsArgs),
     /// Serve the HTTP API on 127.0.0.1 (prints the URL with its token).
     Serve(serve::ServeArgs),
 }
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Extract(args) => extract_cmd::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Flows(args) => flows_cmd::run(args),
     };
     match result {
         Ok(code) => code,

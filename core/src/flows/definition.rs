@@ -849,21 +849,17 @@ fn validate_list(
                     }
                 }
             }
-            Step::Foreach(_) => {
-                if !matches!(steps.get(i + 1), Some(Step::Join(_))) {
-                    return Err(DefinitionError::at(
-                        &p,
-                        "a foreach must be followed by a join step",
-                    ));
-                }
+            Step::Foreach(_) if !matches!(steps.get(i + 1), Some(Step::Join(_))) => {
+                return Err(DefinitionError::at(
+                    &p,
+                    "a foreach must be followed by a join step",
+                ));
             }
-            Step::Join(_) => {
-                if i == 0 || !matches!(steps[i - 1], Step::Foreach(_)) {
-                    return Err(DefinitionError::at(
-                        &p,
-                        "a join must come right after a foreach",
-                    ));
-                }
+            Step::Join(_) if i == 0 || !matches!(steps[i - 1], Step::Foreach(_)) => {
+                return Err(DefinitionError::at(
+                    &p,
+                    "a join must come right after a foreach",
+                ));
             }
             Step::Gate(s) => {
                 for (o, opt) in s.options.iter().enumerate() {

@@ -455,7 +455,9 @@ impl FlowEngine {
                 }
                 if let Step::Command(c) = step {
                     let key = format!("{}/{}", c.agent_type, c.command_name);
-                    if !snap.commands.contains_key(&key) {
+                    if let std::collections::btree_map::Entry::Vacant(slot) =
+                        snap.commands.entry(key)
+                    {
                         let cmd = agents::load_command(
                             &self.inner.home,
                             c.agent_type.as_str(),
@@ -469,7 +471,7 @@ impl FlowEngine {
                             )),
                             other => CoreError::InvalidRequest(other.to_string()),
                         })?;
-                        snap.commands.insert(key, cmd);
+                        slot.insert(cmd);
                     }
                 }
             }
@@ -493,6 +495,7 @@ impl FlowEngine {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn new_row(
         &self,
         name: &str,

@@ -108,10 +108,7 @@ pub fn lookup(ctx: &Value, path: &[Segment]) -> Option<Value> {
     let mut cur = ctx;
     for (i, seg) in path.iter().enumerate() {
         cur = match (seg, cur) {
-            (Segment::Key(k), Value::Object(m)) => match m.get(k) {
-                Some(v) => v,
-                None => return None,
-            },
+            (Segment::Key(k), Value::Object(m)) => m.get(k)?,
             (Segment::Key(k), Value::Array(a)) if k == "length" && i + 1 == path.len() => {
                 return Some(Value::from(a.len()));
             }

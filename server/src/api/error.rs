@@ -17,6 +17,9 @@ pub struct ErrorBody {
     pub error: String,
     /// What went wrong, for people.
     pub message: String,
+    /// A finer code the UI branches on, e.g. `RUN_IN_PROGRESS`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 /// An error answered to the client.
@@ -25,6 +28,7 @@ pub struct AppError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    detail: Option<&'static str>,
 }
 
 impl AppError {
@@ -34,6 +38,7 @@ impl AppError {
             status,
             code,
             message: message.into(),
+            detail: None,
         }
     }
 
@@ -61,7 +66,8 @@ impl AppError {
 impl From<CoreError> for AppError {
     fn from(e: CoreError) -> Self {
         let message = e.to_string();
-        match e.code() {
+        let detail = e.detail_code();
+        let mut err = match e.code() {
             ErrorCode::InvalidRequest => Self::invalid(message),
             ErrorCode::NotFound => Self::not_found(message),
             ErrorCode::Conflict => Self::new(StatusCode::CONFLICT, "conflict", message),
@@ -69,8 +75,13 @@ impl From<CoreError> for AppError {
             ErrorCode::ProviderError => {
                 Self::new(StatusCode::BAD_GATEWAY, "provider_error", message)
             }
+            ErrorCode::AgentMismatch => {
+                Self::new(StatusCode::BAD_REQUEST, "agent_mismatch", message)
+            }
             _ => Self::internal(message),
-        }
+        };
+        err.detail = detail;
+        err
     }
 }
 
@@ -117,6 +128,7 @@ impl IntoResponse for AppError {
         let body = ErrorBody {
             error: self.code.to_owned(),
             message: self.message,
+            code: self.detail.map(str::to_owned),
         };
         (self.status, axum::Json(body)).into_response()
     }

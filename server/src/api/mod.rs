@@ -9,6 +9,7 @@ pub mod auth;
 pub mod error;
 mod events;
 mod extracts;
+mod flows;
 mod workflows;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
@@ -108,6 +109,13 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::send_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
+        .routes(routes!(flows::list))
+        .routes(routes!(flows::definition))
+        .routes(routes!(flows::run))
+        .routes(routes!(flows::runs))
+        .routes(routes!(flows::get_run, flows::patch_run, flows::delete_run))
+        .routes(routes!(flows::stop))
+        .routes(routes!(flows::gate))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }
