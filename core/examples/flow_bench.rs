@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use maskflow_core::events::EventBus;
 use maskflow_core::flows::{FlowConfig, FlowEngine, StartFlow, Synchronous};
-use maskflow_core::providers::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role};
+use maskflow_core::providers::{
+    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
+};
 use maskflow_core::{Clock, Roles, SystemClock, UlidGen};
 
 /// Answers at once: `{"n": 1}` to the worker, "yes" to the stopper at the last iteration.
@@ -23,11 +25,19 @@ impl Provider for Instant2 {
     fn name(&self) -> &str {
         "instant"
     }
-    fn complete<'a>(&'a self, request: &'a LlmRequest, _d: DeltaSink<'a>) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        _d: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
         Box::pin(async move {
             let text = if request.role == Role::Agent("stopper".into()) {
                 let n = self.breaks.fetch_add(1, Ordering::Relaxed) + 1;
-                if n >= self.iterations { r#"{"answer":"yes"}"# } else { r#"{"answer":"no"}"# }
+                if n >= self.iterations {
+                    r#"{"answer":"yes"}"#
+                } else {
+                    r#"{"answer":"no"}"#
+                }
             } else {
                 r#"{"n":1}"#
             };
@@ -54,7 +64,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             {"type":"break","agentType":"stopper","identifier":"s","question":"stop?","breakOn":"yes"}]}]}"#,
     )?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let provider = Arc::new(Instant2 { iterations, breaks: AtomicUsize::new(0) });
+    let provider = Arc::new(Instant2 {
+        iterations,
+        breaks: AtomicUsize::new(0),
+    });
     let engine = FlowEngine::open(FlowConfig {
         home: home.path().to_owned(),
         roles: Roles::all(provider),
@@ -63,7 +76,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         events: EventBus::default(),
         synchronous: sync,
     })?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let (seconds, done, checkpoints) = runtime.block_on(async {
         let (started, handle) = engine.prepare("bench", StartFlow::default())?;
         let t = Instant::now();
@@ -78,7 +93,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     println!(
         "{{\"engine\":\"maskflow\",\"synchronous\":\"{}\",\"steps\":{done},\"turns\":{checkpoints},\"seconds\":{seconds:.4},\"ms_per_step\":{:.4}}}",
-        if sync == Synchronous::Full { "FULL" } else { "NORMAL" },
+        if sync == Synchronous::Full {
+            "FULL"
+        } else {
+            "NORMAL"
+        },
         seconds * 1000.0 / done as f64
     );
     Ok(())
