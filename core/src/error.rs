@@ -22,6 +22,8 @@ pub enum ErrorCode {
     PrivacyBlocked,
     /// No system keyring could be used (the message names the env variable).
     KeyringUnavailable,
+    /// A flow run's stored agent conversation belongs to another agent.
+    AgentMismatch,
     /// Something went wrong inside Maskflow (database, disk).
     Internal,
 }
@@ -37,6 +39,7 @@ impl ErrorCode {
             ErrorCode::ProviderError => "provider_error",
             ErrorCode::PrivacyBlocked => "privacy_blocked",
             ErrorCode::KeyringUnavailable => "keyring_unavailable",
+            ErrorCode::AgentMismatch => "agent_mismatch",
             ErrorCode::Internal => "internal",
         }
     }
@@ -63,6 +66,12 @@ pub enum CoreError {
     /// The version is archived.
     #[error("version {0} is archived; work on the workflow's current version instead")]
     Archived(String),
+    /// A flow run is already running (seed 004's `RUN_IN_PROGRESS`).
+    #[error("flow run {0} is already running; stop it or wait for it")]
+    RunInProgress(String),
+    /// A flow run's stored agent conversation belongs to another agent.
+    #[error("{0}")]
+    AgentMismatch(String),
     /// A status move that the version table does not allow.
     #[error(transparent)]
     Transition(#[from] InvalidTransition),
@@ -98,7 +107,10 @@ impl CoreError {
         match self {
             CoreError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             CoreError::NotFound { .. } => ErrorCode::NotFound,
-            CoreError::Conflict(_) | CoreError::Transition(_) => ErrorCode::Conflict,
+            CoreError::Conflict(_) | CoreError::Transition(_) | CoreError::RunInProgress(_) => {
+                ErrorCode::Conflict
+            }
+            CoreError::AgentMismatch(_) => ErrorCode::AgentMismatch,
             CoreError::Archived(_) => ErrorCode::Archived,
             CoreError::Provider(ProviderError::PrivacyBlocked(_)) => ErrorCode::PrivacyBlocked,
             CoreError::Provider(_) => ErrorCode::ProviderError,
@@ -108,6 +120,14 @@ impl CoreError {
             | CoreError::Migration(_)
             | CoreError::Io { .. }
             | CoreError::Corrupt(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// A finer code for the UI to branch on (`RUN_IN_PROGRESS`), if any.
+    pub fn detail_code(&self) -> Option<&'static str> {
+        match self {
+            CoreError::RunInProgress(_) => Some("RUN_IN_PROGRESS"),
+            _ => None,
         }
     }
 

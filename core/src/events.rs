@@ -56,6 +56,34 @@ pub enum Event {
         #[ts(type = "number")]
         total: u64,
     },
+    /// A flow run's transcript turn was committed.
+    FlowTurn {
+        /// The run.
+        conversation_id: String,
+        /// The flow.
+        flow_name: String,
+        /// The turn, with its step metadata.
+        turn: crate::flows::TurnView,
+    },
+    /// A flow run's status changed (seed 004's `turn_final` for stopped, failed, completed).
+    FlowStatus {
+        /// The run.
+        conversation_id: String,
+        /// The flow.
+        flow_name: String,
+        /// Its new status.
+        status: crate::flows::RunStatus,
+        /// Why, when failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A piece of a flow agent's reply as it streams in.
+    FlowDelta {
+        /// The run.
+        conversation_id: String,
+        /// The new text.
+        delta: String,
+    },
     /// A workflow was deleted.
     WorkflowDeleted {
         /// The workflow.

@@ -4,6 +4,7 @@
 //! library call; errors get their context here (`anyhow`).
 
 mod extract_cmd;
+mod flows_cmd;
 mod run_cmd;
 
 use maskflow_server::serve;
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Print the masked extract of each file as a JSON array.
     Extract(extract_cmd::ExtractArgs),
+    /// List, run, resume and stop flows.
+    Flows(flows_cmd::FlowsArgs),
     /// Serve the HTTP API on 127.0.0.1 (prints the URL with its token).
     Serve(serve::ServeArgs),
     /// Run an approved workflow on local files; prints the output paths.
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => extract_cmd::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Flows(args) => flows_cmd::run(args),
     };
     match result {
         Ok(code) => code,

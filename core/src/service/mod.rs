@@ -103,6 +103,7 @@ struct Inner {
     busy: Mutex<HashSet<String>>,
     events: EventBus,
     llm: llm::LlmState,
+    flows: crate::flows::FlowEngine,
 }
 
 /// Marks a workflow busy until dropped.
@@ -141,6 +142,14 @@ impl Service {
             config.clock.clone(),
             config.ids.clone(),
         );
+        let flows = crate::flows::FlowEngine::open(crate::flows::FlowConfig {
+            home: config.home.clone(),
+            roles: config.roles.clone(),
+            clock: config.clock.clone(),
+            ids: config.ids.clone(),
+            events: events.clone(),
+            synchronous: crate::flows::Synchronous::Normal,
+        })?;
         let service = Service {
             inner: Arc::new(Inner {
                 db: Mutex::new(conn),
@@ -151,6 +160,7 @@ impl Service {
                 busy: Mutex::new(HashSet::new()),
                 events,
                 llm,
+                flows,
             }),
         };
         service.reload_providers()?;
@@ -161,6 +171,11 @@ impl Service {
     /// The data folder.
     pub fn home(&self) -> &Path {
         &self.inner.home
+    }
+
+    /// The flow engine (seed 004's `/api/flows…`), sharing this service's events.
+    pub fn flows(&self) -> &crate::flows::FlowEngine {
+        &self.inner.flows
     }
 
     /// A receiver of every later [`Event`].

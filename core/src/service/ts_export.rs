@@ -38,6 +38,13 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::settings::Detected::export_all_to(dir)?;
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
+    crate::flows::FlowList::export_all_to(dir)?;
+    crate::flows::StartFlow::export_all_to(dir)?;
+    crate::flows::Started::export_all_to(dir)?;
+    crate::flows::RunList::export_all_to(dir)?;
+    crate::flows::RunView::export_all_to(dir)?;
+    crate::flows::GateAnswer::export_all_to(dir)?;
+    crate::flows::RunPatch::export_all_to(dir)?;
     Ok(())
 }
 

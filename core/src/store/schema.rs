@@ -157,6 +157,12 @@ CREATE TABLE workflow_runs (
 CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
 "#;
 
+/// Migration 4 (reserved for flows; 2 and 3 belong to other branches and are
+/// ordered before it when merged): flow runs with their definition and state,
+/// versioned checkpoints with a monotonic id, transcript turns and the
+/// messages of each agent conversation. See [`crate::flows::store`].
+pub const V4: &str = crate::flows::store::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -164,5 +170,5 @@ pub fn migrations() -> Migrations<'static> {
 
 /// The migration list, for tests that append a migration of their own.
 pub(crate) fn all() -> Vec<M<'static>> {
-    vec![M::up(V1), M::up(V2), M::up(V3)]
+    vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)]
 }

@@ -21,6 +21,9 @@ pub struct ErrorBody {
     /// For `privacy_blocked`: each value found, masked, and where it came from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
+    /// A finer code the UI branches on, e.g. `RUN_IN_PROGRESS`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 /// An error answered to the client.
@@ -30,6 +33,7 @@ pub struct AppError {
     code: &'static str,
     message: String,
     matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
+    detail: Option<&'static str>,
 }
 
 impl AppError {
@@ -40,6 +44,7 @@ impl AppError {
             code,
             message: message.into(),
             matches: None,
+            detail: None,
         }
     }
 
@@ -72,7 +77,8 @@ impl From<CoreError> for AppError {
             err.matches = Some(matches);
             return err;
         }
-        match e.code() {
+        let detail = e.detail_code();
+        let mut err = match e.code() {
             ErrorCode::InvalidRequest => Self::invalid(message),
             ErrorCode::NotFound => Self::not_found(message),
             ErrorCode::Conflict => Self::new(StatusCode::CONFLICT, "conflict", message),
@@ -85,8 +91,13 @@ impl From<CoreError> for AppError {
             ErrorCode::ProviderError => {
                 Self::new(StatusCode::BAD_GATEWAY, "provider_error", message)
             }
+            ErrorCode::AgentMismatch => {
+                Self::new(StatusCode::BAD_REQUEST, "agent_mismatch", message)
+            }
             _ => Self::internal(message),
-        }
+        };
+        err.detail = detail;
+        err
     }
 }
 
@@ -134,6 +145,7 @@ impl IntoResponse for AppError {
             error: self.code.to_owned(),
             message: self.message,
             matches: self.matches,
+            code: self.detail.map(str::to_owned),
         };
         (self.status, axum::Json(body)).into_response()
     }

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod error;
 mod events;
 mod extracts;
+mod flows;
 mod llm;
 mod runs;
 pub mod ui;
@@ -124,6 +125,13 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::manual_list))
         .routes(routes!(llm::manual_answer))
         .routes(routes!(llm::manual_dismiss))
+        .routes(routes!(flows::list))
+        .routes(routes!(flows::definition))
+        .routes(routes!(flows::run))
+        .routes(routes!(flows::runs))
+        .routes(routes!(flows::get_run, flows::patch_run, flows::delete_run))
+        .routes(routes!(flows::stop))
+        .routes(routes!(flows::gate))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }

@@ -50,13 +50,19 @@ fn open_with(home: &std::path::Path, config: ServiceConfig) -> (Router, Service)
 }
 
 async fn wait_status(rx: &mut tokio::sync::broadcast::Receiver<Event>, want: Status) {
-    loop {
-        if let Event::StatusChanged { status, .. } = rx.recv().await.expect("event")
-            && status == want
-        {
-            return;
+    let wait = async {
+        loop {
+            if let Event::StatusChanged { status, .. } = rx.recv().await.expect("event")
+                && status == want
+            {
+                return;
+            }
         }
-    }
+    };
+    // A bound, so a missing event fails the test instead of hanging CI.
+    tokio::time::timeout(std::time::Duration::from_secs(120), wait)
+        .await
+        .unwrap_or_else(|_| panic!("no version reached {want:?}"));
 }
 
 fn ledger_leaks(entries: &Value) -> Vec<String> {
@@ -397,7 +403,7 @@ async fn with_no_configuration_the_manual_back_end_runs_the_seed_conversation() 
                 let Ok(event) = rx.recv().await else {
                     return answered;
                 };
-                if let Event::ManualPrompt { prompt } = event {
+                if let Event::ManualPrompt { prompt } = &event {
                     let (_, pending) = call(&app, "GET", "/api/manual", None).await;
                     assert!(
                         pending
@@ -417,9 +423,24 @@ async fn with_no_configuration_the_manual_back_end_runs_the_seed_conversation() 
                     .await;
                     assert_eq!(s, StatusCode::NO_CONTENT);
                     answered.push(prompt.role.clone());
-                    if prompt.role == "builder" {
-                        return answered;
-                    }
+                }
+                // With a manual back end the build waits at a gate for the person too.
+                if let Event::BuildChanged {
+                    workflow_id,
+                    version_id,
+                    build,
+                } = event
+                    && build.pending_gate
+                {
+                    let (s, _) = call(
+                        &app,
+                        "POST",
+                        &format!("/api/workflows/{workflow_id}/versions/{version_id}/gate"),
+                        Some(json!({"decision": "approve"})),
+                    )
+                    .await;
+                    assert_eq!(s, StatusCode::OK);
+                    return answered;
                 }
             }
         })

@@ -3,7 +3,9 @@ import type { BuildView } from "./BuildView";
 import type { LedgerEntry } from "./LedgerEntry";
 import type { ManualPrompt } from "./ManualPrompt";
 import type { MessageView } from "./MessageView";
+import type { RunStatus } from "./RunStatus";
 import type { Status } from "./Status";
+import type { TurnView } from "./TurnView";
 
 /**
  * Something that happened.
@@ -60,7 +62,43 @@ done: number,
 /**
  * The file's size in bytes.
  */
-total: number, } | { "type": "workflow_deleted", 
+total: number, } | { "type": "flow_turn", 
+/**
+ * The run.
+ */
+conversation_id: string, 
+/**
+ * The flow.
+ */
+flow_name: string, 
+/**
+ * The turn, with its step metadata.
+ */
+turn: TurnView, } | { "type": "flow_status", 
+/**
+ * The run.
+ */
+conversation_id: string, 
+/**
+ * The flow.
+ */
+flow_name: string, 
+/**
+ * Its new status.
+ */
+status: RunStatus, 
+/**
+ * Why, when failed.
+ */
+error?: string, } | { "type": "flow_delta", 
+/**
+ * The run.
+ */
+conversation_id: string, 
+/**
+ * The new text.
+ */
+delta: string, } | { "type": "workflow_deleted", 
 /**
  * The workflow.
  */

@@ -1,0 +1,470 @@
+//! The condition language of decisions, contracts and graph back edges: a
+//! small, safe expression language with a hand-written parser (no eval).
+//!
+//! Grammar (lowest precedence first):
+//!
+//! ```text
+//! or      := and ("||" and)*
+//! and     := unary ("&&" unary)*
+//! unary   := "!" unary | compare
+//! compare := primary (("===" | "!==" | "==" | "!=" | ">=" | "<=" | ">" | "<") primary)?
+//! primary := number | 'string' | "string" | true | false | null | path | "(" or ")"
+//! path    := name ("." name | "[" digits "]")*     e.g. output.score, output.files[0].path
+//! ```
+//!
+//! Semantics: a path reads the run context (a missing key is `null`; the
+//! `length` of an array or string is its length). `==` and `===` are the same
+//! strict JSON equality (no coercion), `!=` and `!==` its negation; `<`, `<=`,
+//! `>`, `>=` compare two numbers or two strings and are false for anything
+//! else. A value standing alone is true unless it is `null`, `false`, `0` or
+//! `""` (JavaScript's truthiness for JSON values).
+
+use serde_json::Value;
+
+/// A parse error: where in the expression and what is wrong.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+#[error("invalid condition {source_text:?} at character {at}: {message}")]
+pub struct ExprError {
+    /// The expression.
+    pub source_text: String,
+    /// Character offset of the problem.
+    pub at: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One segment of a path.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Segment {
+    /// `.name`
+    Key(String),
+    /// `[3]`
+    Index(usize),
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    /// `==` / `===`
+    Eq,
+    /// `!=` / `!==`
+    Ne,
+    /// `>=`
+    Ge,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `<`
+    Lt,
+}
+
+/// A parsed expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A JSON literal.
+    Lit(Value),
+    /// A path into the context.
+    Path(Vec<Segment>),
+    /// `!e`
+    Not(Box<Expr>),
+    /// `a && b`
+    And(Box<Expr>, Box<Expr>),
+    /// `a || b`
+    Or(Box<Expr>, Box<Expr>),
+    /// `a op b`
+    Compare(Box<Expr>, Cmp, Box<Expr>),
+}
+
+/// Parses an expression.
+pub fn parse(text: &str) -> Result<Expr, ExprError> {
+    let mut p = Parser {
+        src: text,
+        chars: text.chars().collect(),
+        pos: 0,
+    };
+    let e = p.or()?;
+    p.skip_ws();
+    if p.pos < p.chars.len() {
+        return Err(p.err("unexpected text after the end of the condition"));
+    }
+    Ok(e)
+}
+
+/// Parses a path such as `output.files[0].path` (used by `itemsPath` and templates).
+pub fn parse_path(text: &str) -> Result<Vec<Segment>, ExprError> {
+    match parse(text)? {
+        Expr::Path(p) => Ok(p),
+        _ => Err(ExprError {
+            source_text: text.to_owned(),
+            at: 0,
+            message: "expected a path such as output.items".into(),
+        }),
+    }
+}
+
+/// Reads `path` in `ctx` (`None` when missing).
+pub fn lookup(ctx: &Value, path: &[Segment]) -> Option<Value> {
+    let mut cur = ctx;
+    for (i, seg) in path.iter().enumerate() {
+        cur = match (seg, cur) {
+            (Segment::Key(k), Value::Object(m)) => m.get(k)?,
+            (Segment::Key(k), Value::Array(a)) if k == "length" && i + 1 == path.len() => {
+                return Some(Value::from(a.len()));
+            }
+            (Segment::Key(k), Value::String(s)) if k == "length" && i + 1 == path.len() => {
+                return Some(Value::from(s.chars().count()));
+            }
+            (Segment::Index(n), Value::Array(a)) => a.get(*n)?,
+            _ => return None,
+        };
+    }
+    Some(cur.clone())
+}
+
+/// Whether a value counts as true.
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+impl Expr {
+    /// Evaluates to a JSON value over `ctx`.
+    pub fn value(&self, ctx: &Value) -> Value {
+        match self {
+            Expr::Lit(v) => v.clone(),
+            Expr::Path(p) => lookup(ctx, p).unwrap_or(Value::Null),
+            _ => Value::Bool(self.eval(ctx)),
+        }
+    }
+
+    /// Evaluates as a condition over `ctx`.
+    pub fn eval(&self, ctx: &Value) -> bool {
+        match self {
+            Expr::Lit(_) | Expr::Path(_) => truthy(&self.value(ctx)),
+            Expr::Not(e) => !e.eval(ctx),
+            Expr::And(a, b) => a.eval(ctx) && b.eval(ctx),
+            Expr::Or(a, b) => a.eval(ctx) || b.eval(ctx),
+            Expr::Compare(a, op, b) => compare(&a.value(ctx), *op, &b.value(ctx)),
+        }
+    }
+}
+
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn compare(a: &Value, op: Cmp, b: &Value) -> bool {
+    use std::cmp::Ordering;
+    let ord = match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x.partial_cmp(&y),
+            _ => None,
+        },
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        _ => None,
+    };
+    match op {
+        Cmp::Eq => json_eq(a, b),
+        Cmp::Ne => !json_eq(a, b),
+        Cmp::Ge => matches!(ord, Some(Ordering::Greater | Ordering::Equal)),
+        Cmp::Le => matches!(ord, Some(Ordering::Less | Ordering::Equal)),
+        Cmp::Gt => ord == Some(Ordering::Greater),
+        Cmp::Lt => ord == Some(Ordering::Less),
+    }
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    chars: Vec<char>,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn err(&self, message: impl Into<String>) -> ExprError {
+        ExprError {
+            source_text: self.src.to_owned(),
+            at: self.pos,
+            message: message.into(),
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.chars.get(self.pos).is_some_and(|c| c.is_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, s: &str) -> bool {
+        self.skip_ws();
+        let n = s.chars().count();
+        if self.pos + n <= self.chars.len()
+            && self.chars[self.pos..self.pos + n]
+                .iter()
+                .copied()
+                .eq(s.chars())
+        {
+            self.pos += n;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn or(&mut self) -> Result<Expr, ExprError> {
+        let mut left = self.and()?;
+        while self.eat("||") {
+            let right = self.and()?;
+            left = Expr::Or(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Expr, ExprError> {
+        let mut left = self.unary()?;
+        while self.eat("&&") {
+            let right = self.unary()?;
+            left = Expr::And(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr, ExprError> {
+        self.skip_ws();
+        if self.chars.get(self.pos) == Some(&'!') && self.chars.get(self.pos + 1) != Some(&'=') {
+            self.pos += 1;
+            return Ok(Expr::Not(Box::new(self.unary()?)));
+        }
+        self.compare()
+    }
+
+    fn compare(&mut self) -> Result<Expr, ExprError> {
+        let left = self.primary()?;
+        // Longest operators first.
+        for (s, op) in [
+            ("===", Cmp::Eq),
+            ("!==", Cmp::Ne),
+            ("==", Cmp::Eq),
+            ("!=", Cmp::Ne),
+            (">=", Cmp::Ge),
+            ("<=", Cmp::Le),
+            (">", Cmp::Gt),
+            ("<", Cmp::Lt),
+        ] {
+            if self.eat(s) {
+                let right = self.primary()?;
+                return Ok(Expr::Compare(Box::new(left), op, Box::new(right)));
+            }
+        }
+        Ok(left)
+    }
+
+    fn primary(&mut self) -> Result<Expr, ExprError> {
+        self.skip_ws();
+        let Some(&c) = self.chars.get(self.pos) else {
+            return Err(self.err("expected a value or a path, found the end"));
+        };
+        if c == '(' {
+            self.pos += 1;
+            let e = self.or()?;
+            if !self.eat(")") {
+                return Err(self.err("expected ')'"));
+            }
+            return Ok(e);
+        }
+        if c == '\'' || c == '"' {
+            return self.string(c);
+        }
+        if c.is_ascii_digit()
+            || (c == '-'
+                && self
+                    .chars
+                    .get(self.pos + 1)
+                    .is_some_and(char::is_ascii_digit))
+        {
+            let start = self.pos;
+            self.pos += 1;
+            while self
+                .chars
+                .get(self.pos)
+                .is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E'))
+            {
+                self.pos += 1;
+            }
+            let text: String = self.chars[start..self.pos].iter().collect();
+            let v: Value = serde_json::from_str(&text).map_err(|_| ExprError {
+                source_text: self.src.to_owned(),
+                at: start,
+                message: format!("{text:?} is not a number"),
+            })?;
+            return Ok(Expr::Lit(v));
+        }
+        if c.is_alphabetic() || c == '_' || c == '$' {
+            let name = self.name();
+            match name.as_str() {
+                "true" => return Ok(Expr::Lit(Value::Bool(true))),
+                "false" => return Ok(Expr::Lit(Value::Bool(false))),
+                "null" => return Ok(Expr::Lit(Value::Null)),
+                _ => {}
+            }
+            let mut path = vec![Segment::Key(name)];
+            loop {
+                match self.chars.get(self.pos) {
+                    Some('.') => {
+                        self.pos += 1;
+                        if !self
+                            .chars
+                            .get(self.pos)
+                            .is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                        {
+                            return Err(self.err("expected a name after '.'"));
+                        }
+                        path.push(Segment::Key(self.name()));
+                    }
+                    Some('[') => {
+                        self.pos += 1;
+                        let start = self.pos;
+                        while self.chars.get(self.pos).is_some_and(char::is_ascii_digit) {
+                            self.pos += 1;
+                        }
+                        let digits: String = self.chars[start..self.pos].iter().collect();
+                        let n = digits
+                            .parse::<usize>()
+                            .map_err(|_| self.err("expected an index such as [0]"))?;
+                        if self.chars.get(self.pos) != Some(&']') {
+                            return Err(self.err("expected ']'"));
+                        }
+                        self.pos += 1;
+                        path.push(Segment::Index(n));
+                    }
+                    _ => break,
+                }
+            }
+            return Ok(Expr::Path(path));
+        }
+        Err(self.err(format!("unexpected {c:?}")))
+    }
+
+    fn name(&mut self) -> String {
+        let start = self.pos;
+        while self
+            .chars
+            .get(self.pos)
+            .is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '$' || *c == '-')
+        {
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
+    }
+
+    fn string(&mut self, quote: char) -> Result<Expr, ExprError> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            match self.chars.get(self.pos) {
+                None => {
+                    return Err(ExprError {
+                        source_text: self.src.to_owned(),
+                        at: start,
+                        message: "unterminated string".into(),
+                    });
+                }
+                Some('\\') => {
+                    let Some(&next) = self.chars.get(self.pos + 1) else {
+                        return Err(self.err("unterminated escape"));
+                    };
+                    out.push(match next {
+                        'n' => '\n',
+                        't' => '\t',
+                        other => other,
+                    });
+                    self.pos += 2;
+                }
+                Some(&c) if c == quote => {
+                    self.pos += 1;
+                    return Ok(Expr::Lit(Value::String(out)));
+                }
+                Some(&c) => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(e: &str, ctx: &Value) -> bool {
+        parse(e).expect("parses").eval(ctx)
+    }
+
+    #[test]
+    fn comparisons_follow_the_documented_rules() {
+        let ctx = json!({"output": {"score": 85, "status": "approved", "items": [1, 2], "ok": true, "zero": 0, "name": "b"}});
+        assert!(check("output.score >= 80", &ctx));
+        assert!(!check("output.score >= 90", &ctx));
+        assert!(check("output.score > 84.5 && output.score < 86", &ctx));
+        assert!(check("output.score <= 85", &ctx));
+        assert!(check("output.status === 'approved'", &ctx));
+        assert!(check("output.status == \"approved\"", &ctx));
+        assert!(check("output.status !== 'rejected'", &ctx));
+        assert!(check("output.status != 'rejected'", &ctx));
+        assert!(check("output.items.length > 0", &ctx));
+        assert!(check("output.items[1] === 2", &ctx));
+        assert!(check("output.ok", &ctx));
+        assert!(!check("output.zero", &ctx));
+        assert!(!check("output.missing", &ctx));
+        assert!(check("!output.missing", &ctx));
+        assert!(check("output.missing === null", &ctx));
+        assert!(check("output.missing || output.ok", &ctx));
+        assert!(!check("!(output.ok && output.score >= 80)", &ctx));
+        assert!(check("output.name > 'a'", &ctx));
+        // No coercion: a string is not a number.
+        assert!(!check("output.status > 1", &ctx));
+        assert!(!check("output.score === '85'", &ctx));
+        assert!(check("output.score === 85.0", &ctx));
+    }
+
+    #[test]
+    fn bad_conditions_say_where_and_what() {
+        for bad in [
+            "output.score >=",
+            "output.",
+            "(a",
+            "a b",
+            "'x",
+            "a[x]",
+            "",
+            "1e",
+            "&& a",
+        ] {
+            let e = parse(bad).expect_err(bad);
+            assert!(!e.message.is_empty(), "{bad}");
+            assert!(e.to_string().contains("invalid condition"));
+        }
+        assert_eq!(parse("a b").expect_err("trailing").at, 2);
+    }
+
+    #[test]
+    fn paths_parse_and_read() {
+        let p = parse_path("output.files[1].path").expect("path");
+        assert_eq!(
+            lookup(&json!({"output": {"files": [{}, {"path": "x"}]}}), &p),
+            Some(json!("x"))
+        );
+        assert!(parse_path("a > 1").is_err());
+    }
+}

@@ -1,0 +1,186 @@
+//! `maskflow flows list|run|resume|stop`: flow runs from the command line,
+//! over the same data folder (`MASKFLOW_HOME`) and database as `serve`.
+//! `run` and `resume` print each transcript turn as it is committed, one
+//! line per turn: `turn <stepPath> <label> [<agent>:<identifier>] <content>`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use maskflow_core::flows::{RunStatus, StartFlow};
+use maskflow_core::providers::{ReplayProvider, Unconfigured};
+use maskflow_core::{Event, Roles, Service, ServiceConfig};
+
+/// Flags of `maskflow flows`.
+#[derive(clap::Args, Debug)]
+pub struct FlowsArgs {
+    #[command(subcommand)]
+    command: FlowsCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum FlowsCommand {
+    /// List the flows in `<MASKFLOW_HOME>/flows`.
+    List,
+    /// Run a flow, printing its transcript as it goes.
+    Run {
+        /// The flow's name.
+        name: String,
+        /// The folder scripts run in.
+        #[arg(long, value_name = "DIR")]
+        working_folder: Option<PathBuf>,
+        /// Answer agents from this replay file.
+        #[arg(long, value_name = "FILE")]
+        replay: Option<PathBuf>,
+    },
+    /// Resume a stopped, failed or interrupted run.
+    Resume {
+        /// The run's id (`flow_…`).
+        id: String,
+        /// Resume at this step path, e.g. `0,1`.
+        #[arg(long, value_name = "PATH")]
+        step_path: Option<String>,
+        /// Answer agents from this replay file.
+        #[arg(long, value_name = "FILE")]
+        replay: Option<PathBuf>,
+    },
+    /// Stop a run (in this or another process).
+    Stop {
+        /// The run's id.
+        id: String,
+    },
+}
+
+fn open(replay: Option<&PathBuf>) -> anyhow::Result<Service> {
+    let provider: Arc<dyn maskflow_core::Provider> = match replay {
+        Some(p) => Arc::new(ReplayProvider::from_file(p)?),
+        None => Arc::new(Unconfigured),
+    };
+    let home = crate::serve::data_home()?;
+    Service::open(ServiceConfig::new(&home, Roles::all(provider)))
+        .with_context(|| format!("opening the data folder {}", home.display()))
+}
+
+/// Runs the subcommand.
+pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        match args.command {
+            FlowsCommand::List => {
+                let service = open(None)?;
+                for f in service.flows().list()?.flows {
+                    match f.error {
+                        Some(e) => println!("{}\tdisabled\t{e}", f.name),
+                        None => println!("{}\t{}", f.name, f.description),
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            FlowsCommand::Run {
+                name,
+                working_folder,
+                replay,
+            } => {
+                let service = open(replay.as_ref())?;
+                let request = StartFlow {
+                    working_folder: working_folder.map(|w| w.display().to_string()),
+                    ..StartFlow::default()
+                };
+                drive(&service, &name, request).await
+            }
+            FlowsCommand::Resume {
+                id,
+                step_path,
+                replay,
+            } => {
+                let service = open(replay.as_ref())?;
+                let run = service.flows().get_run(&id)?;
+                let path = match step_path {
+                    None => None,
+                    Some(p) => Some(
+                        p.split(',')
+                            .map(|s| {
+                                s.trim()
+                                    .parse::<i64>()
+                                    .with_context(|| format!("--step-path: {s:?} is not a number"))
+                            })
+                            .collect::<anyhow::Result<Vec<_>>>()?,
+                    ),
+                };
+                let request = StartFlow {
+                    conversation_id: Some(id),
+                    resume_step_path: path,
+                    ..StartFlow::default()
+                };
+                drive(&service, &run.flow_name, request).await
+            }
+            FlowsCommand::Stop { id } => {
+                let service = open(None)?;
+                let view = service.flows().stop(&id).await?;
+                println!("{}\t{}", view.conversation_id, view.status.as_str());
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    })
+}
+
+fn print_event(id: &str, event: &Event) {
+    if let Event::FlowTurn {
+        conversation_id,
+        turn,
+        ..
+    } = event
+        && conversation_id == id
+    {
+        let c = &turn.command;
+        let path: Vec<String> = c["stepPath"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.to_string()).collect())
+            .unwrap_or_default();
+        let agent = match (c["agentType"].as_str(), c["identifier"].as_str()) {
+            (Some(a), Some(i)) => format!(" [{a}:{i}]"),
+            _ => String::new(),
+        };
+        println!(
+            "turn {} {}{} {}",
+            path.join("."),
+            c["label"].as_str().unwrap_or(""),
+            agent,
+            turn.content.replace('\n', "\\n")
+        );
+    }
+}
+
+async fn drive(service: &Service, name: &str, request: StartFlow) -> anyhow::Result<ExitCode> {
+    let mut events = service.subscribe();
+    let (started, handle) = service.flows().prepare(name, request)?;
+    let id = started.conversation_id.clone();
+    println!("run {id}");
+    let mut task = tokio::spawn(handle.run());
+    let status = loop {
+        tokio::select! {
+            done = &mut task => break done.context("the run stopped unexpectedly")?,
+            event = events.recv() => if let Ok(e) = event { print_event(&id, &e) },
+        }
+    };
+    while let Ok(e) = events.try_recv() {
+        print_event(&id, &e);
+    }
+    let view = service.flows().get_run(&id)?;
+    println!("status {}", status.as_str());
+    match status {
+        RunStatus::Completed | RunStatus::Stopped => Ok(ExitCode::SUCCESS),
+        RunStatus::Waiting | RunStatus::NeedsAttention => {
+            if let Some(p) = view.pending {
+                println!("pending {p}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunStatus::Failed => bail!("the run failed: {}", view.error.unwrap_or_default()),
+        RunStatus::Running => Ok(ExitCode::FAILURE),
+    }
+}
