@@ -1,6 +1,7 @@
-//! Running a `script` step: a small trait the engine calls, and the stand-in
-//! implementation that runs `python3` as a child process with a time-out
-//! (to be replaced by the sandboxed runner of `crate::runner` when merged).
+//! Running a `script` step: a small trait the engine calls, and a plain
+//! `python3` child process with a time-out for an engine used on its own.
+//! The service installs the sandboxed runner instead
+//! (`service::flow_scripts::SandboxedScripts`).
 
 use std::path::PathBuf;
 use std::time::Duration;

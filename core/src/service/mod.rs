@@ -8,6 +8,7 @@
 //! providers, stored files), prompts and reply checks stay pure.
 
 mod builds;
+mod flow_scripts;
 mod llm;
 mod runs;
 mod types;
@@ -165,6 +166,14 @@ impl Service {
         };
         service.reload_providers()?;
         service.recover_interrupted_builds()?;
+        service
+            .inner
+            .flows
+            .set_script_runner(Arc::new(flow_scripts::SandboxedScripts::new(
+                service.runner(),
+                service.inner.home.join("flow-scripts"),
+                service.inner.ids.clone(),
+            )));
         Ok(service)
     }
 

@@ -1,0 +1,212 @@
+//! Runs flow `script` steps in the sandboxed runner (time, memory, CPU,
+//! process and output limits; no network), keeping the flow's own contract
+//! for such a script: its arguments in `sys.argv`, the run's working folder
+//! as its current directory, a JSON object on stdout as its output.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::Value;
+
+use crate::flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner};
+use crate::ids::IdGen;
+use crate::providers::BoxFuture;
+use crate::runner::{InputValue, Limits, RunRequest, RunStatus, Runner};
+
+/// Starts the step's file the way `python3 FILE ARGS…` would, inside the
+/// sandbox: the runner's contract hands it `inputs.json`, from which this
+/// shim restores `sys.argv` and the working folder, then runs the file
+/// under its own name so tracebacks point at the user's lines.
+const SHIM: &str = r#"import json, os, sys
+fields = json.load(open(sys.argv[1]))["fields"]
+path = fields["script"]
+with open(path) as f:
+    source = f.read()
+sys.argv = [fields["name"]] + [str(a) for a in fields["args"]]
+if fields["working_folder"]:
+    os.chdir(fields["working_folder"])
+exec(compile(source, fields["name"], "exec"), {"__name__": "__main__", "__file__": fields["name"]})
+"#;
+
+/// The sandboxed runner behind the flow engine's `script` steps.
+#[derive(Debug)]
+pub struct SandboxedScripts {
+    runner: Arc<Runner>,
+    workdirs: PathBuf,
+    ids: Arc<dyn IdGen>,
+}
+
+impl SandboxedScripts {
+    /// Scripts run in fresh folders under `workdirs`.
+    pub fn new(runner: Arc<Runner>, workdirs: PathBuf, ids: Arc<dyn IdGen>) -> Self {
+        Self {
+            runner,
+            workdirs,
+            ids,
+        }
+    }
+
+    fn request(&self, request: &ScriptRequest) -> RunRequest {
+        let name = request.file.display().to_string();
+        let folder = request
+            .working_folder
+            .as_ref()
+            .map(|w| w.display().to_string());
+        let workdir = std::path::absolute(self.workdirs.join(self.ids.next_id("script")))
+            .unwrap_or_else(|_| self.workdirs.join(self.ids.next_id("script")));
+        RunRequest {
+            script: SHIM.to_owned(),
+            inputs: BTreeMap::from([
+                ("script".to_owned(), InputValue::File(request.file.clone())),
+                ("name".to_owned(), InputValue::Value(Value::String(name))),
+                (
+                    "args".to_owned(),
+                    InputValue::Value(request.args.clone().into()),
+                ),
+                (
+                    "working_folder".to_owned(),
+                    InputValue::Value(folder.into()),
+                ),
+            ]),
+            requirements: Vec::new(),
+            workdir,
+            limits: Limits {
+                timeout: request.timeout,
+                ..Limits::default()
+            },
+        }
+    }
+}
+
+/// Sets the cancel flag when the step's future is dropped (a stopped run).
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl ScriptRunner for SandboxedScripts {
+    fn run<'a>(
+        &'a self,
+        request: &'a ScriptRequest,
+    ) -> BoxFuture<'a, Result<ScriptOutput, ScriptError>> {
+        Box::pin(async move {
+            let run = self.request(request);
+            let runner = self.runner.clone();
+            let cancel = Arc::new(AtomicBool::new(false));
+            let _guard = CancelOnDrop(cancel.clone());
+            let result = tokio::task::spawn_blocking(move || runner.run(&run, &cancel))
+                .await
+                .map_err(|e| ScriptError::Spawn {
+                    program: "python3".into(),
+                    message: e.to_string(),
+                })?
+                .map_err(|e| ScriptError::Spawn {
+                    program: "python3".into(),
+                    message: e.to_string(),
+                })?;
+            match result.status {
+                RunStatus::TimedOut => Err(ScriptError::TimedOut(request.timeout.as_secs())),
+                RunStatus::Succeeded | RunStatus::Failed => Ok(ScriptOutput {
+                    exit_code: result.exit_code,
+                    stdout: result.stdout,
+                    stderr: result.stderr,
+                }),
+                // A limit or a missing package: no exit code, and the runner's sentence says which.
+                _ => Ok(ScriptOutput {
+                    exit_code: None,
+                    stdout: result.stdout,
+                    stderr: format!("{}\n{}", result.stderr, result.message),
+                }),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::ids::{SystemClock, UlidGen};
+
+    fn scripts(home: &std::path::Path) -> SandboxedScripts {
+        SandboxedScripts::new(
+            Arc::new(Runner::new(None)),
+            home.join("flow-scripts"),
+            Arc::new(UlidGen::new(Arc::new(SystemClock))),
+        )
+    }
+
+    fn request(work: &std::path::Path, source: &str, args: &[&str]) -> ScriptRequest {
+        let file = work.join("step.py");
+        std::fs::write(&file, source).expect("write script");
+        ScriptRequest {
+            file,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            working_folder: Some(work.to_path_buf()),
+            timeout: Duration::from_secs(60),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_step_keeps_its_arguments_and_working_folder_inside_the_sandbox() {
+        let home = tempfile::tempdir().expect("tmp");
+        let work = tempfile::tempdir().expect("tmp");
+        std::fs::write(work.path().join("data.txt"), "a\nb\nc\n").expect("write");
+        let source = "import json, os, sys\nrows = len(open('data.txt').read().split())\nprint(json.dumps({'argv': sys.argv[1:], 'rows': rows, 'file': __file__}))\n";
+        let out = scripts(home.path())
+            .run(&request(work.path(), source, &["7", "x y"]))
+            .await
+            .expect("ran");
+        assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+        let value: Value = serde_json::from_str(out.stdout.trim()).expect("json");
+        assert_eq!(value["argv"], serde_json::json!(["7", "x y"]));
+        assert_eq!(value["rows"], 3);
+        assert!(
+            value["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("step.py"))
+        );
+    }
+
+    #[tokio::test]
+    #[allow(unsafe_code)] // geteuid, to know whether the sandbox must be network-isolated
+    async fn a_failing_step_reports_its_own_line_and_limits_hold() {
+        let home = tempfile::tempdir().expect("tmp");
+        let work = tempfile::tempdir().expect("tmp");
+        let out = scripts(home.path())
+            .run(&request(
+                work.path(),
+                "x = 1\nraise ValueError('boom')\n",
+                &[],
+            ))
+            .await
+            .expect("ran");
+        assert_eq!(out.exit_code, Some(1));
+        assert!(out.stderr.contains("step.py\", line 2"), "{}", out.stderr);
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let source = format!(
+            "import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')\n"
+        );
+        let out = scripts(home.path())
+            .run(&request(work.path(), &source, &[]))
+            .await
+            .expect("ran");
+        // As root (CI) the runner always gets a network namespace; elsewhere it may not.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(
+                !out.stdout.contains("connected"),
+                "the sandbox has no network"
+            );
+            assert_ne!(out.exit_code, Some(0));
+        }
+    }
+}
