@@ -67,11 +67,40 @@ test("settings: add a back end; testing a dead URL says clearly why it failed", 
   await card.waitFor({ state: "detached" });
 });
 
-/** Answers what a person would paste for each prompt, from the replay file. */
+/** The builder's answer a person pastes: the replay's spec with a script
+ * that reads its inputs the way the runner gives them (`fields`). */
+const built = {
+  ...replay.builder[0],
+  script: [
+    "import csv",
+    "import json",
+    "import sys",
+    "",
+    "",
+    "def main():",
+    "    args = json.load(open(sys.argv[1]))['fields']",
+    "    customers = {r['customer_id']: r for r in csv.DictReader(open(args['customers'], newline=''))}",
+    "    with open('outputs/merged.csv', 'w', newline='') as out:",
+    "        writer = None",
+    "        for order in csv.DictReader(open(args['orders'], newline='')):",
+    "            row = {**order, **customers.get(order['customer_id'], {})}",
+    "            if writer is None:",
+    "                writer = csv.DictWriter(out, fieldnames=list(row))",
+    "                writer.writeheader()",
+    "            writer.writerow(row)",
+    "",
+    "",
+    "if __name__ == '__main__':",
+    "    main()",
+    "",
+  ].join("\n"),
+};
+
+/** Answers what a person would paste for each prompt. */
 function answerFor(prompt) {
   if (prompt.includes("needs_clarification")) return JSON.stringify(replay.clarifier[1]);
   if (prompt.includes("feasible")) return JSON.stringify(replay.validator[0]);
-  return JSON.stringify(replay.builder[0]);
+  return JSON.stringify(built);
 }
 
 test("the privacy guard's dialog shows the masked match and its source, and sends only when confirmed", async () => {
@@ -103,7 +132,7 @@ test("the manual back end: copy each prompt, paste the answer, approve the gate,
   let answered = 0;
   let gates = 0;
   let shotTaken = false;
-  for (let i = 0; i < 40 && !/#\/workflows\/wf_/.test(page.url()); i++) {
+  for (let i = 0; i < 240 && !/#\/workflows\/wf_/.test(page.url()); i++) {
     const prompt = page.getByTestId("manual-prompt").first();
     const gate = page.getByTestId("gate");
     if (await prompt.isVisible().catch(() => false)) {
@@ -122,7 +151,7 @@ test("the manual back end: copy each prompt, paste the answer, approve the gate,
       answered++;
     } else if (await gate.isVisible().catch(() => false)) {
       await page.getByTestId("build-progress").waitFor();
-      await shot(page, "13-builder-build-gate.png");
+      if (gates === 0) await shot(page, "13-builder-build-gate.png");
       await gate.getByRole("button", { name: "Approve and continue" }).click();
       await gate.waitFor({ state: "detached" }).catch(() => {});
       gates++;

@@ -318,6 +318,10 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           {status === "building" && (
             <li class="msg msg-assistant typing" data-testid="building">
               <Spinner label="Building: writing the script and testing it on your files…" />
+            </li>
+          )}
+          {status === "building" && (
+            <li class="build-item">
               <BuildProgress
                 build={workflow?.current_version.build}
                 onGate={async (decision, feedback) => {
