@@ -131,32 +131,39 @@ test("the privacy guard's dialog shows the masked match and its source, and send
 test("the manual back end: copy each prompt, paste the answer, approve the gate, reach an approved workflow", async () => {
   let answered = 0;
   let gates = 0;
-  let shotTaken = false;
-  for (let i = 0; i < 240 && !/#\/workflows\/wf_/.test(page.url()); i++) {
+  // Whatever comes next: a prompt to answer, a gate to approve, or the review.
+  const next = () =>
+    page.waitForFunction(
+      () =>
+        document.querySelector("[data-testid=manual-prompt]") ||
+        document.querySelector("[data-testid=gate]") ||
+        location.hash.startsWith("#/workflows/"),
+      null,
+      { timeout: 60_000 },
+    );
+  for (let i = 0; i < 20; i++) {
+    await next();
+    if (/#\/workflows\/wf_/.test(page.url())) break;
     const prompt = page.getByTestId("manual-prompt").first();
-    const gate = page.getByTestId("gate");
-    if (await prompt.isVisible().catch(() => false)) {
+    if (await prompt.count()) {
+      const id = await prompt.getAttribute("data-prompt-id");
       const text = await prompt.getByLabel("The prompt to copy").inputValue();
       assert.ok(text.startsWith("### "), text.slice(0, 80));
       await prompt.getByRole("button", { name: "Copy prompt" }).click();
       await prompt.getByRole("button", { name: "Copied ✓" }).waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), text);
-      if (!shotTaken) {
-        await shot(page, "12-builder-manual-prompt.png");
-        shotTaken = true;
-      }
+      if (answered === 0) await shot(page, "12-builder-manual-prompt.png");
       await prompt.getByTestId("manual-answer").fill(answerFor(text));
       await prompt.getByRole("button", { name: "Send answer" }).click();
-      await prompt.waitFor({ state: "detached" }).catch(() => {});
+      await page.locator(`[data-prompt-id="${id}"]`).waitFor({ state: "detached" });
       answered++;
-    } else if (await gate.isVisible().catch(() => false)) {
+    } else {
+      const gate = page.getByTestId("gate");
       await page.getByTestId("build-progress").waitFor();
       if (gates === 0) await shot(page, "13-builder-build-gate.png");
       await gate.getByRole("button", { name: "Approve and continue" }).click();
-      await gate.waitFor({ state: "detached" }).catch(() => {});
+      await gate.waitFor({ state: "detached" });
       gates++;
-    } else {
-      await page.waitForTimeout(250);
     }
   }
   assert.match(page.url(), /#\/workflows\/wf_/);

@@ -47,7 +47,7 @@ function PromptCard({ prompt }: { prompt: ManualPrompt }) {
     }
   }
   return (
-    <form class="manual-card" onSubmit={submit} data-testid="manual-prompt" aria-label={`Prompt for the ${prompt.role}`}>
+    <form class="manual-card" onSubmit={submit} data-testid="manual-prompt" data-prompt-id={prompt.id} aria-label={`Prompt for the ${prompt.role}`}>
       <div class="manual-head">
         <strong>The {prompt.role} needs an answer</strong>
         <span class="muted small">Copy this prompt into the AI tool you use, then paste its whole reply below.</span>
