@@ -10,7 +10,12 @@ use tower::ServiceExt;
 
 const TOKEN: &str = "test-token-0123456789";
 
-async fn call(app: &axum::Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+async fn call(
+    app: &axum::Router,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let b = Request::builder()
         .method(method)
         .uri(uri)
@@ -27,7 +32,10 @@ async fn call(app: &axum::Router, method: &str, uri: &str, body: Option<Value>) 
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .expect("body");
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
 }
 
 #[tokio::test]
@@ -39,11 +47,20 @@ async fn the_python_setting_is_shown_checked_and_stored() {
     let (s, r) = call(&app, "GET", "/api/settings/python", None).await;
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["path"], Value::Null);
-    assert!(r["version"].as_str().is_some_and(|v| v.starts_with("3.")), "{r}");
+    assert!(
+        r["version"].as_str().is_some_and(|v| v.starts_with("3.")),
+        "{r}"
+    );
 
     // Not a path, a missing file, and a program that is not Python: refused in words.
     for bad in ["python3", "/nonexistent/python3", "/bin/true"] {
-        let (s, r) = call(&app, "PUT", "/api/settings/python", Some(json!({"path": bad}))).await;
+        let (s, r) = call(
+            &app,
+            "PUT",
+            "/api/settings/python",
+            Some(json!({"path": bad})),
+        )
+        .await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}: {r}");
         assert_eq!(r["error"], "invalid_request");
         assert!(!r["message"].as_str().unwrap_or("").is_empty());
@@ -61,14 +78,26 @@ async fn the_python_setting_is_shown_checked_and_stored() {
             .expect("python");
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
-    let (s, r) = call(&app, "PUT", "/api/settings/python", Some(json!({"path": absolute}))).await;
+    let (s, r) = call(
+        &app,
+        "PUT",
+        "/api/settings/python",
+        Some(json!({"path": absolute})),
+    )
+    .await;
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["path"], absolute.as_str());
     let (_, r) = call(&app, "GET", "/api/settings/python", None).await;
     assert_eq!(r["path"], absolute.as_str());
 
     // Empty goes back to python3 on PATH.
-    let (s, r) = call(&app, "PUT", "/api/settings/python", Some(json!({"path": ""}))).await;
+    let (s, r) = call(
+        &app,
+        "PUT",
+        "/api/settings/python",
+        Some(json!({"path": ""})),
+    )
+    .await;
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["path"], Value::Null);
 
