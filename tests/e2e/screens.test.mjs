@@ -67,40 +67,11 @@ test("settings: add a back end; testing a dead URL says clearly why it failed", 
   await card.waitFor({ state: "detached" });
 });
 
-/** The builder's answer a person pastes: the replay's spec with a script
- * that reads its inputs the way the runner gives them (`fields`). */
-const built = {
-  ...replay.builder[0],
-  script: [
-    "import csv",
-    "import json",
-    "import sys",
-    "",
-    "",
-    "def main():",
-    "    args = json.load(open(sys.argv[1]))['fields']",
-    "    customers = {r['customer_id']: r for r in csv.DictReader(open(args['customers'], newline=''))}",
-    "    with open('outputs/merged.csv', 'w', newline='') as out:",
-    "        writer = None",
-    "        for order in csv.DictReader(open(args['orders'], newline='')):",
-    "            row = {**order, **customers.get(order['customer_id'], {})}",
-    "            if writer is None:",
-    "                writer = csv.DictWriter(out, fieldnames=list(row))",
-    "                writer.writeheader()",
-    "            writer.writerow(row)",
-    "",
-    "",
-    "if __name__ == '__main__':",
-    "    main()",
-    "",
-  ].join("\n"),
-};
-
 /** Answers what a person would paste for each prompt. */
 function answerFor(prompt) {
   if (prompt.includes("needs_clarification")) return JSON.stringify(replay.clarifier[1]);
   if (prompt.includes("feasible")) return JSON.stringify(replay.validator[0]);
-  return JSON.stringify(built);
+  return JSON.stringify(replay.builder[0]);
 }
 
 test("the privacy guard's dialog shows the masked match and its source, and sends only when confirmed", async () => {
