@@ -204,7 +204,11 @@ export function BuildProgress({
       {build?.pending_gate && (
         <div class="gate" data-testid="gate">
           <strong>The build waits for you</strong>
-          <p class="muted small">Look at the builder's answer, then let it continue, or send it back with what to fix.</p>
+          <p class="muted small">
+            {build.stage === "prompt"
+              ? "The builder's prompt is ready (read it under Workflows → Build session). Let it go, or send it back with what to change."
+              : "The builder answered (read it under Workflows → Build session). Let the build test it, or send it back with what to fix."}
+          </p>
           <label class="sr-only" for="gate-feedback">
             What to fix
           </label>
