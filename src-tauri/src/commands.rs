@@ -4,10 +4,14 @@
 
 use std::path::PathBuf;
 
+use maskflow_core::privacy::LedgerEntry;
+use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
-    CreateWorkflow, CreatedVersion, MessageReply, UploadedFile, VersionView, WorkflowPatch,
-    WorkflowSummary, WorkflowView,
+    CreateWorkflow, CreatedVersion, GateRequest, MessageReply, PythonInput, PythonView, RunInputs,
+    RunView, SessionIteration, UploadedFile, VersionView, WorkflowPatch, WorkflowSummary,
+    WorkflowView,
 };
+use maskflow_core::settings::{ConnectionTest, Detected, LlmSettings, SettingsView};
 use maskflow_core::{CoreError, ErrorCode, Service};
 use serde::Serialize;
 use tauri::State;
@@ -21,11 +25,18 @@ pub struct IpcError {
     code: &'static str,
     /// What went wrong, for people.
     message: String,
+    /// For `privacy_blocked`: each value found, masked, and where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
 }
 
 impl From<CoreError> for IpcError {
     fn from(e: CoreError) -> Self {
         let code = e.code();
+        let matches = match &e {
+            CoreError::Provider(maskflow_core::ProviderError::PrivacyBlocked(m)) => Some(m.clone()),
+            _ => None,
+        };
         let message = if code == ErrorCode::Internal {
             eprintln!("maskflow: internal error: {e}");
             "something went wrong inside Maskflow; see the app's log".to_owned()
@@ -35,6 +46,7 @@ impl From<CoreError> for IpcError {
         Self {
             code: code.as_str(),
             message,
+            matches,
         }
     }
 }
@@ -69,14 +81,19 @@ pub fn create_workflow(s: State<'_, Service>, request: CreateWorkflow) -> Reply<
     Ok(s.create_workflow(request)?)
 }
 
-/// Sends a chat message (validator → clarifier → build).
+/// Sends a chat message (validator → clarifier → build); `confirm_privacy`
+/// after the user confirmed what the privacy guard found.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn send_message(
     s: State<'_, Service>,
     workflow_id: String,
     content: String,
+    confirm_privacy: Option<bool>,
 ) -> Reply<MessageReply> {
-    Ok(s.send_message(&workflow_id, &content).await?)
+    Ok(
+        s.send_message_with(&workflow_id, &content, confirm_privacy.unwrap_or(false))
+            .await?,
+    )
 }
 
 /// Approves a built version.
@@ -131,10 +148,143 @@ pub async fn upload_file(s: State<'_, Service>, request: Request<'_>) -> Reply<U
         return Err(IpcError {
             code: "invalid_request",
             message: "upload_file needs the file's bytes and an x-filename header".into(),
+            matches: None,
         });
     };
     let name = percent_decode(name.to_str().unwrap_or("upload"));
     Ok(s.add_upload_bytes(&name, bytes).await?)
+}
+
+/// The LLM settings (never a key, only where it comes from).
+#[tauri::command(rename_all = "snake_case")]
+pub fn settings(s: State<'_, Service>) -> Reply<SettingsView> {
+    Ok(s.settings()?)
+}
+
+/// Replaces the LLM settings.
+#[tauri::command(rename_all = "snake_case")]
+pub fn update_settings(s: State<'_, Service>, settings: LlmSettings) -> Reply<SettingsView> {
+    Ok(s.update_settings(settings)?)
+}
+
+/// Stores a provider's API key in the system keyring.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_key(s: State<'_, Service>, id: String, key: String) -> Reply<()> {
+    Ok(s.set_key(&id, &key)?)
+}
+
+/// Removes a provider's API key from the keyring.
+#[tauri::command(rename_all = "snake_case")]
+pub fn delete_key(s: State<'_, Service>, id: String) -> Reply<()> {
+    Ok(s.delete_key(&id)?)
+}
+
+/// Tries a provider's connection and key.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn test_provider(s: State<'_, Service>, id: String) -> Reply<ConnectionTest> {
+    Ok(s.test_provider(&id).await?)
+}
+
+/// Local LLM servers answering now.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn detect_providers(s: State<'_, Service>) -> Reply<Vec<Detected>> {
+    Ok(s.detect_providers().await)
+}
+
+/// The Python interpreter setting.
+#[tauri::command(rename_all = "snake_case")]
+pub fn python(s: State<'_, Service>) -> Reply<PythonView> {
+    Ok(s.python()?)
+}
+
+/// Sets the Python interpreter.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_python(s: State<'_, Service>, input: PythonInput) -> Reply<PythonView> {
+    Ok(s.set_python(input)?)
+}
+
+/// The egress ledger, newest first, searched and paged.
+#[tauri::command(rename_all = "snake_case")]
+pub fn ledger(
+    s: State<'_, Service>,
+    q: Option<String>,
+    limit: u32,
+    offset: u32,
+) -> Reply<Vec<LedgerEntry>> {
+    Ok(s.ledger(q.as_deref(), limit, offset)?)
+}
+
+/// Prompts waiting for a pasted answer (manual back end).
+#[tauri::command(rename_all = "snake_case")]
+pub fn manual_prompts(s: State<'_, Service>) -> Reply<Vec<ManualPrompt>> {
+    Ok(s.manual_prompts())
+}
+
+/// Answers a pending manual prompt.
+#[tauri::command(rename_all = "snake_case")]
+pub fn answer_manual(s: State<'_, Service>, id: String, text: String) -> Reply<()> {
+    Ok(s.answer_manual(&id, &text)?)
+}
+
+/// Dismisses a pending manual prompt.
+#[tauri::command(rename_all = "snake_case")]
+pub fn dismiss_manual(s: State<'_, Service>, id: String) -> Reply<()> {
+    Ok(s.dismiss_manual(&id)?)
+}
+
+/// Resolves a build gate waiting for the user.
+#[tauri::command(rename_all = "snake_case")]
+pub fn resolve_gate(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+    request: GateRequest,
+) -> Reply<WorkflowView> {
+    Ok(s.resolve_gate(&workflow_id, &version_id, request)?)
+}
+
+/// A version's build session folder.
+#[tauri::command(rename_all = "snake_case")]
+pub fn sessions(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+) -> Reply<Vec<SessionIteration>> {
+    Ok(s.sessions(&workflow_id, &version_id)?)
+}
+
+/// One file of a build session folder, as text.
+#[tauri::command(rename_all = "snake_case")]
+pub fn session_file(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+    iteration: u32,
+    path: String,
+) -> Reply<String> {
+    Ok(s.session_file(&workflow_id, &version_id, iteration, &path)?)
+}
+
+/// Runs a workflow's approved version.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn run_workflow(
+    s: State<'_, Service>,
+    workflow_id: String,
+    request: RunInputs,
+) -> Reply<RunView> {
+    Ok(s.run_workflow(&workflow_id, request).await?)
+}
+
+/// A workflow's runs, newest first.
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_runs(s: State<'_, Service>, workflow_id: String) -> Reply<Vec<RunView>> {
+    Ok(s.list_runs(&workflow_id)?)
+}
+
+/// Where one output file of a run lies on this machine.
+#[tauri::command(rename_all = "snake_case")]
+pub fn run_output(s: State<'_, Service>, run_id: String, name: String) -> Reply<PathBuf> {
+    Ok(s.run_output(&run_id, &name)?)
 }
 
 /// Decodes `%XX` escapes (what `encodeURIComponent` writes); invalid escapes stay.

@@ -146,6 +146,38 @@ test("IPC: workflows are listed and created through the core service", async () 
   await screenshot("02-desktop-workflows.png");
 });
 
+test("IPC: settings are read and written through the core service, and a dead back end's test says why", async () => {
+  const before = await invoke("settings");
+  assert.ok(before.ok, `settings failed: ${before.err}`);
+  assert.equal(before.ok.roles.builder, "manual");
+  const settings = {
+    providers: [
+      ...before.ok.providers.map(({ key: _k, key_error: _e, ...p }) => p),
+      { id: "dead", kind: "ollama", base_url: "http://127.0.0.1:9", model: "m" },
+    ],
+    roles: before.ok.roles,
+  };
+  const saved = await invoke("update_settings", { settings });
+  assert.ok(saved.ok, `update_settings failed: ${saved.err}`);
+  assert.ok(saved.ok.providers.some((p) => p.id === "dead" && p.key === "none"));
+  const tested = await invoke("test_provider", { id: "dead" });
+  assert.equal(tested.ok?.ok, false, JSON.stringify(tested));
+  assert.ok(tested.ok.message.length > 10);
+  const python = await invoke("python");
+  assert.ok(python.ok, `python failed: ${python.err}`);
+  assert.match(python.ok.version ?? "", /^3\./);
+  const ledger = await invoke("ledger", { q: null, limit: 10, offset: 0 });
+  assert.deepEqual(ledger.ok, []);
+  const link = await wd("POST", `/session/${session}/element`, { using: "css selector", value: "nav a[href='#/settings']" });
+  await wd("POST", `/session/${session}/element/${Object.values(link)[0]}/click`, {});
+  await until("the settings page", async () => {
+    const els = await wd("POST", `/session/${session}/elements`, { using: "css selector", value: "[data-testid=provider]" });
+    if (els.length < 2) throw new Error(`${els.length} back ends shown`);
+    return true;
+  });
+  await screenshot("03-desktop-settings.png");
+});
+
 test("a command the capability does not grant is refused", async () => {
   const r = await invoke("plugin:fs|read_text_file", { path: "/etc/hostname" });
   assert.ok(r.err, "an ungranted plugin command must fail");

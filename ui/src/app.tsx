@@ -2,6 +2,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { Builder } from "./screens/Builder";
 import { Workflows } from "./screens/Workflows";
+import { Settings } from "./screens/Settings";
+import { Ledger } from "./screens/Ledger";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -28,6 +30,8 @@ export function App() {
   const nav: [Route["screen"], string, string][] = [
     ["builder", "New workflow", "#/builder"],
     ["workflows", "Workflows", "#/workflows"],
+    ["ledger", "Privacy ledger", "#/ledger"],
+    ["settings", "Settings", "#/settings"],
   ];
   return (
     <div class="app">
@@ -50,7 +54,15 @@ export function App() {
         </p>
       </nav>
       <main class="screen">
-        {route.screen === "builder" ? <Builder workflowId={route.workflowId} /> : <Workflows workflowId={route.workflowId} />}
+        {route.screen === "settings" ? (
+          <Settings />
+        ) : route.screen === "ledger" ? (
+          <Ledger />
+        ) : route.screen === "builder" ? (
+          <Builder workflowId={route.workflowId} />
+        ) : (
+          <Workflows workflowId={route.workflowId} />
+        )}
       </main>
     </div>
   );

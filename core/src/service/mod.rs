@@ -10,6 +10,7 @@
 mod builds;
 mod flow_scripts;
 mod llm;
+mod python;
 mod runs;
 mod types;
 
@@ -23,6 +24,7 @@ use tokio::sync::broadcast;
 
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
+pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use types::{
     CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, MessageView, SendMessage,

@@ -38,6 +38,9 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::settings::Detected::export_all_to(dir)?;
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
+    PythonView::export_all_to(dir)?;
+    PythonInput::export_all_to(dir)?;
+    crate::privacy::GuardMatch::export_all_to(dir)?;
     crate::flows::FlowList::export_all_to(dir)?;
     crate::flows::StartFlow::export_all_to(dir)?;
     crate::flows::Started::export_all_to(dir)?;

@@ -185,3 +185,31 @@ pub async fn manual_dismiss(
     state.service.dismiss_manual(&id)?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// The Python interpreter workflows run with, and what it finds.
+#[utoipa::path(get, path = "/api/settings/python", tag = "settings",
+    responses((status = 200, description = "The setting and the interpreter it finds", body = maskflow_core::service::PythonView)))]
+pub async fn get_python(
+    State(state): State<AppState>,
+) -> Result<ApiJson<maskflow_core::service::PythonView>, AppError> {
+    Ok(ApiJson(state.service.python()?))
+}
+
+/// Sets the Python interpreter (checked first; used from the next start).
+#[utoipa::path(put, path = "/api/settings/python", tag = "settings",
+    request_body = maskflow_core::service::PythonInput,
+    responses(
+        (status = 200, description = "The new setting", body = maskflow_core::service::PythonView),
+        (status = 400, description = "The interpreter does not start or is too old", body = ErrorBody),
+    ))]
+pub async fn put_python(
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<maskflow_core::service::PythonInput>,
+) -> Result<ApiJson<maskflow_core::service::PythonView>, AppError> {
+    let service = state.service.clone();
+    Ok(ApiJson(
+        tokio::task::spawn_blocking(move || service.set_python(input))
+            .await
+            .map_err(AppError::internal)??,
+    ))
+}

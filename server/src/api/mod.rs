@@ -119,6 +119,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::get_version))
         .routes(routes!(llm::get_settings, llm::put_settings))
         .routes(routes!(llm::put_key, llm::delete_key))
+        .routes(routes!(llm::get_python, llm::put_python))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))

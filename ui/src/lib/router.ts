@@ -4,11 +4,15 @@
 
 export type Route =
   | { screen: "builder"; workflowId?: string }
-  | { screen: "workflows"; workflowId?: string };
+  | { screen: "workflows"; workflowId?: string }
+  | { screen: "settings"; workflowId?: undefined }
+  | { screen: "ledger"; workflowId?: undefined };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   const [screen, id] = parts;
+  if (screen === "settings") return { screen: "settings" };
+  if (screen === "ledger") return { screen: "ledger" };
   if (screen === "workflows") return id ? { screen: "workflows", workflowId: id } : { screen: "workflows" };
   return id && screen === "builder" ? { screen: "builder", workflowId: id } : { screen: "builder" };
 }

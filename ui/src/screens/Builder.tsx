@@ -4,8 +4,9 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import { EmptyState, NoticeBanner, ProgressBar, Spinner, StatusBadge } from "../components/ui";
 import { ExtractView } from "../components/ExtractView";
+import { BuildProgress, ManualPrompts, PrivacyDialog } from "../components/BuildPanels";
 import { useTransport } from "../context";
-import type { FileExtract, MessageView, WorkflowView } from "../generated";
+import type { FileExtract, GuardMatch, MessageView, WorkflowView } from "../generated";
 import { approvable, chipsReducer, type Chip } from "../lib/chips";
 import { noticeOf, type Notice } from "../lib/errors";
 import { approvalRequest, bytesLabel, kindLabel, payloadJson } from "../lib/extracts";
@@ -130,6 +131,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
   const [pendingText, setPendingText] = useState<string | null>(null);
   const [streaming, setStreaming] = useState<{ role: string; chars: number } | null>(null);
   const listEnd = useRef<HTMLLIElement>(null);
+  const [blocked, setBlocked] = useState<{ content: string; matches: GuardMatch[] } | null>(null);
 
   const reload = useCallback(
     async (id: string) => {
@@ -192,7 +194,11 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           dispatch({ type: "count", name: event.filename, fraction: event.done / Math.max(event.total, 1) });
         } else if (event.type === "message_delta" && event.workflow_id === id) {
           setStreaming((s) => ({ role: event.role, chars: (s?.role === event.role ? s.chars : 0) + event.delta.length }));
-        } else if ((event.type === "status_changed" || event.type === "message") && event.workflow_id === id && id) {
+        } else if (
+          (event.type === "status_changed" || event.type === "message" || event.type === "build_changed") &&
+          event.workflow_id === id &&
+          id
+        ) {
           void reload(id);
         }
       }),
@@ -238,17 +244,24 @@ export function Builder({ workflowId }: { workflowId?: string }) {
 
   async function send(e: Event) {
     e.preventDefault();
-    const content = draft.trim();
+    await deliver(draft.trim(), false);
+  }
+
+  async function deliver(content: string, confirmPrivacy: boolean) {
     if (!workflow || !content || sending) return;
     setSending(true);
     setNotice(null);
     setPendingText(content);
     setDraft("");
     try {
-      await transport.sendMessage(workflow.id, content);
+      await transport.sendMessage(workflow.id, content, confirmPrivacy);
     } catch (err) {
       const apiError = toApiError(err);
-      setNotice(noticeOf(apiError));
+      if (apiError.code === "privacy_blocked" && !confirmPrivacy) {
+        setBlocked({ content, matches: apiError.matches });
+      } else {
+        setNotice(noticeOf(apiError));
+      }
       setDraft(content);
     } finally {
       setPendingText(null);
@@ -307,6 +320,20 @@ export function Builder({ workflowId }: { workflowId?: string }) {
               <Spinner label="Building: writing the script and testing it on your files…" />
             </li>
           )}
+          {status === "building" && (
+            <li class="build-item">
+              <BuildProgress
+                build={workflow?.current_version.build}
+                onGate={async (decision, feedback) => {
+                  try {
+                    setWorkflow(await transport.resolveGate(workflow!.id, workflow!.current_version.id, { decision, feedback }));
+                  } catch (err) {
+                    setNotice(noticeOf(toApiError(err)));
+                  }
+                }}
+              />
+            </li>
+          )}
           {status === "rejected" && workflow?.current_version.rejection_reason && (
             <li class="callout bad">This task was rejected: {workflow.current_version.rejection_reason}</li>
           )}
@@ -324,6 +351,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           )}
           <li ref={listEnd} class="end" aria-hidden="true" />
         </ol>
+        <ManualPrompts workflowId={workflow?.id} />
         <form class="composer" onSubmit={send}>
           <label for="message" class="sr-only">
             Message
@@ -348,6 +376,17 @@ export function Builder({ workflowId }: { workflowId?: string }) {
         </form>
       </section>
 
+      {blocked && (
+        <PrivacyDialog
+          matches={blocked.matches}
+          onCancel={() => setBlocked(null)}
+          onConfirm={() => {
+            const { content } = blocked;
+            setBlocked(null);
+            void deliver(content, true);
+          }}
+        />
+      )}
       <section class="files-pane" aria-label="Files">
         {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
         {loading && <Spinner label="Loading the workflow…" />}

@@ -4,6 +4,7 @@
 // post-build flow: Edit opens the builder with the conversation continued).
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { CodeView, DiffView } from "../components/Code";
+import { RunPanel, SessionsView, TestReportView } from "../components/VersionPanels";
 import { EmptyState, NoticeBanner, Spinner, StatusBadge } from "../components/ui";
 import { useTransport } from "../context";
 import type { VersionView, WorkflowSummary, WorkflowView } from "../generated";
@@ -42,7 +43,7 @@ function WorkflowList({ items, selected }: { items: WorkflowSummary[]; selected?
   );
 }
 
-type Tab = "script" | "fields" | "files" | "compare";
+type Tab = "script" | "fields" | "files" | "compare" | "test" | "sessions" | "run";
 
 function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w: WorkflowView) => void }) {
   const transport = useTransport();
@@ -105,7 +106,10 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
     ["script", "Script"],
     ["fields", `Fields${version.fields ? ` (${version.fields.length})` : ""}`],
     ["files", `Files (${version.file_extracts.length})`],
+    ["test", "Test report"],
+    ["sessions", "Build session"],
     ["compare", "Compare versions"],
+    ["run", "▶ Run"],
   ];
 
   return (
@@ -240,6 +244,9 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
             ))}
           </ul>
         )}
+        {tab === "test" && <TestReportView report={version.test_report} />}
+        {tab === "sessions" && <SessionsView workflowId={workflow.id} versionId={version.id} />}
+        {tab === "run" && <RunPanel workflow={workflow} />}
         {tab === "compare" &&
           (others.length === 0 ? (
             <EmptyState title="Only one version" icon="⇄">

@@ -2,21 +2,35 @@
 // The token travels in the HttpOnly cookie the server set when the printed
 // URL was opened, so nothing here ever sees it.
 import type {
+  ConnectionTest,
   CreateWorkflow,
   CreatedVersion,
+  Detected,
   Event,
+  GateRequest,
+  GuardMatch,
+  LedgerEntry,
+  LlmSettings,
+  ManualPrompt,
   MessageReply,
+  PythonInput,
+  PythonView,
+  RunInputs,
+  RunView,
+  SessionIteration,
+  SettingsView,
   UploadedFile,
   VersionView,
   WorkflowSummary,
   WorkflowView,
 } from "../generated";
-import { ApiError, type FileSource, type OnProgress, type Transport } from "./index";
+import { ApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./index";
 
 /** The error body of the HTTP API. */
 interface ErrorBody {
   error: string;
   message: string;
+  matches?: GuardMatch[];
 }
 
 function isErrorBody(v: unknown): v is ErrorBody {
@@ -30,7 +44,9 @@ function isErrorBody(v: unknown): v is ErrorBody {
 
 /** Builds the ApiError of a failed response. */
 export function errorFromResponse(status: number, body: unknown): ApiError {
-  if (isErrorBody(body)) return new ApiError(body.error, body.message);
+  if (isErrorBody(body)) {
+    return new ApiError(body.error, body.message, Array.isArray(body.matches) ? body.matches : []);
+  }
   return new ApiError("http_" + status, `Maskflow answered ${status}.`);
 }
 
@@ -43,7 +59,7 @@ export class HttpTransport implements Transport {
 
   constructor(private readonly origin: string) {}
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async call<T>(method: string, path: string, body?: unknown, raw = false): Promise<T> {
     let response: Response;
     try {
       response = await fetch(this.origin + path, {
@@ -56,6 +72,7 @@ export class HttpTransport implements Transport {
       throw new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
     }
     const text = await response.text();
+    if (raw && response.ok) return text as T;
     let parsed: unknown = undefined;
     if (text) {
       try {
@@ -80,8 +97,81 @@ export class HttpTransport implements Transport {
   createWorkflow(request: CreateWorkflow) {
     return this.call<CreatedVersion>("POST", "/api/workflows", request);
   }
-  sendMessage(id: string, content: string) {
-    return this.call<MessageReply>("POST", `/api/workflows/${seg(id)}/messages`, { content });
+  sendMessage(id: string, content: string, confirmPrivacy = false) {
+    return this.call<MessageReply>("POST", `/api/workflows/${seg(id)}/messages`, {
+      content,
+      confirm_privacy: confirmPrivacy,
+    });
+  }
+  settings() {
+    return this.call<SettingsView>("GET", "/api/settings");
+  }
+  updateSettings(settings: LlmSettings) {
+    return this.call<SettingsView>("PUT", "/api/settings", settings);
+  }
+  async setKey(id: string, key: string) {
+    await this.call<unknown>("PUT", `/api/providers/${seg(id)}/key`, { key });
+  }
+  async deleteKey(id: string) {
+    await this.call<unknown>("DELETE", `/api/providers/${seg(id)}/key`);
+  }
+  testProvider(id: string) {
+    return this.call<ConnectionTest>("POST", `/api/providers/${seg(id)}/test`);
+  }
+  detectProviders() {
+    return this.call<Detected[]>("GET", "/api/providers/detected");
+  }
+  python() {
+    return this.call<PythonView>("GET", "/api/settings/python");
+  }
+  setPython(input: PythonInput) {
+    return this.call<PythonView>("PUT", "/api/settings/python", input);
+  }
+  ledger(q: string, limit: number, offset: number) {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
+    if (q) query.set("q", q);
+    return this.call<LedgerEntry[]>("GET", `/api/ledger?${query.toString()}`);
+  }
+  manualPrompts() {
+    return this.call<ManualPrompt[]>("GET", "/api/manual");
+  }
+  async answerManual(id: string, text: string) {
+    await this.call<unknown>("POST", `/api/manual/${seg(id)}/answer`, { text });
+  }
+  async dismissManual(id: string) {
+    await this.call<unknown>("DELETE", `/api/manual/${seg(id)}`);
+  }
+  resolveGate(id: string, versionId: string, request: GateRequest) {
+    return this.call<WorkflowView>(
+      "POST",
+      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/gate`,
+      request,
+    );
+  }
+  sessions(id: string, versionId: string) {
+    return this.call<SessionIteration[]>(
+      "GET",
+      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/sessions`,
+    );
+  }
+  sessionFile(id: string, versionId: string, iteration: number, path: string) {
+    const p = path.split("/").map(seg).join("/");
+    return this.call<string>(
+      "GET",
+      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/sessions/${iteration}/${p}`,
+      undefined,
+      true,
+    );
+  }
+  runWorkflow(id: string, request: RunInputs) {
+    return this.call<RunView>("POST", `/api/workflows/${seg(id)}/runs`, request);
+  }
+  listRuns(id: string) {
+    return this.call<RunView[]>("GET", `/api/workflows/${seg(id)}/runs`);
+  }
+  outputLocation(runId: string, name: string): Promise<OutputLocation> {
+    const p = name.split("/").map(seg).join("/");
+    return Promise.resolve({ kind: "url", url: `${this.origin}/api/runs/${seg(runId)}/outputs/${p}` });
   }
   approve(id: string, versionId: string) {
     return this.call<WorkflowView>(

@@ -3,10 +3,23 @@
 // WebSocket (a browser against `maskflow serve`). `pickTransport` chooses one
 // at start; no screen knows which it got.
 import type {
+  ConnectionTest,
   CreateWorkflow,
   CreatedVersion,
+  Detected,
   Event,
+  GateRequest,
+  GuardMatch,
+  LedgerEntry,
+  LlmSettings,
+  ManualPrompt,
   MessageReply,
+  PythonInput,
+  PythonView,
+  RunInputs,
+  RunView,
+  SessionIteration,
+  SettingsView,
   UploadedFile,
   VersionView,
   WorkflowSummary,
@@ -18,6 +31,8 @@ export class ApiError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** For `privacy_blocked`: what the guard found, masked, and where from. */
+    readonly matches: GuardMatch[] = [],
   ) {
     super(message);
     this.name = "ApiError";
@@ -38,18 +53,45 @@ export interface Transport {
   getWorkflow(workflowId: string): Promise<WorkflowView>;
   getVersion(workflowId: string, versionId: string): Promise<VersionView>;
   createWorkflow(request: CreateWorkflow): Promise<CreatedVersion>;
-  sendMessage(workflowId: string, content: string): Promise<MessageReply>;
+  /** `confirmPrivacy`: the user confirmed what the privacy guard found. */
+  sendMessage(workflowId: string, content: string, confirmPrivacy?: boolean): Promise<MessageReply>;
   approve(workflowId: string, versionId: string): Promise<WorkflowView>;
   edit(workflowId: string, versionId: string): Promise<CreatedVersion>;
   deleteWorkflow(workflowId: string): Promise<void>;
   /** Reads one file locally and returns its masked extract. */
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile>;
+  // Settings: back ends, roles, keys, local servers, Python.
+  settings(): Promise<SettingsView>;
+  updateSettings(settings: LlmSettings): Promise<SettingsView>;
+  /** Stores a key in the system keyring; it is never read back. */
+  setKey(providerId: string, key: string): Promise<void>;
+  deleteKey(providerId: string): Promise<void>;
+  testProvider(providerId: string): Promise<ConnectionTest>;
+  detectProviders(): Promise<Detected[]>;
+  python(): Promise<PythonView>;
+  setPython(input: PythonInput): Promise<PythonView>;
+  // The privacy ledger and the manual back end.
+  ledger(q: string, limit: number, offset: number): Promise<LedgerEntry[]>;
+  manualPrompts(): Promise<ManualPrompt[]>;
+  answerManual(promptId: string, text: string): Promise<void>;
+  dismissManual(promptId: string): Promise<void>;
+  // Builds, sessions and runs.
+  resolveGate(workflowId: string, versionId: string, request: GateRequest): Promise<WorkflowView>;
+  sessions(workflowId: string, versionId: string): Promise<SessionIteration[]>;
+  sessionFile(workflowId: string, versionId: string, iteration: number, path: string): Promise<string>;
+  runWorkflow(workflowId: string, request: RunInputs): Promise<RunView>;
+  listRuns(workflowId: string): Promise<RunView[]>;
+  /** Where to get a run's output: a download URL (browser) or the file's path on this machine (desktop). */
+  outputLocation(runId: string, name: string): Promise<OutputLocation>;
   /** Calls `listener` with every event from the core; returns the unsubscribe. */
   onEvent(listener: (event: Event) => void): () => void;
   /** Calls `listener` with the paths of files dropped on the window by the
    * operating system, where the shell gets paths (never in a browser). */
   onNativeDrop(listener: (paths: string[]) => void): () => void;
 }
+
+/** Where a run's output file can be had. */
+export type OutputLocation = { kind: "url"; url: string } | { kind: "path"; path: string };
 
 /** The file name of a source, for chips and messages. */
 export function sourceName(source: FileSource): string {
@@ -67,8 +109,8 @@ export function sourceSize(source: FileSource): number | undefined {
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (e && typeof e === "object" && "code" in e && "message" in e) {
-    const { code, message } = e as { code: unknown; message: unknown };
-    return new ApiError(String(code), String(message));
+    const { code, message, matches } = e as { code: unknown; message: unknown; matches?: unknown };
+    return new ApiError(String(code), String(message), Array.isArray(matches) ? (matches as GuardMatch[]) : []);
   }
   if (e instanceof Error) return new ApiError("network", e.message);
   return new ApiError("unknown", String(e));

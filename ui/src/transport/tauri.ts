@@ -4,16 +4,28 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
+  ConnectionTest,
   CreateWorkflow,
   CreatedVersion,
+  Detected,
   Event,
+  GateRequest,
+  LedgerEntry,
+  LlmSettings,
+  ManualPrompt,
   MessageReply,
+  PythonInput,
+  PythonView,
+  RunInputs,
+  RunView,
+  SessionIteration,
+  SettingsView,
   UploadedFile,
   VersionView,
   WorkflowSummary,
   WorkflowView,
 } from "../generated";
-import { toApiError, type FileSource, type OnProgress, type Transport } from "./index";
+import { toApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./index";
 
 /** The Tauri event that carries core events (src-tauri's `EVENT`). */
 export const EVENT = "maskflow://event";
@@ -39,8 +51,62 @@ export class TauriTransport implements Transport {
   createWorkflow(request: CreateWorkflow) {
     return call<CreatedVersion>("create_workflow", { request });
   }
-  sendMessage(workflow_id: string, content: string) {
-    return call<MessageReply>("send_message", { workflow_id, content });
+  sendMessage(workflow_id: string, content: string, confirmPrivacy = false) {
+    return call<MessageReply>("send_message", { workflow_id, content, confirm_privacy: confirmPrivacy });
+  }
+  settings() {
+    return call<SettingsView>("settings");
+  }
+  updateSettings(settings: LlmSettings) {
+    return call<SettingsView>("update_settings", { settings });
+  }
+  async setKey(id: string, key: string) {
+    await call<null>("set_key", { id, key });
+  }
+  async deleteKey(id: string) {
+    await call<null>("delete_key", { id });
+  }
+  testProvider(id: string) {
+    return call<ConnectionTest>("test_provider", { id });
+  }
+  detectProviders() {
+    return call<Detected[]>("detect_providers");
+  }
+  python() {
+    return call<PythonView>("python");
+  }
+  setPython(input: PythonInput) {
+    return call<PythonView>("set_python", { input });
+  }
+  ledger(q: string, limit: number, offset: number) {
+    return call<LedgerEntry[]>("ledger", { q: q || null, limit, offset });
+  }
+  manualPrompts() {
+    return call<ManualPrompt[]>("manual_prompts");
+  }
+  async answerManual(id: string, text: string) {
+    await call<null>("answer_manual", { id, text });
+  }
+  async dismissManual(id: string) {
+    await call<null>("dismiss_manual", { id });
+  }
+  resolveGate(workflow_id: string, version_id: string, request: GateRequest) {
+    return call<WorkflowView>("resolve_gate", { workflow_id, version_id, request });
+  }
+  sessions(workflow_id: string, version_id: string) {
+    return call<SessionIteration[]>("sessions", { workflow_id, version_id });
+  }
+  sessionFile(workflow_id: string, version_id: string, iteration: number, path: string) {
+    return call<string>("session_file", { workflow_id, version_id, iteration, path });
+  }
+  runWorkflow(workflow_id: string, request: RunInputs) {
+    return call<RunView>("run_workflow", { workflow_id, request });
+  }
+  listRuns(workflow_id: string) {
+    return call<RunView[]>("list_runs", { workflow_id });
+  }
+  async outputLocation(run_id: string, name: string): Promise<OutputLocation> {
+    return { kind: "path", path: await call<string>("run_output", { run_id, name }) };
   }
   approve(workflow_id: string, version_id: string) {
     return call<WorkflowView>("approve", { workflow_id, version_id });

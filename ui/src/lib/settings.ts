@@ -1,0 +1,81 @@
+// The settings screen's pure logic: editing the LLM settings document
+// (providers and roles), turning a detected local server into a provider.
+import type { Detected, LlmSettings, ProviderConfig, ProviderKind, SettingsView } from "../generated";
+
+/** The roles a person assigns a back end to, with what each does. */
+export const ROLES: { key: string; label: string; hint: string }[] = [
+  { key: "validator", label: "Validator", hint: "Checks that a task can be done by a local script." },
+  { key: "clarifier", label: "Clarifier", hint: "Asks the questions before building." },
+  { key: "builder", label: "Builder", hint: "Writes, reviews and revises the script." },
+];
+
+export const KINDS: { kind: ProviderKind; label: string; needsKey: boolean; defaultUrl: string }[] = [
+  { kind: "manual", label: "Manual (copy & paste)", needsKey: false, defaultUrl: "" },
+  { kind: "ollama", label: "Ollama", needsKey: false, defaultUrl: "http://127.0.0.1:11434" },
+  { kind: "openai", label: "OpenAI-compatible", needsKey: true, defaultUrl: "https://api.openai.com/v1" },
+  { kind: "anthropic", label: "Anthropic", needsKey: true, defaultUrl: "https://api.anthropic.com" },
+];
+
+export function kindLabel(kind: ProviderKind): string {
+  return KINDS.find((k) => k.kind === kind)?.label ?? kind;
+}
+
+/** The settings document of a view (what `PUT /api/settings` takes). */
+export function toSettings(view: SettingsView): LlmSettings {
+  return {
+    providers: view.providers.map(({ key: _key, key_error: _err, ...config }) => config),
+    roles: { ...view.roles },
+  };
+}
+
+/** Empty optional strings become null; trims the rest. */
+function clean(config: ProviderConfig): ProviderConfig {
+  const opt = (v: string | null | undefined) => (v && v.trim() ? v.trim() : null);
+  return { ...config, id: config.id.trim(), base_url: opt(config.base_url), model: opt(config.model) };
+}
+
+/** Checks a provider form before it is sent; returns the problem, or null. */
+export function providerProblem(config: ProviderConfig, others: ProviderConfig[]): string | null {
+  const c = clean(config);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(c.id)) return "Give it a short id: letters, digits, - _ or . (e.g. local-llama).";
+  if (others.some((o) => o.id === c.id)) return `A back end named “${c.id}” already exists.`;
+  if (c.kind !== "manual" && !c.model) return "Say which model to ask.";
+  if (c.base_url && !/^https?:\/\/[^\s]+$/.test(c.base_url)) return "The base URL must start with http:// or https://.";
+  return null;
+}
+
+/** Adds or replaces (by `replacing` id) a provider; roles follow a rename. */
+export function upsertProvider(s: LlmSettings, config: ProviderConfig, replacing?: string): LlmSettings {
+  const c = clean(config);
+  const providers = replacing
+    ? s.providers.map((p) => (p.id === replacing ? c : p))
+    : [...s.providers, c];
+  const roles: LlmSettings["roles"] = {};
+  for (const [role, id] of Object.entries(s.roles)) roles[role] = id === replacing ? c.id : id;
+  return { providers, roles };
+}
+
+/** Removes a provider; roles that used it fall back to the first one left. */
+export function removeProvider(s: LlmSettings, id: string): LlmSettings {
+  const providers = s.providers.filter((p) => p.id !== id);
+  const fallback = providers[0]?.id;
+  const roles: LlmSettings["roles"] = {};
+  for (const [role, used] of Object.entries(s.roles)) {
+    if (used !== id) roles[role] = used;
+    else if (fallback) roles[role] = fallback;
+  }
+  return { providers, roles };
+}
+
+/** Points a role at a provider. */
+export function assignRole(s: LlmSettings, role: string, id: string): LlmSettings {
+  return { ...s, roles: { ...s.roles, [role]: id } };
+}
+
+/** A provider for a detected local server, with an id not yet taken. */
+export function providerFromDetected(d: Detected, taken: string[]): ProviderConfig {
+  const base = `local-${d.kind}`;
+  let id = base;
+  for (let n = 2; taken.includes(id); n++) id = `${base}-${n}`;
+  return { id, kind: d.kind, base_url: d.base_url, model: d.models[0] ?? null };
+}
