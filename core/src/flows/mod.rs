@@ -17,6 +17,7 @@ pub mod compile;
 pub mod definition;
 pub mod engine;
 pub mod expr;
+pub mod mermaid;
 pub mod prompt;
 pub mod script;
 pub mod state;
