@@ -297,6 +297,13 @@ impl ListExport<'_> {
                     }
                     cfg.insert("branches".into(), Value::Array(conds));
                     tree.push(entry);
+                    let falls_through = d
+                        .default
+                        .as_ref()
+                        .is_none_or(|df| df.steps.as_ref().is_none_or(Vec::is_empty));
+                    if !falls_through {
+                        prev.clear();
+                    }
                     prev.extend(ends);
                 }
                 _ => tree.push(json!(id)),
@@ -964,7 +971,12 @@ fn list_steps(
                 }
                 cfg.insert("branches".into(), Value::Array(branches));
                 if let Some(d) = sub("default", used)? {
-                    cfg.insert("default".into(), json!({"steps": d}));
+                    let d = if d.is_empty() {
+                        json!({})
+                    } else {
+                        json!({"steps": d})
+                    };
+                    cfg.insert("default".into(), d);
                 }
             }
             _ => {}
@@ -1027,6 +1039,8 @@ mod tests {
       {"condition": "output.ok", "steps": [{"type": "gate", "prompt": "OK?", "options": [{"label": "Go"}]}]},
       {"condition": "!output.ok", "steps": [{"type": "llm", "agentType": "planner", "identifier": "main", "messages": [{"role": "user", "content": ["Why?"]}]}]}
     ], "default": {"steps": [{"type": "script", "workflow": "wf_1"}]}},
+    {"type": "decision", "label": "Maybe", "branches": [
+      {"condition": "output.n > 1", "steps": [{"type": "gate", "prompt": "More?", "options": [{"label": "Go"}]}]}], "default": {}},
     {"type": "foreach", "itemsPath": "output.items", "itemVariable": "it",
      "step": {"type": "subflow", "flow": "child"}},
     {"type": "join"}
@@ -1070,7 +1084,9 @@ mod tests {
         assert!(text.contains("s1[[\"Loop: Work\"]]"), "{text}");
         assert!(text.contains("s2{\"decision\"}"), "{text}");
         assert!(text.contains("s2_b0_0(\"gate\")"), "{text}");
-        assert!(text.contains("s3[[\"Each: foreach\"]]"), "{text}");
+        assert!(text.contains("s4[[\"Each: foreach\"]]"), "{text}");
+        assert!(!text.contains("s2 --> s3"), "{text}");
+        assert!(text.contains("s3 --> s4"), "{text}");
         assert!(text.contains("s2 -->|\"output.ok\"| s2_b0_0"), "{text}");
         assert_eq!(import(&text).expect("imports"), def);
     }

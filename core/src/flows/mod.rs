@@ -13,6 +13,7 @@
 //! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
 
 pub mod agents;
+pub mod bundle;
 pub mod compile;
 pub mod definition;
 pub mod engine;
