@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { Builder } from "./screens/Builder";
 import { Workflows } from "./screens/Workflows";
+import { Flows } from "./screens/Flows";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -28,6 +29,7 @@ export function App() {
   const nav: [Route["screen"], string, string][] = [
     ["builder", "New workflow", "#/builder"],
     ["workflows", "Workflows", "#/workflows"],
+    ["flows", "Flows", "#/flows"],
   ];
   return (
     <div class="app">
@@ -50,7 +52,13 @@ export function App() {
         </p>
       </nav>
       <main class="screen">
-        {route.screen === "builder" ? <Builder workflowId={route.workflowId} /> : <Workflows workflowId={route.workflowId} />}
+        {route.screen === "flows" ? (
+          <Flows flowName={route.flowName} runId={route.runId} />
+        ) : route.screen === "builder" ? (
+          <Builder workflowId={route.workflowId} />
+        ) : (
+          <Workflows workflowId={route.workflowId} />
+        )}
       </main>
     </div>
   );

@@ -12,7 +12,8 @@
 //! edges are drawn for people and checked on import).
 //!
 //! List-form flows have nesting a diagram cannot carry, so each step becomes a
-//! node `s<path>` whose config is the step without its nested `steps`, and a
+//! node `s<path>` (the compiled step path joined by `_`, as in turns'
+//! `stepPath`) whose config is the step without its nested `steps`, and a
 //! reserved `%% @_flow:` entry records the tree (`{"form": "list", "steps":
 //! [ids or {"id", "branches": [[ids]], "default": [ids]}]}`); the edges are
 //! drawn for people and not read back.
@@ -264,7 +265,7 @@ impl ListExport<'_> {
                     let mut ends = Vec::new();
                     for (b, br) in d.branches.iter().enumerate() {
                         let inner =
-                            self.seq(br.steps.as_deref().unwrap_or(&[]), &format!("{id}_b{b}_"));
+                            self.seq(br.steps.as_deref().unwrap_or(&[]), &format!("{id}_{b}_"));
                         if let Some(first) = inner.first().and_then(entry_id) {
                             self.out.push_str(&format!(
                                 "    {id} -->|\"{}\"| {first}\n",
@@ -284,8 +285,10 @@ impl ListExport<'_> {
                     }
                     let mut entry = json!({"id": id, "branches": branches});
                     if let Some(df) = &d.default {
-                        let inner =
-                            self.seq(df.steps.as_deref().unwrap_or(&[]), &format!("{id}_d_"));
+                        let inner = self.seq(
+                            df.steps.as_deref().unwrap_or(&[]),
+                            &format!("{id}_{}_", d.branches.len()),
+                        );
                         if let Some(first) = inner.first().and_then(entry_id) {
                             self.out
                                 .push_str(&format!("    {id} -->|default| {first}\n"));
@@ -1083,11 +1086,11 @@ mod tests {
         let text = export(&def);
         assert!(text.contains("s1[[\"Loop: Work\"]]"), "{text}");
         assert!(text.contains("s2{\"decision\"}"), "{text}");
-        assert!(text.contains("s2_b0_0(\"gate\")"), "{text}");
+        assert!(text.contains("s2_0_0(\"gate\")"), "{text}");
         assert!(text.contains("s4[[\"Each: foreach\"]]"), "{text}");
         assert!(!text.contains("s2 --> s3"), "{text}");
         assert!(text.contains("s3 --> s4"), "{text}");
-        assert!(text.contains("s2 -->|\"output.ok\"| s2_b0_0"), "{text}");
+        assert!(text.contains("s2 -->|\"output.ok\"| s2_0_0"), "{text}");
         assert_eq!(import(&text).expect("imports"), def);
     }
 

@@ -4,16 +4,21 @@
 
 export type Route =
   | { screen: "builder"; workflowId?: string }
-  | { screen: "workflows"; workflowId?: string };
+  | { screen: "workflows"; workflowId?: string }
+  | { screen: "flows"; workflowId?: string; flowName?: string; runId?: string };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   const [screen, id] = parts;
+  if (screen === "flows") return { screen: "flows", flowName: id, runId: parts[2] };
   if (screen === "workflows") return id ? { screen: "workflows", workflowId: id } : { screen: "workflows" };
   return id && screen === "builder" ? { screen: "builder", workflowId: id } : { screen: "builder" };
 }
 
 export function routeHref(route: Route): string {
+  if (route.screen === "flows") {
+    return "#/flows" + [route.flowName, route.runId].filter(Boolean).map((p) => "/" + encodeURIComponent(p as string)).join("");
+  }
   const id = route.workflowId ? "/" + encodeURIComponent(route.workflowId) : "";
   return `#/${route.screen}${id}`;
 }
