@@ -36,6 +36,11 @@ export function nodeStates(run: FlowRunView | null, graphIds: string[] | null, k
     if (id) {
       out.set(id, "done");
       last = id;
+      // A loop or a decision whose steps ran has run too (list-form ids nest).
+      for (let cut = id.lastIndexOf("_"); cut > 0; cut = id.lastIndexOf("_", cut - 1)) {
+        const parent = id.slice(0, cut);
+        if (known.has(parent) && !out.has(parent)) out.set(parent, "done");
+      }
     }
   }
   const next = nodeOf(run.flags.flow.nextStepPath?.map(Number), graphIds, known);

@@ -208,7 +208,7 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
 
   return (
     <div class="flows">
-      <aside class="flows-side panel">
+      <aside class="flows-side">
         <div class="pane-head">
           <h2>Flows</h2>
           <label class="button small" title="Import a Mermaid diagram (.mmd) or a bundle (.json)">
@@ -290,7 +290,7 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
           </div>
         ) : (
           <>
-            <header class="flow-head panel">
+            <header class="flow-head">
               <div>
                 <h2>{run ? run.title : `Flow: ${flowName}`}</h2>
                 <p class="muted small">{selected?.description}</p>
@@ -316,7 +316,7 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
             </header>
             {selected?.disabled && <p class="notice notice-warning">This flow is disabled: {selected.error}</p>}
             <div class="flow-body">
-              <div class="panel flow-diagram-pane">
+              <div class="flow-card flow-diagram-pane">
                 <div class="legend small">
                   {(Object.keys(STATE_LABEL) as NodeState[]).map((s) => (
                     <span key={s} class={`legend-item state-${s}`}>{STATE_LABEL[s]}</span>
@@ -325,7 +325,7 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
                 </div>
                 {source ? <Diagram source={source} /> : <p class="muted">Loading the diagram…</p>}
               </div>
-              <div class="panel flow-transcript" aria-label="Transcript">
+              <div class="flow-card flow-transcript" aria-label="Transcript">
                 {!run ? (
                   <p class="muted">Run the flow to see its transcript here.</p>
                 ) : (
@@ -375,7 +375,7 @@ function PendingPanel({ pending, busy, onAnswer }: { pending: Pending; busy: boo
     const ctx = Array.isArray(p.context) ? p.context.map((c) => [c.path, c.value] as const) : Object.entries(p.context ?? {});
     const needsInput = p.options.some((o) => o.requiresInput);
     return (
-      <div class="gate panel" role="group" aria-label="Your decision">
+      <div class="gate" role="group" aria-label="Your decision">
         <h3>{p.prompt}</h3>
         {ctx.length > 0 && (
           <dl class="gate-context">
@@ -403,7 +403,7 @@ function PendingPanel({ pending, busy, onAnswer }: { pending: Pending; busy: boo
   if (pending.kind === "attention" || pending.kind === "join") {
     const p = pending as { error?: string; options?: string[] };
     return (
-      <div class="gate panel attention" role="group" aria-label="A step needs attention">
+      <div class="gate attention" role="group" aria-label="A step needs attention">
         <h3>A step needs your attention</h3>
         {p.error && <p class="flow-error">{p.error}</p>}
         <div class="actions">
