@@ -149,10 +149,25 @@ pub fn export(def: &FlowDef) -> String {
 }
 
 fn export_graph(nodes: &[Step], out: &mut String, configs: &mut Vec<(String, Value)>) {
-    let ids: Vec<String> = nodes
+    let originals: Vec<String> = nodes
         .iter()
         .map(|n| n.common().id.map(|i| i.to_string()).unwrap_or_default())
         .collect();
+    let ids: Vec<String> = originals
+        .iter()
+        .enumerate()
+        .map(|(i, id)| safe_id(i, id))
+        .collect();
+    let to_mermaid: HashMap<&str, &str> = originals
+        .iter()
+        .map(String::as_str)
+        .zip(ids.iter().map(String::as_str))
+        .collect();
+    let m = |t: &Text| -> String {
+        to_mermaid
+            .get(t.as_str())
+            .map_or_else(|| t.to_string(), |s| (*s).to_owned())
+    };
     for (node, id) in nodes.iter().zip(&ids) {
         out.push_str(&format!("    {}\n", shape(id, node)));
     }
@@ -164,16 +179,17 @@ fn export_graph(nodes: &[Step], out: &mut String, configs: &mut Vec<(String, Val
                 for b in &d.branches {
                     if let Some(n) = &b.next {
                         out.push_str(&format!(
-                            "    {id} -->|\"{}\"| {n}\n",
-                            edge_label(b.condition.as_str())
+                            "    {id} -->|\"{}\"| {}\n",
+                            edge_label(b.condition.as_str()),
+                            m(n)
                         ));
-                        if let Some(m) = b.max_iterations {
-                            limits.insert(n.to_string(), json!(m));
+                        if let Some(max) = b.max_iterations {
+                            limits.insert(m(n), json!(max));
                         }
                     }
                 }
                 if let Some(DefaultBranch { next: Some(n), .. }) = &d.default {
-                    out.push_str(&format!("    {id} -->|default| {n}\n"));
+                    out.push_str(&format!("    {id} -->|default| {}\n", m(n)));
                 }
                 let mut cfg = config_of(node, &["id", "next", "label", "branches", "default"]);
                 if !limits.is_empty() {
@@ -194,8 +210,9 @@ fn export_graph(nodes: &[Step], out: &mut String, configs: &mut Vec<(String, Val
                     };
                     if let Some(t) = target {
                         out.push_str(&format!(
-                            "    {id} -->|\"{}\"| {t}\n",
-                            edge_label(o.label.as_str())
+                            "    {id} -->|\"{}\"| {}\n",
+                            edge_label(o.label.as_str()),
+                            m(t)
                         ));
                     }
                 }
@@ -208,13 +225,21 @@ fn export_graph(nodes: &[Step], out: &mut String, configs: &mut Vec<(String, Val
             }
             _ => {
                 if let Some(n) = c.next {
-                    out.push_str(&format!("    {id} --> {n}\n"));
+                    out.push_str(&format!("    {id} --> {}\n", m(n)));
                 }
                 configs.push((
                     id.clone(),
                     Value::Object(config_of(node, &["id", "next", "label"])),
                 ));
             }
+        }
+    }
+    // An id Mermaid cannot take stays in the config.
+    for (((id, cfg), original), _) in configs.iter_mut().zip(&originals).zip(nodes) {
+        if id != original
+            && let Value::Object(map) = cfg
+        {
+            map.insert("id".into(), json!(original));
         }
     }
     // Keep labels that differ from the default so the round trip is exact.
@@ -224,6 +249,34 @@ fn export_graph(nodes: &[Step], out: &mut String, configs: &mut Vec<(String, Val
         {
             m.insert("label".into(), Value::Null);
         }
+    }
+}
+
+/// Words Mermaid reads as keywords, not node ids.
+const RESERVED: &[&str] = &[
+    "end",
+    "graph",
+    "flowchart",
+    "subgraph",
+    "class",
+    "classDef",
+    "style",
+    "click",
+    "linkStyle",
+    "direction",
+    "default",
+];
+
+/// `id` when Mermaid can take it as a node id, else `n<index>`.
+fn safe_id(index: usize, id: &str) -> String {
+    let ok = !id.is_empty()
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(id))
+        && id != FLOW_KEY;
+    if ok {
+        id.to_owned()
+    } else {
+        format!("n{index}_")
     }
 }
 
@@ -773,6 +826,21 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))
         .collect();
+    // Node ids Mermaid could not take are kept in their config's "id".
+    let original: HashMap<&str, String> = p
+        .order
+        .iter()
+        .map(|id| {
+            let o = match p.configs.get(id) {
+                Some((Value::Object(m), _)) => {
+                    m.get("id").and_then(Value::as_str).map(str::to_owned)
+                }
+                _ => None,
+            };
+            (id.as_str(), o.unwrap_or_else(|| id.clone()))
+        })
+        .collect();
+    let orig = |id: &str| original.get(id).cloned().unwrap_or_else(|| id.to_owned());
     let mut out = Vec::new();
     for id in &p.order {
         let decl = &p.nodes[id];
@@ -780,7 +848,7 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
         translate_seed(&mut cfg, decl, id, line)?;
         let seed_limits = cfg.remove("seedLimits").is_some();
         with_label(&mut cfg, decl);
-        cfg.insert("id".into(), json!(id));
+        cfg.entry("id").or_insert_with(|| json!(id));
         let outgoing: Vec<&Edge> = p.edges.iter().filter(|e| &e.from == id).collect();
         let ty = cfg
             .get("type")
@@ -800,13 +868,11 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
                     None => Map::new(),
                 };
                 let mut branches = Vec::new();
-                let mut default: Option<DefaultBranch> = match cfg.remove("default") {
-                    Some(_) => Some(DefaultBranch {
+                let mut default: Option<DefaultBranch> =
+                    cfg.remove("default").map(|_| DefaultBranch {
                         steps: None,
                         next: None,
-                    }),
-                    None => None,
-                };
+                    });
                 for e in &outgoing {
                     let label = e.label.as_deref().map(str::trim).unwrap_or("");
                     if label.is_empty() {
@@ -821,7 +887,7 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
                     if label == "default" {
                         default = Some(DefaultBranch {
                             steps: None,
-                            next: Text::new(&e.to),
+                            next: Text::new(&orig(&e.to)),
                         });
                         continue;
                     }
@@ -840,7 +906,7 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
                         condition: Text::new(label)
                             .ok_or_else(|| err(Some(e.line), "empty condition"))?,
                         steps: None,
-                        next: Text::new(&e.to),
+                        next: Text::new(&orig(&e.to)),
                         max_iterations: max,
                     });
                 }
@@ -860,7 +926,7 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
                 if !cfg.contains_key("next")
                     && let Some(e) = outgoing.iter().find(|e| e.label.is_none())
                 {
-                    cfg.insert("next".into(), json!(e.to));
+                    cfg.insert("next".into(), json!(orig(&e.to)));
                 }
                 let options: Vec<String> = cfg
                     .get("options")
@@ -906,7 +972,7 @@ fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
                             ),
                         ));
                     }
-                    cfg.insert("next".into(), json!(e.to));
+                    cfg.insert("next".into(), json!(orig(&e.to)));
                 }
             }
         }
@@ -1016,11 +1082,11 @@ mod tests {
        {"condition": "output.retry", "next": "fetch", "maxIterations": 3}
      ],
      "default": {"next": "ask"}},
-    {"id": "sub", "type": "subflow", "label": "Security Scan", "flow": "scan", "input": {"file": "output.file"}, "next": "script"},
+    {"id": "sub", "type": "subflow", "label": "Security Scan", "flow": "scan", "input": {"file": "output.file"}, "next": "end"},
     {"id": "ask", "type": "gate", "prompt": "Ship it?", "context": ["output.summary"],
      "options": [{"label": "Yes"}, {"label": "Redo", "next": "fetch"}, {"label": "Drop", "next": null},
-                 {"label": "Note", "requiresInput": true}], "next": "script"},
-    {"id": "script", "type": "script", "path": "tidy.py", "args": ["{{output.file}}"], "timeoutSeconds": 5}
+                 {"label": "Note", "requiresInput": true}], "next": "end"},
+    {"id": "end", "type": "script", "path": "tidy.py", "args": ["{{output.file}}"], "timeoutSeconds": 5}
   ]
 }"#,
         )
@@ -1066,7 +1132,7 @@ mod tests {
             "check{\"Quality Gate\"}",
             "sub[[\"Run: Security Scan\"]]",
             "ask(\"gate\")",
-            "script[\"script\"]",
+            "n7_[\"script\"]",
         ] {
             assert!(text.contains(shape), "{shape} missing in\n{text}");
         }

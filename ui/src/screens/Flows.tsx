@@ -51,7 +51,7 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
   const [flows, setFlows] = useState<FlowSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [mermaid, setMermaid] = useState<string>("");
-  const [graphIds, setGraphIds] = useState<string[] | null>(null);
+  const [isGraph, setIsGraph] = useState(false);
   const [runs, setRuns] = useState<FlowRunSummary[]>([]);
   const [run, setRun] = useState<FlowRunView | null>(null);
   const [stream, setStream] = useState("");
@@ -79,8 +79,7 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
     api
       .flowDefinition(flowName)
       .then((d) => {
-        const nodes = d.nodes as { id?: string }[] | undefined;
-        setGraphIds(nodes ? nodes.map((n) => n.id ?? "") : null);
+        setIsGraph(Array.isArray(d.nodes));
       })
       .catch(fail);
     api.flowRuns(flowName).then((r) => setRuns(r.runs)).catch(fail);
@@ -118,6 +117,8 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
   }, [transport, currentId, flowName, api]);
 
   const known = useMemo(() => new Set(nodeIds(mermaid)), [mermaid]);
+  // Graph form: the export lists node configs in node order, so path[0] is an index into them.
+  const graphIds = useMemo(() => (isGraph ? nodeIds(mermaid) : null), [isGraph, mermaid]);
   const states = useMemo(() => nodeStates(run, graphIds, known), [run, graphIds, known]);
   const source = useMemo(() => (mermaid ? styled(mermaid, states) : ""), [mermaid, states]);
 
