@@ -32,6 +32,17 @@ fn main() {
         "run_workflow",
         "list_runs",
         "run_output",
+        "flows_list",
+        "flows_mermaid",
+        "flows_export",
+        "flows_import",
+        "flows_run",
+        "flows_runs",
+        "flow_run_get",
+        "flow_run_patch",
+        "flow_run_delete",
+        "flow_run_stop",
+        "flow_run_answer",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands)) {
         eprintln!("tauri build script failed: {e:#}");

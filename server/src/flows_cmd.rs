@@ -1,4 +1,4 @@
-//! `maskflow flows list|run|resume|stop`: flow runs from the command line,
+//! `maskflow flows list|run|resume|stop|export|import`: flow runs from the command line,
 //! over the same data folder (`MASKFLOW_HOME`) and database as `serve`.
 //! `run` and `resume` print each transcript turn as it is committed, one
 //! line per turn: `turn <stepPath> <label> [<agent>:<identifier>] <content>`.
@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use maskflow_core::flows::bundle::ImportRequest;
 use maskflow_core::flows::{RunStatus, StartFlow};
 use maskflow_core::providers::{ReplayProvider, Unconfigured};
 use maskflow_core::{Event, Roles, Service, ServiceConfig};
@@ -49,6 +50,25 @@ enum FlowsCommand {
     Stop {
         /// The run's id.
         id: String,
+    },
+    /// Print a flow as a bundle with its agents (JSON), or as Mermaid.
+    Export {
+        /// The flow's name.
+        name: String,
+        /// Print the Mermaid diagram with its config block instead.
+        #[arg(long)]
+        mermaid: bool,
+    },
+    /// Import a bundle (`.json`) or a Mermaid diagram (`.mmd`).
+    Import {
+        /// The file.
+        file: PathBuf,
+        /// Save the flow under this name (default: the bundle's, or the file stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// Replace a flow or agent of the same name.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -117,6 +137,57 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     ..StartFlow::default()
                 };
                 drive(&service, &run.flow_name, request).await
+            }
+            FlowsCommand::Export { name, mermaid } => {
+                let service = open(None)?;
+                if mermaid {
+                    print!("{}", service.flows().mermaid(&name)?);
+                } else {
+                    let bundle = service.flows().export_bundle(&name)?;
+                    println!("{}", serde_json::to_string_pretty(&bundle)?);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            FlowsCommand::Import { file, name, force } => {
+                let text = std::fs::read_to_string(&file)
+                    .with_context(|| format!("reading {}", file.display()))?;
+                let is_mermaid = file
+                    .extension()
+                    .is_some_and(|e| e == "mmd" || e == "mermaid")
+                    || !text.trim_start().starts_with('{');
+                let request = if is_mermaid {
+                    let stem = file
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    ImportRequest {
+                        mermaid: Some(text),
+                        name: Some(name.unwrap_or(stem)),
+                        overwrite: Some(force),
+                        ..ImportRequest::default()
+                    }
+                } else {
+                    let bundle = serde_json::from_str(&text)
+                        .with_context(|| format!("{} is not a flow bundle", file.display()))?;
+                    ImportRequest {
+                        bundle: Some(bundle),
+                        name,
+                        overwrite: Some(force),
+                        ..ImportRequest::default()
+                    }
+                };
+                let service = open(None)?;
+                match service.flows().import_flow(request) {
+                    Ok(f) => {
+                        println!("imported {}", f.name);
+                        Ok(ExitCode::SUCCESS)
+                    }
+                    Err(maskflow_core::CoreError::Conflict(m)) => {
+                        eprintln!("{m}\nre-run with --force to overwrite");
+                        Ok(ExitCode::from(3))
+                    }
+                    Err(e) => Err(e.into()),
+                }
             }
             FlowsCommand::Stop { id } => {
                 let service = open(None)?;

@@ -323,3 +323,92 @@ mod tests {
         assert_eq!(percent_decode("a%zz"), "a%zz");
     }
 }
+
+// ---- Flows (issue 8): one line per FlowEngine call.
+
+/// Every flow in `flows/`.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flows_list(s: State<'_, Service>) -> Reply<maskflow_core::flows::FlowList> {
+    Ok(s.flows().list()?)
+}
+
+/// A flow as Mermaid.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flows_mermaid(s: State<'_, Service>, name: String) -> Reply<String> {
+    Ok(s.flows().mermaid(&name)?)
+}
+
+/// A flow bundle.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flows_export(
+    s: State<'_, Service>,
+    name: String,
+) -> Reply<maskflow_core::flows::bundle::FlowBundle> {
+    Ok(s.flows().export_bundle(&name)?)
+}
+
+/// Imports a bundle or a Mermaid text.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flows_import(
+    s: State<'_, Service>,
+    request: maskflow_core::flows::bundle::ImportRequest,
+) -> Reply<maskflow_core::flows::FlowSummary> {
+    Ok(s.flows().import_flow(request)?)
+}
+
+/// Starts or resumes a run.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn flows_run(
+    s: State<'_, Service>,
+    name: String,
+    request: maskflow_core::flows::StartFlow,
+) -> Reply<maskflow_core::flows::Started> {
+    Ok(s.flows().start(&name, request)?)
+}
+
+/// A flow's runs.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flows_runs(s: State<'_, Service>, name: String) -> Reply<maskflow_core::flows::RunList> {
+    Ok(s.flows().runs(&name)?)
+}
+
+/// One run.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flow_run_get(s: State<'_, Service>, id: String) -> Reply<maskflow_core::flows::RunView> {
+    Ok(s.flows().get_run(&id)?)
+}
+
+/// Renames or archives a run.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flow_run_patch(
+    s: State<'_, Service>,
+    id: String,
+    patch: maskflow_core::flows::RunPatch,
+) -> Reply<maskflow_core::flows::RunView> {
+    Ok(s.flows().patch(&id, patch)?)
+}
+
+/// Deletes a run.
+#[tauri::command(rename_all = "snake_case")]
+pub fn flow_run_delete(s: State<'_, Service>, id: String) -> Reply<()> {
+    Ok(s.flows().delete(&id)?)
+}
+
+/// Stops a run.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn flow_run_stop(
+    s: State<'_, Service>,
+    id: String,
+) -> Reply<maskflow_core::flows::RunView> {
+    Ok(s.flows().stop(&id).await?)
+}
+
+/// Answers a gate (or a run that needs attention).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn flow_run_answer(
+    s: State<'_, Service>,
+    id: String,
+    answer: maskflow_core::flows::GateAnswer,
+) -> Reply<maskflow_core::flows::Started> {
+    Ok(s.flows().answer(&id, answer)?)
+}

@@ -91,6 +91,17 @@ pub fn run() -> Result<(), StartError> {
             commands::run_workflow,
             commands::list_runs,
             commands::run_output,
+            commands::flows_list,
+            commands::flows_mermaid,
+            commands::flows_export,
+            commands::flows_import,
+            commands::flows_run,
+            commands::flows_runs,
+            commands::flow_run_get,
+            commands::flow_run_patch,
+            commands::flow_run_delete,
+            commands::flow_run_stop,
+            commands::flow_run_answer,
         ])
         .setup(move |app| {
             let handle = app.handle().clone();

@@ -4,6 +4,7 @@ import { Builder } from "./screens/Builder";
 import { Workflows } from "./screens/Workflows";
 import { Settings } from "./screens/Settings";
 import { Ledger } from "./screens/Ledger";
+import { Flows } from "./screens/Flows";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -30,6 +31,7 @@ export function App() {
   const nav: [Route["screen"], string, string][] = [
     ["builder", "New workflow", "#/builder"],
     ["workflows", "Workflows", "#/workflows"],
+    ["flows", "Flows", "#/flows"],
     ["ledger", "Privacy ledger", "#/ledger"],
     ["settings", "Settings", "#/settings"],
   ];
@@ -54,7 +56,9 @@ export function App() {
         </p>
       </nav>
       <main class="screen">
-        {route.screen === "settings" ? (
+        {route.screen === "flows" ? (
+          <Flows flowName={route.flowName} runId={route.runId} />
+        ) : route.screen === "settings" ? (
           <Settings />
         ) : route.screen === "ledger" ? (
           <Ledger />

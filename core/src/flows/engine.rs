@@ -292,6 +292,21 @@ impl FlowEngine {
         lock(&self.inner.db)
     }
 
+    /// The data folder (flows, agents).
+    pub fn home(&self) -> &Path {
+        &self.inner.home
+    }
+
+    /// Now, RFC 3339, from the injected clock.
+    pub fn now_rfc3339(&self) -> String {
+        format_rfc3339(self.inner.clock.now_ms())
+    }
+
+    /// A flow read from disk (for Mermaid export and bundles).
+    pub fn load_definition(&self, name: &str) -> Result<FlowDef> {
+        agents::load_flow(&self.inner.home, name).map_err(load_error)
+    }
+
     /// Every flow on disk, re-read now.
     pub fn list(&self) -> Result<FlowList> {
         let entries = agents::list_flows(&self.inner.home)

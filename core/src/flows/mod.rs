@@ -13,10 +13,12 @@
 //! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
 
 pub mod agents;
+pub mod bundle;
 pub mod compile;
 pub mod definition;
 pub mod engine;
 pub mod expr;
+pub mod mermaid;
 pub mod prompt;
 pub mod script;
 pub mod state;

@@ -16,6 +16,7 @@ pub const FORMAT: u32 = 1;
     Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
 )]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "FlowRunStatus")]
 pub enum RunStatus {
     /// A step is being run (or the process running it died; then it can be resumed).
     Running,

@@ -48,6 +48,8 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::flows::RunView::export_all_to(dir)?;
     crate::flows::GateAnswer::export_all_to(dir)?;
     crate::flows::RunPatch::export_all_to(dir)?;
+    crate::flows::bundle::FlowBundle::export_all_to(dir)?;
+    crate::flows::bundle::ImportRequest::export_all_to(dir)?;
     Ok(())
 }
 

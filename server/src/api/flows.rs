@@ -4,7 +4,10 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use maskflow_core::flows::{FlowList, GateAnswer, RunList, RunPatch, RunView, StartFlow, Started};
+use maskflow_core::flows::bundle::{FlowBundle, ImportRequest};
+use maskflow_core::flows::{
+    FlowList, FlowSummary, GateAnswer, RunList, RunPatch, RunView, StartFlow, Started,
+};
 use serde_json::Value;
 
 use super::error::{AppError, ErrorBody};
@@ -149,4 +152,55 @@ pub async fn gate(
         StatusCode::ACCEPTED,
         ApiJson(state.service.flows().answer(&id, answer)?),
     ))
+}
+
+/// A flow as a Mermaid `graph TD` with its `WORKFLOW_CONFIG` block (seed 003).
+#[utoipa::path(get, path = "/api/flows/{name}/mermaid", tag = "flows",
+    params(("name" = String, Path, description = "The flow's file stem")),
+    responses(
+        (status = 200, description = "The Mermaid text", body = String, content_type = "text/plain"),
+        (status = 400, description = "The flow is invalid", body = ErrorBody),
+        (status = 404, description = "No such flow", body = ErrorBody),
+    ))]
+pub async fn mermaid(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+) -> Result<([(axum::http::header::HeaderName, &'static str); 1], String), AppError> {
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; charset=utf-8",
+        )],
+        state.service.flows().mermaid(&name)?,
+    ))
+}
+
+/// A flow with its agents as one JSON bundle (seed 003's export format).
+#[utoipa::path(get, path = "/api/flows/{name}/export", tag = "flows",
+    params(("name" = String, Path, description = "The flow's file stem")),
+    responses(
+        (status = 200, description = "The bundle", body = FlowBundle),
+        (status = 400, description = "The flow is invalid", body = ErrorBody),
+        (status = 404, description = "No such flow", body = ErrorBody),
+    ))]
+pub async fn export(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+) -> Result<ApiJson<FlowBundle>, AppError> {
+    Ok(ApiJson(state.service.flows().export_bundle(&name)?))
+}
+
+/// Imports a bundle or a Mermaid diagram (`{bundle?, mermaid?, name?, overwrite?}`).
+#[utoipa::path(post, path = "/api/flows/import", tag = "flows",
+    request_body = ImportRequest,
+    responses(
+        (status = 200, description = "The imported flow", body = FlowSummary),
+        (status = 400, description = "Invalid bundle, diagram or name", body = ErrorBody),
+        (status = 409, description = "A flow or agent of that name exists (set overwrite)", body = ErrorBody),
+    ))]
+pub async fn import(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<ImportRequest>,
+) -> Result<ApiJson<FlowSummary>, AppError> {
+    Ok(ApiJson(state.service.flows().import_flow(request)?))
 }

@@ -133,6 +133,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(flows::get_run, flows::patch_run, flows::delete_run))
         .routes(routes!(flows::stop))
         .routes(routes!(flows::gate))
+        .routes(routes!(flows::mermaid))
+        .routes(routes!(flows::export))
+        .routes(routes!(flows::import))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }

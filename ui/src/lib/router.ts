@@ -6,18 +6,23 @@ export type Route =
   | { screen: "builder"; workflowId?: string }
   | { screen: "workflows"; workflowId?: string }
   | { screen: "settings"; workflowId?: undefined }
-  | { screen: "ledger"; workflowId?: undefined };
+  | { screen: "ledger"; workflowId?: undefined }
+  | { screen: "flows"; workflowId?: string; flowName?: string; runId?: string };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   const [screen, id] = parts;
   if (screen === "settings") return { screen: "settings" };
   if (screen === "ledger") return { screen: "ledger" };
+  if (screen === "flows") return { screen: "flows", flowName: id, runId: parts[2] };
   if (screen === "workflows") return id ? { screen: "workflows", workflowId: id } : { screen: "workflows" };
   return id && screen === "builder" ? { screen: "builder", workflowId: id } : { screen: "builder" };
 }
 
 export function routeHref(route: Route): string {
+  if (route.screen === "flows") {
+    return "#/flows" + [route.flowName, route.runId].filter(Boolean).map((p) => "/" + encodeURIComponent(p as string)).join("");
+  }
   const id = route.workflowId ? "/" + encodeURIComponent(route.workflowId) : "";
   return `#/${route.screen}${id}`;
 }
