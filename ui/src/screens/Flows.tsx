@@ -8,6 +8,7 @@ import type { FlowRunSummary, FlowRunView, FlowSummary, TurnView } from "../gene
 import { toApiError } from "../transport";
 import { pickFlowsTransport, type FlowsTransport } from "../transport/flows";
 import { Diagram } from "../flows/Diagram";
+import { ManualPrompts } from "../components/BuildPanels";
 import { nodeIds, nodeStates, styled, type NodeState } from "../flows/state";
 import { go } from "../lib/router";
 import "../flows/flows.css";
@@ -327,6 +328,8 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
                 {source ? <Diagram source={source} /> : <p class="muted">Loading the diagram…</p>}
               </div>
               <div class="flow-card flow-transcript" aria-label="Transcript">
+                {/* An agent on the manual back end: its prompt to copy, and a box for the answer. */}
+                <ManualPrompts />
                 {!run ? (
                   <p class="muted">Run the flow to see its transcript here.</p>
                 ) : (
