@@ -1405,49 +1405,39 @@ impl FlowEngine {
             })
         };
         match &node.op {
-            Op::Llm(s) => {
+            op @ (Op::Llm(_) | Op::Command(_)) => {
+                // Both ask an agent: an inline prompt, or one of the agent's commands.
                 let pctx = self.prompt_context(&run, st);
-                let msgs = render_messages(&s.messages, &pctx);
-                let (reply, rows) = self
-                    .ask(
-                        &run,
-                        node,
-                        &mut next,
+                let (agent, identifier, msgs) = match op {
+                    Op::Llm(s) => (
                         s.agent_type.as_str(),
                         s.identifier.as_str(),
-                        msgs,
-                        feedback.as_deref(),
-                        true,
-                        None,
-                    )
-                    .await?;
-                Self::complete_with(&mut next, node, prompt::parse_output(&reply), false);
-                let turn = TurnRow {
-                    role: "assistant",
-                    content: reply,
-                    command: meta(&run, node, None),
+                        render_messages(&s.messages, &pctx),
+                    ),
+                    Op::Command(s) => {
+                        let key = format!("{}/{}", s.agent_type, s.command_name);
+                        let cmd = run.snapshot.commands.get(&key).ok_or_else(|| {
+                            failure(format!(
+                                "unknown command {:?} of agent {:?}",
+                                s.command_name.as_str(),
+                                s.agent_type.as_str()
+                            ))
+                        })?;
+                        (
+                            s.agent_type.as_str(),
+                            s.identifier.as_str(),
+                            render_messages(&cmd.messages, &pctx),
+                        )
+                    }
+                    _ => return Err(failure("not an agent step".to_owned())),
                 };
-                enter(program, &mut next, node.next);
-                advance(next, vec![turn], rows, true)
-            }
-            Op::Command(s) => {
-                let key = format!("{}/{}", s.agent_type, s.command_name);
-                let cmd = run.snapshot.commands.get(&key).ok_or_else(|| {
-                    failure(format!(
-                        "unknown command {:?} of agent {:?}",
-                        s.command_name.as_str(),
-                        s.agent_type.as_str()
-                    ))
-                })?;
-                let pctx = self.prompt_context(&run, st);
-                let msgs = render_messages(&cmd.messages, &pctx);
                 let (reply, rows) = self
                     .ask(
                         &run,
                         node,
                         &mut next,
-                        s.agent_type.as_str(),
-                        s.identifier.as_str(),
+                        agent,
+                        identifier,
                         msgs,
                         feedback.as_deref(),
                         true,
