@@ -61,13 +61,14 @@ pub struct Plan {
     pub seccomp: Result<BpfProgram, String>,
 }
 
-/// Builds the isolation of a run in `work`, whose interpreter reads
-/// `runtime` (its prefixes and `sys.path`). `landlock` false behaves as on a
-/// kernel without Landlock (the runner's test-only switch).
-pub fn plan(work: &Path, runtime: &[PathBuf], landlock: bool) -> Plan {
+/// Builds the isolation of a run in `work` (read-write, with `shared`),
+/// whose interpreter reads `runtime` (its prefixes and `sys.path`).
+/// `landlock` false behaves as on a kernel without Landlock (the runner's
+/// test-only switch).
+pub fn plan(work: &Path, shared: &[PathBuf], runtime: &[PathBuf], landlock: bool) -> Plan {
     Plan {
         landlock: if landlock {
-            ruleset(work, runtime)
+            ruleset(work, shared, runtime)
         } else {
             Err("Landlock is not available (simulated old kernel)".into())
         },
@@ -75,7 +76,7 @@ pub fn plan(work: &Path, runtime: &[PathBuf], landlock: bool) -> Plan {
     }
 }
 
-fn ruleset(work: &Path, runtime: &[PathBuf]) -> Result<RulesetCreated, String> {
+fn ruleset(work: &Path, shared: &[PathBuf], runtime: &[PathBuf]) -> Result<RulesetCreated, String> {
     let err = |e: landlock::RulesetError| e.to_string();
     let read_only: Vec<PathBuf> = SYSTEM_READ
         .iter()
@@ -108,7 +109,10 @@ fn ruleset(work: &Path, runtime: &[PathBuf]) -> Result<RulesetCreated, String> {
             AccessFs::from_all(ABI_WANTED),
         ))
         .map_err(err)?
-        .add_rules(path_beneath_rules([work], AccessFs::from_all(ABI_WANTED)))
+        .add_rules(path_beneath_rules(
+            std::iter::once(work).chain(shared.iter().map(PathBuf::as_path)),
+            AccessFs::from_all(ABI_WANTED),
+        ))
         .map_err(err)
 }
 

@@ -105,6 +105,9 @@ pub struct RunRequest {
     pub workdir: PathBuf,
     /// The limits.
     pub limits: Limits,
+    /// Folders outside the working folder the script may also read and
+    /// write: a flow's own working folder, which the user chose for it.
+    pub shared_folders: Vec<PathBuf>,
 }
 
 /// How a run ended.
@@ -468,7 +471,12 @@ fn execute(
     let required = !limits.allow_unisolated;
     #[cfg(target_os = "linux")]
     let mut prepared = {
-        let plan = isolation::plan(work, &python.runtime, !simulate_no_landlock);
+        let plan = isolation::plan(
+            work,
+            &request.shared_folders,
+            &python.runtime,
+            !simulate_no_landlock,
+        );
         if required && let Err(why) = &plan.landlock {
             return Err(RunnerError::NotIsolated(isolation::refusal(
                 Some(why),
@@ -767,6 +775,26 @@ fn execute(
         network_isolated,
         isolated,
     })
+}
+
+/// Whether scripts can be isolated on this machine: how, or what is missing.
+pub fn isolation_status() -> Result<String, String> {
+    #[cfg(target_os = "linux")]
+    {
+        let plan = isolation::plan(Path::new("/nonexistent"), &[], &[], true);
+        match (&plan.landlock, &plan.seccomp) {
+            (Ok(_), Ok(_)) => Ok("Landlock (files) and seccomp (network)".into()),
+            (Err(why), _) => Err(isolation::refusal(Some(why), None)),
+            (Ok(_), Err(why)) => Err(isolation::refusal(None, Some(why))),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(format!(
+            "Maskflow has no script isolation on {} yet",
+            std::env::consts::OS
+        ))
+    }
 }
 
 /// The `PATH` of a script: the interpreter's folder, then the system's.

@@ -12,6 +12,7 @@ fn request(dir: &Path, script: &str, limits: Limits) -> RunRequest {
         requirements: Vec::new(),
         workdir: dir.join("work"),
         limits,
+        shared_folders: Vec::new(),
     }
 }
 
