@@ -677,6 +677,12 @@ fn execute(
         }
         if let Some(p) = &prepared.pids {
             process_hit = p.read_counter("pids.events", Some("max")) > 0;
+        } else if !root {
+            // Under RLIMIT_NPROC there is no counter: a refused fork shows
+            // as EAGAIN, which Python names BlockingIOError.
+            process_hit = [&stdout, &stderr].iter().any(|t| {
+                t.contains("BlockingIOError") || t.contains("Resource temporarily unavailable")
+            });
         }
     }
     #[cfg(not(target_os = "linux"))]
