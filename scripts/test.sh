@@ -26,6 +26,26 @@ export MASKFLOW_REQUIRE_LLM_SERVERS=1
 echo "== tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
 cargo test --workspace --exclude maskflow-desktop --locked
 
+echo "== the script sandbox as a user who is not root (issue 14): the runner's containment tests under runuser"
+if [ "$(id -u)" -eq 0 ]; then
+  core_tests=$(cargo test -p maskflow-core --lib --locked --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["lib"]:
+        print(m["executable"])' | tail -n 1)
+  sbx_dir=$(mktemp -d)
+  cp "$core_tests" "$sbx_dir/core-tests"
+  chmod 755 "$sbx_dir" "$sbx_dir/core-tests"
+  id maskflow-sbx >/dev/null 2>&1 || useradd -m maskflow-sbx
+  sbx_rc=0
+  runuser -u maskflow-sbx -- env -i PATH=/usr/bin:/bin HOME=/home/maskflow-sbx LANG=C.UTF-8 \
+    "$sbx_dir/core-tests" runner:: flow_scripts || sbx_rc=$?
+  userdel -r maskflow-sbx >/dev/null 2>&1 || true
+  rm -rf "$sbx_dir"
+  [ "$sbx_rc" -eq 0 ]
+fi
+
 echo "== browser end-to-end tests (Chromium against maskflow serve --replay)"
 npm --prefix tests run --silent e2e
 

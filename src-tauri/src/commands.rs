@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use maskflow_core::privacy::LedgerEntry;
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
-    CreateWorkflow, CreatedVersion, GateRequest, MessageReply, PythonInput, PythonView, RunInputs,
-    RunView, SessionIteration, UploadedFile, VersionView, WorkflowPatch, WorkflowSummary,
-    WorkflowView,
+    CreateWorkflow, CreatedVersion, GateRequest, IsolationInput, IsolationView, MessageReply,
+    PythonInput, PythonView, RunInputs, RunView, SessionIteration, UploadedFile, VersionView,
+    WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 use maskflow_core::settings::{ConnectionTest, Detected, LlmSettings, SettingsView};
 use maskflow_core::{CoreError, ErrorCode, Service};
@@ -201,6 +201,18 @@ pub fn python(s: State<'_, Service>) -> Reply<PythonView> {
 #[tauri::command(rename_all = "snake_case")]
 pub fn set_python(s: State<'_, Service>, input: PythonInput) -> Reply<PythonView> {
     Ok(s.set_python(input)?)
+}
+
+/// The "run scripts without isolation" setting and this machine's isolation.
+#[tauri::command(rename_all = "snake_case")]
+pub fn isolation(s: State<'_, Service>) -> Reply<IsolationView> {
+    Ok(s.isolation()?)
+}
+
+/// Allows or forbids running scripts without isolation on this machine.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_isolation(s: State<'_, Service>, input: IsolationInput) -> Reply<IsolationView> {
+    Ok(s.set_isolation(input)?)
 }
 
 /// The egress ledger, newest first, searched and paged.

@@ -81,6 +81,8 @@ pub fn run() -> Result<(), StartError> {
             commands::detect_providers,
             commands::python,
             commands::set_python,
+            commands::isolation,
+            commands::set_isolation,
             commands::ledger,
             commands::manual_prompts,
             commands::answer_manual,

@@ -370,6 +370,7 @@ impl Engine {
                 requirements: spec.execution.requirements.clone(),
                 workdir: job.test_dir.join(format!("iteration-{}", state.iteration)),
                 limits: self.limits.clone(),
+                shared_folders: Vec::new(),
             };
             let runner = self.runner.clone();
             let run = tokio::task::spawn_blocking(move || {

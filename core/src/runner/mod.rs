@@ -8,6 +8,8 @@
 //! and sends nothing anywhere: its results (stdout, stderr, output previews)
 //! hold real data and stay local; callers mask before anything is sent.
 
+#[cfg(target_os = "linux")]
+mod isolation;
 mod outputs;
 mod python;
 #[cfg(target_os = "linux")]
@@ -27,12 +29,17 @@ use serde_json::{Value, json};
 pub use outputs::{OutputFile, PREVIEW_ROWS};
 pub use python::{MIN_VERSION, Python, find_python, missing_packages, module_of};
 
+/// Set (to anything), the runner behaves as on a kernel without Landlock:
+/// a test-only switch for the refusal and the Settings override.
+pub const SIMULATE_NO_LANDLOCK: &str = "MASKFLOW_TEST_NO_LANDLOCK";
+
 /// How a generated script is run: the contract between script and runner.
 pub const CONTRACT: &str = "The script is run as `python3 script.py <inputs.json>` in its own, fresh working folder. \
 `inputs.json` (its path is also the first argument, `sys.argv[1]`) holds {\"fields\": {\"<field name>\": <the value, or the path of the input file, or a list of paths>}}. \
 Input files are read-only copies. The script writes its results into the `outputs/` folder inside the working folder (create nothing elsewhere) \
 and exits with status 0 on success; any other status is a failure, and its error output is shown. \
-It has no network access, limited memory, CPU time, processes and output size, and should use only the Python standard library unless \
+It sees only its working folder, its inputs and the Python runtime (no home folder, no other files), \
+has no network access, limited memory, CPU time, processes and output size, and should use only the Python standard library unless \
 `execution.requirements` lists packages (they must already be installed).";
 
 /// The limits of one run.
@@ -52,6 +59,11 @@ pub struct Limits {
     pub stdio_bytes: usize,
     /// Whether to cut the script off the network.
     pub no_network: bool,
+    /// Whether the script may run where isolation (file system, network)
+    /// cannot be established: the user's per-machine "run without
+    /// isolation" setting. Off, such a run is refused.
+    #[serde(default)]
+    pub allow_unisolated: bool,
 }
 
 impl Default for Limits {
@@ -64,6 +76,7 @@ impl Default for Limits {
             output_bytes: 1 << 30,
             stdio_bytes: 64 << 10,
             no_network: true,
+            allow_unisolated: false,
         }
     }
 }
@@ -92,6 +105,9 @@ pub struct RunRequest {
     pub workdir: PathBuf,
     /// The limits.
     pub limits: Limits,
+    /// Folders outside the working folder the script may also read and
+    /// write: a flow's own working folder, which the user chose for it.
+    pub shared_folders: Vec<PathBuf>,
 }
 
 /// How a run ended.
@@ -162,6 +178,10 @@ pub struct RunResult {
     pub limits: Vec<LimitState>,
     /// Whether the script ran without network access.
     pub network_isolated: bool,
+    /// Whether it ran isolated (file system and network): false only when
+    /// the user allowed running without isolation, shown in red.
+    #[serde(default)]
+    pub isolated: bool,
 }
 
 impl RunResult {
@@ -186,6 +206,10 @@ pub enum RunnerError {
     /// The request is unusable (a missing input file, a used working folder).
     #[error("{0}")]
     BadRequest(String),
+    /// The script could not be isolated and running it so is not allowed:
+    /// the sentence says what is missing and how to enable it.
+    #[error("{0}")]
+    NotIsolated(String),
     /// A file or folder could not be prepared.
     #[error("{context}: {source}")]
     Io {
@@ -207,6 +231,8 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunnerError 
 pub struct Runner {
     python_setting: Option<PathBuf>,
     python: OnceLock<Result<Python, String>>,
+    /// Behave as on a kernel without Landlock ([`SIMULATE_NO_LANDLOCK`]).
+    simulate_no_landlock: bool,
 }
 
 impl Runner {
@@ -215,7 +241,16 @@ impl Runner {
         Self {
             python_setting: python,
             python: OnceLock::new(),
+            simulate_no_landlock: std::env::var_os(SIMULATE_NO_LANDLOCK)
+                .is_some_and(|v| !v.is_empty()),
         }
+    }
+
+    /// This runner, behaving as on a kernel without Landlock (tests).
+    #[doc(hidden)]
+    pub fn simulating_no_landlock(mut self) -> Self {
+        self.simulate_no_landlock = true;
+        self
     }
 
     /// The Python in use (found on first call).
@@ -249,9 +284,10 @@ impl Runner {
                 outputs: Vec::new(),
                 limits: Vec::new(),
                 network_isolated: false,
+                isolated: false,
             });
         }
-        execute(&python, request, &work, cancel)
+        execute(&python, request, &work, cancel, self.simulate_no_landlock)
     }
 }
 
@@ -270,8 +306,10 @@ fn prepare_workdir(request: &RunRequest) -> Result<PathBuf, RunnerError> {
             work.display()
         )));
     }
-    std::fs::create_dir_all(work.join("outputs"))
-        .map_err(io(format!("creating {}", work.display())))?;
+    for dir in ["outputs", "home", "tmp"] {
+        std::fs::create_dir_all(work.join(dir))
+            .map_err(io(format!("creating {}", work.display())))?;
+    }
     let work = work
         .canonicalize()
         .map_err(io(format!("resolving {}", work.display())))?;
@@ -402,13 +440,23 @@ fn execute(
     request: &RunRequest,
     work: &Path,
     cancel: &AtomicBool,
+    simulate_no_landlock: bool,
 ) -> Result<RunResult, RunnerError> {
     let limits = &request.limits;
-    let mut cmd = Command::new(&python.program);
+    let program = if python.executable.as_os_str().is_empty() {
+        &python.program
+    } else {
+        &python.executable
+    };
+    let mut cmd = Command::new(program);
+    // An allowlisted environment: never the server's (its keys, its token).
     cmd.arg("script.py")
         .arg(work.join("inputs.json"))
         .current_dir(work)
         .env_clear()
+        .env("PATH", script_path(program))
+        .env("HOME", work.join("home"))
+        .env("TMPDIR", work.join("tmp"))
         .env("PYTHONIOENCODING", "utf-8")
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONUNBUFFERED", "1")
@@ -416,26 +464,68 @@ fn execute(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for key in ["PATH", "HOME", "TMPDIR", "SYSTEMROOT"] {
-        if let Some(v) = std::env::var_os(key) {
-            cmd.env(key, v);
+    #[cfg(windows)]
+    if let Some(v) = std::env::var_os("SYSTEMROOT") {
+        cmd.env("SYSTEMROOT", v);
+    }
+    let required = !limits.allow_unisolated;
+    #[cfg(target_os = "linux")]
+    let mut prepared = {
+        let plan = isolation::plan(
+            work,
+            &request.shared_folders,
+            &python.runtime,
+            !simulate_no_landlock,
+        );
+        if required && let Err(why) = &plan.landlock {
+            return Err(RunnerError::NotIsolated(isolation::refusal(
+                Some(why),
+                None,
+            )));
+        }
+        sandbox::prepare(&mut cmd, limits, plan, required).map_err(io("preparing the sandbox"))?
+    };
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = simulate_no_landlock;
+        if required {
+            return Err(RunnerError::NotIsolated(format!(
+                "Maskflow did not run the script: it has no file-system and network isolation \
+                 for scripts on {} yet. Generated scripts are untrusted code, so they only run \
+                 isolated. To run them without isolation anyway, turn on \"Run scripts without \
+                 isolation\" in Settings (on this machine only; every run then shows it).",
+                std::env::consts::OS
+            )));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
         }
     }
-    #[cfg(target_os = "linux")]
-    let mut prepared = sandbox::prepare(&mut cmd, limits).map_err(io("preparing the sandbox"))?;
-    #[cfg(all(unix, not(target_os = "linux")))]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(io(format!("starting {}", python.program.display())))?;
+    let spawned = cmd.spawn();
     drop(cmd);
-    let pgid = i32::try_from(child.id()).unwrap_or(0);
     #[cfg(target_os = "linux")]
     let confirmed = prepared.confirmed();
+    let mut child = match spawned {
+        Ok(child) => child,
+        #[cfg(target_os = "linux")]
+        Err(_)
+            if required
+                && (!confirmed.file_system_isolated
+                    || (limits.no_network && !confirmed.network_isolated())) =>
+        {
+            return Err(RunnerError::NotIsolated(isolation::refusal(
+                (!confirmed.file_system_isolated)
+                    .then_some("the kernel refused the Landlock ruleset"),
+                (limits.no_network && !confirmed.network_isolated())
+                    .then_some("the kernel refused both the socket filter and a network namespace"),
+            )));
+        }
+        Err(e) => return Err(io(format!("starting {}", program.display()))(e)),
+    };
+    let pgid = i32::try_from(child.id()).unwrap_or(0);
     let stdout = child.stdout.take().map(|s| capture(s, limits.stdio_bytes));
     let stderr = child.stderr.take().map(|s| capture(s, limits.stdio_bytes));
 
@@ -512,9 +602,22 @@ fn execute(
         note: None,
     });
     #[cfg(target_os = "linux")]
-    let network_isolated = confirmed.network_isolated;
+    let network_isolated = confirmed.network_isolated();
+    #[cfg(target_os = "linux")]
+    let isolated = confirmed.file_system_isolated && (network_isolated || !limits.no_network);
+    #[cfg(not(target_os = "linux"))]
+    let isolated = false;
     #[cfg(target_os = "linux")]
     {
+        report.push(LimitState {
+            name: "file_system".into(),
+            limit: "its working folder, its inputs and the Python runtime".into(),
+            mechanism: confirmed.file_system_isolated.then(|| {
+                "Landlock (read-write: the working folder; read-only: the runtime)".to_owned()
+            }),
+            note: (!confirmed.file_system_isolated)
+                .then(|| "NOT ISOLATED: run without isolation, as allowed in Settings".to_owned()),
+        });
         let root = sandbox::is_root();
         report.push(LimitState {
             name: "memory".into(),
@@ -564,15 +667,22 @@ fn execute(
             } else {
                 "allowed".into()
             },
-            mechanism: network_isolated.then(|| "own network namespace".to_owned()),
-            note: (limits.no_network && !network_isolated)
-                .then(|| "not network-isolated: the kernel refused a network namespace".to_owned()),
+            mechanism: network_mechanism(&confirmed),
+            note: (limits.no_network && !network_isolated).then(|| {
+                "NOT ISOLATED: run without network isolation, as allowed in Settings".to_owned()
+            }),
         });
         if let Some(m) = &prepared.memory {
             memory_hit |= m.read_counter("memory.oom_control", Some("oom_kill")) > 0;
         }
         if let Some(p) = &prepared.pids {
             process_hit = p.read_counter("pids.events", Some("max")) > 0;
+        } else if !root {
+            // Under RLIMIT_NPROC there is no counter: a refused fork shows
+            // as EAGAIN, which Python names BlockingIOError.
+            process_hit = [&stdout, &stderr].iter().any(|t| {
+                t.contains("BlockingIOError") || t.contains("Resource temporarily unavailable")
+            });
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -669,7 +779,49 @@ fn execute(
         outputs,
         limits: report,
         network_isolated,
+        isolated,
     })
+}
+
+/// Whether scripts can be isolated on this machine: how, or what is missing.
+pub fn isolation_status() -> Result<String, String> {
+    #[cfg(target_os = "linux")]
+    {
+        let plan = isolation::plan(Path::new("/nonexistent"), &[], &[], true);
+        match (&plan.landlock, &plan.seccomp) {
+            (Ok(_), Ok(_)) => Ok("Landlock (files) and seccomp (network)".into()),
+            (Err(why), _) => Err(isolation::refusal(Some(why), None)),
+            (Ok(_), Err(why)) => Err(isolation::refusal(None, Some(why))),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(format!(
+            "Maskflow has no script isolation on {} yet",
+            std::env::consts::OS
+        ))
+    }
+}
+
+/// The `PATH` of a script: the interpreter's folder, then the system's.
+fn script_path(program: &Path) -> std::ffi::OsString {
+    let mut path = std::ffi::OsString::new();
+    if let Some(dir) = program.parent().filter(|d| !d.as_os_str().is_empty()) {
+        path.push(dir);
+        path.push(":");
+    }
+    path.push("/usr/local/bin:/usr/bin:/bin");
+    path
+}
+
+#[cfg(target_os = "linux")]
+fn network_mechanism(c: &sandbox::Confirmed) -> Option<String> {
+    match (c.sockets_filtered, c.network_namespace) {
+        (true, true) => Some("seccomp (only AF_UNIX sockets) and an own network namespace".into()),
+        (true, false) => Some("seccomp (only AF_UNIX sockets)".into()),
+        (false, true) => Some("own network namespace".into()),
+        (false, false) => None,
+    }
 }
 
 fn cpu_exhausted(limits: &Limits, duration_ms: u64) -> bool {

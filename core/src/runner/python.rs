@@ -16,14 +16,23 @@ pub struct Python {
     pub program: PathBuf,
     /// Its `(major, minor)` version.
     pub version: (u32, u32),
+    /// The interpreter itself (`sys.executable`), started directly so that
+    /// no wrapper (a pyenv shim, a shell script) needs more than the runtime.
+    #[serde(skip)]
+    pub executable: PathBuf,
+    /// The folders the interpreter reads (its prefixes and `sys.path`): the
+    /// sandbox lets a script read these and nothing else of the machine's.
+    #[serde(skip)]
+    pub runtime: Vec<PathBuf>,
 }
 
-fn probe(program: &Path) -> Option<(u32, u32)> {
+/// What the probe prints: `[major, minor, executable, [folders…]]`.
+const PROBE: &str = "import sys, json; print(json.dumps([sys.version_info[0], sys.version_info[1], \
+sys.executable, [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path]))";
+
+fn probe(program: &Path) -> Option<Python> {
     let out = Command::new(program)
-        .args([
-            "-c",
-            "import sys; print(sys.version_info[0], sys.version_info[1])",
-        ])
+        .args(["-c", PROBE])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -31,9 +40,30 @@ fn probe(program: &Path) -> Option<(u32, u32)> {
     if !out.status.success() {
         return None;
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut parts = text.split_whitespace().map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??))
+    let (major, minor, executable, folders): (u32, u32, String, Vec<String>) =
+        serde_json::from_slice(&out.stdout).ok()?;
+    let mut runtime: Vec<PathBuf> = folders
+        .into_iter()
+        .filter(|f| !f.is_empty())
+        .map(PathBuf::from)
+        .filter(|f| f.exists())
+        .collect();
+    let executable = PathBuf::from(executable);
+    // The interpreter may be a symlink into another folder (a venv's
+    // `bin/python` → `/usr/bin/python3.11`): its real folder is read too.
+    if let Ok(real) = executable.canonicalize()
+        && let Some(dir) = real.parent()
+    {
+        runtime.push(dir.to_path_buf());
+    }
+    runtime.sort();
+    runtime.dedup();
+    Some(Python {
+        program: program.to_path_buf(),
+        version: (major, minor),
+        executable,
+        runtime,
+    })
 }
 
 /// Finds Python: `setting` when given (it must work), else `python3`, then
@@ -46,8 +76,10 @@ pub fn find_python(setting: Option<&Path>) -> Result<Python, RunnerError> {
     let mut seen = Vec::new();
     for program in candidates {
         match probe(&program) {
-            Some(version) if version >= MIN_VERSION => return Ok(Python { program, version }),
-            Some((a, b)) => seen.push(format!("{} is Python {a}.{b}", program.display())),
+            Some(python) if python.version >= MIN_VERSION => return Ok(python),
+            Some(Python {
+                version: (a, b), ..
+            }) => seen.push(format!("{} is Python {a}.{b}", program.display())),
             None => seen.push(format!("{} did not start", program.display())),
         }
     }

@@ -1,6 +1,7 @@
 //! The operating-system side of containment: cgroups (v1 `pids` and
-//! `memory`, where writable), resource limits, a network namespace, and
-//! killing a whole process tree. The only module of Maskflow with `unsafe`
+//! `memory`, where writable), resource limits, a network namespace, the
+//! Landlock ruleset and socket filter of [`super::isolation`], and killing a
+//! whole process tree. The only module of Maskflow with `unsafe`
 //! code: the `pre_exec` hook that runs in the forked child before `exec`,
 //! and `kill(2)`. Everything in that hook is async-signal-safe (raw system
 //! calls on pre-built buffers; no allocation).
@@ -15,11 +16,14 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Limits;
+use super::isolation::Plan;
 
 /// What the child reported from its `pre_exec` hook.
 const NET_ISOLATED: u8 = 1;
 const PIDS_JOINED: u8 = 2;
 const MEMORY_JOINED: u8 = 4;
+const FS_ISOLATED: u8 = 8;
+const SOCKETS_FILTERED: u8 = 16;
 
 /// The cgroup v1 hierarchies the runner uses.
 const PIDS_ROOT: &str = "/sys/fs/cgroup/pids";
@@ -122,17 +126,36 @@ pub struct Prepared {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Confirmed {
     /// It is in a network namespace of its own.
-    pub network_isolated: bool,
+    pub network_namespace: bool,
+    /// Its socket filter refuses every family but `AF_UNIX`.
+    pub sockets_filtered: bool,
+    /// Its Landlock ruleset is enforced.
+    pub file_system_isolated: bool,
     /// It joined the `pids` cgroup.
     pub pids_cgroup: bool,
     /// It joined the `memory` cgroup.
     pub memory_cgroup: bool,
 }
 
+impl Confirmed {
+    /// Whether the child cannot reach the network (a namespace or the filter).
+    pub fn network_isolated(&self) -> bool {
+        self.network_namespace || self.sockets_filtered
+    }
+}
+
 /// Makes the cgroups and installs the `pre_exec` hook on `cmd`: join the
-/// cgroups, set the resource limits, enter a new network namespace, and
-/// report which of these worked through a pipe.
-pub fn prepare(cmd: &mut Command, limits: &Limits) -> std::io::Result<Prepared> {
+/// cgroups, set the resource limits, enter a new network namespace, apply
+/// `plan` (Landlock, then the socket filter), and report which of these
+/// worked through a pipe. When `required`, a child that could not be
+/// isolated (file system, and network when `limits.no_network`) does not
+/// exec: spawning fails, and [`Prepared::confirmed`] says what was missing.
+pub fn prepare(
+    cmd: &mut Command,
+    limits: &Limits,
+    plan: Plan,
+    required: bool,
+) -> std::io::Result<Prepared> {
     let pids = Cgroup::create(PIDS_ROOT, &[("pids.max", limits.max_processes.to_string())]);
     let memory = Cgroup::create(
         MEMORY_ROOT,
@@ -169,13 +192,16 @@ pub fn prepare(cmd: &mut Command, limits: &Limits) -> std::io::Result<Prepared> 
         rlimits.push((libc::RLIMIT_NPROC, limits.max_processes));
     }
     let network = limits.no_network;
+    let mut ruleset = plan.landlock.ok();
+    let filter = plan.seccomp.ok().filter(|_| network);
     let (reader, writer) = std::io::pipe()?;
     let fd = writer.as_raw_fd();
     // The writer must stay open in the parent until spawn; it is moved into
     // the closure so it lives as long as the Command, and dropped with it.
     let keep = writer;
     // SAFETY: the hook only makes system calls (open, write, close,
-    // setrlimit, unshare) on values prepared above; it does not allocate.
+    // setrlimit, unshare, prctl, landlock_restrict_self, seccomp) on values
+    // prepared above; it does not allocate.
     unsafe {
         cmd.pre_exec(move || {
             let _ = &keep;
@@ -209,7 +235,23 @@ pub fn prepare(cmd: &mut Command, limits: &Limits) -> std::io::Result<Prepared> 
             {
                 flags |= NET_ISOLATED;
             }
+            // Landlock first (it sets no_new_privs, which seccomp needs).
+            if let Some(r) = ruleset.take()
+                && let Ok(status) = r.restrict_self()
+                && !matches!(status.ruleset, landlock::RulesetStatus::NotEnforced)
+            {
+                flags |= FS_ISOLATED;
+            }
+            if let Some(f) = &filter
+                && seccompiler::apply_filter(f).is_ok()
+            {
+                flags |= SOCKETS_FILTERED;
+            }
             libc::write(fd, (&flags as *const u8).cast(), 1);
+            let network_ok = !network || flags & (NET_ISOLATED | SOCKETS_FILTERED) != 0;
+            if required && (flags & FS_ISOLATED == 0 || !network_ok) {
+                return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+            }
             Ok(())
         });
     }
@@ -231,7 +273,9 @@ impl Prepared {
             _ => 0,
         };
         Confirmed {
-            network_isolated: flags & NET_ISOLATED != 0,
+            network_namespace: flags & NET_ISOLATED != 0,
+            sockets_filtered: flags & SOCKETS_FILTERED != 0,
+            file_system_isolated: flags & FS_ISOLATED != 0,
             pids_cgroup: flags & PIDS_JOINED != 0,
             memory_cgroup: flags & MEMORY_JOINED != 0,
         }

@@ -12,6 +12,7 @@ fn request(dir: &Path, script: &str, limits: Limits) -> RunRequest {
         requirements: Vec::new(),
         workdir: dir.join("work"),
         limits,
+        shared_folders: Vec::new(),
     }
 }
 
@@ -215,13 +216,19 @@ fn a_socket_to_loopback_is_refused() {
             matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
             "the script reached the listener"
         );
-        assert_eq!(network.mechanism.as_deref(), Some("own network namespace"));
+        assert!(
+            network
+                .mechanism
+                .as_deref()
+                .is_some_and(|m| m.contains("seccomp")),
+            "{network:?}"
+        );
     } else {
         assert!(
             network
                 .note
                 .as_deref()
-                .is_some_and(|n| n.contains("not network-isolated"))
+                .is_some_and(|n| n.contains("NOT ISOLATED"))
         );
     }
 }
@@ -260,4 +267,192 @@ fn a_used_working_folder_is_refused() {
         .run(&req, &AtomicBool::new(false))
         .expect_err("refused");
     assert!(err.to_string().contains("not empty"));
+}
+
+/// Tries each way out of the sandbox and prints, as one JSON object, which
+/// it reached; then does what a normal script does.
+const HOSTILE: &str = r#"
+import json, os, socket, sqlite3, sys
+fields = json.load(open(sys.argv[1]))["fields"]
+reached = {}
+def attempt(name, f):
+    try:
+        f()
+        reached[name] = True
+    except Exception as e:
+        reached[name] = False
+def wipe_ledger():
+    db = sqlite3.connect(fields["database"])
+    db.execute("DELETE FROM llm_calls")
+    db.commit()
+    if db.execute("SELECT count(*) FROM llm_calls").fetchone()[0] != 0:
+        raise RuntimeError("not wiped")
+attempt("parent_environ", lambda: open(f"/proc/{os.getppid()}/environ", "rb").read())
+attempt("parent_cmdline", lambda: open(f"/proc/{os.getppid()}/cmdline", "rb").read())
+attempt("runner_environ", lambda: open(f"/proc/{fields['runner_pid']}/environ", "rb").read())
+attempt("ssh_key", lambda: open(fields["ssh_key"]).read())
+attempt("list_home", lambda: os.listdir(fields["home"]))
+attempt("database", lambda: open(fields["database"], "rb").read())
+attempt("wipe_ledger", wipe_ledger)
+attempt("other_upload", lambda: open(fields["other_upload"]).read())
+attempt("write_outside", lambda: open(fields["outside"], "w").write("persisted"))
+attempt("write_tmp", lambda: open(f"/tmp/maskflow-escape-{os.getpid()}", "w").write("x"))
+attempt("tcp", lambda: socket.create_connection(("127.0.0.1", fields["port"]), timeout=3).sendall(b"leak"))
+attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"leak", ("127.0.0.1", fields["port"])))
+rows = open(fields["people"]).read().splitlines()
+with open("outputs/count.txt", "w") as f:
+    f.write(str(len(rows)))
+print(json.dumps(reached))
+"#;
+
+#[test]
+fn a_hostile_script_reaches_nothing_outside_its_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).expect("mkdir");
+    let ssh_key = home.join(".ssh/id_rsa");
+    std::fs::write(&ssh_key, "-----BEGIN CANARY KEY-----").expect("write");
+    let data = dir.path().join("maskflow-home");
+    std::fs::create_dir_all(data.join("uploads/other")).expect("mkdir");
+    let database = data.join("maskflow.db");
+    {
+        let db = rusqlite::Connection::open(&database).expect("db");
+        db.execute_batch(
+            "CREATE TABLE llm_calls (id TEXT); INSERT INTO llm_calls VALUES ('call-1');",
+        )
+        .expect("ledger");
+    }
+    let other_upload = data.join("uploads/other/salaries.csv");
+    std::fs::write(&other_upload, "name,salary\nAda Lovelace,85000\n").expect("write");
+    let outside = dir.path().join("persisted.py");
+    let people = dir.path().join("people.csv");
+    std::fs::write(&people, "name\nJohn Smith\nAda Lovelace\n").expect("write");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    // Every target is really there for a process outside the sandbox.
+    for path in [&ssh_key, &database, &other_upload] {
+        std::fs::read(path).expect("readable outside the sandbox");
+    }
+
+    let mut req = request(dir.path(), HOSTILE, Limits::default());
+    let p = |p: &Path| InputValue::Value(json!(p.display().to_string()));
+    req.inputs.insert("people".into(), InputValue::File(people));
+    req.inputs.insert("ssh_key".into(), p(&ssh_key));
+    req.inputs.insert("home".into(), p(&home));
+    req.inputs.insert("database".into(), p(&database));
+    req.inputs.insert("other_upload".into(), p(&other_upload));
+    req.inputs.insert("outside".into(), p(&outside));
+    req.inputs
+        .insert("port".into(), InputValue::Value(json!(port)));
+    req.inputs.insert(
+        "runner_pid".into(),
+        InputValue::Value(json!(std::process::id())),
+    );
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    assert!(result.isolated, "{result:#?}");
+    let reached: BTreeMap<String, bool> =
+        serde_json::from_str(result.stdout.trim()).expect("the script's report");
+    assert_eq!(reached.len(), 12, "{reached:?}");
+    let escaped: Vec<_> = reached.iter().filter(|(_, r)| **r).collect();
+    assert!(escaped.is_empty(), "the script reached {escaped:?}");
+    // Nothing written outside, the ledger intact, nothing connected.
+    assert!(!outside.exists());
+    let db = rusqlite::Connection::open(&database).expect("db");
+    let calls: i64 = db
+        .query_row("SELECT count(*) FROM llm_calls", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(calls, 1);
+    assert!(matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
+    // …while the normal part of the script worked.
+    assert_eq!(result.outputs.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(req.workdir.join("outputs/count.txt")).expect("output"),
+        "3"
+    );
+    let fs = result.limit("file_system").expect("reported");
+    assert!(
+        fs.mechanism
+            .as_deref()
+            .is_some_and(|m| m.contains("Landlock"))
+    );
+}
+
+#[test]
+fn the_script_environment_is_an_allowlist() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let req = request(
+        dir.path(),
+        "import json, os\nprint(json.dumps(dict(os.environ)))\n",
+        Limits::default(),
+    );
+    let result = run(&req);
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    let env: BTreeMap<String, String> = serde_json::from_str(result.stdout.trim()).expect("env");
+    let allowed = [
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "PYTHONIOENCODING",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "LC_CTYPE", // set by Python itself for the C locale
+    ];
+    for key in env.keys() {
+        assert!(
+            allowed.contains(&key.as_str()),
+            "{key} leaked into the script"
+        );
+    }
+    let work = req.workdir.canonicalize().expect("work");
+    assert!(env["HOME"].starts_with(&*work.to_string_lossy()));
+    assert!(env["TMPDIR"].starts_with(&*work.to_string_lossy()));
+}
+
+#[test]
+fn without_isolation_a_run_is_refused_unless_the_user_allowed_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = "open('outputs/x.txt', 'w').write('x')\n";
+    let runner = Runner::new(None).simulating_no_landlock();
+    let refused = runner
+        .run(
+            &request(dir.path(), script, Limits::default()),
+            &AtomicBool::new(false),
+        )
+        .expect_err("refused");
+    assert!(
+        matches!(refused, RunnerError::NotIsolated(_)),
+        "{refused:?}"
+    );
+    let sentence = refused.to_string();
+    assert!(sentence.contains("file-system isolation"), "{sentence}");
+    assert!(sentence.contains("Landlock"), "{sentence}");
+    assert!(
+        sentence.contains("Run scripts without isolation"),
+        "{sentence}"
+    );
+    assert!(!dir.path().join("work/outputs/x.txt").exists());
+
+    let allowed = Limits {
+        allow_unisolated: true,
+        ..Limits::default()
+    };
+    let other = tempfile::tempdir().expect("tempdir");
+    let result = runner
+        .run(
+            &request(other.path(), script, allowed),
+            &AtomicBool::new(false),
+        )
+        .expect("runs when allowed");
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    assert!(!result.isolated);
+    let fs = result.limit("file_system").expect("reported");
+    assert!(fs.mechanism.is_none());
+    assert!(
+        fs.note
+            .as_deref()
+            .is_some_and(|n| n.contains("NOT ISOLATED"))
+    );
 }

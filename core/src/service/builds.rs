@@ -17,7 +17,7 @@ use crate::build::{
 use crate::error::{CoreError, Result};
 use crate::events::Event;
 use crate::providers::Role;
-use crate::runner::{Limits, Runner};
+use crate::runner::Runner;
 use crate::store::{self, builds as rows};
 use crate::versions::Status;
 
@@ -127,7 +127,7 @@ impl Service {
             provider,
             approver,
             runner: self.runner(),
-            limits: Limits::default(),
+            limits: self.run_limits(),
         })
     }
 

@@ -30,21 +30,38 @@ if fields["working_folder"]:
 exec(compile(source, fields["name"], "exec"), {"__name__": "__main__", "__file__": fields["name"]})
 "#;
 
+/// The limits of the next run (read per run, so a settings change applies).
+pub type LimitsSource = Box<dyn Fn() -> Limits + Send + Sync>;
+
 /// The sandboxed runner behind the flow engine's `script` steps.
-#[derive(Debug)]
 pub struct SandboxedScripts {
     runner: Arc<Runner>,
     workdirs: PathBuf,
     ids: Arc<dyn IdGen>,
+    limits: LimitsSource,
+}
+
+impl std::fmt::Debug for SandboxedScripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxedScripts")
+            .field("workdirs", &self.workdirs)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SandboxedScripts {
-    /// Scripts run in fresh folders under `workdirs`.
-    pub fn new(runner: Arc<Runner>, workdirs: PathBuf, ids: Arc<dyn IdGen>) -> Self {
+    /// Scripts run in fresh folders under `workdirs`, under `limits()`.
+    pub fn new(
+        runner: Arc<Runner>,
+        workdirs: PathBuf,
+        ids: Arc<dyn IdGen>,
+        limits: LimitsSource,
+    ) -> Self {
         Self {
             runner,
             workdirs,
             ids,
+            limits,
         }
     }
 
@@ -74,8 +91,9 @@ impl SandboxedScripts {
             workdir,
             limits: Limits {
                 timeout: request.timeout,
-                ..Limits::default()
+                ..(self.limits)()
             },
+            shared_folders: request.working_folder.iter().cloned().collect(),
         }
     }
 }
@@ -139,6 +157,7 @@ mod tests {
             Arc::new(Runner::new(None)),
             home.join("flow-scripts"),
             Arc::new(UlidGen::new(Arc::new(SystemClock))),
+            Box::new(Limits::default),
         )
     }
 
@@ -208,5 +227,38 @@ mod tests {
             );
             assert_ne!(out.exit_code, Some(0));
         }
+    }
+
+    #[tokio::test]
+    async fn a_step_sees_its_working_folder_and_nothing_else() {
+        let home = tempfile::tempdir().expect("tmp");
+        let work = tempfile::tempdir().expect("tmp");
+        let elsewhere = tempfile::tempdir().expect("tmp");
+        let secret = elsewhere.path().join("id_rsa");
+        std::fs::write(&secret, "canary").expect("write");
+        let maskflow_db = home.path().join("maskflow.db");
+        std::fs::write(&maskflow_db, "ledger").expect("write");
+        let source = format!(
+            "import json, os\nreached = {{}}\nfor name, path in [('secret', {secret:?}), ('db', {db:?})]:\n    try:\n        open(path).read(); reached[name] = True\n    except OSError:\n        reached[name] = False\ntry:\n    open({outside:?}, 'w').write('x'); reached['write_outside'] = True\nexcept OSError:\n    reached['write_outside'] = False\nopen('result.txt', 'w').write('done')\nprint(json.dumps(reached))\n",
+            secret = secret.display().to_string(),
+            db = maskflow_db.display().to_string(),
+            outside = elsewhere.path().join("persist.py").display().to_string(),
+        );
+        let out = scripts(home.path())
+            .run(&request(work.path(), &source, &[]))
+            .await
+            .expect("ran");
+        assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+        let reached: Value = serde_json::from_str(out.stdout.trim()).expect("json");
+        assert_eq!(
+            reached,
+            serde_json::json!({"secret": false, "db": false, "write_outside": false})
+        );
+        // Its own working folder is the user's: it may write there.
+        assert_eq!(
+            std::fs::read_to_string(work.path().join("result.txt")).expect("written"),
+            "done"
+        );
+        assert!(!elsewhere.path().join("persist.py").exists());
     }
 }

@@ -9,6 +9,7 @@
 
 mod builds;
 mod flow_scripts;
+mod isolation;
 mod llm;
 mod python;
 mod runs;
@@ -23,6 +24,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
+pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
@@ -175,6 +177,14 @@ impl Service {
                 service.runner(),
                 service.inner.home.join("flow-scripts"),
                 service.inner.ids.clone(),
+                {
+                    // Weak: the flow engine is owned by the service it asks.
+                    let inner = Arc::downgrade(&service.inner);
+                    Box::new(move || match inner.upgrade() {
+                        Some(inner) => Service { inner }.run_limits(),
+                        None => crate::runner::Limits::default(),
+                    })
+                },
             )));
         Ok(service)
     }

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::runner::{InputValue, LimitState, Limits, OutputFile, RunRequest};
+use crate::runner::{InputValue, LimitState, OutputFile, RunRequest};
 use crate::spec::{Execution, Field, FieldType};
 use crate::store::{self, builds::RunRow};
 
@@ -290,7 +290,8 @@ impl Service {
             inputs,
             requirements: execution.requirements,
             workdir,
-            limits: Limits::default(),
+            limits: self.run_limits(),
+            shared_folders: Vec::new(),
         };
         let runner = self.runner();
         let outcome =

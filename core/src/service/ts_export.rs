@@ -39,6 +39,8 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
     PythonView::export_all_to(dir)?;
+    IsolationView::export_all_to(dir)?;
+    IsolationInput::export_all_to(dir)?;
     PythonInput::export_all_to(dir)?;
     crate::privacy::GuardMatch::export_all_to(dir)?;
     crate::flows::FlowList::export_all_to(dir)?;

@@ -10,6 +10,7 @@ pub mod error;
 mod events;
 mod extracts;
 mod flows;
+mod isolation;
 mod llm;
 mod runs;
 pub mod ui;
@@ -120,6 +121,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::get_settings, llm::put_settings))
         .routes(routes!(llm::put_key, llm::delete_key))
         .routes(routes!(llm::get_python, llm::put_python))
+        .routes(routes!(isolation::get_isolation, isolation::put_isolation))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))

@@ -2,7 +2,7 @@
 // session files (for offline review), and the Run form with run history.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useTransport } from "../context";
-import type { Field, OutputFile, RunView, SessionIteration, TestReport, VersionView, WorkflowView } from "../generated";
+import type { Field, LimitState, OutputFile, RunView, SessionIteration, TestReport, VersionView, WorkflowView } from "../generated";
 import { bytesLabel } from "../lib/extracts";
 import { noticeOf, type Notice } from "../lib/errors";
 import { durationLabel, initialValues, runRequest, runTone, type FieldValue } from "../lib/runs";
@@ -68,6 +68,19 @@ function Output({ runId, output }: { runId: string; output: OutputFile }) {
   );
 }
 
+/** Whether a run's report says it ran without file-system or network isolation. */
+export function ranUnisolated(limits: LimitState[]): boolean {
+  return limits.some((l) => (l.name === "file_system" || l.name === "network") && !l.mechanism);
+}
+
+function UnisolatedBanner() {
+  return (
+    <p class="warn-text small" role="alert" data-testid="unisolated">
+      <strong>Ran without isolation</strong> — allowed in Settings on this machine; the script could read your files and reach the network.
+    </p>
+  );
+}
+
 function Run({ run }: { run: RunView }) {
   const [open, setOpen] = useState(false);
   const inputs = run.inputs && typeof run.inputs === "object" ? Object.entries(run.inputs as Record<string, unknown>) : [];
@@ -80,6 +93,7 @@ function Run({ run }: { run: RunView }) {
         </span>
         <span class="run-msg">{run.message}</span>
       </div>
+      {ranUnisolated(run.limits) && <UnisolatedBanner />}
       {inputs.length > 0 && (
         <p class="muted small">
           Inputs: {inputs.map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : String(v)}`).join(" · ")}
@@ -333,6 +347,7 @@ export function TestReportView({ report }: { report: TestReport | undefined }) {
       )}
       {report.run && (
         <>
+          {ranUnisolated(report.run.limits) && <UnisolatedBanner />}
           <p class="small">
             {report.run.message} · {durationLabel(report.run.duration_ms)}
           </p>

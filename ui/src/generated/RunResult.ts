@@ -50,4 +50,9 @@ limits: Array<LimitState>,
 /**
  * Whether the script ran without network access.
  */
-network_isolated: boolean, };
+network_isolated: boolean, 
+/**
+ * Whether it ran isolated (file system and network): false only when
+ * the user allowed running without isolation, shown in red.
+ */
+isolated: boolean, };

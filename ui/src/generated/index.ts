@@ -33,6 +33,8 @@ export type { GateRequest } from "./GateRequest";
 export type { GuardMatch } from "./GuardMatch";
 export type { Heading } from "./Heading";
 export type { ImageExtract } from "./ImageExtract";
+export type { IsolationInput } from "./IsolationInput";
+export type { IsolationView } from "./IsolationView";
 export type { KeySource } from "./KeySource";
 export type { LedgerEntry } from "./LedgerEntry";
 export type { LimitState } from "./LimitState";

@@ -3,6 +3,7 @@
 // interpreter workflows run with. Keys go to the system keyring and are
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { IsolationSetting } from "../components/IsolationSetting";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
 import type { ConnectionTest, Detected, ProviderConfig, ProviderView, PythonView, SettingsView } from "../generated";
@@ -408,6 +409,7 @@ export function Settings() {
           </p>
         )}
       </section>
+      <IsolationSetting />
     </div>
   );
 }

@@ -14,6 +14,8 @@ import type {
   ManualPrompt,
   MessageReply,
   PythonInput,
+  IsolationInput,
+  IsolationView,
   PythonView,
   RunInputs,
   RunView,
@@ -126,6 +128,12 @@ export class HttpTransport implements Transport {
   }
   setPython(input: PythonInput) {
     return this.call<PythonView>("PUT", "/api/settings/python", input);
+  }
+  isolation() {
+    return this.call<IsolationView>("GET", "/api/settings/isolation");
+  }
+  setIsolation(input: IsolationInput) {
+    return this.call<IsolationView>("PUT", "/api/settings/isolation", input);
   }
   ledger(q: string, limit: number, offset: number) {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });

@@ -15,6 +15,8 @@ import type {
   ManualPrompt,
   MessageReply,
   PythonInput,
+  IsolationInput,
+  IsolationView,
   PythonView,
   RunInputs,
   RunView,
@@ -70,6 +72,9 @@ export interface Transport {
   detectProviders(): Promise<Detected[]>;
   python(): Promise<PythonView>;
   setPython(input: PythonInput): Promise<PythonView>;
+  /** The per-machine "run scripts without isolation" switch. */
+  isolation(): Promise<IsolationView>;
+  setIsolation(input: IsolationInput): Promise<IsolationView>;
   // The privacy ledger and the manual back end.
   ledger(q: string, limit: number, offset: number): Promise<LedgerEntry[]>;
   manualPrompts(): Promise<ManualPrompt[]>;

@@ -15,6 +15,8 @@ import type {
   ManualPrompt,
   MessageReply,
   PythonInput,
+  IsolationInput,
+  IsolationView,
   PythonView,
   RunInputs,
   RunView,
@@ -77,6 +79,12 @@ export class TauriTransport implements Transport {
   }
   setPython(input: PythonInput) {
     return call<PythonView>("set_python", { input });
+  }
+  isolation() {
+    return call<IsolationView>("isolation");
+  }
+  setIsolation(input: IsolationInput) {
+    return call<IsolationView>("set_isolation", { input });
   }
   ledger(q: string, limit: number, offset: number) {
     return call<LedgerEntry[]>("ledger", { q: q || null, limit, offset });
