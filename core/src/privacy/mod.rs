@@ -5,6 +5,8 @@
 //! is sent — and every request, sent or blocked, is recorded in the ledger.
 
 pub mod guard;
+pub mod keys;
+mod words;
 pub mod ledger;
 
 use std::sync::{Arc, Mutex};
