@@ -5,6 +5,7 @@
 //! is sent — and every request, sent or blocked, is recorded in the ledger.
 
 pub mod guard;
+pub mod extracts;
 pub mod keys;
 mod words;
 pub mod ledger;
