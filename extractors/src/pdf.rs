@@ -101,8 +101,7 @@ fn load(
         max_decompressed_size: Some(MAX_STREAM_BYTES),
         ..LoadOptions::default()
     };
-    let doc =
-        Document::load_mem_with_options(&bytes, options).map_err(|e| load_error(file, &e))?;
+    let doc = Document::load_mem_with_options(&bytes, options).map_err(|e| load_error(file, &e))?;
     // lopdf rebuilds a broken cross-reference table by scanning the file;
     // when the end-of-file marker is missing too, the file was cut short
     // and what the scan finds is mostly empty pages.

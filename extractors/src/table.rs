@@ -247,7 +247,11 @@ pub fn detect_header(head: &[Vec<String>]) -> bool {
     }
     let names: Vec<&str> = first.iter().map(|c| c.trim()).collect();
     let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
-    if !distinct || !names.iter().all(|n| !n.is_empty() && n.chars().count() <= 40) {
+    if !distinct
+        || !names
+            .iter()
+            .all(|n| !n.is_empty() && n.chars().count() <= 40)
+    {
         return false;
     }
     // Still a tie, all text: the first record is a header only when most of
@@ -350,7 +354,9 @@ mod tests {
         assert!(detect_header(&rows(
             "name,city,notes\nJohn Smith,Springfield,Called about the order\nAda Lovelace,London,Asked for a file"
         )));
-        assert!(detect_header(&rows("Name,City Name\nJohn Smith,Springfield\nAda Lovelace,London")));
+        assert!(detect_header(&rows(
+            "Name,City Name\nJohn Smith,Springfield\nAda Lovelace,London"
+        )));
     }
 
     #[test]

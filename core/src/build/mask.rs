@@ -106,7 +106,10 @@ fn cap(text: &str) -> String {
         return text.to_owned();
     }
     let tail: String = text.chars().skip(n - MAX_FEEDBACK_CHARS).collect();
-    format!("[… {} earlier characters cut]\n{tail}", n - MAX_FEEDBACK_CHARS)
+    format!(
+        "[… {} earlier characters cut]\n{tail}",
+        n - MAX_FEEDBACK_CHARS
+    )
 }
 
 fn is_structure(t: &str) -> bool {

@@ -26,9 +26,11 @@ pub fn check_against_stored(stored: &[Value], given: &[Value]) -> Result<(), Str
     if same {
         Ok(())
     } else {
-        Err("file_extracts differs from the stored extracts of file_ids; the stored extracts \
+        Err(
+            "file_extracts differs from the stored extracts of file_ids; the stored extracts \
              are the ones used, so send file_ids alone (or the extracts exactly as uploaded)"
-            .into())
+                .into(),
+        )
     }
 }
 

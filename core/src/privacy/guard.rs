@@ -8,7 +8,8 @@
 //! for what identifies a person or a record, not for language:
 //! - whole cells of 2–6 tokens (`John Smith`, `john.smith@acme.com`), and
 //!   runs of capitalised words in longer text (`Patient John Smith`); a
-//!   phrase of common words only that repeats is a category, not a value;
+//!   phrase of common words in a column of few, repeated values is a
+//!   category (`Order shipped`), not a value;
 //! - single tokens only when identifying: with digits, or not among the
 //!   language's common words ([`super::words`]) — rare names, codes;
 //! - numbers, phone numbers, IDs and amounts by their digits (any
@@ -36,7 +37,7 @@ pub const MIN_TOKEN_CHARS: usize = 4;
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Most matches reported for one request.
 pub const MAX_MATCHES: usize = 20;
-/// A phrase of common words seen this often is a category (`Order shipped`).
+/// A column whose values repeat this often on average holds categories.
 pub const CATEGORY_REPEATS: u32 = 10;
 
 /// A raw value found in an outbound request, shown masked.
@@ -96,12 +97,30 @@ impl Hasher for KeyHasher {
 type Keys<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
 
-/// A phrase's source, how often it was seen, and whether it is common words only.
+/// A phrase's source, and whether it is common words only.
 #[derive(Clone, Copy, Debug)]
 struct Phrase {
     source: u32,
-    seen: u32,
     common: bool,
+}
+
+/// Most distinct values tracked per column to tell categories from values.
+const MAX_TRACKED_DISTINCT: usize = 100_000;
+
+/// How varied one column's values are.
+#[derive(Clone, Debug, Default)]
+struct Variety {
+    cells: u64,
+    distinct: HashSet<u64, BuildHasherDefault<KeyHasher>>,
+    overflow: bool,
+}
+
+impl Variety {
+    /// Whether each value repeats [`CATEGORY_REPEATS`] times on average
+    /// (a status or a category column, not names or notes).
+    fn categorical(&self) -> bool {
+        !self.overflow && self.distinct.len() as u64 * u64::from(CATEGORY_REPEATS) <= self.cells
+    }
 }
 
 /// The index of one version's files.
@@ -116,6 +135,7 @@ pub struct GuardIndex {
     name_first: KeySet,
     sources: Vec<String>,
     source_ids: HashMap<String, u32>,
+    variety: HashMap<u32, Variety>,
     /// Files that could not be indexed, with why (shown in diagnostics).
     pub skipped: Vec<String>,
 }
@@ -155,11 +175,34 @@ impl GuardIndex {
         // The whole cell as a phrase.
         if (2..=MAX_PHRASE).contains(&toks.len()) {
             self.add_phrase(&toks, source);
+            let v = self.variety.entry(source).or_default();
+            v.cells += 1;
+            if !v.overflow {
+                v.distinct.insert(keys::phrase_hash(&toks));
+                if v.distinct.len() > MAX_TRACKED_DISTINCT {
+                    v.overflow = true;
+                    v.distinct = HashSet::default();
+                }
+            }
+        }
+        // A code written without its separators: `AC-0100-0042` as `AC01000042`.
+        if (2..=MAX_PHRASE).contains(&toks.len())
+            && toks.iter().any(|t| t.digits)
+            && toks.iter().any(|t| !t.digits)
+        {
+            let compact: String = toks.iter().map(|t| &value[t.start..t.end]).collect();
+            self.tokens
+                .entry(keys::token_hash(&compact))
+                .or_insert(source);
         }
         // Runs of capitalised words inside longer text: names in prose.
         if toks.len() > MAX_PHRASE {
             let capital = |t: &Token| {
-                !t.digits && value[t.start..t.end].chars().next().is_some_and(char::is_uppercase)
+                !t.digits
+                    && value[t.start..t.end]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_uppercase)
             };
             let mut i = 0;
             while i < toks.len() {
@@ -215,12 +258,9 @@ impl GuardIndex {
 
     fn add_phrase(&mut self, toks: &[Token], source: u32) {
         let common = toks.iter().all(|t| t.digits || is_common(t.hash));
-        let p = self.phrases.entry(keys::phrase_hash(toks)).or_insert(Phrase {
-            source,
-            seen: 0,
-            common,
-        });
-        p.seen = p.seen.saturating_add(1);
+        self.phrases
+            .entry(keys::phrase_hash(toks))
+            .or_insert(Phrase { source, common });
         self.phrase_first.insert(toks[0].hash);
     }
 
@@ -262,9 +302,11 @@ impl GuardIndex {
         if let Err(e) = Registry::with_defaults().values(path, &options, &mut sink) {
             self.skipped.push(e.to_string());
         }
-        // A phrase of common words that repeats is a category, not a value.
+        // A phrase of common words in a column of a few repeated values is
+        // a category (`Order shipped`), not a value.
+        let variety = std::mem::take(&mut self.variety);
         self.phrases
-            .retain(|_, p| !(p.common && p.seen >= CATEGORY_REPEATS));
+            .retain(|_, p| !(p.common && variety.get(&p.source).is_some_and(Variety::categorical)));
     }
 
     fn push(&self, out: &mut Vec<GuardMatch>, raw: &str, src: u32, user: bool) {

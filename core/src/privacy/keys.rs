@@ -102,9 +102,12 @@ fn make(text: &str, start: usize, end: usize, digits: bool) -> Token {
 fn joins(gap: &str) -> bool {
     !gap.is_empty()
         && gap.len() <= 2
-        && gap
-            .chars()
-            .all(|c| matches!(c, ' ' | '-' | '.' | ',' | '/' | '(' | ')' | '+' | '\'' | '_'))
+        && gap.chars().all(|c| {
+            matches!(
+                c,
+                ' ' | '-' | '.' | ',' | '/' | '(' | ')' | '+' | '\'' | '_'
+            )
+        })
 }
 
 /// The runs of digit tokens joined by separators: `555-867-5309`,

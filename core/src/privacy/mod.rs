@@ -4,11 +4,13 @@
 //! leaves — a match fails with [`ProviderError::PrivacyBlocked`] and nothing
 //! is sent — and every request, sent or blocked, is recorded in the ledger.
 
-pub mod guard;
+#[cfg(test)]
+mod eval;
 pub mod extracts;
+pub mod guard;
 pub mod keys;
-mod words;
 pub mod ledger;
+mod words;
 
 use std::sync::{Arc, Mutex};
 

@@ -32,7 +32,15 @@ mod tests {
 
     #[test]
     fn language_is_common_and_rare_names_are_not() {
-        for w in ["line", "File", "error", "ORDER", "city", "diagnosed", "smith"] {
+        for w in [
+            "line",
+            "File",
+            "error",
+            "ORDER",
+            "city",
+            "diagnosed",
+            "smith",
+        ] {
             assert!(is_common(token_hash(w)), "{w}");
         }
         for w in ["Lovelace", "Zebulon", "Okonkwo"] {

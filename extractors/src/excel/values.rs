@@ -176,7 +176,13 @@ mod tests {
         assert_eq!(v.tables[0].sheet.as_deref(), Some("Staff"));
         assert_eq!(v.tables[0].columns, ["name", "salary", "hired"]);
         let cells = v.cell_values();
-        for want in ["Ada Lovelace", "92000.5", "92,000.50", "2021-03-14", "Grace Hopper"] {
+        for want in [
+            "Ada Lovelace",
+            "92000.5",
+            "92,000.50",
+            "2021-03-14",
+            "Grace Hopper",
+        ] {
             assert!(cells.contains(&want), "{want} missing from {cells:?}");
         }
         assert!(v.tables[1].columns.is_empty(), "{:?}", v.tables[1]);

@@ -37,7 +37,9 @@ pub(super) fn visit<R: BufRead>(input: R, sink: &mut dyn ValueSink) -> Result<()
     let mut in_text = false;
     let mut skip_depth = 0usize;
     loop {
-        let event = reader.read_event_into(&mut buf).map_err(|_| PartError::Xml)?;
+        let event = reader
+            .read_event_into(&mut buf)
+            .map_err(|_| PartError::Xml)?;
         if skip_depth > 0 {
             match &event {
                 Event::Start(_) => skip_depth += 1,

@@ -14,7 +14,10 @@ when = datetime.strptime(text, '%Y-%m-%d')
 ";
 
 fn allow() -> Allowlist {
-    Allowlist::new(SCRIPT, &["age".into(), "customer name".into(), "notes".into()])
+    Allowlist::new(
+        SCRIPT,
+        &["age".into(), "customer name".into(), "notes".into()],
+    )
 }
 
 const WORKDIR: &str = "/data/test-runs/wv_1/iteration-1";
@@ -29,7 +32,10 @@ fn a_traceback_keeps_its_structure_script_lines_and_types() {
 ValueError: invalid literal for int() with base 10: 'John Smith'"
     );
     let out = mask_error(&trace, WORKDIR, &allow());
-    assert!(out.contains("File \"./script.py\", line 7, in <module>"), "{out}");
+    assert!(
+        out.contains("File \"./script.py\", line 7, in <module>"),
+        "{out}"
+    );
     assert!(out.contains("    total += int(row.age)"), "{out}");
     assert!(
         out.contains("ValueError: invalid literal for int() with base 10: 'Aaaa Aaaaa'"),
@@ -61,7 +67,10 @@ fn an_unquoted_message_of_document_text_is_masked() {
         "",
         &allow(),
     );
-    assert!(out.starts_with("ValueError: unconverted data remains: "), "{out}");
+    assert!(
+        out.starts_with("ValueError: unconverted data remains: "),
+        "{out}"
+    );
     for raw in ["Patient", "Zebulon", "Quux", "diagnosed", "hypertension"] {
         assert!(!out.contains(raw), "{raw} leaked: {out}");
     }
@@ -75,7 +84,14 @@ fn reformatted_values_in_messages_are_masked() {
         "",
         &allow(),
     );
-    for raw in ["85,000", "555-867-5309", "92,000.50", "2021-03-14", "85", "555"] {
+    for raw in [
+        "85,000",
+        "555-867-5309",
+        "92,000.50",
+        "2021-03-14",
+        "85",
+        "555",
+    ] {
         assert!(!out.contains(raw), "{raw} leaked: {out}");
     }
     assert!(out.contains("##,###"), "the shape stays: {out}");
@@ -111,6 +127,9 @@ fn the_feedback_is_capped_keeping_its_end() {
     let long = format!("{}\nValueError: end", "x".repeat(MAX_FEEDBACK_CHARS * 2));
     let out = mask_error(&long, "", &allow());
     assert!(out.chars().count() < MAX_FEEDBACK_CHARS + 60);
-    assert!(out.ends_with("ValueError: end") || out.ends_with("ValueError: aaa"), "{out}");
+    assert!(
+        out.ends_with("ValueError: end") || out.ends_with("ValueError: aaa"),
+        "{out}"
+    );
     assert!(out.starts_with("[… "));
 }

@@ -36,7 +36,8 @@ fn req(role: ChatRole, text: &str) -> LlmRequest {
 }
 
 fn blocks(g: &GuardIndex, text: &str) -> bool {
-    !g.check_request(&req(ChatRole::System, text), &[]).is_empty()
+    !g.check_request(&req(ChatRole::System, text), &[])
+        .is_empty()
 }
 
 #[test]
@@ -125,7 +126,10 @@ fn workbook_values_are_blocked_as_stored_and_as_displayed() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("staff.xlsx");
     let mut wb = rust_xlsxwriter::Workbook::new();
-    let s = wb.add_worksheet().set_name("Payroll Zebulon").expect("name");
+    let s = wb
+        .add_worksheet()
+        .set_name("Payroll Zebulon")
+        .expect("name");
     let date = rust_xlsxwriter::Format::new().set_num_format("dd/mm/yyyy");
     let money = rust_xlsxwriter::Format::new().set_num_format("#,##0.00");
     for (c, h) in ["name", "salary", "hired"].iter().enumerate() {
@@ -161,7 +165,13 @@ fn pdf_word_and_ocr_text_are_indexed() {
     g.add_file(&fixture("report.pdf"), "report.pdf", DEFAULT_MAX_BYTES);
     g.add_file(&fixture("report.docx"), "report.docx", DEFAULT_MAX_BYTES);
     assert!(g.skipped.is_empty(), "{:?}", g.skipped);
-    for leak in ["Hartmann", "Quixote", "wilhelmina@example.com", "Marrakesh", "PROD 194211"] {
+    for leak in [
+        "Hartmann",
+        "Quixote",
+        "wilhelmina@example.com",
+        "Marrakesh",
+        "PROD 194211",
+    ] {
         assert!(blocks(&g, leak), "{leak} passed");
     }
     let mut g = GuardIndex::new();
