@@ -225,6 +225,15 @@ pub fn process_env(name: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn api_keys_and_the_token_are_secret_variables() {
+        assert!(is_secret_var("MASKFLOW_OPENAI_API_KEY"));
+        assert!(is_secret_var("MASKFLOW_MY_LLM_API_KEY"));
+        assert!(is_secret_var("MASKFLOW_TOKEN"));
+        assert!(!is_secret_var("MASKFLOW_HOME"));
+        assert!(!is_secret_var("OPENAI_API_KEY"));
+    }
+
     fn mock() -> KeyringCredentials {
         let store = keyring_core::mock::Store::new().expect("mock store");
         KeyringCredentials::with_store(store)

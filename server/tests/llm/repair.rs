@@ -183,3 +183,57 @@ async fn a_failing_script_on_a_prose_column_is_repaired_without_a_raw_value_leav
     assert!(entries.iter().all(|e| e["outcome"] == "ok"), "{ledger}");
     assert_eq!(entries.len(), bodies.len());
 }
+
+#[tokio::test]
+async fn a_clients_extract_is_never_trusted() {
+    let home = tempfile::tempdir().expect("tmp");
+    let (app, service) = open_with(home.path(), ServiceConfig::from_settings(home.path()));
+    let (id, path) = service.new_upload("customers.csv").expect("slot");
+    std::fs::write(&path, NOTES_CSV).expect("write");
+    let uploaded = service
+        .add_upload(&id, "customers.csv", path)
+        .await
+        .expect("extract");
+    let file_id = uploaded.file_id.clone();
+    // Regression (#13): with file_ids, a different (unmasked) extract was used.
+    let unmasked = json!({"filename": "customers.csv", "columns": ["customer"],
+                          "sample_rows": [["Zebulon Quagmire"]], "row_count": 3});
+    let (s, v) = call(
+        &app,
+        "POST",
+        "/api/workflows",
+        Some(json!({"file_ids": [file_id], "file_extracts": [unmasked.clone()]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("differs from the stored extracts")),
+        "{v}"
+    );
+    // Without file_ids, an extract must hold only masked samples.
+    let (s, v) = call(
+        &app,
+        "POST",
+        "/api/workflows",
+        Some(json!({"file_extracts": [unmasked]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unmasked")),
+        "{v}"
+    );
+    // The stored extract, sent back as the upload gave it, is accepted.
+    let (s, v) = call(
+        &app,
+        "POST",
+        "/api/workflows",
+        Some(json!({"file_ids": [file_id], "file_extracts": [uploaded.extract]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+}
