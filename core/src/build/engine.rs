@@ -17,6 +17,7 @@ use super::gate::{Approver, Decision, GateInput};
 use super::mask::{Allowlist, mask_error};
 use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome};
 use super::table::{Action, Command, Phase, Stage, apply};
+use crate::privacy::GuardedProvider;
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider};
 use crate::runner::{InputValue, Limits, RunRequest, RunResult, Runner};
 use crate::spec::{FieldType, WorkflowSpec};
@@ -122,8 +123,9 @@ pub type OnChange<'a> = &'a (dyn Fn(&BuildState) + Send + Sync);
 pub struct Engine {
     /// The kind of build.
     pub profile: Arc<dyn Profile>,
-    /// The builder's back end.
-    pub provider: Arc<dyn Provider>,
+    /// The builder's back end: only ever behind the privacy guard and the
+    /// ledger (the engine cannot hold a raw back end).
+    pub provider: GuardedProvider,
     /// The gate after each piece of content.
     pub approver: Arc<dyn Approver>,
     /// The sandboxed runner.
