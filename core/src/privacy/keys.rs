@@ -211,10 +211,10 @@ const MONTHS: [&str; 12] = [
 ];
 
 fn month(word: &str) -> Option<u32> {
-    let w = word.to_lowercase();
-    if w.len() < 3 {
+    if !(3..=9).contains(&word.len()) {
         return None;
     }
+    let w = word.to_lowercase();
     MONTHS
         .iter()
         .position(|m| w.starts_with(m) && (w.len() == 3 || long_month(m).starts_with(&w)))
@@ -244,10 +244,16 @@ pub fn month_name_dates(text: &str, tokens: &[Token], out: &mut Vec<(usize, usiz
     let s = |t: &Token| &text[t.start..t.end];
     for w in tokens.windows(3) {
         let (a, b, c) = (s(&w[0]), s(&w[1]), s(&w[2]));
-        let found = match (month(a), month(b)) {
-            (Some(m), _) if w[1].digits && w[2].digits && c.len() == 4 => Some((c, m, b)),
-            (_, Some(m)) if w[0].digits && w[2].digits && c.len() == 4 => Some((c, m, a)),
-            _ => None,
+        // Cheap tests first: most windows hold no year at all.
+        if !w[2].digits || c.len() != 4 {
+            continue;
+        }
+        let found = if w[1].digits && !w[0].digits {
+            month(a).map(|m| (c, m, b))
+        } else if w[0].digits && !w[1].digits {
+            month(b).map(|m| (c, m, a))
+        } else {
+            None
         };
         if let Some((y, m, d)) = found
             && let (Ok(y), Ok(d)) = (y.parse::<u32>(), d.parse::<u32>())
