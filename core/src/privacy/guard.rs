@@ -123,6 +123,14 @@ impl Variety {
     }
 }
 
+/// What the index holds for one token (memoised per scan).
+#[derive(Clone, Copy, Debug)]
+struct Lookup {
+    name: bool,
+    token: Option<u32>,
+    phrase: bool,
+}
+
 /// The index of one version's files.
 #[derive(Debug, Default, Clone)]
 pub struct GuardIndex {
@@ -332,14 +340,25 @@ impl GuardIndex {
         let toks = keys::tokenize(text);
         let ok = |k: &u64| self.allowed.contains(k) || extra.contains(k);
         let mut covered = vec![false; toks.len()];
+        // Requests repeat their words: each distinct token is looked up in
+        // the (large, cache-cold) index once per scan.
+        let mut seen: Keys<Lookup> = Keys::default();
+        let mut lookup = |h: u64| {
+            *seen.entry(h).or_insert_with(|| Lookup {
+                name: self.name_first.contains(&h),
+                token: self.tokens.get(&h).copied(),
+                phrase: self.phrase_first.contains(&h),
+            })
+        };
         let mut i = 0;
         while i < toks.len() {
             if out.len() >= MAX_MATCHES {
                 return;
             }
             let t = toks[i];
+            let found = lookup(t.hash);
             // A whole file, sheet or column name is itself.
-            if self.name_first.contains(&t.hash) {
+            if found.name {
                 let longest = (1..=MAX_NAME_TOKENS.min(toks.len() - i))
                     .rev()
                     .find(|&n| self.names.contains(&keys::phrase_hash(&toks[i..i + n])));
@@ -349,12 +368,12 @@ impl GuardIndex {
                     continue;
                 }
             }
-            if let Some(src) = self.tokens.get(&t.hash)
+            if let Some(src) = found.token
                 && !ok(&t.hash)
             {
-                self.push(out, &text[t.start..t.end], *src, user);
+                self.push(out, &text[t.start..t.end], src, user);
             }
-            if self.phrase_first.contains(&t.hash) {
+            if found.phrase {
                 for n in 2..=MAX_PHRASE.min(toks.len() - i) {
                     let h = keys::phrase_hash(&toks[i..i + n]);
                     if let Some(p) = self.phrases.get(&h)

@@ -28,6 +28,14 @@ pub struct Token {
 const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
 
 fn fnv(mut h: u64, s: &str) -> u64 {
+    if s.is_ascii() {
+        // The common case, without decoding characters.
+        for b in s.bytes() {
+            h ^= u64::from(b.to_ascii_lowercase());
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        return h;
+    }
     for c in s.chars().flat_map(char::to_lowercase) {
         let mut buf = [0u8; 4];
         for b in c.encode_utf8(&mut buf).bytes() {

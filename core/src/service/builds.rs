@@ -116,7 +116,8 @@ impl Service {
     /// privacy guard and the ledger like every other LLM call.
     fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
         let provider = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
-        let approver: Arc<dyn build::Approver> = if crate::providers::Provider::is_manual(&provider) {
+        let approver: Arc<dyn build::Approver> = if crate::providers::Provider::is_manual(&provider)
+        {
             Arc::new(ManualApproval)
         } else {
             Arc::new(AutoApprove)

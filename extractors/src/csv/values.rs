@@ -30,26 +30,34 @@ pub(super) fn visit(
         .delimiter(head.delimiter)
         .from_reader(reader);
     let mut record = csv::ByteRecord::new();
-    let mut next = move || -> Option<Vec<String>> {
-        // A broken tail (cut at the byte limit) ends the visit there.
-        match csv.read_byte_record(&mut record) {
-            Ok(true) => Some(
-                record
-                    .iter()
-                    .map(|f| String::from_utf8_lossy(f).into_owned())
-                    .collect(),
-            ),
-            Ok(false) | Err(_) => None,
-        }
-    };
     let mut first = Vec::with_capacity(HEADER_VOTE_ROWS);
+    let mut more = true;
     while first.len() < HEADER_VOTE_ROWS {
-        match next() {
-            Some(r) => first.push(r),
-            None => break,
+        // A broken tail (cut at the byte limit) ends the visit there.
+        if !matches!(csv.read_byte_record(&mut record), Ok(true)) {
+            more = false;
+            break;
+        }
+        first.push(
+            record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect(),
+        );
+    }
+    visit_table(sink, None, first, &mut std::iter::empty());
+    // The rest is streamed cell by cell, without a copy per record.
+    while more && matches!(csv.read_byte_record(&mut record), Ok(true)) {
+        for (i, field) in record.iter().enumerate() {
+            if field.is_empty() {
+                continue;
+            }
+            match std::str::from_utf8(field) {
+                Ok(s) => sink.cell(i, s),
+                Err(_) => sink.cell(i, &String::from_utf8_lossy(field)),
+            }
         }
     }
-    visit_table(sink, None, first, &mut std::iter::from_fn(next));
     Ok(())
 }
 
