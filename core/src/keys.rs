@@ -192,14 +192,47 @@ pub fn resolve(
     }
 }
 
-/// Reads the process environment.
+/// Secrets taken from the environment at start ([`take_env_secrets`]).
+static TAKEN: std::sync::OnceLock<std::collections::HashMap<String, String>> =
+    std::sync::OnceLock::new();
+
+/// Whether `name` is a secret Maskflow reads from its environment:
+/// `MASKFLOW_<PROVIDER>_API_KEY` or `MASKFLOW_TOKEN`.
+pub fn is_secret_var(name: &str) -> bool {
+    name == "MASKFLOW_TOKEN" || (name.starts_with("MASKFLOW_") && name.ends_with("_API_KEY"))
+}
+
+/// Keeps the secrets of the process environment in memory and returns
+/// their names, so the binary can remove them from the environment before
+/// any child (a script, tesseract, uv) could inherit them. Call once, first.
+pub fn take_env_secrets() -> Vec<String> {
+    let found: std::collections::HashMap<String, String> =
+        std::env::vars().filter(|(k, _)| is_secret_var(k)).collect();
+    let names = found.keys().cloned().collect();
+    let _ = TAKEN.set(found);
+    names
+}
+
+/// Reads a variable: the secrets taken at start, else the process environment.
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    TAKEN
+        .get()
+        .and_then(|t| t.get(name).cloned())
+        .or_else(|| std::env::var(name).ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_keys_and_the_token_are_secret_variables() {
+        assert!(is_secret_var("MASKFLOW_OPENAI_API_KEY"));
+        assert!(is_secret_var("MASKFLOW_MY_LLM_API_KEY"));
+        assert!(is_secret_var("MASKFLOW_TOKEN"));
+        assert!(!is_secret_var("MASKFLOW_HOME"));
+        assert!(!is_secret_var("OPENAI_API_KEY"));
+    }
 
     fn mock() -> KeyringCredentials {
         let store = keyring_core::mock::Store::new().expect("mock store");

@@ -12,6 +12,8 @@
 //! [`TableSample`]; this module never puts a raw value into an extract or an
 //! error.
 
+mod values;
+
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 
@@ -97,6 +99,15 @@ impl Extractor for ExcelExtractor {
         };
         report(total);
         Ok(assemble(input.filename, sheets))
+    }
+
+    fn values(
+        &self,
+        input: &Input<'_>,
+        _options: &crate::values::ValueOptions,
+        sink: &mut dyn crate::values::ValueSink,
+    ) -> Result<(), ExtractError> {
+        values::visit(input, sink)
     }
 }
 

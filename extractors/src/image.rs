@@ -95,6 +95,20 @@ impl Extractor for ImageExtractor {
         });
         Ok(extract)
     }
+
+    /// The text OCR finds; nothing when OCR cannot run (then no text of the
+    /// image can be in an extract either).
+    fn values(
+        &self,
+        input: &Input<'_>,
+        _options: &crate::values::ValueOptions,
+        sink: &mut dyn crate::values::ValueSink,
+    ) -> Result<(), ExtractError> {
+        if let Ok(text) = self.ocr_raw(input.path) {
+            crate::values::visit_text(sink, &text);
+        }
+        Ok(())
+    }
 }
 
 impl ImageExtractor {
@@ -108,6 +122,12 @@ impl ImageExtractor {
 
     /// Runs tesseract on `path`: the masked text, or why there is none.
     fn ocr(&self, path: &Path) -> Result<String, String> {
+        self.ocr_raw(path)
+            .map(|text| mask(&cut(text.trim(), TEXT_PREVIEW_CHARS)))
+    }
+
+    /// Runs tesseract on `path`: the raw text (blank lines dropped), or why there is none.
+    fn ocr_raw(&self, path: &Path) -> Result<String, String> {
         let program = self.program().ok_or_else(|| TESSERACT_MISSING.to_owned())?;
         // A relative name starting with '-' would be read as an option.
         let image = if path.is_relative() {
@@ -175,7 +195,7 @@ impl ImageExtractor {
             .filter(|line| !line.trim().is_empty())
             .collect::<Vec<_>>()
             .join("\n");
-        Ok(mask(&cut(tidy.trim(), TEXT_PREVIEW_CHARS)))
+        Ok(tidy)
     }
 }
 

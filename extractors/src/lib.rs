@@ -18,6 +18,7 @@ pub mod pdf;
 pub mod registry;
 pub mod sniff;
 pub mod table;
+pub mod values;
 pub mod word;
 pub mod zipguard;
 
@@ -29,3 +30,4 @@ pub use extract::{
 pub use limits::ExtractOptions;
 pub use mask::mask;
 pub use registry::{Extractor, Input, Progress, Registry, extract_path, quiet_contained_panics};
+pub use values::{ValueOptions, ValueSink};

@@ -16,6 +16,7 @@ use crate::mask::mask;
 use crate::registry::{Extractor, Input, Progress};
 use crate::sniff;
 use crate::table::cut;
+use crate::values::{ValueOptions, ValueSink, visit_text};
 
 /// Largest size one PDF stream may inflate to, whether while loading or while
 /// reading a page's text.
@@ -42,35 +43,7 @@ impl Extractor for PdfExtractor {
         _options: &ExtractOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FileExtract, ExtractError> {
-        let file = input.display;
-        let bytes = std::fs::read(input.path).map_err(|e| ExtractError::io(file, e))?;
-        let options = LoadOptions {
-            max_decompressed_size: Some(MAX_STREAM_BYTES),
-            ..LoadOptions::default()
-        };
-        let doc =
-            Document::load_mem_with_options(&bytes, options).map_err(|e| load_error(file, &e))?;
-        // lopdf rebuilds a broken cross-reference table by scanning the file;
-        // when the end-of-file marker is missing too, the file was cut short
-        // and what the scan finds is mostly empty pages.
-        if doc.xref_recovery.is_some() && !has_eof_marker(&bytes) {
-            return Err(ExtractError::damaged(
-                file,
-                "the PDF is truncated: the file ends before its end-of-file marker",
-            ));
-        }
-        drop(bytes);
-        if doc.trailer.get(b"Encrypt").is_ok() && doc.encryption_state.is_none() {
-            // Encrypted, and the empty user password does not open it.
-            return Err(encrypted(file));
-        }
-        let pages = doc.get_pages();
-        if pages.is_empty() {
-            return Err(ExtractError::damaged(
-                file,
-                "the PDF is damaged or truncated: no page could be found in it",
-            ));
-        }
+        let (doc, pages) = load(input)?;
         let mut extract = FileExtract::new(input.filename, FileKind::Pdf);
         if doc.xref_recovery.is_some() {
             extract.warnings.push(
@@ -106,6 +79,68 @@ impl Extractor for PdfExtractor {
         });
         Ok(extract)
     }
+
+    fn values(
+        &self,
+        input: &Input<'_>,
+        _options: &ValueOptions,
+        sink: &mut dyn ValueSink,
+    ) -> Result<(), ExtractError> {
+        visit_pages(input, sink)
+    }
+}
+
+/// Loads the PDF `input` with every stream capped, refusing a truncated,
+/// encrypted or page-less file; returns the document and its pages.
+fn load(
+    input: &Input<'_>,
+) -> Result<(Document, std::collections::BTreeMap<u32, ObjectId>), ExtractError> {
+    let file = input.display;
+    let bytes = std::fs::read(input.path).map_err(|e| ExtractError::io(file, e))?;
+    let options = LoadOptions {
+        max_decompressed_size: Some(MAX_STREAM_BYTES),
+        ..LoadOptions::default()
+    };
+    let doc = Document::load_mem_with_options(&bytes, options).map_err(|e| load_error(file, &e))?;
+    // lopdf rebuilds a broken cross-reference table by scanning the file;
+    // when the end-of-file marker is missing too, the file was cut short
+    // and what the scan finds is mostly empty pages.
+    if doc.xref_recovery.is_some() && !has_eof_marker(&bytes) {
+        return Err(ExtractError::damaged(
+            file,
+            "the PDF is truncated: the file ends before its end-of-file marker",
+        ));
+    }
+    drop(bytes);
+    if doc.trailer.get(b"Encrypt").is_ok() && doc.encryption_state.is_none() {
+        // Encrypted, and the empty user password does not open it.
+        return Err(encrypted(file));
+    }
+    let pages = doc.get_pages();
+    if pages.is_empty() {
+        return Err(ExtractError::damaged(
+            file,
+            "the PDF is damaged or truncated: no page could be found in it",
+        ));
+    }
+    Ok((doc, pages))
+}
+
+/// Visits the text of every page, line by line.
+fn visit_pages(input: &Input<'_>, sink: &mut dyn ValueSink) -> Result<(), ExtractError> {
+    let (doc, pages) = load(input)?;
+    for &number in pages.keys() {
+        let mut text = String::new();
+        for chunk in doc
+            .extract_text_chunks_with_limit(&[number], MAX_STREAM_BYTES)
+            .into_iter()
+            .flatten()
+        {
+            text.push_str(&chunk);
+        }
+        visit_text(sink, &text);
+    }
+    Ok(())
 }
 
 /// Whether `%%EOF` appears near the end of the file (trailing junk after it is common).

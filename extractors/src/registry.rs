@@ -11,6 +11,7 @@ use crate::error::ExtractError;
 use crate::extract::FileExtract;
 use crate::limits::ExtractOptions;
 use crate::sniff;
+use crate::values::{ValueOptions, ValueSink};
 
 /// Progress of a slow pass (the exact row count of a large file), in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +60,16 @@ pub trait Extractor: Send + Sync + Debug {
     ) -> Result<FileExtract, ExtractError> {
         self.extract(input, options, &mut |_| {})
     }
+
+    /// Visits the raw values of `input` (see [`crate::values`]): every cell
+    /// of every table, every piece of text, and the header's column names
+    /// when the extractor takes the first row as a header.
+    fn values(
+        &self,
+        input: &Input<'_>,
+        options: &ValueOptions,
+        sink: &mut dyn ValueSink,
+    ) -> Result<(), ExtractError>;
 }
 
 /// The registered extractors, asked in order.
@@ -127,11 +138,31 @@ impl Registry {
         self.with_extractor(path, |extractor, input| extractor.preview(input, options))
     }
 
-    fn with_extractor(
+    /// Visits the raw values of the file at `path` with the extractor its
+    /// content calls for (the name's extension only breaks ties, as for
+    /// [`Registry::extract`]). Text that is not a table (JSON, XML, prose)
+    /// is visited line by line.
+    pub fn values(
         &self,
         path: &Path,
-        run: impl FnOnce(&dyn Extractor, &Input<'_>) -> Result<FileExtract, ExtractError>,
-    ) -> Result<FileExtract, ExtractError> {
+        options: &ValueOptions,
+        sink: &mut dyn ValueSink,
+    ) -> Result<(), ExtractError> {
+        let display = path.display().to_string();
+        if sniff::sniff_file(path).map_err(|e| ExtractError::io(&display, e))? == sniff::OTHER_TEXT
+        {
+            return crate::csv::values::plain_text(path, &display, options, sink);
+        }
+        self.with_extractor(path, |extractor, input| {
+            extractor.values(input, options, sink)
+        })
+    }
+
+    fn with_extractor<T>(
+        &self,
+        path: &Path,
+        run: impl FnOnce(&dyn Extractor, &Input<'_>) -> Result<T, ExtractError>,
+    ) -> Result<T, ExtractError> {
         let display = path.display().to_string();
         let meta = std::fs::metadata(path).map_err(|e| ExtractError::io(&display, e))?;
         if meta.is_dir() {

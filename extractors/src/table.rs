@@ -247,10 +247,71 @@ pub fn detect_header(head: &[Vec<String>]) -> bool {
     }
     let names: Vec<&str> = first.iter().map(|c| c.trim()).collect();
     let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
-    distinct
-        && names
+    if !distinct
+        || !names
             .iter()
             .all(|n| !n.is_empty() && n.chars().count() <= 40)
+    {
+        return false;
+    }
+    // Still a tie, all text: the first record is a header only when most of
+    // its cells are shaped unlike the cells below them ("name" above "John
+    // Smith"), never when they are shaped alike ("John Smith" above "Ada
+    // Lovelace"), so a headerless text table keeps its first record as data.
+    let (mut alike, mut unlike) = (0usize, 0usize);
+    for (j, name) in names.iter().enumerate() {
+        let below: Vec<String> = rest
+            .iter()
+            .filter_map(|r| r.get(j))
+            .map(|c| shape(c.trim()))
+            .filter(|s| !s.is_empty())
+            .collect();
+        let Some(common) = most_common(&below) else {
+            continue;
+        };
+        if &shape(name) == common {
+            alike += 1;
+        } else {
+            unlike += 1;
+        }
+    }
+    unlike > alike
+}
+
+/// The case shape of a cell, one letter per word: `Aa` capitalised, `a`
+/// lower case, `A` upper case, `9` digits, `x` mixed (`John Smith` → `Aa Aa`).
+fn shape(cell: &str) -> String {
+    cell.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut chars = w.chars();
+            let first = chars.next().unwrap_or(' ');
+            let rest: Vec<char> = chars.collect();
+            if w.chars().all(|c| c.is_numeric()) {
+                "9"
+            } else if w.chars().all(char::is_lowercase) {
+                "a"
+            } else if w.chars().all(char::is_uppercase) {
+                "A"
+            } else if first.is_uppercase() && rest.iter().all(|c| c.is_lowercase()) {
+                "Aa"
+            } else {
+                "x"
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn most_common(items: &[String]) -> Option<&String> {
+    let mut counts: std::collections::HashMap<&String, usize> = std::collections::HashMap::new();
+    for i in items {
+        *counts.entry(i).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(s, _)| s)
 }
 
 #[cfg(test)]
@@ -282,6 +343,23 @@ mod tests {
     }
 
     #[test]
+    fn a_headerless_all_text_table_keeps_its_first_record_as_data() {
+        // Regression (#13): the first record was taken as column names.
+        assert!(!detect_header(&rows(
+            "John Smith,Springfield\nAda Lovelace,London"
+        )));
+        assert!(!detect_header(&rows(
+            "Patient seen,Mary Jones\nFollow up,Peter Parker\nCalled back,Ann Lee"
+        )));
+        assert!(detect_header(&rows(
+            "name,city,notes\nJohn Smith,Springfield,Called about the order\nAda Lovelace,London,Asked for a file"
+        )));
+        assert!(detect_header(&rows(
+            "Name,City Name\nJohn Smith,Springfield\nAda Lovelace,London"
+        )));
+    }
+
+    #[test]
     fn headerless_samples_get_generic_names() {
         let s = TableSample::from_head(&rows("1,John Smith\n2,Jane Doe"), 5);
         assert!(!s.has_header);
@@ -306,7 +384,7 @@ mod tests {
     #[test]
     fn long_values_are_cut_before_masking() {
         let long = "x".repeat(500);
-        let s = TableSample::from_head(&[vec!["a".into()], vec![long]], 5);
+        let s = TableSample::from_head(&[vec!["Note".into()], vec![long]], 5);
         assert_eq!(s.sample_rows[0][0].chars().count(), MAX_VALUE_CHARS);
         assert!(s.sample_rows[0][0].ends_with('…'));
     }

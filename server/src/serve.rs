@@ -23,9 +23,14 @@ pub struct ServeArgs {
     /// Open the printed URL in the default browser.
     #[arg(long)]
     pub open: bool,
-    /// Use this token instead of a random one (for scripts).
+    /// Use this token instead of a random one (for scripts). Prefer
+    /// `MASKFLOW_TOKEN` or `--token-file`: a command line is visible to
+    /// every user of the machine.
     #[arg(long)]
     pub token: Option<String>,
+    /// Read the token from this file (its first line).
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<std::path::PathBuf>,
     /// Answer every LLM role from this replay file (tests and demos).
     #[arg(long, value_name = "FILE", conflicts_with = "provider")]
     pub replay: Option<PathBuf>,
@@ -84,14 +89,29 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let token = match args.token {
+    let given = match (&args.token, &args.token_file) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(file)) => Some(
+            std::fs::read_to_string(file)
+                .with_context(|| format!("reading the token file {}", file.display()))?
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned(),
+        ),
+        (None, None) => maskflow_core::keys::process_env("MASKFLOW_TOKEN"),
+    };
+    let token = match given {
         Some(t) => {
             if t.len() < 8
                 || !t
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             {
-                bail!("--token must be at least 8 characters of letters, digits, - or _");
+                bail!(
+                    "the token (--token, --token-file or MASKFLOW_TOKEN) must be at least 8 characters of letters, digits, - or _"
+                );
             }
             t
         }

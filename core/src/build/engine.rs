@@ -14,17 +14,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::gate::{Approver, Decision, GateInput};
-use super::mask::mask_error;
+use super::mask::{Allowlist, mask_error};
 use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome};
 use super::table::{Action, Command, Phase, Stage, apply};
+use crate::privacy::GuardedProvider;
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider};
 use crate::runner::{InputValue, Limits, RunRequest, RunResult, Runner};
 use crate::spec::{FieldType, WorkflowSpec};
 
 /// How many failed auto-tests end a build (the first one gets a revision).
 pub const MAX_TEST_FAILURES: u32 = 2;
-/// Most cell values read from the input files for masking error output.
-pub const MAX_RAW_VALUES: usize = 200_000;
 
 /// Where a build is, persisted by the service between steps and pauses.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -124,8 +123,9 @@ pub type OnChange<'a> = &'a (dyn Fn(&BuildState) + Send + Sync);
 pub struct Engine {
     /// The kind of build.
     pub profile: Arc<dyn Profile>,
-    /// The builder's back end.
-    pub provider: Arc<dyn Provider>,
+    /// The builder's back end: only ever behind the privacy guard and the
+    /// ledger (the engine cannot hold a raw back end).
+    pub provider: GuardedProvider,
     /// The gate after each piece of content.
     pub approver: Arc<dyn Approver>,
     /// The sandboxed runner.
@@ -407,10 +407,11 @@ impl Engine {
         let (passed, summary, masked) = match &report.run {
             None => (true, report.message.clone(), String::new()),
             Some(run) => {
-                let raw = raw_values(&job.input_files);
-                let mut masked = mask_error(&run.stderr, &workdir, &raw);
+                let script = state.spec.as_ref().map(|s| s.script.as_str()).unwrap_or("");
+                let allow = Allowlist::new(script, &column_names(&job.extracts));
+                let mut masked = mask_error(&run.stderr, &workdir, &allow);
                 if masked.trim().is_empty() {
-                    masked = mask_error(&run.stdout, &workdir, &raw);
+                    masked = mask_error(&run.stdout, &workdir, &allow);
                 }
                 (run.succeeded(), run.message.clone(), masked)
             }
@@ -529,26 +530,31 @@ pub fn bind_test_inputs(
     (inputs, names)
 }
 
-/// The cell values of the CSV input files (bounded), for masking.
-pub fn raw_values(files: &[InputFile]) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in files {
-        let Ok(mut reader) = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_path(&f.path)
-        else {
-            continue;
-        };
-        for record in reader.records().flatten() {
-            for cell in record.iter() {
-                if out.len() >= MAX_RAW_VALUES {
-                    return out;
+/// The column names of the approved extracts (every file, sheet and
+/// table): the extractors' header decisions, so a file without a header
+/// gives none. They may appear in repair feedback as themselves.
+pub fn column_names(extracts: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    if k == "columns"
+                        && let Value::Array(names) = x
+                    {
+                        out.extend(names.iter().filter_map(|n| n.as_str()).map(str::to_owned));
+                    } else {
+                        walk(x, out);
+                    }
                 }
-                out.push(cell.to_owned());
             }
+            _ => {}
         }
     }
+    let mut out = Vec::new();
+    walk(extracts, &mut out);
+    out.sort();
+    out.dedup();
     out
 }
 

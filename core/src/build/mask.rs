@@ -1,69 +1,164 @@
-//! Masking a failed script's error output before it can reach any LLM: raw
-//! values from the input files and every string literal of an exception
-//! message are masked; the traceback's structure, the exception types, file
-//! names of the script and line numbers are kept. Anything else the script
-//! printed is masked whole. Pure: the engine gathers the raw values.
+//! The repair feedback: a failed script's error output made safe to send,
+//! built from what is known not to be data (an allowlist). Kept as they are:
+//! the traceback's structure, exception type names, line numbers, lines
+//! that are exactly lines of the generated `script.py`, frames of Python's
+//! standard library and installed packages (with their source lines), the
+//! column names of the inputs (as whole names), identifiers the script
+//! itself uses, and the fixed words of Python's error messages before the
+//! first quote or colon. Every other character is masked format-preserving
+//! (`John` → `Aaaa`, `2021` → `####`), and the result is capped in length.
+//! Pure: the engine supplies the script and the column names.
 
-use maskflow_extractors::mask;
+use std::collections::HashSet;
 
-/// Shortest raw value replaced wherever it appears (shorter ones are only
-/// masked inside quotes or in masked lines).
-pub const MIN_VALUE_CHARS: usize = 3;
+use maskflow_extractors::mask::mask_char;
 
-/// Masks `stderr` of a run in `workdir`; `raw_values` are the cell values of
-/// the input files.
-pub fn mask_error(stderr: &str, workdir: &str, raw_values: &[String]) -> String {
-    let mut values: Vec<&str> = raw_values
-        .iter()
-        .map(|v| v.trim())
-        .filter(|v| v.chars().count() >= MIN_VALUE_CHARS)
-        .collect();
-    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    values.dedup();
-    let mut out = Vec::new();
-    let mut after_file_line = false;
-    for line in stderr.lines() {
-        let line = if workdir.is_empty() {
-            line.to_owned()
-        } else {
-            line.replace(workdir, ".")
-        };
-        let masked = if is_structure(&line) {
-            after_file_line = line.trim_start().starts_with("File \"");
-            replace_values(&line, &values)
-        } else if after_file_line && line.starts_with("    ") {
-            // A source line of the script (written by the LLM, not data).
-            after_file_line = false;
-            replace_values(&line, &values)
-        } else if is_caret_line(&line) {
-            line.clone()
-        } else if let Some((kind, message)) = exception_line(&line) {
-            after_file_line = false;
-            format!(
-                "{kind}: {}",
-                mask_literals(&replace_values(message, &values))
-            )
-        } else {
-            after_file_line = false;
-            mask(&line)
-        };
-        out.push(masked);
-    }
-    out.join("\n")
+/// Longest feedback, in characters; the end (where the exception is) is kept.
+pub const MAX_FEEDBACK_CHARS: usize = 4000;
+
+/// Words of Python's and pandas' own error messages.
+const PYTHON_WORDS: &str = "a an and are argument arguments as at attribute be base because but by call \
+called can cannot column columns could convert converted data date datetime decode decoded defined did \
+does dtype else empty encode encoding end error expected expecting file float for format found from got \
+has have in index int integer invalid is item items key keyword label length line list literal match \
+missing module must name no none not object of on only operand or out parse position range remains \
+required sequence series should size str string such support supported takes than the there time to \
+too type types unconverted unexpected unhashable unsupported value values was were when with while \
+directory dict tuple bytes codec character characters mismatch shape shapes broadcast together axis \
+keyerror valueerror typeerror nonetype subscriptable iterable callable concatenate positional";
+
+/// What the masker knows is not data.
+#[derive(Debug, Default)]
+pub struct Allowlist {
+    script_lines: HashSet<String>,
+    script_words: HashSet<String>,
+    columns: Vec<String>,
+    python: HashSet<&'static str>,
 }
 
-fn is_structure(line: &str) -> bool {
-    let t = line.trim();
+impl Allowlist {
+    /// From the generated script and the inputs' column names.
+    pub fn new(script: &str, columns: &[String]) -> Self {
+        let mut columns: Vec<String> = columns
+            .iter()
+            .map(|c| c.trim().to_owned())
+            .filter(|c| !c.is_empty())
+            .collect();
+        // Longest first, so `order_total` wins over `order`.
+        columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        Self {
+            script_lines: script
+                .lines()
+                .map(|l| l.trim().to_owned())
+                .filter(|l| !l.is_empty())
+                .collect(),
+            script_words: words(script).map(str::to_owned).collect(),
+            columns,
+            python: PYTHON_WORDS.split_whitespace().collect(),
+        }
+    }
+}
+
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+/// Masks the error output `text` of a run in `workdir`.
+pub fn mask_error(text: &str, workdir: &str, allow: &Allowlist) -> String {
+    let mut out = Vec::new();
+    let mut after_library_frame = false;
+    for raw in text.lines() {
+        let line = if workdir.is_empty() {
+            raw.to_owned()
+        } else {
+            raw.replace(workdir, ".")
+        };
+        let t = line.trim();
+        let library_source = after_library_frame && line.starts_with("    ");
+        after_library_frame = false;
+        let kept = if is_structure(t) || is_caret_line(t) || library_source {
+            line.clone()
+        } else if let Some(frame) = frame_line(&line) {
+            after_library_frame = frame == Frame::Library;
+            match frame {
+                Frame::Script | Frame::Library => line.clone(),
+                Frame::Other => mask_words(&line, allow, false),
+            }
+        } else if allow.script_lines.contains(t) {
+            line.clone()
+        } else if let Some((kind, message)) = exception_line(&line) {
+            format!("{kind}: {}", mask_words(message, allow, true))
+                .trim_end_matches(": ")
+                .to_owned()
+        } else {
+            mask_words(&line, allow, false)
+        };
+        out.push(kept);
+    }
+    cap(&out.join("\n"))
+}
+
+/// Keeps the last [`MAX_FEEDBACK_CHARS`] characters, marking the cut.
+fn cap(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= MAX_FEEDBACK_CHARS {
+        return text.to_owned();
+    }
+    let tail: String = text.chars().skip(n - MAX_FEEDBACK_CHARS).collect();
+    format!(
+        "[… {} earlier characters cut]\n{tail}",
+        n - MAX_FEEDBACK_CHARS
+    )
+}
+
+fn is_structure(t: &str) -> bool {
     t.is_empty()
         || t == "Traceback (most recent call last):"
         || t == "During handling of the above exception, another exception occurred:"
         || t == "The above exception was the direct cause of the following exception:"
-        || (t.starts_with("File \"") && t.contains("\", line "))
 }
 
-fn is_caret_line(line: &str) -> bool {
-    let t = line.trim();
+fn is_caret_line(t: &str) -> bool {
     !t.is_empty() && t.chars().all(|c| matches!(c, '^' | '~' | ' '))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frame {
+    /// A frame of the generated script.
+    Script,
+    /// Python's standard library or an installed package.
+    Library,
+    /// Anything else (a file the script wrote, `<string>`).
+    Other,
+}
+
+/// `  File "<path>", line N, in <name>`.
+fn frame_line(line: &str) -> Option<Frame> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let (path, tail) = rest.split_once('"')?;
+    let tail = tail.strip_prefix(", line ")?;
+    let digits = tail.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let after = &tail[digits..];
+    if !(after.is_empty() || after.starts_with(", in ")) {
+        return None;
+    }
+    let name = after.strip_prefix(", in ").unwrap_or("");
+    let identifier = name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '<' | '>' | '.'));
+    Some(if !identifier {
+        Frame::Other
+    } else if path == "./script.py" || path == "script.py" {
+        Frame::Script
+    } else if path.contains("/lib/python3") || path.starts_with("<frozen ") {
+        Frame::Library
+    } else {
+        Frame::Other
+    })
 }
 
 /// `Type: message` or `pkg.Type: message` or a bare `Type`.
@@ -72,11 +167,10 @@ fn exception_line(line: &str) -> Option<(&str, &str)> {
         Some((k, m)) => (k, m),
         None => (line.trim_end_matches(':'), ""),
     };
-    let ok = !kind.is_empty()
-        && kind
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let ok = kind
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && kind
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
@@ -85,76 +179,63 @@ fn exception_line(line: &str) -> Option<(&str, &str)> {
             || kind.ends_with("Warning")
             || kind.ends_with("Interrupt")
             || kind.ends_with("Exit")
-            || kind.ends_with("Iteration")
-            || kind.contains('.'));
+            || kind.ends_with("Iteration"));
     ok.then_some((kind, message))
 }
 
-fn replace_values(text: &str, values: &[&str]) -> String {
-    let mut s = text.to_owned();
-    for v in values {
-        if s.contains(v) {
-            s = s.replace(v, &mask(v));
+/// Masks every word of `text` except column names, the script's own
+/// identifiers and — when `message` — Python's message words before the
+/// first quote or colon. Punctuation and spacing are kept.
+fn mask_words(text: &str, allow: &Allowlist, message: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fixed = message;
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        if let Some(col) = allow
+            .columns
+            .iter()
+            .find(|c| rest.starts_with(c.as_str()) && boundary(text, i, i + c.len()))
+        {
+            out.push_str(col);
+            i += col.len();
+            continue;
         }
-    }
-    s
-}
-
-/// Masks the content of every '…' or "…" literal.
-fn mask_literals(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut quote: Option<char> = None;
-    for c in message.chars() {
-        match quote {
-            Some(q) if c == q => {
-                quote = None;
-                out.push(c);
+        let c = rest.chars().next().unwrap_or(' ');
+        if c.is_alphanumeric() || c == '_' {
+            let len = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let word = &rest[..len];
+            let keep = allow.script_words.contains(word)
+                && !word.chars().all(|c| c.is_numeric())
+                || (fixed && allow.python.contains(word.to_lowercase().as_str()))
+                // `base 10`, `line 3` in Python's own wording.
+                || (fixed && word.len() <= 2 && word.chars().all(|c| c.is_ascii_digit()));
+            if keep {
+                out.push_str(word);
+            } else {
+                // Python's fixed wording ends at the first word it does not use.
+                fixed = false;
+                out.extend(word.chars().map(mask_char));
             }
-            Some(_) => out.push(maskflow_extractors::mask::mask_char(c)),
-            None => {
-                if c == '\'' || c == '"' {
-                    quote = Some(c);
-                }
-                out.push(c);
+            i += len;
+        } else {
+            if matches!(c, '\'' | '"' | ':') {
+                fixed = false;
             }
+            out.push(c);
+            i += c.len_utf8();
         }
     }
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const TRACE: &str = "Traceback (most recent call last):
-  File \"/data/test-runs/wv_1/iteration-1/script.py\", line 7, in <module>
-    total += int(row[\"age\"])
-             ^^^^^^^^^^^^^^^^
-ValueError: invalid literal for int() with base 10: 'John Smith'
-debug: Ada Lovelace 1815";
-
-    #[test]
-    fn values_and_literals_are_masked_and_structure_kept() {
-        let out = mask_error(
-            TRACE,
-            "/data/test-runs/wv_1/iteration-1",
-            &["John Smith".into(), "Ada Lovelace".into(), "41".into()],
-        );
-        assert!(
-            out.contains("File \"./script.py\", line 7, in <module>"),
-            "{out}"
-        );
-        assert!(out.contains("total += int(row[\"age\"])"));
-        assert!(out.contains("ValueError: invalid literal for int() with base 10: 'Aaaa Aaaaa'"));
-        assert!(out.contains("aaaaa: Aaa Aaaaaaaa ####"), "{out}");
-        for raw in ["John", "Smith", "Ada", "Lovelace", "1815"] {
-            assert!(!out.contains(raw), "{raw} leaked: {out}");
-        }
-    }
-
-    #[test]
-    fn a_quoted_value_not_in_the_files_is_masked_too() {
-        let out = mask_error("KeyError: 'secret-42'", "", &[]);
-        assert_eq!(out, "KeyError: 'aaaaaa-##'");
-    }
+/// Whether `text[a..b]` stands alone (no letter, digit or `_` on either side).
+fn boundary(text: &str, a: usize, b: usize) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    !text[..a].chars().next_back().is_some_and(word) && !text[b..].chars().next().is_some_and(word)
 }
+
+#[cfg(test)]
+mod tests;

@@ -44,10 +44,25 @@ pub struct LedgerEntry {
     pub error: Option<String>,
 }
 
+/// The note on a call's row while it is in flight (and after, if it never ends).
+pub const IN_FLIGHT: &str = "the request was stopped before the reply came";
+
 /// Receives ledger entries (the service stores them and announces them).
 pub trait CallSink: Send + Sync + std::fmt::Debug {
-    /// Records one call.
+    /// Records a call that was not sent (blocked by the guard).
     fn record(&self, entry: LedgerEntry);
+
+    /// Writes a call's row before its request is sent (outcome `cancelled`
+    /// until [`CallSink::finish`]). An error means nothing may be sent.
+    fn begin(&self, entry: &LedgerEntry) -> Result<(), String> {
+        let _ = entry;
+        Ok(())
+    }
+
+    /// Completes the row written by [`CallSink::begin`].
+    fn finish(&self, entry: LedgerEntry) {
+        self.record(entry);
+    }
 }
 
 const COLS: &str = "id, created_at, role, provider, model, workflow_id, url, request_body, reply, \
@@ -82,6 +97,36 @@ pub fn insert(conn: &Connection, e: &LedgerEntry) -> rusqlite::Result<()> {
             e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome, e.blocked, e.error
         ],
     )?;
+    Ok(())
+}
+
+/// Completes the row of an in-flight call (written by [`insert`] before it
+/// was sent) with how it ended; inserts it when there is no such row.
+pub fn complete(conn: &Connection, e: &LedgerEntry, completed_at: &str) -> rusqlite::Result<()> {
+    let n = conn.execute(
+        "UPDATE llm_calls SET url = ?2, request_body = ?3, reply = ?4, input_tokens = ?5,
+             output_tokens = ?6, latency_ms = ?7, outcome = ?8, error = ?9, completed_at = ?10
+         WHERE id = ?1",
+        params![
+            e.id,
+            e.url,
+            e.request_body,
+            e.reply,
+            e.input_tokens,
+            e.output_tokens,
+            e.latency_ms,
+            e.outcome,
+            e.error,
+            completed_at
+        ],
+    )?;
+    if n == 0 {
+        insert(conn, e)?;
+        conn.execute(
+            "UPDATE llm_calls SET completed_at = ?2 WHERE id = ?1",
+            params![e.id, completed_at],
+        )?;
+    }
     Ok(())
 }
 
@@ -155,5 +200,31 @@ mod tests {
             insert(&conn, &bad).is_err(),
             "outcomes are checked by the schema"
         );
+    }
+
+    #[test]
+    fn an_in_flight_row_is_completed_in_place() {
+        let conn = crate::store::open_in_memory().expect("db");
+        let mut e = entry("call_09", "{\"messages\":[]}");
+        e.outcome = "cancelled".into();
+        e.error = Some(IN_FLIGHT.into());
+        e.reply = None;
+        insert(&conn, &e).expect("written ahead");
+        let pending: Option<String> = conn
+            .query_row(
+                "SELECT completed_at FROM llm_calls WHERE id = 'call_09'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("row");
+        assert_eq!(pending, None);
+        e.outcome = "ok".into();
+        e.error = None;
+        e.reply = Some("done".into());
+        complete(&conn, &e, "2024-01-01T00:00:01.000Z").expect("completed");
+        let all = list(&conn, None, 10, 0).expect("list");
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].outcome, "ok");
+        assert_eq!(all[0].reply.as_deref(), Some("done"));
     }
 }

@@ -2,10 +2,16 @@
 //! as one [`Provider`] decorator, [`GuardedProvider`], that wraps any back
 //! end. Every request is checked against the version's raw values before it
 //! leaves — a match fails with [`ProviderError::PrivacyBlocked`] and nothing
-//! is sent — and every request, sent or blocked, is recorded in the ledger.
+//! is sent — and every request, sent or blocked, is recorded in the ledger,
+//! written ahead: a sent request's row exists before it is sent.
 
+#[cfg(test)]
+mod eval;
+pub mod extracts;
 pub mod guard;
+pub mod keys;
 pub mod ledger;
+mod words;
 
 use std::sync::{Arc, Mutex};
 
@@ -104,14 +110,28 @@ impl GuardedProvider {
             return Err(err);
         }
         let record = CallRecord::new(self.workflow_id.clone());
-        // Records the call even when the caller drops it half-way.
+        // Written ahead: the row exists before anything is sent, marked as
+        // stopped until the call ends; if it cannot be written, nothing is sent.
+        let mut ahead = self.entry(request, &at);
+        ahead.request_body = request_text(request);
+        ahead.outcome = "cancelled".into();
+        ahead.error = Some(ledger::IN_FLIGHT.into());
+        if let Err(why) = self.sink.begin(&ahead) {
+            return Err(ProviderError::Failed {
+                provider: self.inner.name().to_owned(),
+                message: format!(
+                    "the request was not sent: it could not be recorded in the ledger ({why})"
+                ),
+            });
+        }
+        // Completes the row even when the caller drops the call half-way.
         let pending = Pending {
             sink: self.sink.clone(),
             clock: self.clock.clone(),
             started,
             record: record.clone(),
-            fallback_body: request_text(request),
-            entry: Mutex::new(Some(self.entry(request, &at))),
+            fallback_body: ahead.request_body.clone(),
+            entry: Mutex::new(Some(ahead)),
         };
         let result = call::scope(record, self.inner.complete(request, on_delta)).await;
         pending.finish(&result);
@@ -159,7 +179,11 @@ impl Pending {
     fn finish(&self, result: &Result<LlmReply, ProviderError>) {
         if let Some(mut e) = self.take() {
             match result {
-                Ok(reply) => e.reply = Some(reply.text.clone()),
+                Ok(reply) => {
+                    e.outcome = "ok".into();
+                    e.error = None;
+                    e.reply = Some(reply.text.clone());
+                }
                 Err(err) => {
                     e.outcome = if matches!(err, ProviderError::Cancelled { .. }) {
                         "cancelled".into()
@@ -169,7 +193,7 @@ impl Pending {
                     e.error = Some(err.to_string());
                 }
             }
-            self.sink.record(e);
+            self.sink.finish(e);
         }
     }
 }
@@ -178,8 +202,8 @@ impl Drop for Pending {
     fn drop(&mut self) {
         if let Some(mut e) = self.take() {
             e.outcome = "cancelled".into();
-            e.error = Some("the request was stopped before the reply came".into());
-            self.sink.record(e);
+            e.error = Some(ledger::IN_FLIGHT.into());
+            self.sink.finish(e);
         }
     }
 }
@@ -203,5 +227,135 @@ impl Provider for GuardedProvider {
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
         Box::pin(self.run(request, on_delta))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::ids::{StepClock, UlidGen};
+    use crate::providers::{ChatMessage, ChatRole, Role};
+
+    /// Records what the ledger was told, in order.
+    #[derive(Debug, Default)]
+    struct Log {
+        events: Mutex<Vec<String>>,
+        refuse: bool,
+    }
+
+    impl CallSink for Log {
+        fn record(&self, e: LedgerEntry) {
+            lock(&self.events).push(format!("record {}", e.outcome));
+        }
+        fn begin(&self, e: &LedgerEntry) -> Result<(), String> {
+            lock(&self.events).push(format!("begin {}", e.outcome));
+            if self.refuse {
+                Err("disk full".into())
+            } else {
+                Ok(())
+            }
+        }
+        fn finish(&self, e: LedgerEntry) {
+            lock(&self.events).push(format!("finish {}", e.outcome));
+        }
+    }
+
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A back end that notes it was called, and can hang.
+    #[derive(Debug, Default)]
+    struct Backend {
+        called: AtomicBool,
+        hang: bool,
+    }
+
+    impl Provider for Backend {
+        fn name(&self) -> &str {
+            "test"
+        }
+        fn complete<'a>(
+            &'a self,
+            _request: &'a LlmRequest,
+            _on_delta: DeltaSink<'a>,
+        ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+            self.called.store(true, Ordering::SeqCst);
+            let hang = self.hang;
+            Box::pin(async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                Ok(LlmReply { text: "ok".into() })
+            })
+        }
+    }
+
+    fn guarded(backend: Arc<Backend>, log: Arc<Log>) -> GuardedProvider {
+        GuardedProvider::new(
+            backend,
+            Arc::new(GuardIndex::new()),
+            log,
+            Arc::new(StepClock::new(0)),
+            Arc::new(UlidGen::new(Arc::new(StepClock::new(0)))),
+        )
+    }
+
+    fn request() -> LlmRequest {
+        LlmRequest {
+            role: Role::Builder,
+            messages: vec![ChatMessage::new(ChatRole::User, "hello")],
+            schema: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_row_is_written_before_the_request_and_completed_after() {
+        let log = Arc::new(Log::default());
+        let backend = Arc::new(Backend::default());
+        guarded(backend.clone(), log.clone())
+            .complete(&request(), &|_| {})
+            .await
+            .expect("reply");
+        assert!(backend.called.load(Ordering::SeqCst));
+        assert_eq!(*lock(&log.events), ["begin cancelled", "finish ok"]);
+    }
+
+    #[tokio::test]
+    async fn nothing_is_sent_when_the_row_cannot_be_written() {
+        let log = Arc::new(Log {
+            refuse: true,
+            ..Log::default()
+        });
+        let backend = Arc::new(Backend::default());
+        let err = guarded(backend.clone(), log.clone())
+            .complete(&request(), &|_| {})
+            .await
+            .expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("could not be recorded in the ledger"),
+            "{err}"
+        );
+        assert!(
+            !backend.called.load(Ordering::SeqCst),
+            "the back end was called"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dropped_call_leaves_its_row_marked_cancelled() {
+        let log = Arc::new(Log::default());
+        let backend = Arc::new(Backend {
+            hang: true,
+            ..Backend::default()
+        });
+        let provider = guarded(backend, log.clone());
+        let req = request();
+        let call = provider.complete(&req, &|_| {});
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(10), call).await;
+        assert_eq!(*lock(&log.events), ["begin cancelled", "finish cancelled"]);
     }
 }

@@ -115,9 +115,9 @@ impl Service {
     /// The build engine for one version; its builder calls go through the
     /// privacy guard and the ledger like every other LLM call.
     fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
-        let provider: Arc<dyn crate::providers::Provider> =
-            Arc::new(self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?);
-        let approver: Arc<dyn build::Approver> = if provider.is_manual() {
+        let provider = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
+        let approver: Arc<dyn build::Approver> = if crate::providers::Provider::is_manual(&provider)
+        {
             Arc::new(ManualApproval)
         } else {
             Arc::new(AutoApprove)

@@ -104,6 +104,18 @@ impl CallSink for Service {
         }
         self.inner.events.publish(Event::LedgerEntry { entry });
     }
+
+    fn begin(&self, entry: &LedgerEntry) -> std::result::Result<(), String> {
+        ledger::insert(&self.db(), entry).map_err(|e| e.to_string())
+    }
+
+    fn finish(&self, entry: LedgerEntry) {
+        let now = self.now();
+        if let Err(e) = ledger::complete(&self.db(), &entry, &now) {
+            eprintln!("maskflow: could not complete an LLM call in the ledger: {e}");
+        }
+        self.inner.events.publish(Event::LedgerEntry { entry });
+    }
 }
 
 impl Service {

@@ -281,15 +281,25 @@ impl Service {
             })?;
             stored.push(file.extract);
         }
-        let extracts: Vec<Value> = if request.file_extracts.is_empty() {
+        let given: Vec<Value> = request
+            .file_extracts
+            .iter()
+            .map(|e| serde_json::to_value(&e.0))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| CoreError::InvalidRequest(format!("file_extracts: {e}")))?;
+        // The client's extracts are never trusted (#13): with files, the stored
+        // ones are used; alone, they must hold only masked samples.
+        let extracts: Vec<Value> = if !request.file_ids.is_empty() {
+            if !given.is_empty() {
+                crate::privacy::extracts::check_against_stored(&stored, &given)
+                    .map_err(CoreError::InvalidRequest)?;
+            }
             stored
         } else {
-            request
-                .file_extracts
-                .iter()
-                .map(|e| serde_json::to_value(&e.0))
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|e| CoreError::InvalidRequest(format!("file_extracts: {e}")))?
+            for e in &given {
+                crate::privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
+            }
+            given
         };
         if extracts.is_empty() {
             return Err(CoreError::InvalidRequest(

@@ -163,6 +163,12 @@ CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
 /// messages of each agent conversation. See [`crate::flows::store`].
 pub const V4: &str = crate::flows::store::MIGRATION;
 
+/// Migration (issue #13, renumbered at merge): the ledger is written ahead.
+/// A call's row is inserted before its request is sent (outcome
+/// `cancelled` until it ends) and completed after; `completed_at` stays NULL
+/// for a call that was dropped or whose process died while it was in flight.
+pub const LEDGER_WRITE_AHEAD: &str = "ALTER TABLE llm_calls ADD COLUMN completed_at TEXT;";
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -170,5 +176,11 @@ pub fn migrations() -> Migrations<'static> {
 
 /// The migration list, for tests that append a migration of their own.
 pub(crate) fn all() -> Vec<M<'static>> {
-    vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)]
+    vec![
+        M::up(V1),
+        M::up(V2),
+        M::up(V3),
+        M::up(V4),
+        M::up(LEDGER_WRITE_AHEAD),
+    ]
 }

@@ -6,6 +6,7 @@
 
 pub mod count;
 pub mod dialect;
+pub(crate) mod values;
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -78,6 +79,15 @@ impl Extractor for CsvExtractor {
     ) -> Result<FileExtract, ExtractError> {
         self.preview_with_head(input, options)
             .map(|(extract, _)| extract)
+    }
+
+    fn values(
+        &self,
+        input: &Input<'_>,
+        options: &crate::values::ValueOptions,
+        sink: &mut dyn crate::values::ValueSink,
+    ) -> Result<(), ExtractError> {
+        values::visit(input, options, sink)
     }
 }
 

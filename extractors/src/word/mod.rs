@@ -8,6 +8,7 @@
 //! owns the XML.
 
 mod body;
+mod values;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
@@ -129,6 +130,38 @@ impl Extractor for WordExtractor {
             total: input.size,
         });
         Ok(extract)
+    }
+
+    fn values(
+        &self,
+        input: &Input<'_>,
+        _options: &crate::values::ValueOptions,
+        sink: &mut dyn crate::values::ValueSink,
+    ) -> Result<(), ExtractError> {
+        let file = input.display;
+        let handle = File::open(input.path).map_err(|e| ExtractError::io(file, e))?;
+        let mut archive =
+            ZipArchive::new(BufReader::new(handle)).map_err(|e| zip_error(file, e))?;
+        zipguard::check_archive(&archive, file, "document")?;
+        match read_part(&mut archive, DOCUMENT_PART, MAX_ZIP_MEMBER_BYTES, |r| {
+            values::visit(r, sink)
+        }) {
+            Ok(Some(())) => Ok(()),
+            Ok(None) => Err(ExtractError::damaged(
+                file,
+                "the document has no word/document.xml part, so it is not a Word document",
+            )),
+            Err(PartFailure::Zip(e)) => Err(zip_error(file, e)),
+            Err(PartFailure::TooLarge) => Err(ExtractError::TooLarge {
+                file: file.to_owned(),
+                what: "document",
+                detail: "word/document.xml is too large".into(),
+            }),
+            Err(PartFailure::Part(_)) => Err(ExtractError::damaged(
+                file,
+                "the document is damaged: its text part (word/document.xml) cannot be read",
+            )),
+        }
     }
 }
 

@@ -17,6 +17,8 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use super::support::*;
 
+mod repair;
+
 /// Raw values in the user's file; none may leave unconfirmed.
 const RAW: [&str; 5] = [
     "Zebulon",

@@ -1,0 +1,150 @@
+//! The raw values of a delimited text file, streamed: the dialect and the
+//! header decision come from the same head the extract reads, then every
+//! record of the file (up to the byte limit) is visited.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+use encoding_rs::UTF_8;
+
+use super::{dialect, read_head};
+use crate::error::ExtractError;
+use crate::registry::Input;
+use crate::sniff;
+use crate::values::{HEADER_VOTE_ROWS, ValueOptions, ValueSink, visit_table, visit_text};
+
+/// Visits every cell of a delimited file.
+pub(super) fn visit(
+    input: &Input<'_>,
+    options: &ValueOptions,
+    sink: &mut dyn ValueSink,
+) -> Result<(), ExtractError> {
+    let io_err = |e: io::Error| ExtractError::io(input.display, e);
+    let prefer = (input.mime == sniff::TSV).then_some(b'\t');
+    let head = read_head(input, HEADER_VOTE_ROWS, prefer).map_err(io_err)?;
+    let reader = open_decoded(input.path, head.detected, options.max_bytes).map_err(io_err)?;
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(head.delimiter)
+        .from_reader(reader);
+    let mut record = csv::ByteRecord::new();
+    let mut first = Vec::with_capacity(HEADER_VOTE_ROWS);
+    let mut more = true;
+    while first.len() < HEADER_VOTE_ROWS {
+        // A broken tail (cut at the byte limit) ends the visit there.
+        if !matches!(csv.read_byte_record(&mut record), Ok(true)) {
+            more = false;
+            break;
+        }
+        first.push(
+            record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect(),
+        );
+    }
+    visit_table(sink, None, first, &mut std::iter::empty());
+    // The rest is streamed cell by cell, without a copy per record.
+    while more && matches!(csv.read_byte_record(&mut record), Ok(true)) {
+        for (i, field) in record.iter().enumerate() {
+            if field.is_empty() {
+                continue;
+            }
+            match std::str::from_utf8(field) {
+                Ok(s) => sink.cell(i, s),
+                Err(_) => sink.cell(i, &String::from_utf8_lossy(field)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The file as UTF-8 bytes, its byte-order mark skipped, at most `max` bytes read.
+fn open_decoded(path: &Path, detected: dialect::Detected, max: u64) -> io::Result<Box<dyn Read>> {
+    let file = File::open(path)?.take(max);
+    Ok(if detected.encoding == UTF_8 {
+        let mut r = BufReader::with_capacity(1 << 20, file);
+        io::copy(&mut (&mut r).take(detected.bom as u64), &mut io::sink())?;
+        Box::new(r)
+    } else {
+        Box::new(BufReader::with_capacity(
+            1 << 20,
+            encoding_rs_io::DecodeReaderBytesBuilder::new()
+                .encoding(Some(detected.encoding))
+                .build(file),
+        ))
+    })
+}
+
+/// Visits text that is not a table (JSON, XML, prose) line by line.
+pub(crate) fn plain_text(
+    path: &Path,
+    display: &str,
+    options: &ValueOptions,
+    sink: &mut dyn ValueSink,
+) -> Result<(), ExtractError> {
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|f| f.take(options.max_bytes).read_to_end(&mut bytes))
+        .map_err(|e| ExtractError::io(display, e))?;
+    let detected = dialect::detect_encoding(&bytes);
+    let text = super::decode(&bytes[detected.bom..], detected);
+    visit_text(sink, &text);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::values::CollectedValues;
+    use crate::{Registry, ValueOptions};
+
+    fn visit(name: &str, bytes: &[u8]) -> CollectedValues {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).expect("write");
+        let mut v = CollectedValues::default();
+        Registry::with_defaults()
+            .values(&p, &ValueOptions::default(), &mut v)
+            .expect("values");
+        v
+    }
+
+    #[test]
+    fn a_header_gives_names_and_every_record_gives_cells() {
+        let mut text = String::from("name,amount\n");
+        for i in 0..40 {
+            text.push_str(&format!("Person {i},{}\n", 1000 + i));
+        }
+        let v = visit("a.csv", text.as_bytes());
+        assert_eq!(v.tables.len(), 1);
+        assert_eq!(v.tables[0].columns, ["name", "amount"]);
+        assert_eq!(v.tables[0].cells.len(), 80);
+        assert_eq!(v.tables[0].cells[79], (1, "1039".to_owned()));
+    }
+
+    #[test]
+    fn a_headerless_all_text_file_has_no_names() {
+        let v = visit("h.csv", b"John Smith,Springfield\nAda Lovelace,London\n");
+        assert!(v.tables[0].columns.is_empty(), "{v:?}");
+        assert!(v.cell_values().contains(&"John Smith"));
+    }
+
+    #[test]
+    fn tsv_is_split_on_tabs_and_content_wins_over_the_name() {
+        let v = visit("t.tsv", b"name\tcity\nJohn Smith\tSpringfield\n");
+        assert_eq!(v.cell_values(), ["John Smith", "Springfield"]);
+        // CSV content named .pdf is still read as CSV.
+        let v = visit("looks.pdf", b"name,phone\nJohn Smith,5558675309\n");
+        assert_eq!(v.cell_values(), ["John Smith", "5558675309"]);
+    }
+
+    #[test]
+    fn a_utf8_bom_and_latin1_are_decoded() {
+        let v = visit("b.csv", "\u{feff}name,city\nJosé,Málaga\n".as_bytes());
+        assert_eq!(v.tables[0].columns, ["name", "city"]);
+        let v = visit("l.csv", b"name,city\nJos\xe9,M\xe1laga\n");
+        assert_eq!(v.cell_values(), ["José", "Málaga"]);
+    }
+}
