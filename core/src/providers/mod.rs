@@ -9,6 +9,7 @@
 //! [`ask_json`] so that every back end behaves the same.
 
 pub mod anthropic;
+pub mod budget;
 pub mod call;
 pub mod http;
 pub mod manual;
@@ -153,6 +154,18 @@ pub enum ProviderError {
         provider: String,
         /// What went wrong, in words.
         message: String,
+    },
+    /// The reply reached the role's output budget before it ended.
+    #[error(
+        "the {role}'s reply passed {} tokens; the model is not following the format \
+(or the budget is too small: raise it in Settings)",
+        budget::thousands(u64::from(*.budget))
+    )]
+    BudgetExceeded {
+        /// The role's key.
+        role: String,
+        /// The budget, in tokens.
+        budget: u32,
     },
     /// A replay file could not be used.
     #[error("replay file: {0}")]
@@ -299,18 +312,33 @@ pub async fn ask_json<T: DeserializeOwned>(
     check: &(dyn Fn(&T) -> Result<(), String> + Sync),
     on_delta: DeltaSink<'_>,
 ) -> Result<T, ProviderError> {
-    let first = provider.complete(&request, on_delta).await?;
-    let reason = match parse_reply(&first.text, check) {
-        Ok(v) => return Ok(v),
-        Err(reason) => reason,
-    };
-    request
-        .messages
-        .push(ChatMessage::new(ChatRole::Assistant, first.text));
-    request.messages.push(ChatMessage::new(
-        ChatRole::User,
-        crate::prompts::repair_prompt(&reason),
-    ));
+    match provider.complete(&request, on_delta).await {
+        Ok(first) => {
+            let reason = match parse_reply(&first.text, check) {
+                Ok(v) => return Ok(v),
+                Err(reason) => reason,
+            };
+            request
+                .messages
+                .push(ChatMessage::new(ChatRole::Assistant, first.text));
+            request.messages.push(ChatMessage::new(
+                ChatRole::User,
+                crate::prompts::repair_prompt(&reason),
+            ));
+        }
+        // A reply cut at its budget is the role's one repair: the cut text
+        // is not sent back (it is long and useless), only the instruction.
+        Err(ProviderError::BudgetExceeded { budget, .. }) => {
+            request.messages.push(ChatMessage::new(
+                ChatRole::User,
+                crate::prompts::repair_prompt(&format!(
+                    "it passed the limit of {} tokens without ending; be brief",
+                    budget::thousands(u64::from(budget))
+                )),
+            ));
+        }
+        Err(e) => return Err(e),
+    }
     let second = provider.complete(&request, on_delta).await?;
     parse_reply(&second.text, check).map_err(|reason| ProviderError::InvalidReply {
         role: request.role.key(),

@@ -1,6 +1,8 @@
 //! Ollama's native back end: `POST {base}/api/chat` streaming NDJSON (one
 //! JSON object a line, the last with `"done": true`), with `format` set to
-//! the reply's JSON schema for structured replies.
+//! the reply's JSON schema for structured replies, and `num_predict` the
+//! role's output budget (`done_reason: length` is
+//! [`ProviderError::BudgetExceeded`]).
 
 use serde_json::{Value, json};
 
@@ -59,10 +61,12 @@ impl OllamaProvider {
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
+        let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
         let body = request_body(
             self.client.endpoint(),
             &request.messages,
             request.schema.as_ref(),
+            budget,
         );
         let response = self
             .client
@@ -98,6 +102,12 @@ impl OllamaProvider {
                     v["eval_count"].as_i64(),
                 );
                 finished = true;
+                if v["done_reason"] == "length" {
+                    return Err(ProviderError::BudgetExceeded {
+                        role: request.role.key(),
+                        budget,
+                    });
+                }
                 break;
             }
         }
@@ -113,6 +123,7 @@ pub fn request_body(
     endpoint: &Endpoint,
     messages: &[ChatMessage],
     schema: Option<&Value>,
+    max_tokens: u32,
 ) -> Value {
     let mut body = json!({
         "model": endpoint.model,
@@ -126,12 +137,8 @@ pub fn request_body(
     if let Some(t) = endpoint.temperature {
         options.insert("temperature".into(), json!(t));
     }
-    if let Some(m) = endpoint.max_tokens {
-        options.insert("num_predict".into(), json!(m));
-    }
-    if !options.is_empty() {
-        body["options"] = Value::Object(options);
-    }
+    options.insert("num_predict".into(), json!(max_tokens));
+    body["options"] = Value::Object(options);
     body
 }
 
