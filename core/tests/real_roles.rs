@@ -192,7 +192,7 @@ async fn every_role_asks_natively_and_ends_clearly_on_both_protocols() {
             first.to_string().contains(native),
             "[{name}] the first request does not ask natively ({native}): {first}"
         );
-        assert_eq!(first["max_tokens"], 1024, "[{name}] the validator's budget");
+        assert_eq!(first["max_tokens"], 512, "[{name}] the validator's budget");
         if v.bodies.len() > 1 {
             eprintln!(
                 "[{name}] fallback: later requests carry {native}: {}",

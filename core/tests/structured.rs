@@ -112,7 +112,7 @@ async fn anthropic_reads_the_forced_tool_input_as_the_reply() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["tool_choice"], json!({"type": "tool", "name": "reply"}));
     assert_eq!(sent[0]["tools"][0]["input_schema"], schema());
-    assert_eq!(sent[0]["max_tokens"], 1024, "the validator's default budget");
+    assert_eq!(sent[0]["max_tokens"], 512, "the validator's default budget");
 }
 
 #[tokio::test]
@@ -200,7 +200,7 @@ async fn a_reply_cut_at_its_budget_is_the_one_repair_then_a_named_error() {
     assert_eq!(sent.len(), 2);
     let last = sent[1]["messages"].as_array().and_then(|m| m.last()).cloned();
     let repair = last.map(|m| m["content"].to_string()).unwrap_or_default();
-    assert!(repair.contains("1,024 tokens"), "{repair}");
+    assert!(repair.contains("512 tokens"), "{repair}");
 
     // Cut twice: the error names the role and the budget.
     let server = MockServer::start().await;
@@ -216,14 +216,14 @@ async fn a_reply_cut_at_its_budget_is_the_one_repair_then_a_named_error() {
         err,
         ProviderError::BudgetExceeded {
             role: "validator".into(),
-            budget: 1024
+            budget: 512
         }
     );
     let msg = err.to_string();
     assert!(
-        msg.contains("the validator's reply passed 1,024 tokens; the model is not following the format"),
+        msg.contains("the validator's reply passed 512 tokens; the model is not following the format"),
         "{msg}"
     );
-    assert_eq!(server.received_requests().await.map(|r| r.len()), Some(2));
+    assert_eq!(bodies(&server).await.len(), 2);
     let _ = p.name();
 }

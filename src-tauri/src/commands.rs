@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use maskflow_core::privacy::LedgerEntry;
+use maskflow_core::providers::budget::RoleBudgets;
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
     CreateWorkflow, CreatedVersion, GateRequest, MessageReply, PythonInput, PythonView, RunInputs,
@@ -201,6 +202,18 @@ pub fn python(s: State<'_, Service>) -> Reply<PythonView> {
 #[tauri::command(rename_all = "snake_case")]
 pub fn set_python(s: State<'_, Service>, input: PythonInput) -> Reply<PythonView> {
     Ok(s.set_python(input)?)
+}
+
+/// The output budget of each LLM role.
+#[tauri::command(rename_all = "snake_case")]
+pub fn role_budgets(s: State<'_, Service>) -> Reply<RoleBudgets> {
+    Ok(s.role_budgets()?)
+}
+
+/// Sets the output budgets of the LLM roles.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_role_budgets(s: State<'_, Service>, budgets: RoleBudgets) -> Reply<RoleBudgets> {
+    Ok(s.set_role_budgets(budgets)?)
 }
 
 /// The egress ledger, newest first, searched and paged.

@@ -81,6 +81,8 @@ pub fn run() -> Result<(), StartError> {
             commands::detect_providers,
             commands::python,
             commands::set_python,
+            commands::role_budgets,
+            commands::set_role_budgets,
             commands::ledger,
             commands::manual_prompts,
             commands::answer_manual,

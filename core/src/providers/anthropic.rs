@@ -32,6 +32,7 @@ pub struct AnthropicProvider {
     client: HttpClient,
     // Set once the server refused a tool call: instructions from then on.
     no_tools: Arc<AtomicBool>,
+    window: super::context::WindowCache,
 }
 
 impl AnthropicProvider {
@@ -40,6 +41,7 @@ impl AnthropicProvider {
         Ok(Self {
             client: HttpClient::new("Anthropic", endpoint)?,
             no_tools: Arc::new(AtomicBool::new(false)),
+            window: super::context::WindowCache::default(),
         })
     }
 
@@ -57,12 +59,37 @@ impl AnthropicProvider {
         Ok(format!("connected to {}", self.client.endpoint().base_url))
     }
 
+    /// The model's context window: the known table (every `claude-*`), else
+    /// what an Anthropic-compatible server lists in `GET /v1/models`
+    /// (llama.cpp's `meta.n_ctx`), learned once.
+    pub async fn context_window(&self) -> Option<u32> {
+        if let Some(w) = self.window.get() {
+            return w;
+        }
+        let model = &self.client.endpoint().model;
+        let mut w = self
+            .client
+            .endpoint()
+            .context_window
+            .or_else(|| super::context::known_window(model));
+        if w.is_none()
+            && let Ok(r) = self.client.get("/v1/models", &self.headers()).await
+            && let Ok(body) = r.json::<Value>().await
+        {
+            w = super::context::window_from_models_list(&body, model);
+        }
+        self.window.set(w);
+        w
+    }
+
     async fn run(
         &self,
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
         let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let window = self.context_window().await;
+        let budget = super::context::check(request, self.model(), window, budget)?;
         let mut tool = request
             .schema
             .as_ref()
@@ -151,6 +178,11 @@ impl AnthropicProvider {
         }
         if !finished {
             return Err(self.client.truncated());
+        }
+        if tool.is_some() && tool_input.trim().is_empty() && tool_start.is_none() {
+            // The server took the tool but the model did not call it (llama.cpp
+            // with a model that has no tool template): stop asking for it.
+            self.no_tools.store(true, Ordering::Relaxed);
         }
         if cut {
             return Err(ProviderError::BudgetExceeded {

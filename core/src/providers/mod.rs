@@ -11,6 +11,7 @@
 pub mod anthropic;
 pub mod budget;
 pub mod call;
+pub mod context;
 pub mod http;
 pub mod manual;
 pub mod ollama;
@@ -166,6 +167,25 @@ pub enum ProviderError {
         role: String,
         /// The budget, in tokens.
         budget: u32,
+    },
+    /// The prompt does not fit the model's context window; nothing was sent.
+    #[error(
+        "the {role}'s prompt is about {} tokens but {model}'s context window is {} tokens \
+(with at least {} left for the reply); nothing was sent. Use a model with a larger context \
+or smaller files",
+        budget::thousands(u64::from(*.prompt_tokens)),
+        budget::thousands(u64::from(*.window)),
+        context::MIN_REPLY_TOKENS
+    )]
+    ContextOverflow {
+        /// The role's key.
+        role: String,
+        /// The model.
+        model: String,
+        /// The prompt's estimated tokens.
+        prompt_tokens: u32,
+        /// The model's window.
+        window: u32,
     },
     /// A replay file could not be used.
     #[error("replay file: {0}")]

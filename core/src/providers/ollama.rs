@@ -16,6 +16,7 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
 #[derive(Debug, Clone)]
 pub struct OllamaProvider {
     client: HttpClient,
+    window: super::context::WindowCache,
 }
 
 impl OllamaProvider {
@@ -23,6 +24,7 @@ impl OllamaProvider {
     pub fn new(endpoint: Endpoint) -> Result<Self, ProviderError> {
         Ok(Self {
             client: HttpClient::new("Ollama", endpoint)?,
+            window: super::context::WindowCache::default(),
         })
     }
 
@@ -56,12 +58,35 @@ impl OllamaProvider {
         ))
     }
 
+    /// The model's context window from `POST /api/show` (`num_ctx`, else
+    /// the model's `context_length`), learned once.
+    pub async fn context_window(&self) -> Option<u32> {
+        if let Some(w) = self.window.get() {
+            return w;
+        }
+        let model = self.client.endpoint().model.clone();
+        let mut w = self.client.endpoint().context_window;
+        if w.is_none()
+            && let Ok(r) = self
+            .client
+            .post_probe("/api/show", &self.headers(), &json!({"model": model}))
+            .await
+            && let Ok(body) = r.json::<Value>().await
+        {
+            w = super::context::window_from_ollama_show(&body);
+        }
+        self.window.set(w);
+        w
+    }
+
     async fn run(
         &self,
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
         let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let window = self.context_window().await;
+        let budget = super::context::check(request, self.model(), window, budget)?;
         let body = request_body(
             self.client.endpoint(),
             &request.messages,

@@ -23,6 +23,7 @@ pub struct OpenAiProvider {
     json_schema: bool,
     // The structured level the server last accepted (shared by clones).
     level: Arc<AtomicU8>,
+    window: super::context::WindowCache,
 }
 
 /// How a structured reply is asked of an OpenAI-compatible server, best first.
@@ -61,6 +62,7 @@ impl OpenAiProvider {
             client: HttpClient::new("OpenAI-compatible server", endpoint)?,
             json_schema: true,
             level: Arc::new(AtomicU8::new(0)),
+            window: super::context::WindowCache::default(),
         })
     }
 
@@ -144,12 +146,36 @@ impl OpenAiProvider {
         Structured::from_u8(self.level.load(Ordering::Relaxed))
     }
 
+    /// The model's context window: the known table, else what the server
+    /// lists in `GET /models` (llama.cpp's `meta.n_ctx`), learned once.
+    pub async fn context_window(&self) -> Option<u32> {
+        if let Some(w) = self.window.get() {
+            return w;
+        }
+        let model = &self.client.endpoint().model;
+        let mut w = self
+            .client
+            .endpoint()
+            .context_window
+            .or_else(|| super::context::known_window(model));
+        if w.is_none()
+            && let Ok(r) = self.client.get("/models", &self.headers()).await
+            && let Ok(body) = r.json::<Value>().await
+        {
+            w = super::context::window_from_models_list(&body, model);
+        }
+        self.window.set(w);
+        w
+    }
+
     async fn run(
         &self,
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
         let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let window = self.context_window().await;
+        let budget = super::context::check(request, self.model(), window, budget)?;
         let schema = request.schema.as_ref();
         let mut level = self.structured_level();
         let response = loop {

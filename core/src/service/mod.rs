@@ -7,6 +7,7 @@
 //! the background on the tokio runtime; the service owns all I/O (database,
 //! providers, stored files), prompts and reply checks stay pure.
 
+mod budgets;
 mod builds;
 mod flow_scripts;
 mod llm;
@@ -22,6 +23,7 @@ use rusqlite::{Connection, Transaction};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use budgets::BUDGETS_SETTING;
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
@@ -167,6 +169,7 @@ impl Service {
             }),
         };
         service.reload_providers()?;
+        service.apply_budgets();
         service.recover_interrupted_builds()?;
         service
             .inner

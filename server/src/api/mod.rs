@@ -6,6 +6,7 @@
 //! is answered `{error, message}` through [`error::AppError`].
 
 pub mod auth;
+mod budgets;
 pub mod error;
 mod events;
 mod extracts;
@@ -120,6 +121,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::get_settings, llm::put_settings))
         .routes(routes!(llm::put_key, llm::delete_key))
         .routes(routes!(llm::get_python, llm::put_python))
+        .routes(routes!(budgets::get_budgets, budgets::put_budgets))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))

@@ -49,6 +49,7 @@ export type { ProviderKind } from "./ProviderKind";
 export type { ProviderView } from "./ProviderView";
 export type { PythonInput } from "./PythonInput";
 export type { PythonView } from "./PythonView";
+export type { RoleBudgets } from "./RoleBudgets";
 export type { RunInputs } from "./RunInputs";
 export type { RunResult } from "./RunResult";
 export type { RunStatus } from "./RunStatus";
