@@ -70,7 +70,8 @@ fn anthropic_tool_reply() -> String {
 }
 
 fn anthropic_text_reply(text: &str, stop: &str) -> String {
-    let ev = json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}});
+    let ev =
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}});
     anthropic_stream(
         &format!(
             "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\nevent: content_block_delta\ndata: {ev}\n\n"
@@ -110,7 +111,10 @@ async fn anthropic_reads_the_forced_tool_input_as_the_reply() {
     assert_eq!(got, Feasible { feasible: true });
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0]["tool_choice"], json!({"type": "tool", "name": "reply"}));
+    assert_eq!(
+        sent[0]["tool_choice"],
+        json!({"type": "tool", "name": "reply"})
+    );
     assert_eq!(sent[0]["tools"][0]["input_schema"], schema());
     assert_eq!(sent[0]["max_tokens"], 512, "the validator's default budget");
 }
@@ -128,7 +132,10 @@ async fn anthropic_falls_back_to_instructions_when_tools_are_refused() {
         .await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
-        .respond_with(sse(anthropic_text_reply("{\"feasible\": false}", "end_turn")))
+        .respond_with(sse(anthropic_text_reply(
+            "{\"feasible\": false}",
+            "end_turn",
+        )))
         .mount(&server)
         .await;
     let p = AnthropicProvider::new(endpoint(server.uri())).expect("client");
@@ -151,9 +158,10 @@ async fn openai_steps_down_from_json_schema_to_json_object_to_instructions() {
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .and(body_string_contains("response_format"))
-        .respond_with(ResponseTemplate::new(400).set_body_string(
-            r#"{"error":{"message":"response_format is not supported"}}"#,
-        ))
+        .respond_with(
+            ResponseTemplate::new(400)
+                .set_body_string(r#"{"error":{"message":"response_format is not supported"}}"#),
+        )
         .mount(&server)
         .await;
     Mock::given(method("POST"))
@@ -198,7 +206,10 @@ async fn a_reply_cut_at_its_budget_is_the_one_repair_then_a_named_error() {
     assert!(got.feasible);
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 2);
-    let last = sent[1]["messages"].as_array().and_then(|m| m.last()).cloned();
+    let last = sent[1]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned();
     let repair = last.map(|m| m["content"].to_string()).unwrap_or_default();
     assert!(repair.contains("512 tokens"), "{repair}");
 
@@ -221,9 +232,54 @@ async fn a_reply_cut_at_its_budget_is_the_one_repair_then_a_named_error() {
     );
     let msg = err.to_string();
     assert!(
-        msg.contains("the validator's reply passed 512 tokens; the model is not following the format"),
+        msg.contains(
+            "the validator's reply passed 512 tokens; the model is not following the format"
+        ),
         "{msg}"
     );
     assert_eq!(bodies(&server).await.len(), 2);
     let _ = p.name();
+}
+
+#[tokio::test]
+async fn a_prompt_that_does_not_fit_the_window_is_refused_before_sending() {
+    let server = MockServer::start().await;
+    // llama.cpp's model list reports the window the server runs with.
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"object": "list", "data": [{"id": "m", "meta": {"n_ctx": 512, "n_ctx_train": 8192}}]}),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(sse(openai_reply("{\"feasible\": true}", "stop")))
+        .mount(&server)
+        .await;
+    let p = OpenAiProvider::new(endpoint(format!("{}/v1", server.uri()))).expect("client");
+    assert_eq!(p.context_window().await, Some(512));
+    let mut big = request();
+    big.messages[1].content = "column_name ".repeat(200);
+    let err = ask_json::<Feasible>(&p, big, &|_| Ok(()), &|_| {})
+        .await
+        .expect_err("too big");
+    assert!(
+        matches!(err, ProviderError::ContextOverflow { window: 512, prompt_tokens, .. } if prompt_tokens > 512),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("context window is 512 tokens") && msg.contains("nothing was sent"),
+        "{msg}"
+    );
+    assert!(bodies(&server).await.is_empty(), "nothing was posted");
+
+    // A prompt that fits is sent, its budget lowered to the room left.
+    let ok: Feasible = ask_json(&p, request(), &|_| Ok(()), &|_| {})
+        .await
+        .expect("fits");
+    assert!(ok.feasible);
+    let sent = bodies(&server).await;
+    let budget = sent[0]["max_tokens"].as_u64().unwrap_or(0);
+    assert!(budget > 0 && budget < 512, "{budget}");
 }

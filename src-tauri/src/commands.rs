@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use maskflow_core::privacy::LedgerEntry;
-use maskflow_core::providers::budget::RoleBudgets;
+use maskflow_core::providers::budget::{BudgetsView, RoleBudgets};
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
     CreateWorkflow, CreatedVersion, GateRequest, MessageReply, PythonInput, PythonView, RunInputs,
@@ -206,13 +206,13 @@ pub fn set_python(s: State<'_, Service>, input: PythonInput) -> Reply<PythonView
 
 /// The output budget of each LLM role.
 #[tauri::command(rename_all = "snake_case")]
-pub fn role_budgets(s: State<'_, Service>) -> Reply<RoleBudgets> {
+pub fn role_budgets(s: State<'_, Service>) -> Reply<BudgetsView> {
     Ok(s.role_budgets()?)
 }
 
 /// Sets the output budgets of the LLM roles.
 #[tauri::command(rename_all = "snake_case")]
-pub fn set_role_budgets(s: State<'_, Service>, budgets: RoleBudgets) -> Reply<RoleBudgets> {
+pub fn set_role_budgets(s: State<'_, Service>, budgets: RoleBudgets) -> Reply<BudgetsView> {
     Ok(s.set_role_budgets(budgets)?)
 }
 

@@ -303,7 +303,10 @@ mod tests {
         );
         assert_eq!(body["tools"][0]["name"], REPLY_TOOL);
         assert_eq!(body["tools"][0]["input_schema"], schema);
-        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": REPLY_TOOL}));
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": REPLY_TOOL})
+        );
     }
 
     #[test]

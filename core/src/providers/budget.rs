@@ -35,6 +35,31 @@ pub struct RoleBudgets {
     pub agent: Option<u32>,
 }
 
+/// The budgets as the settings screen shows them: those set, and the
+/// defaults that apply where none is.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+pub struct BudgetsView {
+    /// The budgets set (`null`: the default).
+    pub budgets: RoleBudgets,
+    /// Every role's default.
+    pub defaults: RoleBudgets,
+}
+
+impl BudgetsView {
+    /// The view of `budgets`.
+    pub fn of(budgets: RoleBudgets) -> Self {
+        Self {
+            budgets,
+            defaults: RoleBudgets {
+                validator: Some(VALIDATOR_DEFAULT),
+                clarifier: Some(CLARIFIER_DEFAULT),
+                builder: Some(BUILDER_DEFAULT),
+                agent: Some(AGENT_DEFAULT),
+            },
+        }
+    }
+}
+
 /// The validator's default budget.
 pub const VALIDATOR_DEFAULT: u32 = 512;
 /// The clarifier's default budget.

@@ -173,7 +173,8 @@ mod tests {
 
     #[test]
     fn servers_report_windows() {
-        let llama = json!({"data": [{"id": "smollm2", "meta": {"n_ctx": 2048, "n_ctx_train": 8192}}]});
+        let llama =
+            json!({"data": [{"id": "smollm2", "meta": {"n_ctx": 2048, "n_ctx_train": 8192}}]});
         assert_eq!(window_from_models_list(&llama, "smollm2"), Some(2048));
         assert_eq!(window_from_models_list(&json!({"data": []}), "x"), None);
         let ollama = json!({"parameters": "stop \"<|im_end|>\"\nnum_ctx 4096", "model_info": {"llama.context_length": 131072}});

@@ -68,9 +68,9 @@ impl OllamaProvider {
         let mut w = self.client.endpoint().context_window;
         if w.is_none()
             && let Ok(r) = self
-            .client
-            .post_probe("/api/show", &self.headers(), &json!({"model": model}))
-            .await
+                .client
+                .post_probe("/api/show", &self.headers(), &json!({"model": model}))
+                .await
             && let Ok(body) = r.json::<Value>().await
         {
             w = super::context::window_from_ollama_show(&body);

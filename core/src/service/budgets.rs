@@ -7,7 +7,7 @@ use rusqlite::params;
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use crate::providers::budget::{self, RoleBudgets};
+use crate::providers::budget::{self, BudgetsView, RoleBudgets};
 
 /// The settings key of the budgets.
 pub const BUDGETS_SETTING: &str = "llm_budgets";
@@ -39,13 +39,13 @@ impl Service {
         budget::set(budgets);
     }
 
-    /// The output budget of each role (`None`: the default, in [`budget`]).
-    pub fn role_budgets(&self) -> Result<RoleBudgets> {
-        self.stored_budgets()
+    /// The output budget of each role, and the defaults.
+    pub fn role_budgets(&self) -> Result<BudgetsView> {
+        Ok(BudgetsView::of(self.stored_budgets()?))
     }
 
     /// Sets the output budgets (each within bounds) and puts them in force.
-    pub fn set_role_budgets(&self, budgets: RoleBudgets) -> Result<RoleBudgets> {
+    pub fn set_role_budgets(&self, budgets: RoleBudgets) -> Result<BudgetsView> {
         budgets.validate().map_err(CoreError::InvalidRequest)?;
         let value =
             serde_json::to_string(&budgets).map_err(|e| CoreError::Corrupt(e.to_string()))?;
@@ -56,6 +56,6 @@ impl Service {
             params![BUDGETS_SETTING, value, now],
         )?;
         budget::set(budgets.clone());
-        Ok(budgets)
+        Ok(BudgetsView::of(budgets))
     }
 }

@@ -3,6 +3,7 @@
 // interpreter workflows run with. Keys go to the system keyring and are
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { BudgetSettings } from "../components/BudgetSettings";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
 import type { ConnectionTest, Detected, ProviderConfig, ProviderView, PythonView, SettingsView } from "../generated";
@@ -388,6 +389,8 @@ export function Settings() {
           ))}
         </div>
       </section>
+
+      <BudgetSettings />
 
       <section class="card" aria-labelledby="python-h">
         <div class="card-head">

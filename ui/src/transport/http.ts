@@ -15,6 +15,8 @@ import type {
   MessageReply,
   PythonInput,
   PythonView,
+  BudgetsView,
+  RoleBudgets,
   RunInputs,
   RunView,
   SessionIteration,
@@ -126,6 +128,12 @@ export class HttpTransport implements Transport {
   }
   setPython(input: PythonInput) {
     return this.call<PythonView>("PUT", "/api/settings/python", input);
+  }
+  roleBudgets() {
+    return this.call<BudgetsView>("GET", "/api/settings/budgets");
+  }
+  setRoleBudgets(budgets: RoleBudgets) {
+    return this.call<BudgetsView>("PUT", "/api/settings/budgets", budgets);
   }
   ledger(q: string, limit: number, offset: number) {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });

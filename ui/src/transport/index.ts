@@ -16,6 +16,8 @@ import type {
   MessageReply,
   PythonInput,
   PythonView,
+  BudgetsView,
+  RoleBudgets,
   RunInputs,
   RunView,
   SessionIteration,
@@ -71,6 +73,9 @@ export interface Transport {
   python(): Promise<PythonView>;
   setPython(input: PythonInput): Promise<PythonView>;
   // The privacy ledger and the manual back end.
+  /** The most reply tokens of each LLM role, and the defaults. */
+  roleBudgets(): Promise<BudgetsView>;
+  setRoleBudgets(budgets: RoleBudgets): Promise<BudgetsView>;
   ledger(q: string, limit: number, offset: number): Promise<LedgerEntry[]>;
   manualPrompts(): Promise<ManualPrompt[]>;
   answerManual(promptId: string, text: string): Promise<void>;

@@ -16,6 +16,8 @@ import type {
   MessageReply,
   PythonInput,
   PythonView,
+  BudgetsView,
+  RoleBudgets,
   RunInputs,
   RunView,
   SessionIteration,
@@ -77,6 +79,12 @@ export class TauriTransport implements Transport {
   }
   setPython(input: PythonInput) {
     return call<PythonView>("set_python", { input });
+  }
+  roleBudgets() {
+    return call<BudgetsView>("role_budgets");
+  }
+  setRoleBudgets(budgets: RoleBudgets) {
+    return call<BudgetsView>("set_role_budgets", { budgets });
   }
   ledger(q: string, limit: number, offset: number) {
     return call<LedgerEntry[]>("ledger", { q: q || null, limit, offset });
