@@ -8,9 +8,9 @@ use maskflow_core::privacy::LedgerEntry;
 use maskflow_core::providers::budget::{BudgetsView, RoleBudgets};
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
-    CreateWorkflow, CreatedVersion, GateRequest, MessageReply, PythonInput, PythonView, RunInputs,
-    RunView, SessionIteration, UploadedFile, VersionView, WorkflowPatch, WorkflowSummary,
-    WorkflowView,
+    CancelReply, CreateWorkflow, CreatedVersion, GateRequest, MessageReply, PythonInput,
+    PythonView, RunInputs, RunView, SessionIteration, UploadedFile, VersionView, WorkflowPatch,
+    WorkflowSummary, WorkflowView,
 };
 use maskflow_core::settings::{ConnectionTest, Detected, LlmSettings, SettingsView};
 use maskflow_core::{CoreError, ErrorCode, Service};
@@ -92,9 +92,15 @@ pub async fn send_message(
     confirm_privacy: Option<bool>,
 ) -> Reply<MessageReply> {
     Ok(
-        s.send_message_with(&workflow_id, &content, confirm_privacy.unwrap_or(false))
+        s.send_message_cancellable(&workflow_id, &content, confirm_privacy.unwrap_or(false))
             .await?,
     )
+}
+
+/// Stops the LLM call of the message in flight on a workflow.
+#[tauri::command(rename_all = "snake_case")]
+pub fn cancel_message(s: State<'_, Service>, workflow_id: String) -> Reply<CancelReply> {
+    Ok(s.cancel_message(&workflow_id)?)
 }
 
 /// Approves a built version.

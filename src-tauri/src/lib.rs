@@ -82,6 +82,7 @@ pub fn run() -> Result<(), StartError> {
             commands::python,
             commands::set_python,
             commands::role_budgets,
+            commands::cancel_message,
             commands::set_role_budgets,
             commands::ledger,
             commands::manual_prompts,

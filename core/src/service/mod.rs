@@ -9,6 +9,7 @@
 
 mod budgets;
 mod builds;
+mod cancel;
 mod flow_scripts;
 mod llm;
 mod python;
@@ -25,6 +26,7 @@ use tokio::sync::broadcast;
 
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
+pub use cancel::CancelReply;
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};

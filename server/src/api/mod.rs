@@ -7,6 +7,7 @@
 
 pub mod auth;
 mod budgets;
+mod cancel;
 pub mod error;
 mod events;
 mod extracts;
@@ -111,6 +112,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
             workflows::delete
         ))
         .routes(routes!(workflows::send_message))
+        .routes(routes!(cancel::cancel_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
         .routes(routes!(runs::create, runs::list))

@@ -3,6 +3,7 @@ export type { BudgetsView } from "./BudgetsView";
 export type { BuildView } from "./BuildView";
 export type { BundledAgent } from "./BundledAgent";
 export type { BundledFlow } from "./BundledFlow";
+export type { CancelReply } from "./CancelReply";
 export type { ChatMessage } from "./ChatMessage";
 export type { ChatRole } from "./ChatRole";
 export type { ConnectionTest } from "./ConnectionTest";
