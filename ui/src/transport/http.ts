@@ -16,6 +16,7 @@ import type {
   PythonInput,
   PythonView,
   BudgetsView,
+  CancelReply,
   RoleBudgets,
   RunInputs,
   RunView,
@@ -104,6 +105,9 @@ export class HttpTransport implements Transport {
       content,
       confirm_privacy: confirmPrivacy,
     });
+  }
+  cancelMessage(id: string) {
+    return this.call<CancelReply>("POST", `/api/workflows/${seg(id)}/cancel`);
   }
   settings() {
     return this.call<SettingsView>("GET", "/api/settings");

@@ -17,6 +17,7 @@ import type {
   PythonInput,
   PythonView,
   BudgetsView,
+  CancelReply,
   RoleBudgets,
   RunInputs,
   RunView,
@@ -62,6 +63,8 @@ export interface Transport {
   deleteWorkflow(workflowId: string): Promise<void>;
   /** Reads one file locally and returns its masked extract. */
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile>;
+  /** Stops the LLM reply in flight on a workflow (its send then fails as cancelled). */
+  cancelMessage(workflowId: string): Promise<CancelReply>;
   // Settings: back ends, roles, keys, local servers, Python.
   settings(): Promise<SettingsView>;
   updateSettings(settings: LlmSettings): Promise<SettingsView>;

@@ -17,6 +17,7 @@ import type {
   PythonInput,
   PythonView,
   BudgetsView,
+  CancelReply,
   RoleBudgets,
   RunInputs,
   RunView,
@@ -55,6 +56,9 @@ export class TauriTransport implements Transport {
   }
   sendMessage(workflow_id: string, content: string, confirmPrivacy = false) {
     return call<MessageReply>("send_message", { workflow_id, content, confirm_privacy: confirmPrivacy });
+  }
+  cancelMessage(workflow_id: string) {
+    return call<CancelReply>("cancel_message", { workflow_id });
   }
   settings() {
     return call<SettingsView>("settings");
