@@ -166,17 +166,14 @@ async fn every_role_asks_natively_and_ends_clearly_on_both_protocols() {
     oa.temperature = Some(0.0);
     let mut an = Endpoint::new(server.base.clone(), "smollm2");
     an.temperature = Some(0.0);
+    let openai = OpenAiProvider::new(oa).expect("openai");
+    let anthropic = AnthropicProvider::new(an).expect("anthropic");
+    // Both protocols learn the window the server runs with (llamacpp.py: 2,048).
+    assert_eq!(openai.context_window().await, Some(2048));
+    assert_eq!(anthropic.context_window().await, Some(2048));
     let providers: Vec<(&str, Arc<dyn Provider>, &str)> = vec![
-        (
-            "openai",
-            Arc::new(OpenAiProvider::new(oa).expect("openai")),
-            "json_schema",
-        ),
-        (
-            "anthropic",
-            Arc::new(AnthropicProvider::new(an).expect("anthropic")),
-            "tool_choice",
-        ),
+        ("openai", Arc::new(openai), "json_schema"),
+        ("anthropic", Arc::new(anthropic), "tool_choice"),
     ];
     for (name, p, native) in &providers {
         let t = Instant::now();

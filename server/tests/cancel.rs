@@ -117,9 +117,11 @@ async fn slow_server() -> (String, Arc<Slow>) {
                 }
                 if st.posts.fetch_add(1, Ordering::SeqCst) == 0 {
                     let piece = json!({"choices":[{"index":0,"delta":{"content":"{\"feas"},"finish_reason":null}]});
-                    let head = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-                    );
+                    let head = "HTTP/1.1 200 OK
+content-type: text/event-stream
+transfer-encoding: chunked
+
+";
                     let data = format!("data: {piece}\n\n");
                     let _ = sock.write_all(head.as_bytes()).await;
                     let _ = sock

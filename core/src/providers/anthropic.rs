@@ -135,11 +135,11 @@ impl AnthropicProvider {
                     v.pointer("/message/usage/output_tokens")
                         .and_then(Value::as_i64),
                 ),
-                "content_block_start" => {
-                    if v.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use")
-                    {
-                        tool_start = v.pointer("/content_block/input").cloned();
-                    }
+                "content_block_start"
+                    if v.pointer("/content_block/type").and_then(Value::as_str)
+                        == Some("tool_use") =>
+                {
+                    tool_start = v.pointer("/content_block/input").cloned();
                 }
                 "content_block_delta" => {
                     if let Some(t) = v.pointer("/delta/text").and_then(Value::as_str)
