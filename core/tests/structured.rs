@@ -227,7 +227,8 @@ async fn a_reply_cut_at_its_budget_is_the_one_repair_then_a_named_error() {
         err,
         ProviderError::BudgetExceeded {
             role: "validator".into(),
-            budget: 512
+            budget: 512,
+            window: None
         }
     );
     let msg = err.to_string();

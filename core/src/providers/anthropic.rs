@@ -87,9 +87,12 @@ impl AnthropicProvider {
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
-        let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let role_budget =
+            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
         let window = self.context_window().await;
-        let budget = super::context::check(request, self.model(), window, budget)?;
+        let budget = super::context::check(request, self.model(), window, role_budget)?;
+        // Set when the window, not the role's budget, limits the reply.
+        let window = window.filter(|_| budget < role_budget);
         let mut tool = request
             .schema
             .as_ref()
@@ -188,6 +191,7 @@ impl AnthropicProvider {
             return Err(ProviderError::BudgetExceeded {
                 role: request.role.key(),
                 budget,
+                window,
             });
         }
         Ok(LlmReply {

@@ -130,6 +130,22 @@ pub fn max_tokens(role: &Role, endpoint_cap: Option<u32>) -> u32 {
     endpoint_cap.map_or(b, |c| c.min(b))
 }
 
+/// The words of [`super::ProviderError::BudgetExceeded`].
+pub fn exceeded_message(role: &str, budget: u32, window: Option<u32>) -> String {
+    let n = thousands(u64::from(budget));
+    match window {
+        None => format!(
+            "the {role}'s reply passed {n} tokens; the model is not following the format \
+(or the budget is too small: raise it in Settings)"
+        ),
+        Some(w) => format!(
+            "the {role}'s reply passed {n} tokens, all the room the prompt left in the model's \
+{}-token context window; use a model with a larger context or smaller files",
+            thousands(u64::from(w))
+        ),
+    }
+}
+
 /// Formats a count with thousands separators: `1,024`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -169,6 +185,22 @@ mod tests {
         let e = bad.validate().expect_err("too small");
         assert!(e.contains("clarifier") && e.contains('2'), "{e}");
         assert!(RoleBudgets::default().validate().is_ok());
+    }
+
+    #[test]
+    fn the_message_names_the_role_and_what_set_the_limit() {
+        let m = exceeded_message("validator", 1024, None);
+        assert!(
+            m.starts_with(
+                "the validator's reply passed 1,024 tokens; the model is not following the format"
+            ),
+            "{m}"
+        );
+        let m = exceeded_message("builder", 233, Some(2048));
+        assert!(
+            m.contains("233 tokens") && m.contains("2,048-token context window"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -156,17 +156,17 @@ pub enum ProviderError {
         /// What went wrong, in words.
         message: String,
     },
-    /// The reply reached the role's output budget before it ended.
-    #[error(
-        "the {role}'s reply passed {} tokens; the model is not following the format \
-(or the budget is too small: raise it in Settings)",
-        budget::thousands(u64::from(*.budget))
-    )]
+    /// The reply reached the role's output budget (or the room its context
+    /// window left) before it ended.
+    #[error("{}", budget::exceeded_message(.role, *.budget, *.window))]
     BudgetExceeded {
         /// The role's key.
         role: String,
         /// The budget, in tokens.
         budget: u32,
+        /// The model's context window, when it (not the role's budget) set
+        /// the limit: the prompt left only `budget` tokens for the reply.
+        window: Option<u32>,
     },
     /// The prompt does not fit the model's context window; nothing was sent.
     #[error(
@@ -348,7 +348,12 @@ pub async fn ask_json<T: DeserializeOwned>(
         }
         // A reply cut at its budget is the role's one repair: the cut text
         // is not sent back (it is long and useless), only the instruction.
-        Err(ProviderError::BudgetExceeded { budget, .. }) => {
+        // (When the context window set the limit, asking again cannot help.)
+        Err(ProviderError::BudgetExceeded {
+            budget,
+            window: None,
+            ..
+        }) => {
             request.messages.push(ChatMessage::new(
                 ChatRole::User,
                 crate::prompts::repair_prompt(&format!(

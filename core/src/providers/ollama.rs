@@ -84,9 +84,12 @@ impl OllamaProvider {
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
-        let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let role_budget =
+            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
         let window = self.context_window().await;
-        let budget = super::context::check(request, self.model(), window, budget)?;
+        let budget = super::context::check(request, self.model(), window, role_budget)?;
+        // Set when the window, not the role's budget, limits the reply.
+        let window = window.filter(|_| budget < role_budget);
         let body = request_body(
             self.client.endpoint(),
             &request.messages,
@@ -131,6 +134,7 @@ impl OllamaProvider {
                     return Err(ProviderError::BudgetExceeded {
                         role: request.role.key(),
                         budget,
+                        window,
                     });
                 }
                 break;

@@ -173,9 +173,12 @@ impl OpenAiProvider {
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
-        let budget = super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let role_budget =
+            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
         let window = self.context_window().await;
-        let budget = super::context::check(request, self.model(), window, budget)?;
+        let budget = super::context::check(request, self.model(), window, role_budget)?;
+        // Set when the window, not the role's budget, limits the reply.
+        let window = window.filter(|_| budget < role_budget);
         let schema = request.schema.as_ref();
         let mut level = self.structured_level();
         let response = loop {
@@ -255,6 +258,7 @@ impl OpenAiProvider {
             return Err(ProviderError::BudgetExceeded {
                 role: request.role.key(),
                 budget,
+                window,
             });
         }
         Ok(LlmReply { text })
