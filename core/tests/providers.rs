@@ -124,6 +124,9 @@ impl Kind {
         let mut e = Endpoint::new(base, "test-model").with_key(ApiKey::new(KEY));
         e.http.retries = 2;
         e.http.backoff = Duration::from_millis(1);
+        // A declared window: these tests count requests, and an unknown
+        // model's window is otherwise asked of the server first (context.rs).
+        e.context_window = Some(100_000);
         tweak(&mut e);
         match self {
             Kind::OpenAi => Arc::new(OpenAiProvider::new(e).expect("client")),

@@ -5,11 +5,12 @@
 use std::path::PathBuf;
 
 use maskflow_core::privacy::LedgerEntry;
+use maskflow_core::providers::budget::{BudgetsView, RoleBudgets};
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
-    CreateWorkflow, CreatedVersion, GateRequest, IsolationInput, IsolationView, MessageReply,
-    PythonInput, PythonView, RunInputs, RunView, SessionIteration, UploadedFile, VersionView,
-    WorkflowPatch, WorkflowSummary, WorkflowView,
+    CancelReply, CreateWorkflow, CreatedVersion, GateRequest, IsolationInput, IsolationView,
+    MessageReply, PythonInput, PythonView, RunInputs, RunView, SessionIteration, UploadedFile,
+    VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 use maskflow_core::settings::{ConnectionTest, Detected, LlmSettings, SettingsView};
 use maskflow_core::{CoreError, ErrorCode, Service};
@@ -91,9 +92,15 @@ pub async fn send_message(
     confirm_privacy: Option<bool>,
 ) -> Reply<MessageReply> {
     Ok(
-        s.send_message_with(&workflow_id, &content, confirm_privacy.unwrap_or(false))
+        s.send_message_cancellable(&workflow_id, &content, confirm_privacy.unwrap_or(false))
             .await?,
     )
+}
+
+/// Stops the LLM call of the message in flight on a workflow.
+#[tauri::command(rename_all = "snake_case")]
+pub fn cancel_message(s: State<'_, Service>, workflow_id: String) -> Reply<CancelReply> {
+    Ok(s.cancel_message(&workflow_id)?)
 }
 
 /// Approves a built version.
@@ -213,6 +220,18 @@ pub fn isolation(s: State<'_, Service>) -> Reply<IsolationView> {
 #[tauri::command(rename_all = "snake_case")]
 pub fn set_isolation(s: State<'_, Service>, input: IsolationInput) -> Reply<IsolationView> {
     Ok(s.set_isolation(input)?)
+}
+
+/// The output budget of each LLM role.
+#[tauri::command(rename_all = "snake_case")]
+pub fn role_budgets(s: State<'_, Service>) -> Reply<BudgetsView> {
+    Ok(s.role_budgets()?)
+}
+
+/// Sets the output budgets of the LLM roles.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_role_budgets(s: State<'_, Service>, budgets: RoleBudgets) -> Reply<BudgetsView> {
+    Ok(s.set_role_budgets(budgets)?)
 }
 
 /// The egress ledger, newest first, searched and paged.

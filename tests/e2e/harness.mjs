@@ -21,12 +21,12 @@ export function maskflowBin() {
 }
 
 /** Starts the server (no replay file: the manual back end); resolves with its URL (token included) and a stop function. */
-export function startServer(replayFile) {
+export function startServer(replayFile, extraArgs = []) {
   const home = mkdtempSync(join(tmpdir(), "maskflow-e2e-"));
   const token = "e2e-token-" + Math.random().toString(36).slice(2, 12);
   const child = spawn(
     maskflowBin(),
-    ["serve", "--port", "0", "--token", token, ...(replayFile ? ["--replay", replayFile] : [])],
+    ["serve", "--port", "0", "--token", token, ...(replayFile ? ["--replay", replayFile] : []), ...extraArgs],
     { env: { ...process.env, MASKFLOW_HOME: home }, stdio: ["ignore", "pipe", "pipe"] },
   );
   let log = "";

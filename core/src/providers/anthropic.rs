@@ -1,8 +1,16 @@
 //! The Anthropic Messages back end: `POST {base}/v1/messages` with the
 //! system prompt apart, streamed events (`message_start`,
 //! `content_block_delta`, `message_delta`, `message_stop`, `error`).
-//! Structured replies go through instructions (the prompts carry the
-//! schema) and validation in [`super::ask_json`].
+//! Structured replies are a forced tool call (`tools: [{name, input_schema}]`,
+//! `tool_choice: {type: "tool", name}`) whose input is the reply; a server
+//! that refuses tools (400) is asked again with instructions only (the
+//! prompts carry the schema), and that is remembered. Either way
+//! [`super::ask_json`] validates the reply. `max_tokens` is the role's
+//! output budget; `stop_reason: max_tokens` is
+//! [`ProviderError::BudgetExceeded`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
@@ -15,13 +23,16 @@ use super::{
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version header sent.
 pub const API_VERSION: &str = "2023-06-01";
-/// `max_tokens` when the settings give none (the API requires one).
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// The name of the tool a structured reply is forced through.
+pub const REPLY_TOOL: &str = "reply";
 
 /// An Anthropic Messages back end.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     client: HttpClient,
+    // Set once the server refused a tool call: instructions from then on.
+    no_tools: Arc<AtomicBool>,
+    window: super::context::WindowCache,
 }
 
 impl AnthropicProvider {
@@ -29,6 +40,8 @@ impl AnthropicProvider {
     pub fn new(endpoint: Endpoint) -> Result<Self, ProviderError> {
         Ok(Self {
             client: HttpClient::new("Anthropic", endpoint)?,
+            no_tools: Arc::new(AtomicBool::new(false)),
+            window: super::context::WindowCache::default(),
         })
     }
 
@@ -46,19 +59,67 @@ impl AnthropicProvider {
         Ok(format!("connected to {}", self.client.endpoint().base_url))
     }
 
+    /// The model's context window: the known table (every `claude-*`), else
+    /// what an Anthropic-compatible server lists in `GET /v1/models`
+    /// (llama.cpp's `meta.n_ctx`), learned once.
+    pub async fn context_window(&self) -> Option<u32> {
+        if let Some(w) = self.window.get() {
+            return w;
+        }
+        let model = &self.client.endpoint().model;
+        let mut w = self
+            .client
+            .endpoint()
+            .context_window
+            .or_else(|| super::context::known_window(model));
+        if w.is_none()
+            && let Ok(r) = self.client.get("/v1/models", &self.headers()).await
+            && let Ok(body) = r.json::<Value>().await
+        {
+            w = super::context::window_from_models_list(&body, model);
+        }
+        self.window.set(w);
+        w
+    }
+
     async fn run(
         &self,
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
-        let body = request_body(self.client.endpoint(), &request.messages);
-        let response = self
-            .client
-            .post_json("/v1/messages", &self.headers(), &body)
-            .await?;
+        let role_budget =
+            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let window = self.context_window().await;
+        let budget = super::context::check(request, self.model(), window, role_budget)?;
+        // Set when the window, not the role's budget, limits the reply.
+        let window = window.filter(|_| budget < role_budget);
+        let mut tool = request
+            .schema
+            .as_ref()
+            .filter(|_| !self.no_tools.load(Ordering::Relaxed));
+        let response = loop {
+            let body = request_body(self.client.endpoint(), &request.messages, tool, budget);
+            match self
+                .client
+                .post_json("/v1/messages", &self.headers(), &body)
+                .await
+            {
+                Err(ProviderError::Failed { ref message, .. })
+                    if tool.is_some() && message.contains("(400)") =>
+                {
+                    // The server does not take a forced tool: instructions only.
+                    self.no_tools.store(true, Ordering::Relaxed);
+                    tool = None;
+                }
+                other => break other?,
+            }
+        };
         let mut sse = Sse::new(response);
         let mut text = String::new();
+        let mut tool_input = String::new();
+        let mut tool_start: Option<Value> = None;
         let mut finished = false;
+        let mut cut = false;
         while let Some((event, data)) = sse.next(&self.client).await? {
             let Ok(v) = serde_json::from_str::<Value>(&data) else {
                 return Err(self
@@ -77,6 +138,12 @@ impl AnthropicProvider {
                     v.pointer("/message/usage/output_tokens")
                         .and_then(Value::as_i64),
                 ),
+                "content_block_start"
+                    if v.pointer("/content_block/type").and_then(Value::as_str)
+                        == Some("tool_use") =>
+                {
+                    tool_start = v.pointer("/content_block/input").cloned();
+                }
                 "content_block_delta" => {
                     if let Some(t) = v.pointer("/delta/text").and_then(Value::as_str)
                         && !t.is_empty()
@@ -84,11 +151,21 @@ impl AnthropicProvider {
                         on_delta(t);
                         text.push_str(t);
                     }
+                    if let Some(t) = v.pointer("/delta/partial_json").and_then(Value::as_str)
+                        && !t.is_empty()
+                    {
+                        on_delta(t);
+                        tool_input.push_str(t);
+                    }
                 }
-                "message_delta" => super::call::record_usage(
-                    v.pointer("/usage/input_tokens").and_then(Value::as_i64),
-                    v.pointer("/usage/output_tokens").and_then(Value::as_i64),
-                ),
+                "message_delta" => {
+                    cut |= v.pointer("/delta/stop_reason").and_then(Value::as_str)
+                        == Some("max_tokens");
+                    super::call::record_usage(
+                        v.pointer("/usage/input_tokens").and_then(Value::as_i64),
+                        v.pointer("/usage/output_tokens").and_then(Value::as_i64),
+                    );
+                }
                 "message_stop" => {
                     finished = true;
                     break;
@@ -105,13 +182,45 @@ impl AnthropicProvider {
         if !finished {
             return Err(self.client.truncated());
         }
-        Ok(LlmReply { text })
+        if tool.is_some() && tool_input.trim().is_empty() && tool_start.is_none() {
+            // The server took the tool but the model did not call it (llama.cpp
+            // with a model that has no tool template): stop asking for it.
+            self.no_tools.store(true, Ordering::Relaxed);
+        }
+        if cut {
+            return Err(ProviderError::BudgetExceeded {
+                role: request.role.key(),
+                budget,
+                window,
+            });
+        }
+        Ok(LlmReply {
+            text: reply_text(text, tool_input, tool_start),
+        })
+    }
+}
+
+/// The reply of a stream: the forced tool's input when the model called it
+/// (streamed as `partial_json`, or whole at the block's start), else the text.
+fn reply_text(text: String, tool_input: String, tool_start: Option<Value>) -> String {
+    if !tool_input.trim().is_empty() {
+        return tool_input;
+    }
+    match tool_start {
+        Some(v) if v.as_object().is_some_and(|o| !o.is_empty()) => v.to_string(),
+        _ => text,
     }
 }
 
 /// The request body (pure): system messages joined into `system`, the rest
-/// as alternating turns.
-pub fn request_body(endpoint: &Endpoint, messages: &[ChatMessage]) -> Value {
+/// as alternating turns; with a `schema`, a forced call of [`REPLY_TOOL`]
+/// taking it as input.
+pub fn request_body(
+    endpoint: &Endpoint,
+    messages: &[ChatMessage],
+    schema: Option<&Value>,
+    max_tokens: u32,
+) -> Value {
     let system: Vec<&str> = messages
         .iter()
         .filter(|m| m.role == ChatRole::System)
@@ -124,7 +233,7 @@ pub fn request_body(endpoint: &Endpoint, messages: &[ChatMessage]) -> Value {
         .collect();
     let mut body = json!({
         "model": endpoint.model,
-        "max_tokens": endpoint.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "max_tokens": max_tokens,
         "messages": turns,
         "stream": true,
     });
@@ -133,6 +242,14 @@ pub fn request_body(endpoint: &Endpoint, messages: &[ChatMessage]) -> Value {
     }
     if let Some(t) = endpoint.temperature {
         body["temperature"] = json!(t);
+    }
+    if let Some(schema) = schema {
+        body["tools"] = json!([{
+            "name": REPLY_TOOL,
+            "description": "Give your reply as this tool's input.",
+            "input_schema": schema,
+        }]);
+        body["tool_choice"] = json!({"type": "tool", "name": REPLY_TOOL});
     }
     body
 }
@@ -168,10 +285,47 @@ mod tests {
                 ChatMessage::new(ChatRole::System, "be brief"),
                 ChatMessage::new(ChatRole::User, "hi"),
             ],
+            None,
+            300,
         );
         assert_eq!(body["system"], "be brief");
         assert_eq!(body["messages"].as_array().map(Vec::len), Some(1));
-        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+        assert_eq!(body["max_tokens"], 300);
         assert_eq!(body["stream"], true);
+        assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn a_schema_forces_the_reply_tool() {
+        let e = Endpoint::new("http://x", "claude");
+        let schema = json!({"type": "object", "properties": {"feasible": {"type": "boolean"}}});
+        let body = request_body(
+            &e,
+            &[ChatMessage::new(ChatRole::User, "hi")],
+            Some(&schema),
+            64,
+        );
+        assert_eq!(body["tools"][0]["name"], REPLY_TOOL);
+        assert_eq!(body["tools"][0]["input_schema"], schema);
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": REPLY_TOOL})
+        );
+    }
+
+    #[test]
+    fn the_tool_input_is_the_reply_else_the_text() {
+        assert_eq!(
+            reply_text("prose".into(), "{\"a\":1}".into(), None),
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            reply_text("prose".into(), String::new(), Some(json!({"a": 2}))),
+            "{\"a\":2}"
+        );
+        assert_eq!(
+            reply_text("{\"b\":1}".into(), String::new(), Some(json!({}))),
+            "{\"b\":1}"
+        );
     }
 }

@@ -24,6 +24,9 @@ pub struct Recorded {
     pub output_tokens: Option<i64>,
     /// How many HTTP attempts were made (retries included).
     pub attempts: u32,
+    /// Every body sent, in order (a structured-output fallback sends more
+    /// than one).
+    pub bodies: Vec<String>,
 }
 
 /// One call's context: who asked, and what the back end recorded.
@@ -66,6 +69,7 @@ pub fn record_request(url: &str, body: &str) {
     with(|r| {
         r.url = Some(url.to_owned());
         r.body = Some(body.to_owned());
+        r.bodies.push(body.to_owned());
         r.attempts += 1;
     });
 }

@@ -80,6 +80,9 @@ pub struct Endpoint {
     pub max_tokens: Option<u32>,
     /// Sampling temperature, when set.
     pub temperature: Option<f64>,
+    /// The model's context window in tokens, when the user set it; else the
+    /// back end learns it ([`super::context`]).
+    pub context_window: Option<u32>,
 }
 
 impl Endpoint {
@@ -92,6 +95,7 @@ impl Endpoint {
             http: HttpSettings::default(),
             max_tokens: None,
             temperature: None,
+            context_window: None,
         }
     }
 
@@ -162,6 +166,27 @@ impl HttpClient {
     ) -> Result<reqwest::Response, ProviderError> {
         let url = format!("{}{path}", self.endpoint.base_url);
         let mut request = self.client.get(&url);
+        for (k, v) in headers {
+            request = request.header(*k, v);
+        }
+        let response = request.send().await.map_err(|e| self.send_error(&e))?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(self.status_error(response, 0).await)
+        }
+    }
+
+    /// POSTs a small metadata query once (no retry, not recorded as the
+    /// call's request), e.g. Ollama's `/api/show`.
+    pub async fn post_probe(
+        &self,
+        path: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let url = format!("{}{path}", self.endpoint.base_url);
+        let mut request = self.client.post(&url).json(body);
         for (k, v) in headers {
             request = request.header(*k, v);
         }

@@ -9,7 +9,9 @@
 //! [`ask_json`] so that every back end behaves the same.
 
 pub mod anthropic;
+pub mod budget;
 pub mod call;
+pub mod context;
 pub mod http;
 pub mod manual;
 pub mod ollama;
@@ -153,6 +155,37 @@ pub enum ProviderError {
         provider: String,
         /// What went wrong, in words.
         message: String,
+    },
+    /// The reply reached the role's output budget (or the room its context
+    /// window left) before it ended.
+    #[error("{}", budget::exceeded_message(.role, *.budget, *.window))]
+    BudgetExceeded {
+        /// The role's key.
+        role: String,
+        /// The budget, in tokens.
+        budget: u32,
+        /// The model's context window, when it (not the role's budget) set
+        /// the limit: the prompt left only `budget` tokens for the reply.
+        window: Option<u32>,
+    },
+    /// The prompt does not fit the model's context window; nothing was sent.
+    #[error(
+        "the {role}'s prompt is about {} tokens but {model}'s context window is {} tokens \
+(with at least {} left for the reply); nothing was sent. Use a model with a larger context \
+or smaller files",
+        budget::thousands(u64::from(*.prompt_tokens)),
+        budget::thousands(u64::from(*.window)),
+        context::MIN_REPLY_TOKENS
+    )]
+    ContextOverflow {
+        /// The role's key.
+        role: String,
+        /// The model.
+        model: String,
+        /// The prompt's estimated tokens.
+        prompt_tokens: u32,
+        /// The model's window.
+        window: u32,
     },
     /// A replay file could not be used.
     #[error("replay file: {0}")]
@@ -299,18 +332,38 @@ pub async fn ask_json<T: DeserializeOwned>(
     check: &(dyn Fn(&T) -> Result<(), String> + Sync),
     on_delta: DeltaSink<'_>,
 ) -> Result<T, ProviderError> {
-    let first = provider.complete(&request, on_delta).await?;
-    let reason = match parse_reply(&first.text, check) {
-        Ok(v) => return Ok(v),
-        Err(reason) => reason,
-    };
-    request
-        .messages
-        .push(ChatMessage::new(ChatRole::Assistant, first.text));
-    request.messages.push(ChatMessage::new(
-        ChatRole::User,
-        crate::prompts::repair_prompt(&reason),
-    ));
+    match provider.complete(&request, on_delta).await {
+        Ok(first) => {
+            let reason = match parse_reply(&first.text, check) {
+                Ok(v) => return Ok(v),
+                Err(reason) => reason,
+            };
+            request
+                .messages
+                .push(ChatMessage::new(ChatRole::Assistant, first.text));
+            request.messages.push(ChatMessage::new(
+                ChatRole::User,
+                crate::prompts::repair_prompt(&reason),
+            ));
+        }
+        // A reply cut at its budget is the role's one repair: the cut text
+        // is not sent back (it is long and useless), only the instruction.
+        // (When the context window set the limit, asking again cannot help.)
+        Err(ProviderError::BudgetExceeded {
+            budget,
+            window: None,
+            ..
+        }) => {
+            request.messages.push(ChatMessage::new(
+                ChatRole::User,
+                crate::prompts::repair_prompt(&format!(
+                    "it passed the limit of {} tokens without ending; be brief",
+                    budget::thousands(u64::from(budget))
+                )),
+            ));
+        }
+        Err(e) => return Err(e),
+    }
     let second = provider.complete(&request, on_delta).await?;
     parse_reply(&second.text, check).map_err(|reason| ProviderError::InvalidReply {
         role: request.role.key(),

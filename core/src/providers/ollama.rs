@@ -1,6 +1,8 @@
 //! Ollama's native back end: `POST {base}/api/chat` streaming NDJSON (one
 //! JSON object a line, the last with `"done": true`), with `format` set to
-//! the reply's JSON schema for structured replies.
+//! the reply's JSON schema for structured replies, and `num_predict` the
+//! role's output budget (`done_reason: length` is
+//! [`ProviderError::BudgetExceeded`]).
 
 use serde_json::{Value, json};
 
@@ -14,6 +16,7 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
 #[derive(Debug, Clone)]
 pub struct OllamaProvider {
     client: HttpClient,
+    window: super::context::WindowCache,
 }
 
 impl OllamaProvider {
@@ -21,6 +24,7 @@ impl OllamaProvider {
     pub fn new(endpoint: Endpoint) -> Result<Self, ProviderError> {
         Ok(Self {
             client: HttpClient::new("Ollama", endpoint)?,
+            window: super::context::WindowCache::default(),
         })
     }
 
@@ -54,15 +58,43 @@ impl OllamaProvider {
         ))
     }
 
+    /// The model's context window from `POST /api/show` (`num_ctx`, else
+    /// the model's `context_length`), learned once.
+    pub async fn context_window(&self) -> Option<u32> {
+        if let Some(w) = self.window.get() {
+            return w;
+        }
+        let model = self.client.endpoint().model.clone();
+        let mut w = self.client.endpoint().context_window;
+        if w.is_none()
+            && let Ok(r) = self
+                .client
+                .post_probe("/api/show", &self.headers(), &json!({"model": model}))
+                .await
+            && let Ok(body) = r.json::<Value>().await
+        {
+            w = super::context::window_from_ollama_show(&body);
+        }
+        self.window.set(w);
+        w
+    }
+
     async fn run(
         &self,
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
+        let role_budget =
+            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let window = self.context_window().await;
+        let budget = super::context::check(request, self.model(), window, role_budget)?;
+        // Set when the window, not the role's budget, limits the reply.
+        let window = window.filter(|_| budget < role_budget);
         let body = request_body(
             self.client.endpoint(),
             &request.messages,
             request.schema.as_ref(),
+            budget,
         );
         let response = self
             .client
@@ -98,6 +130,13 @@ impl OllamaProvider {
                     v["eval_count"].as_i64(),
                 );
                 finished = true;
+                if v["done_reason"] == "length" {
+                    return Err(ProviderError::BudgetExceeded {
+                        role: request.role.key(),
+                        budget,
+                        window,
+                    });
+                }
                 break;
             }
         }
@@ -113,6 +152,7 @@ pub fn request_body(
     endpoint: &Endpoint,
     messages: &[ChatMessage],
     schema: Option<&Value>,
+    max_tokens: u32,
 ) -> Value {
     let mut body = json!({
         "model": endpoint.model,
@@ -126,12 +166,8 @@ pub fn request_body(
     if let Some(t) = endpoint.temperature {
         options.insert("temperature".into(), json!(t));
     }
-    if let Some(m) = endpoint.max_tokens {
-        options.insert("num_predict".into(), json!(m));
-    }
-    if !options.is_empty() {
-        body["options"] = Value::Object(options);
-    }
+    options.insert("num_predict".into(), json!(max_tokens));
+    body["options"] = Value::Object(options);
     body
 }
 

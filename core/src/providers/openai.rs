@@ -2,8 +2,14 @@
 //! streaming over SSE (OpenAI, Ollama's `/v1`, LM Studio, llama.cpp's
 //! server, vLLM, OpenRouter, Groq). Structured replies ask for
 //! `response_format: json_schema`; a server that refuses that (400) is asked
-//! again without it, and the reply is then validated by [`super::ask_json`]
-//! like any other (the prompts already carry the schema as instructions).
+//! with `json_object`, then with instructions only (the prompts carry the
+//! schema), and remembers the level that worked. Every reply is validated by
+//! [`super::ask_json`] whatever the level. `max_tokens` is the role's output
+//! budget ([`super::budget`]); a reply cut by it (`finish_reason: length`) is
+//! [`ProviderError::BudgetExceeded`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde_json::{Value, json};
 
@@ -15,6 +21,38 @@ use super::{BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, P
 pub struct OpenAiProvider {
     client: HttpClient,
     json_schema: bool,
+    // The structured level the server last accepted (shared by clones).
+    level: Arc<AtomicU8>,
+    window: super::context::WindowCache,
+}
+
+/// How a structured reply is asked of an OpenAI-compatible server, best first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structured {
+    /// `response_format: {type: json_schema}` (constrained decoding).
+    JsonSchema,
+    /// `response_format: {type: json_object}` (any JSON object).
+    JsonObject,
+    /// Only the schema in the prompt's instructions.
+    Instructions,
+}
+
+impl Structured {
+    fn from_u8(v: u8) -> Self {
+        match v {
+            0 => Self::JsonSchema,
+            1 => Self::JsonObject,
+            _ => Self::Instructions,
+        }
+    }
+
+    fn next(self) -> Option<Self> {
+        match self {
+            Self::JsonSchema => Some(Self::JsonObject),
+            Self::JsonObject => Some(Self::Instructions),
+            Self::Instructions => None,
+        }
+    }
 }
 
 impl OpenAiProvider {
@@ -23,6 +61,8 @@ impl OpenAiProvider {
         Ok(Self {
             client: HttpClient::new("OpenAI-compatible server", endpoint)?,
             json_schema: true,
+            level: Arc::new(AtomicU8::new(0)),
+            window: super::context::WindowCache::default(),
         })
     }
 
@@ -63,61 +103,116 @@ impl OpenAiProvider {
     }
 }
 
-/// The request body (pure).
+/// The request body (pure): the reply's schema asked for at `structured`
+/// (ignored without a schema), `max_tokens` the role's budget.
 pub fn request_body(
     endpoint: &Endpoint,
     messages: &[ChatMessage],
     schema: Option<&Value>,
+    structured: Structured,
+    max_tokens: u32,
 ) -> Value {
     let mut body = json!({
         "model": endpoint.model,
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
+        "max_tokens": max_tokens,
     });
     if let Some(t) = endpoint.temperature {
         body["temperature"] = json!(t);
     }
-    if let Some(m) = endpoint.max_tokens {
-        body["max_tokens"] = json!(m);
-    }
-    if let Some(schema) = schema {
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": "reply", "schema": schema, "strict": false}
-        });
+    match (schema, structured) {
+        (Some(schema), Structured::JsonSchema) => {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": false}
+            });
+        }
+        (Some(_), Structured::JsonObject) => {
+            body["response_format"] = json!({"type": "json_object"});
+        }
+        _ => {}
     }
     body
 }
 
 impl OpenAiProvider {
+    /// The structured level the next request starts at.
+    pub fn structured_level(&self) -> Structured {
+        if !self.json_schema {
+            return Structured::Instructions;
+        }
+        Structured::from_u8(self.level.load(Ordering::Relaxed))
+    }
+
+    /// The model's context window: the known table, else what the server
+    /// lists in `GET /models` (llama.cpp's `meta.n_ctx`), learned once.
+    pub async fn context_window(&self) -> Option<u32> {
+        if let Some(w) = self.window.get() {
+            return w;
+        }
+        let model = &self.client.endpoint().model;
+        let mut w = self
+            .client
+            .endpoint()
+            .context_window
+            .or_else(|| super::context::known_window(model));
+        if w.is_none()
+            && let Ok(r) = self.client.get("/models", &self.headers()).await
+            && let Ok(body) = r.json::<Value>().await
+        {
+            w = super::context::window_from_models_list(&body, model);
+        }
+        self.window.set(w);
+        w
+    }
+
     async fn run(
         &self,
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
-        let schema = request.schema.as_ref().filter(|_| self.json_schema);
-        let body = request_body(self.client.endpoint(), &request.messages, schema);
-        let response = match self
-            .client
-            .post_json("/chat/completions", &self.headers(), &body)
-            .await
-        {
-            Err(ProviderError::Failed { message, .. })
-                if schema.is_some() && message.contains("(400)") =>
+        let role_budget =
+            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let window = self.context_window().await;
+        let budget = super::context::check(request, self.model(), window, role_budget)?;
+        // Set when the window, not the role's budget, limits the reply.
+        let window = window.filter(|_| budget < role_budget);
+        let schema = request.schema.as_ref();
+        let mut level = self.structured_level();
+        let response = loop {
+            let body = request_body(
+                self.client.endpoint(),
+                &request.messages,
+                schema,
+                level,
+                budget,
+            );
+            match self
+                .client
+                .post_json("/chat/completions", &self.headers(), &body)
+                .await
             {
-                // The server does not take response_format: instructions only.
-                let plain = request_body(self.client.endpoint(), &request.messages, None);
-                self.client
-                    .post_json("/chat/completions", &self.headers(), &plain)
-                    .await
-                    .map_err(|_| self.client.fail(message))?
+                Err(ProviderError::Failed { message, .. })
+                    if schema.is_some() && message.contains("(400)") =>
+                {
+                    // The server does not take this response_format: step down.
+                    match level.next() {
+                        Some(n) => {
+                            level = n;
+                            self.level.store(n as u8, Ordering::Relaxed);
+                        }
+                        None => return Err(self.client.fail(message)),
+                    }
+                }
+                other => break other?,
             }
-            other => other?,
         };
         let mut sse = Sse::new(response);
         let mut text = String::new();
         let mut finished = false;
+        let mut cut = false;
         while let Some((_, data)) = sse.next(&self.client).await? {
             if data.trim() == "[DONE]" {
                 finished = true;
@@ -142,11 +237,12 @@ impl OpenAiProvider {
                 on_delta(delta);
                 text.push_str(delta);
             }
-            if chunk
+            if let Some(reason) = chunk
                 .pointer("/choices/0/finish_reason")
-                .is_some_and(|f| !f.is_null())
+                .filter(|f| !f.is_null())
             {
                 finished = true;
+                cut |= reason == "length";
             }
             if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
                 super::call::record_usage(
@@ -157,6 +253,13 @@ impl OpenAiProvider {
         }
         if !finished {
             return Err(self.client.truncated());
+        }
+        if cut {
+            return Err(ProviderError::BudgetExceeded {
+                role: request.role.key(),
+                budget,
+                window,
+            });
         }
         Ok(LlmReply { text })
     }
@@ -189,16 +292,15 @@ mod tests {
     fn the_body_asks_for_a_stream_and_the_schema() {
         let mut e = Endpoint::new("http://x/v1", "gpt-x");
         e.temperature = Some(0.0);
-        let body = request_body(
-            &e,
-            &[
-                ChatMessage::new(ChatRole::System, "s"),
-                ChatMessage::new(ChatRole::User, "u"),
-            ],
-            Some(&json!({"type": "object"})),
-        );
+        let msgs = [
+            ChatMessage::new(ChatRole::System, "s"),
+            ChatMessage::new(ChatRole::User, "u"),
+        ];
+        let schema = json!({"type": "object"});
+        let body = request_body(&e, &msgs, Some(&schema), Structured::JsonSchema, 512);
         assert_eq!(body["model"], "gpt-x");
         assert_eq!(body["stream"], true);
+        assert_eq!(body["max_tokens"], 512);
         assert_eq!(body["messages"][1]["role"], "user");
         assert_eq!(body["response_format"]["type"], "json_schema");
         assert_eq!(
@@ -206,6 +308,14 @@ mod tests {
             "object"
         );
         assert_eq!(body["temperature"], 0.0);
-        assert!(request_body(&e, &[], None).get("response_format").is_none());
+        let obj = request_body(&e, &msgs, Some(&schema), Structured::JsonObject, 512);
+        assert_eq!(obj["response_format"], json!({"type": "json_object"}));
+        let plain = request_body(&e, &msgs, Some(&schema), Structured::Instructions, 512);
+        assert!(plain.get("response_format").is_none());
+        assert!(
+            request_body(&e, &[], None, Structured::JsonSchema, 8)
+                .get("response_format")
+                .is_none()
+        );
     }
 }

@@ -7,7 +7,9 @@
 //! the background on the tokio runtime; the service owns all I/O (database,
 //! providers, stored files), prompts and reply checks stay pure.
 
+mod budgets;
 mod builds;
+mod cancel;
 mod flow_scripts;
 mod isolation;
 mod llm;
@@ -23,8 +25,10 @@ use rusqlite::{Connection, Transaction};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use budgets::BUDGETS_SETTING;
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use isolation::{IsolationInput, IsolationView};
+pub use cancel::CancelReply;
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
@@ -169,6 +173,7 @@ impl Service {
             }),
         };
         service.reload_providers()?;
+        service.apply_budgets();
         service.recover_interrupted_builds()?;
         service
             .inner

@@ -36,6 +36,8 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::settings::LlmSettings::export_all_to(dir)?;
     crate::settings::ConnectionTest::export_all_to(dir)?;
     crate::settings::Detected::export_all_to(dir)?;
+    crate::providers::budget::BudgetsView::export_all_to(dir)?;
+    CancelReply::export_all_to(dir)?;
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
     PythonView::export_all_to(dir)?;

@@ -6,6 +6,8 @@
 //! is answered `{error, message}` through [`error::AppError`].
 
 pub mod auth;
+mod budgets;
+mod cancel;
 pub mod error;
 mod events;
 mod extracts;
@@ -111,6 +113,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
             workflows::delete
         ))
         .routes(routes!(workflows::send_message))
+        .routes(routes!(cancel::cancel_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
         .routes(routes!(runs::create, runs::list))
@@ -122,6 +125,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::put_key, llm::delete_key))
         .routes(routes!(llm::get_python, llm::put_python))
         .routes(routes!(isolation::get_isolation, isolation::put_isolation))
+        .routes(routes!(budgets::get_budgets, budgets::put_budgets))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))

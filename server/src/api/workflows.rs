@@ -104,7 +104,7 @@ pub async fn send_message(
     Ok(ApiJson(
         state
             .service
-            .send_message_with(&id, &message.content, message.confirm_privacy)
+            .send_message_cancellable(&id, &message.content, message.confirm_privacy)
             .await?,
     ))
 }

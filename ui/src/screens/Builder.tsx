@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import { EmptyState, NoticeBanner, ProgressBar, Spinner, StatusBadge } from "../components/ui";
 import { ExtractView } from "../components/ExtractView";
+import { LlmProgress, nextStreaming, type Streaming } from "../components/LlmProgress";
 import { BuildProgress, ManualPrompts, PrivacyDialog } from "../components/BuildPanels";
 import { useTransport } from "../context";
 import type { FileExtract, GuardMatch, MessageView, WorkflowView } from "../generated";
@@ -129,7 +130,9 @@ export function Builder({ workflowId }: { workflowId?: string }) {
   const [sending, setSending] = useState(false);
   const [draft, setDraft] = useState("");
   const [pendingText, setPendingText] = useState<string | null>(null);
-  const [streaming, setStreaming] = useState<{ role: string; chars: number } | null>(null);
+  const [streaming, setStreaming] = useState<Streaming | null>(null);
+  const [sentAt, setSentAt] = useState(0);
+  const [cancelling, setCancelling] = useState(false);
   const listEnd = useRef<HTMLLIElement>(null);
   const [blocked, setBlocked] = useState<{ content: string; matches: GuardMatch[] } | null>(null);
 
@@ -193,7 +196,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
         if (event.type === "extract_progress") {
           dispatch({ type: "count", name: event.filename, fraction: event.done / Math.max(event.total, 1) });
         } else if (event.type === "message_delta" && event.workflow_id === id) {
-          setStreaming((s) => ({ role: event.role, chars: (s?.role === event.role ? s.chars : 0) + event.delta.length }));
+          setStreaming((s) => nextStreaming(s, event.role, event.delta, Date.now()));
         } else if (
           (event.type === "status_changed" || event.type === "message" || event.type === "build_changed") &&
           event.workflow_id === id &&
@@ -250,6 +253,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
   async function deliver(content: string, confirmPrivacy: boolean) {
     if (!workflow || !content || sending) return;
     setSending(true);
+    setSentAt(Date.now());
     setNotice(null);
     setPendingText(content);
     setDraft("");
@@ -259,6 +263,8 @@ export function Builder({ workflowId }: { workflowId?: string }) {
       const apiError = toApiError(err);
       if (apiError.code === "privacy_blocked" && !confirmPrivacy) {
         setBlocked({ content, matches: apiError.matches });
+      } else if (/cancelled/.test(apiError.message)) {
+        setNotice({ tone: "info", title: "Stopped", detail: "The reply was cancelled. Edit your message and send it again." });
       } else {
         setNotice(noticeOf(apiError));
       }
@@ -267,7 +273,19 @@ export function Builder({ workflowId }: { workflowId?: string }) {
       setPendingText(null);
       setStreaming(null);
       setSending(false);
+      setCancelling(false);
       await reload(workflow.id);
+    }
+  }
+
+  async function cancel() {
+    if (!workflow) return;
+    setCancelling(true);
+    try {
+      await transport.cancelMessage(workflow.id);
+    } catch (err) {
+      setCancelling(false);
+      setNotice(noticeOf(toApiError(err)));
     }
   }
 
@@ -312,7 +330,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           {pendingText && <Message m={{ role: "user", content: pendingText }} />}
           {sending && (
             <li class="msg msg-assistant typing">
-              <Spinner label={streaming ? `The ${streaming.role} is replying…` : "Thinking…"} />
+              <LlmProgress streaming={streaming} sentAt={sentAt} onCancel={() => void cancel()} cancelling={cancelling} />
             </li>
           )}
           {status === "building" && (

@@ -4,6 +4,7 @@
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { IsolationSetting } from "../components/IsolationSetting";
+import { BudgetSettings } from "../components/BudgetSettings";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
 import type { ConnectionTest, Detected, ProviderConfig, ProviderView, PythonView, SettingsView } from "../generated";
@@ -389,6 +390,8 @@ export function Settings() {
           ))}
         </div>
       </section>
+
+      <BudgetSettings />
 
       <section class="card" aria-labelledby="python-h">
         <div class="card-head">

@@ -17,6 +17,9 @@ import type {
   IsolationInput,
   IsolationView,
   PythonView,
+  BudgetsView,
+  CancelReply,
+  RoleBudgets,
   RunInputs,
   RunView,
   SessionIteration,
@@ -105,6 +108,9 @@ export class HttpTransport implements Transport {
       confirm_privacy: confirmPrivacy,
     });
   }
+  cancelMessage(id: string) {
+    return this.call<CancelReply>("POST", `/api/workflows/${seg(id)}/cancel`);
+  }
   settings() {
     return this.call<SettingsView>("GET", "/api/settings");
   }
@@ -134,6 +140,12 @@ export class HttpTransport implements Transport {
   }
   setIsolation(input: IsolationInput) {
     return this.call<IsolationView>("PUT", "/api/settings/isolation", input);
+  }
+  roleBudgets() {
+    return this.call<BudgetsView>("GET", "/api/settings/budgets");
+  }
+  setRoleBudgets(budgets: RoleBudgets) {
+    return this.call<BudgetsView>("PUT", "/api/settings/budgets", budgets);
   }
   ledger(q: string, limit: number, offset: number) {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });

@@ -18,6 +18,9 @@ import type {
   IsolationInput,
   IsolationView,
   PythonView,
+  BudgetsView,
+  CancelReply,
+  RoleBudgets,
   RunInputs,
   RunView,
   SessionIteration,
@@ -62,6 +65,8 @@ export interface Transport {
   deleteWorkflow(workflowId: string): Promise<void>;
   /** Reads one file locally and returns its masked extract. */
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile>;
+  /** Stops the LLM reply in flight on a workflow (its send then fails as cancelled). */
+  cancelMessage(workflowId: string): Promise<CancelReply>;
   // Settings: back ends, roles, keys, local servers, Python.
   settings(): Promise<SettingsView>;
   updateSettings(settings: LlmSettings): Promise<SettingsView>;
@@ -76,6 +81,9 @@ export interface Transport {
   isolation(): Promise<IsolationView>;
   setIsolation(input: IsolationInput): Promise<IsolationView>;
   // The privacy ledger and the manual back end.
+  /** The most reply tokens of each LLM role, and the defaults. */
+  roleBudgets(): Promise<BudgetsView>;
+  setRoleBudgets(budgets: RoleBudgets): Promise<BudgetsView>;
   ledger(q: string, limit: number, offset: number): Promise<LedgerEntry[]>;
   manualPrompts(): Promise<ManualPrompt[]>;
   answerManual(promptId: string, text: string): Promise<void>;

@@ -18,6 +18,9 @@ import type {
   IsolationInput,
   IsolationView,
   PythonView,
+  BudgetsView,
+  CancelReply,
+  RoleBudgets,
   RunInputs,
   RunView,
   SessionIteration,
@@ -56,6 +59,9 @@ export class TauriTransport implements Transport {
   sendMessage(workflow_id: string, content: string, confirmPrivacy = false) {
     return call<MessageReply>("send_message", { workflow_id, content, confirm_privacy: confirmPrivacy });
   }
+  cancelMessage(workflow_id: string) {
+    return call<CancelReply>("cancel_message", { workflow_id });
+  }
   settings() {
     return call<SettingsView>("settings");
   }
@@ -85,6 +91,12 @@ export class TauriTransport implements Transport {
   }
   setIsolation(input: IsolationInput) {
     return call<IsolationView>("set_isolation", { input });
+  }
+  roleBudgets() {
+    return call<BudgetsView>("role_budgets");
+  }
+  setRoleBudgets(budgets: RoleBudgets) {
+    return call<BudgetsView>("set_role_budgets", { budgets });
   }
   ledger(q: string, limit: number, offset: number) {
     return call<LedgerEntry[]>("ledger", { q: q || null, limit, offset });

@@ -1,0 +1,61 @@
+//! The output budget of each LLM role (`llm_budgets` in the settings table):
+//! what the settings screen shows and changes. Stored budgets are put in
+//! force for every back end ([`crate::providers::budget::set`]) when the
+//! service opens and whenever they change.
+
+use rusqlite::params;
+
+use super::Service;
+use crate::error::{CoreError, Result};
+use crate::providers::budget::{self, BudgetsView, RoleBudgets};
+
+/// The settings key of the budgets.
+pub const BUDGETS_SETTING: &str = "llm_budgets";
+
+impl Service {
+    fn stored_budgets(&self) -> Result<RoleBudgets> {
+        let text: Option<String> = self
+            .db()
+            .query_row(
+                "SELECT value FROM settings WHERE key = ?1",
+                [BUDGETS_SETTING],
+                |r| r.get(0),
+            )
+            .ok();
+        match text {
+            None => Ok(RoleBudgets::default()),
+            Some(t) => serde_json::from_str(&t)
+                .map_err(|e| CoreError::Corrupt(format!("the LLM output budgets: {e}"))),
+        }
+    }
+
+    /// Puts the stored budgets in force (at start); damaged ones are
+    /// reported and the defaults used, so Maskflow still opens.
+    pub(super) fn apply_budgets(&self) {
+        let budgets = self.stored_budgets().unwrap_or_else(|e| {
+            eprintln!("maskflow: {e}; using the default output budgets");
+            RoleBudgets::default()
+        });
+        budget::set(budgets);
+    }
+
+    /// The output budget of each role, and the defaults.
+    pub fn role_budgets(&self) -> Result<BudgetsView> {
+        Ok(BudgetsView::of(self.stored_budgets()?))
+    }
+
+    /// Sets the output budgets (each within bounds) and puts them in force.
+    pub fn set_role_budgets(&self, budgets: RoleBudgets) -> Result<BudgetsView> {
+        budgets.validate().map_err(CoreError::InvalidRequest)?;
+        let value =
+            serde_json::to_string(&budgets).map_err(|e| CoreError::Corrupt(e.to_string()))?;
+        let now = self.now();
+        self.db().execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            params![BUDGETS_SETTING, value, now],
+        )?;
+        budget::set(budgets.clone());
+        Ok(BudgetsView::of(budgets))
+    }
+}
