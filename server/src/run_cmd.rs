@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use maskflow_core::providers::Unconfigured;
-use maskflow_core::{Roles, Service, ServiceConfig};
+use maskflow_core::{Service, ServiceConfig};
 
 /// Flags of `maskflow run`.
 #[derive(clap::Args, Debug)]
@@ -38,10 +36,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .push(value.to_owned());
     }
     let home = crate::serve::data_home()?;
-    let service = Service::open(ServiceConfig::new(
-        &home,
-        Roles::all(Arc::new(Unconfigured)),
-    ))
+    let service = Service::open(ServiceConfig::from_settings(&home))
     .with_context(|| format!("opening the data folder {}", home.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -102,7 +102,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Some(path) => {
             let provider: Arc<dyn maskflow_core::Provider> =
                 Arc::new(ReplayProvider::from_file(path)?);
-            ServiceConfig::new(&home, Roles::all(provider))
+            ServiceConfig::from_settings(&home).overriding(Roles::all(provider))
         }
         None => ServiceConfig::from_settings(&home),
     };

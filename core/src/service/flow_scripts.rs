@@ -30,17 +30,19 @@ if fields["working_folder"]:
 exec(compile(source, fields["name"], "exec"), {"__name__": "__main__", "__file__": fields["name"]})
 "#;
 
+/// Gives the runner of the moment (the Python setting may change between steps).
+pub type RunnerSource = Arc<dyn Fn() -> Arc<Runner> + Send + Sync>;
+
 /// The sandboxed runner behind the flow engine's `script` steps.
-#[derive(Debug)]
 pub struct SandboxedScripts {
-    runner: Arc<Runner>,
+    runner: RunnerSource,
     workdirs: PathBuf,
     ids: Arc<dyn IdGen>,
 }
 
 impl SandboxedScripts {
     /// Scripts run in fresh folders under `workdirs`.
-    pub fn new(runner: Arc<Runner>, workdirs: PathBuf, ids: Arc<dyn IdGen>) -> Self {
+    pub fn new(runner: RunnerSource, workdirs: PathBuf, ids: Arc<dyn IdGen>) -> Self {
         Self {
             runner,
             workdirs,
@@ -89,6 +91,14 @@ impl Drop for CancelOnDrop {
     }
 }
 
+impl std::fmt::Debug for SandboxedScripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxedScripts")
+            .field("workdirs", &self.workdirs)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ScriptRunner for SandboxedScripts {
     fn run<'a>(
         &'a self,
@@ -96,7 +106,7 @@ impl ScriptRunner for SandboxedScripts {
     ) -> BoxFuture<'a, Result<ScriptOutput, ScriptError>> {
         Box::pin(async move {
             let run = self.request(request);
-            let runner = self.runner.clone();
+            let runner = (self.runner)();
             let cancel = Arc::new(AtomicBool::new(false));
             let _guard = CancelOnDrop(cancel.clone());
             let result = tokio::task::spawn_blocking(move || runner.run(&run, &cancel))
@@ -135,8 +145,9 @@ mod tests {
     use crate::ids::{SystemClock, UlidGen};
 
     fn scripts(home: &std::path::Path) -> SandboxedScripts {
+        let runner = Arc::new(Runner::new(None));
         SandboxedScripts::new(
-            Arc::new(Runner::new(None)),
+            Arc::new(move || runner.clone()),
             home.join("flow-scripts"),
             Arc::new(UlidGen::new(Arc::new(SystemClock))),
         )

@@ -1,5 +1,5 @@
 //! The Python interpreter setting (`python_path`): what the settings screen
-//! shows and changes. The runner reads it once, at its first use.
+//! shows and changes. The runner follows it from the next run on.
 
 use std::path::{Path, PathBuf};
 
