@@ -15,9 +15,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, bail};
 use maskflow_core::flows::bundle::ImportRequest;
 use maskflow_core::flows::{GateAnswer, RunHandle, RunStatus, StartFlow, Started};
-use maskflow_core::providers::ReplayProvider;
 use maskflow_core::providers::manual::ManualPrompt;
-use maskflow_core::{Event, Roles, Service, ServiceConfig};
+use maskflow_core::{Event, Service};
 
 /// Flags of `maskflow flows`.
 #[derive(clap::Args, Debug)]
@@ -104,13 +103,7 @@ enum FlowsCommand {
 
 /// Opens the service on the stored LLM settings; `--replay` overrides them.
 fn open(replay: Option<&PathBuf>) -> anyhow::Result<Service> {
-    let home = crate::serve::data_home()?;
-    let mut config = ServiceConfig::from_settings(&home);
-    if let Some(p) = replay {
-        let provider: Arc<dyn maskflow_core::Provider> = Arc::new(ReplayProvider::from_file(p)?);
-        config = config.overriding(Roles::all(provider));
-    }
-    Service::open(config).with_context(|| format!("opening the data folder {}", home.display()))
+    crate::serve::open_service(&crate::serve::data_home()?, replay.map(PathBuf::as_path))
 }
 
 /// Where pasted answers to manual prompts come from.

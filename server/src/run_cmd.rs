@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use maskflow_core::{Service, ServiceConfig};
 
 /// Flags of `maskflow run`.
 #[derive(clap::Args, Debug)]
@@ -36,8 +35,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .push(value.to_owned());
     }
     let home = crate::serve::data_home()?;
-    let service = Service::open(ServiceConfig::from_settings(&home))
-    .with_context(|| format!("opening the data folder {}", home.display()))?;
+    let service = crate::serve::open_service(&home, None)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -31,8 +31,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn app(home: &Path) -> Router {
-    let service = Service::open(ServiceConfig::from_settings(home))
-        .expect("service");
+    let service = Service::open(ServiceConfig::from_settings(home)).expect("service");
     router(AppState::new(service, TOKEN.into(), 4242))
 }
 

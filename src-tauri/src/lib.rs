@@ -46,10 +46,7 @@ fn data_home() -> Result<PathBuf, StartError> {
 /// stored settings (the Settings page; manual on first run), unless
 /// `MASKFLOW_REPLAY=<file>` explicitly answers every role from a replay
 /// file (tests and demos).
-pub fn service_config(
-    home: &Path,
-    replay: Option<&Path>,
-) -> Result<ServiceConfig, StartError> {
+pub fn service_config(home: &Path, replay: Option<&Path>) -> Result<ServiceConfig, StartError> {
     let config = ServiceConfig::from_settings(home);
     match replay {
         Some(path) => {
@@ -155,7 +152,11 @@ mod tests {
     fn a_fresh_data_folder_opens_on_the_manual_back_end() {
         let home = tempfile_dir();
         let service = Service::open(service_config(&home, None).expect("config")).expect("open");
-        for role in [Role::Validator, Role::Builder, Role::Agent("coding_agent".into())] {
+        for role in [
+            Role::Validator,
+            Role::Builder,
+            Role::Agent("coding_agent".into()),
+        ] {
             let p = service.role_provider(&role).expect("provider");
             assert!(p.is_manual(), "{role:?} uses {}", p.name());
         }

@@ -13,6 +13,8 @@ use serde_json::json;
 use super::{Service, lock};
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
+use crate::flows::agents::AgentDef;
+use crate::flows::engine::AgentBackends;
 use crate::ids::{Clock, IdGen};
 use crate::keys::{self, Credentials, KeySource};
 use crate::privacy::GuardedProvider;
@@ -21,8 +23,6 @@ use crate::privacy::ledger::{self, CallSink, LedgerEntry};
 use crate::prompts;
 use crate::providers::http::ApiKey;
 use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
-use crate::flows::agents::AgentDef;
-use crate::flows::engine::AgentBackends;
 use crate::providers::{Provider, Role, Roles, Unconfigured};
 use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
 use crate::store;
@@ -244,7 +244,8 @@ impl Service {
             .model
             .as_ref()
             .map(|m| m.as_str().trim().to_owned())
-            .filter(|m| !m.is_empty());
+            // Seed 004 writes `"model": "default"` for "the provider's own".
+            .filter(|m| !m.is_empty() && !m.eq_ignore_ascii_case("default"));
         if model.is_none()
             && let Some(p) = self
                 .llm_state()

@@ -70,7 +70,7 @@ impl Service {
     }
 
     /// Sets the Python interpreter (it must start and be recent enough);
-    /// empty means `python3` on `PATH`. Used from the next start of Maskflow.
+    /// empty means `python3` on `PATH`. Used from the next run on, without a restart.
     pub fn set_python(&self, input: PythonInput) -> Result<PythonView> {
         let path = input
             .path
