@@ -3,6 +3,7 @@
 // interpreter workflows run with. Keys go to the system keyring and are
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { AgentRoles } from "../components/AgentRoles";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
 import type { ConnectionTest, Detected, ProviderConfig, ProviderView, PythonView, SettingsView } from "../generated";
@@ -213,7 +214,7 @@ export function Settings() {
     try {
       const p = await transport.setPython({ path: pythonPath.trim() || null });
       setPython(p);
-      setNotice({ tone: "info", title: "Python saved", detail: `Python ${p.version ?? ""} at ${p.program ?? "PATH"}; used from Maskflow's next start.` });
+      setNotice({ tone: "info", title: "Python saved", detail: `Python ${p.version ?? ""} at ${p.program ?? "PATH"}; used from the next run.` });
     } catch (err) {
       setNotice(noticeOf(toApiError(err)));
     }
@@ -388,6 +389,8 @@ export function Settings() {
           ))}
         </div>
       </section>
+
+      <AgentRoles view={view} settings={settings} onSave={save} />
 
       <section class="card" aria-labelledby="python-h">
         <div class="card-head">
