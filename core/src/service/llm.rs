@@ -41,6 +41,9 @@ pub enum ProviderSource {
     Override(Roles),
 }
 
+/// The flows' guard and the (file count, last rowid) it was built for.
+type FlowGuard = ((i64, i64), Arc<GuardIndex>);
+
 /// What the service keeps for LLM calls.
 #[derive(Debug)]
 pub(super) struct LlmState {
@@ -51,7 +54,7 @@ pub(super) struct LlmState {
     built: RwLock<HashMap<String, Arc<dyn Provider>>>,
     guards: Mutex<HashMap<String, Arc<GuardIndex>>>,
     /// The flows' guard: every stored file, keyed by (count, last rowid).
-    flow_guard: Mutex<Option<((i64, i64), Arc<GuardIndex>)>>,
+    flow_guard: Mutex<Option<FlowGuard>>,
     vocabulary: String,
     detected: Mutex<Vec<Detected>>,
     max_file_bytes: u64,
