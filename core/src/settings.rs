@@ -123,6 +123,10 @@ impl ProviderConfig {
     }
 }
 
+/// The role key of the flow agents' default back end (an agent without its
+/// own `agent:<name>` role uses it; without it, the builder's).
+pub const FLOWS_ROLE: &str = "flows";
+
 /// The whole LLM settings document.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
@@ -157,11 +161,16 @@ impl LlmSettings {
         }
     }
 
-    /// The provider a role uses: its own, an agent falls back to the builder's.
+    /// The provider a role uses: its own; a flow agent falls back to the
+    /// flows default ([`FLOWS_ROLE`]), then to the builder's.
     pub fn provider_for(&self, role: &Role) -> Option<&ProviderConfig> {
         let id = self.roles.get(&role.key()).or_else(|| {
             matches!(role, Role::Agent(_))
-                .then(|| self.roles.get("builder"))
+                .then(|| {
+                    self.roles
+                        .get(FLOWS_ROLE)
+                        .or_else(|| self.roles.get("builder"))
+                })
                 .flatten()
         })?;
         self.providers.iter().find(|p| &p.id == id)
@@ -208,9 +217,9 @@ impl LlmSettings {
             }
         }
         for (role, id) in &self.roles {
-            if Role::parse(role).is_none() {
+            if Role::parse(role).is_none() && role != FLOWS_ROLE {
                 return Err(format!(
-                    "unknown role {role:?}; use validator, clarifier, builder or agent:<name>"
+                    "unknown role {role:?}; use validator, clarifier, builder, flows or agent:<name>"
                 ));
             }
             if !seen.contains(id.as_str()) {

@@ -87,7 +87,9 @@ async fn start(
     String,
     tokio::sync::broadcast::Receiver<Event>,
 ) {
-    let service = Service::open(ServiceConfig::new(home, Roles::all(provider))).expect("open");
+    let service =
+        Service::open(ServiceConfig::from_settings(home).overriding(Roles::all(provider)))
+            .expect("open");
     let mut ids = Vec::new();
     for (name, text) in [("people.csv", PEOPLE), ("cities.csv", CITIES)] {
         let (id, path) = service.new_upload(name).expect("upload");

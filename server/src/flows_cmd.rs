@@ -1,17 +1,22 @@
-//! `maskflow flows list|run|resume|stop|export|import`: flow runs from the command line,
-//! over the same data folder (`MASKFLOW_HOME`) and database as `serve`.
-//! `run` and `resume` print each transcript turn as it is committed, one
-//! line per turn: `turn <stepPath> <label> [<agent>:<identifier>] <content>`.
+//! `maskflow flows list|run|resume|answer|stop|export|import`: flow runs from
+//! the command line, over the same data folder (`MASKFLOW_HOME`), database
+//! and LLM settings as `serve` and the desktop app. `run`, `resume` and
+//! `answer` print each transcript turn as it is committed, one line per
+//! turn: `turn <stepPath> <label> [<agent>:<identifier>] <content>`. When an
+//! agent uses the manual back end, its prompt is printed and the pasted
+//! answer is read from the terminal (or `--answers FILE`), ending at a line
+//! holding only `.` or at the end of input.
 
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
 use maskflow_core::flows::bundle::ImportRequest;
-use maskflow_core::flows::{RunStatus, StartFlow};
-use maskflow_core::providers::{ReplayProvider, Unconfigured};
-use maskflow_core::{Event, Roles, Service, ServiceConfig};
+use maskflow_core::flows::{GateAnswer, RunHandle, RunStatus, StartFlow, Started};
+use maskflow_core::providers::manual::ManualPrompt;
+use maskflow_core::{Event, Service};
 
 /// Flags of `maskflow flows`.
 #[derive(clap::Args, Debug)]
@@ -31,9 +36,13 @@ enum FlowsCommand {
         /// The folder scripts run in.
         #[arg(long, value_name = "DIR")]
         working_folder: Option<PathBuf>,
-        /// Answer agents from this replay file.
+        /// Answer agents from this replay file instead of the settings' back ends.
         #[arg(long, value_name = "FILE")]
         replay: Option<PathBuf>,
+        /// Answers to manual prompts, in order, each ended by a line holding
+        /// only `.` (default: read from the terminal).
+        #[arg(long, value_name = "FILE")]
+        answers: Option<PathBuf>,
     },
     /// Resume a stopped, failed or interrupted run.
     Resume {
@@ -42,9 +51,29 @@ enum FlowsCommand {
         /// Resume at this step path, e.g. `0,1`.
         #[arg(long, value_name = "PATH")]
         step_path: Option<String>,
-        /// Answer agents from this replay file.
+        /// Answer agents from this replay file instead of the settings' back ends.
         #[arg(long, value_name = "FILE")]
         replay: Option<PathBuf>,
+        /// Answers to manual prompts (see `run --answers`).
+        #[arg(long, value_name = "FILE")]
+        answers: Option<PathBuf>,
+    },
+    /// Answer a run waiting at a gate (or needing attention: retry, skip,
+    /// stop) and drive it on.
+    Answer {
+        /// The run's id (`flow_…`).
+        id: String,
+        /// The option's label.
+        option: String,
+        /// Text, for options that require it.
+        #[arg(long)]
+        text: Option<String>,
+        /// Answer agents from this replay file instead of the settings' back ends.
+        #[arg(long, value_name = "FILE")]
+        replay: Option<PathBuf>,
+        /// Answers to manual prompts (see `run --answers`).
+        #[arg(long, value_name = "FILE")]
+        answers: Option<PathBuf>,
     },
     /// Stop a run (in this or another process).
     Stop {
@@ -72,14 +101,69 @@ enum FlowsCommand {
     },
 }
 
+/// Opens the service on the stored LLM settings; `--replay` overrides them.
 fn open(replay: Option<&PathBuf>) -> anyhow::Result<Service> {
-    let provider: Arc<dyn maskflow_core::Provider> = match replay {
-        Some(p) => Arc::new(ReplayProvider::from_file(p)?),
-        None => Arc::new(Unconfigured),
+    crate::serve::open_service(&crate::serve::data_home()?, replay.map(PathBuf::as_path))
+}
+
+/// Where pasted answers to manual prompts come from.
+type Answers = Arc<Mutex<Box<dyn BufRead + Send>>>;
+
+fn answers(file: Option<&PathBuf>) -> anyhow::Result<Answers> {
+    let reader: Box<dyn BufRead + Send> = match file {
+        Some(f) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(f).with_context(|| format!("opening --answers {}", f.display()))?,
+        )),
+        None => Box::new(std::io::BufReader::new(std::io::stdin())),
     };
-    let home = crate::serve::data_home()?;
-    Service::open(ServiceConfig::new(&home, Roles::all(provider)))
-        .with_context(|| format!("opening the data folder {}", home.display()))
+    Ok(Arc::new(Mutex::new(reader)))
+}
+
+/// Reads one answer: lines up to one holding only `.`, or the end of input.
+fn read_answer(reader: &mut dyn BufRead) -> std::io::Result<String> {
+    let mut text = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        if line.trim_end_matches(['\r', '\n']) == "." {
+            break;
+        }
+        text.push_str(&line);
+    }
+    Ok(text.trim().to_owned())
+}
+
+/// Prints a manual prompt, reads the pasted answer and gives it to the agent
+/// (no answer dismisses the prompt, and the step fails as cancelled).
+async fn answer_prompt(
+    service: &Service,
+    prompt: &ManualPrompt,
+    answers: &Answers,
+) -> anyhow::Result<()> {
+    println!("prompt {} {}", prompt.id, prompt.role);
+    for m in &prompt.messages {
+        let role = serde_json::to_value(m.role)?;
+        println!("--- {}", role.as_str().unwrap_or("message"));
+        println!("{}", m.content);
+    }
+    println!("--- paste the answer, then a line holding only \".\"");
+    let reader = answers.clone();
+    let text = tokio::task::spawn_blocking(move || {
+        let mut r = reader.lock().unwrap_or_else(|e| e.into_inner());
+        read_answer(r.as_mut())
+    })
+    .await
+    .context("reading the answer")?
+    .context("reading the answer")?;
+    if text.is_empty() {
+        eprintln!("no answer given: dismissing prompt {}", prompt.id);
+        service.dismiss_manual(&prompt.id)?;
+    } else {
+        service.answer_manual(&prompt.id, &text)?;
+    }
+    Ok(())
 }
 
 /// Runs the subcommand.
@@ -104,18 +188,47 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                 name,
                 working_folder,
                 replay,
+                answers: file,
             } => {
                 let service = open(replay.as_ref())?;
                 let request = StartFlow {
                     working_folder: working_folder.map(|w| w.display().to_string()),
                     ..StartFlow::default()
                 };
-                drive(&service, &name, request).await
+                let events = service.subscribe();
+                let prepared = service.flows().prepare(&name, request)?;
+                drive(&service, events, prepared, answers(file.as_ref())?).await
+            }
+            FlowsCommand::Answer {
+                id,
+                option,
+                text,
+                replay,
+                answers: file,
+            } => {
+                let service = open(replay.as_ref())?;
+                let events = service.subscribe();
+                let answer = GateAnswer {
+                    option,
+                    input: text,
+                };
+                match service.flows().prepare_answer(&id, answer)? {
+                    (started, Some(handle)) => {
+                        drive(&service, events, (started, handle), answers(file.as_ref())?).await
+                    }
+                    (started, None) => {
+                        let view = service.flows().get_run(&started.conversation_id)?;
+                        println!("run {}", started.conversation_id);
+                        println!("status {}", view.status.as_str());
+                        Ok(ExitCode::SUCCESS)
+                    }
+                }
             }
             FlowsCommand::Resume {
                 id,
                 step_path,
                 replay,
+                answers: file,
             } => {
                 let service = open(replay.as_ref())?;
                 let run = service.flows().get_run(&id)?;
@@ -136,7 +249,9 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     resume_step_path: path,
                     ..StartFlow::default()
                 };
-                drive(&service, &run.flow_name, request).await
+                let events = service.subscribe();
+                let prepared = service.flows().prepare(&run.flow_name, request)?;
+                drive(&service, events, prepared, answers(file.as_ref())?).await
             }
             FlowsCommand::Export { name, mermaid } => {
                 let service = open(None)?;
@@ -226,16 +341,25 @@ fn print_event(id: &str, event: &Event) {
     }
 }
 
-async fn drive(service: &Service, name: &str, request: StartFlow) -> anyhow::Result<ExitCode> {
-    let mut events = service.subscribe();
-    let (started, handle) = service.flows().prepare(name, request)?;
+async fn drive(
+    service: &Service,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    (started, handle): (Started, RunHandle),
+    answers: Answers,
+) -> anyhow::Result<ExitCode> {
     let id = started.conversation_id.clone();
     println!("run {id}");
     let mut task = tokio::spawn(handle.run());
     let status = loop {
         tokio::select! {
             done = &mut task => break done.context("the run stopped unexpectedly")?,
-            event = events.recv() => if let Ok(e) = event { print_event(&id, &e) },
+            event = events.recv() => match event {
+                Ok(Event::ManualPrompt { prompt }) if prompt.role.starts_with("agent:") => {
+                    answer_prompt(service, &prompt, &answers).await?;
+                }
+                Ok(e) => print_event(&id, &e),
+                Err(_) => {}
+            },
         }
     };
     while let Ok(e) = events.try_recv() {

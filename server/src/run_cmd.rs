@@ -6,11 +6,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use maskflow_core::providers::Unconfigured;
-use maskflow_core::{Roles, Service, ServiceConfig};
 
 /// Flags of `maskflow run`.
 #[derive(clap::Args, Debug)]
@@ -38,11 +35,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .push(value.to_owned());
     }
     let home = crate::serve::data_home()?;
-    let service = Service::open(ServiceConfig::new(
-        &home,
-        Roles::all(Arc::new(Unconfigured)),
-    ))
-    .with_context(|| format!("opening the data folder {}", home.display()))?;
+    let service = crate::serve::open_service(&home, None)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -3,7 +3,7 @@
 //! the token it prints.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -68,6 +68,21 @@ pub fn provider_settings(
     Ok(settings)
 }
 
+/// Opens the service the way every command does: each call's back end
+/// comes from the stored settings (manual on a fresh data folder), unless
+/// `replay` explicitly answers every role from a replay file.
+pub fn open_service(home: &Path, replay: Option<&Path>) -> anyhow::Result<Service> {
+    let mut config = ServiceConfig::from_settings(home);
+    if let Some(path) = replay {
+        let provider: Arc<dyn maskflow_core::Provider> = Arc::new(
+            ReplayProvider::from_file(path)
+                .with_context(|| format!("reading the replay file {}", path.display()))?,
+        );
+        config = config.overriding(Roles::all(provider));
+    }
+    Service::open(config).with_context(|| format!("opening the data folder {}", home.display()))
+}
+
 /// The data folder: `MASKFLOW_HOME`, else `<platform data dir>/maskflow`.
 pub fn data_home() -> anyhow::Result<PathBuf> {
     if let Some(home) = std::env::var_os("MASKFLOW_HOME").filter(|h| !h.is_empty()) {
@@ -118,14 +133,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => maskflow_core::ids::random_token(),
     };
     let home = data_home()?;
-    let config = match &args.replay {
-        Some(path) => {
-            let provider: Arc<dyn maskflow_core::Provider> =
-                Arc::new(ReplayProvider::from_file(path)?);
-            ServiceConfig::new(&home, Roles::all(provider))
-        }
-        None => ServiceConfig::from_settings(&home),
-    };
     let forced = match &args.provider {
         Some(kind) => Some(provider_settings(
             kind,
@@ -134,8 +141,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )?),
         None => None,
     };
-    let service = Service::open(config)
-        .with_context(|| format!("opening the data folder {}", home.display()))?;
+    let service = open_service(&home, args.replay.as_deref())?;
     if let Some(settings) = forced {
         service
             .update_settings(settings)

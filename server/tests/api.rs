@@ -21,7 +21,8 @@ mod support {
     pub const PORT: u16 = 4242;
 
     pub fn open(home: &Path, roles: Roles) -> (Router, Service) {
-        let service = Service::open(ServiceConfig::new(home, roles)).expect("open service");
+        let service = Service::open(ServiceConfig::from_settings(home).overriding(roles))
+            .expect("open service");
         let app = router(AppState::new(service.clone(), TOKEN.into(), PORT));
         (app, service)
     }

@@ -41,7 +41,9 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn open(home: &Path, provider: Arc<dyn Provider>) -> (Router, Service) {
-    let service = Service::open(ServiceConfig::new(home, Roles::all(provider))).expect("service");
+    let service =
+        Service::open(ServiceConfig::from_settings(home).overriding(Roles::all(provider)))
+            .expect("service");
     (
         router(AppState::new(service.clone(), TOKEN.into(), 4242)),
         service,
@@ -481,11 +483,7 @@ fn transcript(home: &Path, id: &str) -> (RunStatus, Vec<Value>) {
         .build()
         .expect("runtime");
     let _guard = rt.enter();
-    let service = Service::open(ServiceConfig::new(
-        home,
-        Roles::all(Arc::new(maskflow_core::providers::Unconfigured)),
-    ))
-    .expect("open");
+    let service = Service::open(ServiceConfig::from_settings(home)).expect("open");
     let run = service.flows().get_run(id).expect("run");
     let turns = run
         .turns

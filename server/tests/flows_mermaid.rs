@@ -5,13 +5,11 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use maskflow_core::providers::Unconfigured;
-use maskflow_core::{Roles, Service, ServiceConfig};
+use maskflow_core::{Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -33,8 +31,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn app(home: &Path) -> Router {
-    let service = Service::open(ServiceConfig::new(home, Roles::all(Arc::new(Unconfigured))))
-        .expect("service");
+    let service = Service::open(ServiceConfig::from_settings(home)).expect("service");
     router(AppState::new(service, TOKEN.into(), 4242))
 }
 

@@ -7,10 +7,10 @@
 
 mod commands;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use maskflow_core::providers::{ReplayProvider, Unconfigured};
+use maskflow_core::providers::ReplayProvider;
 use maskflow_core::{Provider, Roles, Service, ServiceConfig};
 use tauri::Emitter;
 use tokio::sync::broadcast::error::RecvError;
@@ -42,21 +42,31 @@ fn data_home() -> Result<PathBuf, StartError> {
         .ok_or_else(|| StartError("no application-data folder is known; set MASKFLOW_HOME".into()))
 }
 
-/// The LLM back end: `MASKFLOW_REPLAY=<file>` answers from a replay file
-/// (tests and demos); otherwise none is configured yet.
-fn provider() -> Result<Arc<dyn Provider>, StartError> {
-    match std::env::var_os("MASKFLOW_REPLAY").filter(|p| !p.is_empty()) {
-        Some(path) => ReplayProvider::from_file(PathBuf::from(path).as_path())
-            .map(|p| Arc::new(p) as Arc<dyn Provider>)
-            .map_err(|e| StartError(e.to_string())),
-        None => Ok(Arc::new(Unconfigured)),
+/// How the window opens the service: every call's back end comes from the
+/// stored settings (the Settings page; manual on first run), unless
+/// `MASKFLOW_REPLAY=<file>` explicitly answers every role from a replay
+/// file (tests and demos).
+pub fn service_config(home: &Path, replay: Option<&Path>) -> Result<ServiceConfig, StartError> {
+    let config = ServiceConfig::from_settings(home);
+    match replay {
+        Some(path) => {
+            let provider: Arc<dyn Provider> = Arc::new(
+                ReplayProvider::from_file(path)
+                    .map_err(|e| StartError(format!("MASKFLOW_REPLAY: {e}")))?,
+            );
+            Ok(config.overriding(Roles::all(provider)))
+        }
+        None => Ok(config),
     }
 }
 
 /// Opens the service and runs the window until it is closed.
 pub fn run() -> Result<(), StartError> {
     let home = data_home()?;
-    let service = Service::open(ServiceConfig::new(&home, Roles::all(provider()?)))
+    let replay = std::env::var_os("MASKFLOW_REPLAY")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    let service = Service::open(service_config(&home, replay.as_deref())?)
         .map_err(|e| StartError(format!("opening the data folder {}: {e}", home.display())))?;
     let events = service.subscribe();
     tauri::Builder::default()
@@ -134,5 +144,40 @@ async fn forward_events(
         if sent.is_err() {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use maskflow_core::providers::Role;
+
+    use super::*;
+
+    #[test]
+    fn a_fresh_data_folder_opens_on_the_manual_back_end() {
+        let home = tempfile_dir();
+        let service = Service::open(service_config(&home, None).expect("config")).expect("open");
+        for role in [
+            Role::Validator,
+            Role::Builder,
+            Role::Agent("coding_agent".into()),
+        ] {
+            let p = service.role_provider(&role).expect("provider");
+            assert!(p.is_manual(), "{role:?} uses {}", p.name());
+        }
+        std::fs::remove_dir_all(&home).ok();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "maskflow-desktop-test-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        dir
     }
 }

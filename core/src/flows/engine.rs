@@ -55,7 +55,7 @@ pub enum Synchronous {
 pub struct FlowConfig {
     /// The data folder (`flows/`, `agents/`, the database, backups).
     pub home: PathBuf,
-    /// LLM back ends; agents use [`agent_provider`].
+    /// The agents' back ends until [`FlowEngine::set_agent_backends`] replaces them.
     pub roles: Roles,
     /// Time.
     pub clock: Arc<dyn Clock>,
@@ -67,10 +67,30 @@ pub struct FlowConfig {
     pub synchronous: Synchronous,
 }
 
-/// The provider of an agent: its own when per-agent back ends exist, else the
-/// flow agents' default (the `agent:<name>` role, e.g. from a replay file).
-pub fn agent_provider(roles: &Roles, agent: &str, _def: &AgentDef) -> Arc<dyn Provider> {
-    roles.for_role(&Role::Agent(agent.to_owned())).clone()
+/// Where the engine gets each agent's back end. The service implements it
+/// (the agent's own `provider`/`model`, else the settings' roles, behind the
+/// privacy guard and the ledger); fixed [`Roles`] serve the engine's own tests.
+pub trait AgentBackends: Send + Sync + std::fmt::Debug {
+    /// The back end for one call of `agent` (defined by `def`); `authored`
+    /// is the run's flow and agent definitions (text the user wrote, not
+    /// data). The error says which agent and which setting is wrong.
+    fn agent_backend(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+        authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, String>;
+}
+
+impl AgentBackends for Roles {
+    fn agent_backend(
+        &self,
+        agent: &str,
+        _def: &AgentDef,
+        _authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, String> {
+        Ok(self.for_role(&Role::Agent(agent.to_owned())).clone())
+    }
 }
 
 /// The engine. Cheap to clone; clones share everything.
@@ -90,7 +110,7 @@ struct Inflight {
 struct Inner {
     home: PathBuf,
     db: Mutex<Connection>,
-    roles: Roles,
+    backends: Mutex<Arc<dyn AgentBackends>>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
     events: EventBus,
@@ -264,7 +284,7 @@ impl FlowEngine {
             inner: Arc::new(Inner {
                 home: config.home,
                 db: Mutex::new(conn),
-                roles: config.roles,
+                backends: Mutex::new(Arc::new(config.roles)),
                 clock: config.clock,
                 ids: config.ids,
                 events: config.events,
@@ -272,6 +292,21 @@ impl FlowEngine {
                 inflight: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    /// Replaces where agents get their back ends (the service's settings).
+    pub fn set_agent_backends(&self, backends: Arc<dyn AgentBackends>) {
+        *lock(&self.inner.backends) = backends;
+    }
+
+    fn agent_backend(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+        authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, String> {
+        let backends = lock(&self.inner.backends).clone();
+        backends.agent_backend(agent, def, authored)
     }
 
     /// Replaces the script runner (e.g. with the sandboxed one).
@@ -412,17 +447,18 @@ impl FlowEngine {
     }
 
     fn model_id(&self, snap: &Snapshot) -> String {
-        let first = snap.agents.iter().next();
-        match first {
+        match snap.agents.iter().next() {
             Some((_, def)) if def.model.is_some() => def
                 .model
                 .as_ref()
                 .map(|m| m.to_string())
                 .unwrap_or_default(),
-            Some((name, def)) => agent_provider(&self.inner.roles, name, def)
-                .name()
-                .to_owned(),
-            None => self.inner.roles.builder.name().to_owned(),
+            Some((name, def)) => match self.agent_backend(name, def, "") {
+                Ok(p) if !p.model().is_empty() => p.model().to_owned(),
+                Ok(p) => p.name().to_owned(),
+                Err(_) => String::new(),
+            },
+            None => String::new(),
         }
     }
 
@@ -1797,7 +1833,10 @@ impl FlowEngine {
             ),
             schema: None,
         };
-        let provider = agent_provider(&self.inner.roles, agent, &def);
+        let authored = serde_json::to_string(&run.snapshot).unwrap_or_default();
+        let provider = self
+            .agent_backend(agent, &def, &authored)
+            .map_err(failure)?;
         let events = self.inner.events.clone();
         let conversation_id = run.id.clone();
         let sink = move |d: &str| {

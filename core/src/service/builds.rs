@@ -4,12 +4,12 @@
 //! gate the user decides, and serves the session folder for offline review.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{Service, VersionView, WorkflowView};
+use super::{Service, VersionView, WorkflowView, flow_scripts as flow_runner};
 use crate::build::{
     self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome, Phase,
     Stage, TestReport, script_builder::ScriptBuilder,
@@ -89,27 +89,42 @@ pub struct SessionIteration {
     pub files: Vec<SessionFile>,
 }
 
-static RUNNER: OnceLock<Arc<Runner>> = OnceLock::new();
-
 impl Service {
-    /// The script runner (Python from the `python_path` setting, else `PATH`).
+    /// The script runner for the `python_path` setting as it is now (else
+    /// `PATH`): a changed setting takes effect on the next run, no restart.
     pub fn runner(&self) -> Arc<Runner> {
-        RUNNER
-            .get_or_init(|| {
-                let setting: Option<PathBuf> = self
-                    .db()
-                    .query_row(
-                        "SELECT value FROM settings WHERE key = ?1",
-                        [PYTHON_SETTING],
-                        |r| r.get::<_, String>(0),
-                    )
-                    .ok()
-                    .and_then(|v| serde_json::from_str::<String>(&v).ok())
-                    .filter(|s| !s.is_empty())
-                    .map(PathBuf::from);
-                Arc::new(Runner::new(setting))
-            })
-            .clone()
+        let setting: Option<PathBuf> = self
+            .db()
+            .query_row(
+                "SELECT value FROM settings WHERE key = ?1",
+                [PYTHON_SETTING],
+                |r| r.get::<_, String>(0),
+            )
+            .ok()
+            .and_then(|v| serde_json::from_str::<String>(&v).ok())
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        let mut cached = super::lock(&self.inner.runner);
+        match &*cached {
+            Some((made_for, runner)) if *made_for == setting => runner.clone(),
+            _ => {
+                let runner = Arc::new(Runner::new(setting.clone()));
+                *cached = Some((setting, runner.clone()));
+                runner
+            }
+        }
+    }
+
+    /// What flow `script` steps call for the runner of the moment (weak: the
+    /// engine lives inside the service).
+    pub(super) fn runner_source(&self) -> flow_runner::RunnerSource {
+        let inner = Arc::downgrade(&self.inner);
+        Arc::new(move || {
+            inner
+                .upgrade()
+                .map(|inner| Service { inner }.runner())
+                .unwrap_or_else(|| Arc::new(Runner::new(None)))
+        })
     }
 
     /// The build engine for one version; its builder calls go through the

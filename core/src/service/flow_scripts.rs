@@ -33,9 +33,12 @@ exec(compile(source, fields["name"], "exec"), {"__name__": "__main__", "__file__
 /// The limits of the next run (read per run, so a settings change applies).
 pub type LimitsSource = Box<dyn Fn() -> Limits + Send + Sync>;
 
+/// Gives the runner of the moment (the Python setting may change between steps).
+pub type RunnerSource = Arc<dyn Fn() -> Arc<Runner> + Send + Sync>;
+
 /// The sandboxed runner behind the flow engine's `script` steps.
 pub struct SandboxedScripts {
-    runner: Arc<Runner>,
+    runner: RunnerSource,
     workdirs: PathBuf,
     ids: Arc<dyn IdGen>,
     limits: LimitsSource,
@@ -50,9 +53,10 @@ impl std::fmt::Debug for SandboxedScripts {
 }
 
 impl SandboxedScripts {
-    /// Scripts run in fresh folders under `workdirs`, under `limits()`.
+    /// Scripts run in fresh folders under `workdirs`, with `runner()`
+    /// under `limits()`.
     pub fn new(
-        runner: Arc<Runner>,
+        runner: RunnerSource,
         workdirs: PathBuf,
         ids: Arc<dyn IdGen>,
         limits: LimitsSource,
@@ -114,7 +118,7 @@ impl ScriptRunner for SandboxedScripts {
     ) -> BoxFuture<'a, Result<ScriptOutput, ScriptError>> {
         Box::pin(async move {
             let run = self.request(request);
-            let runner = self.runner.clone();
+            let runner = (self.runner)();
             let cancel = Arc::new(AtomicBool::new(false));
             let _guard = CancelOnDrop(cancel.clone());
             let result = tokio::task::spawn_blocking(move || runner.run(&run, &cancel))
@@ -153,8 +157,9 @@ mod tests {
     use crate::ids::{SystemClock, UlidGen};
 
     fn scripts(home: &std::path::Path) -> SandboxedScripts {
+        let runner = Arc::new(Runner::new(None));
         SandboxedScripts::new(
-            Arc::new(Runner::new(None)),
+            Arc::new(move || runner.clone()),
             home.join("flow-scripts"),
             Arc::new(UlidGen::new(Arc::new(SystemClock))),
             Box::new(Limits::default),

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use rusqlite::params;
 use serde_json::json;
@@ -13,6 +13,8 @@ use serde_json::json;
 use super::{Service, lock};
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
+use crate::flows::agents::AgentDef;
+use crate::flows::engine::AgentBackends;
 use crate::ids::{Clock, IdGen};
 use crate::keys::{self, Credentials, KeySource};
 use crate::privacy::GuardedProvider;
@@ -21,21 +23,26 @@ use crate::privacy::ledger::{self, CallSink, LedgerEntry};
 use crate::prompts;
 use crate::providers::http::ApiKey;
 use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
-use crate::providers::{Provider, Role, Unconfigured};
+use crate::providers::{Provider, Role, Roles, Unconfigured};
 use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
 use crate::store;
 
 /// Most ledger entries one page may hold.
 pub const MAX_LEDGER_PAGE: u32 = 500;
 
-/// Where the providers of the roles come from.
+/// Where each call's back end comes from.
 #[derive(Clone, Debug)]
 pub enum ProviderSource {
-    /// The `roles` of the [`super::ServiceConfig`] (tests, `--replay`).
-    Fixed,
-    /// The stored settings (manual by default), with keys from `keys`.
+    /// The stored settings (manual by default), with keys from the keyring
+    /// or the environment, read again for every call.
     Settings,
+    /// An explicit override answering every role (`--replay`,
+    /// `MASKFLOW_REPLAY`, tests).
+    Override(Roles),
 }
+
+/// The flows' guard and the (file count, last rowid) it was built for.
+type FlowGuard = ((i64, i64), Arc<GuardIndex>);
 
 /// What the service keeps for LLM calls.
 #[derive(Debug)]
@@ -46,6 +53,8 @@ pub(super) struct LlmState {
     env: fn(&str) -> Option<String>,
     built: RwLock<HashMap<String, Arc<dyn Provider>>>,
     guards: Mutex<HashMap<String, Arc<GuardIndex>>>,
+    /// The flows' guard: every stored file, keyed by (count, last rowid).
+    flow_guard: Mutex<Option<FlowGuard>>,
     vocabulary: String,
     detected: Mutex<Vec<Detected>>,
     max_file_bytes: u64,
@@ -66,6 +75,7 @@ impl LlmState {
             env: keys::process_env,
             built: RwLock::new(HashMap::new()),
             guards: Mutex::new(HashMap::new()),
+            flow_guard: Mutex::new(None),
             vocabulary: vocabulary(),
             detected: Mutex::new(Vec::new()),
             max_file_bytes: guard::DEFAULT_MAX_BYTES,
@@ -160,8 +170,8 @@ impl Service {
 
     /// The back end `role` uses now (not yet guarded).
     pub fn role_provider(&self, role: &Role) -> Result<Arc<dyn Provider>> {
-        match self.llm_state().source {
-            ProviderSource::Fixed => Ok(self.inner.roles.for_role(role).clone()),
+        match &self.llm_state().source {
+            ProviderSource::Override(roles) => Ok(roles.for_role(role).clone()),
             ProviderSource::Settings => {
                 let settings = settings::load(&self.db())?;
                 let built = self
@@ -205,6 +215,109 @@ impl Service {
         )
         .for_workflow(workflow_id.map(str::to_owned))
         .allowing(allowed))
+    }
+
+    /// The back end flow agent `agent` uses now (not yet guarded): the
+    /// provider its definition names (with its `model` in place of the
+    /// provider's), else the `agent:<name>` role, else the `flows` role,
+    /// else the builder's. The error names the agent and the missing id.
+    pub fn agent_provider(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+    ) -> std::result::Result<Arc<dyn Provider>, String> {
+        let role = Role::Agent(agent.to_owned());
+        let settings = match &self.llm_state().source {
+            ProviderSource::Override(roles) => return Ok(roles.for_role(&role).clone()),
+            ProviderSource::Settings => settings::load(&self.db())
+                .map_err(|e| format!("agent {agent:?}: reading the LLM settings: {e}"))?,
+        };
+        let own = def
+            .provider
+            .as_ref()
+            .map(|p| p.as_str().trim().to_owned())
+            .filter(|p| !p.is_empty());
+        let mut config = match own {
+            Some(id) => match settings.providers.iter().find(|p| p.id == id) {
+                Some(p) => p.clone(),
+                None => {
+                    let known: Vec<&str> =
+                        settings.providers.iter().map(|p| p.id.as_str()).collect();
+                    return Err(format!(
+                        "agent {agent:?} names provider {id:?}, which is not configured \
+                         (configured: {}); add it in Settings or change the agent's provider",
+                        known.join(", ")
+                    ));
+                }
+            },
+            None => match settings.provider_for(&role) {
+                Some(p) => p.clone(),
+                None => return Ok(Arc::new(Unconfigured)),
+            },
+        };
+        let model = def
+            .model
+            .as_ref()
+            .map(|m| m.as_str().trim().to_owned())
+            // Seed 004 writes `"model": "default"` for "the provider's own".
+            .filter(|m| !m.is_empty() && !m.eq_ignore_ascii_case("default"));
+        if model.is_none()
+            && let Some(p) = self
+                .llm_state()
+                .built
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&config.id)
+        {
+            return Ok(p.clone());
+        }
+        if model.is_some() {
+            config.model = model;
+        }
+        let key = self.key_of(&config.id, config.kind.as_str()).0;
+        settings::build_provider(&config, key, &self.llm_state().manual)
+            .map_err(|e| format!("agent {agent:?}: provider {:?}: {e}", config.id))
+    }
+
+    /// The guard of flow calls: the raw values of every file the user gave
+    /// Maskflow (flows read and write them through scripts), cached until
+    /// the set of files changes.
+    pub fn flow_guard(&self) -> Result<Arc<GuardIndex>> {
+        let (stamp, files) = {
+            let db = self.db();
+            let stamp: (i64, i64) = db.query_row(
+                "SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM input_files",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if let Some((at, g)) = &*lock(&self.llm_state().flow_guard)
+                && *at == stamp
+            {
+                return Ok(g.clone());
+            }
+            let mut stmt = db.prepare("SELECT path, filename, extract FROM input_files")?;
+            let files = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            (stamp, files)
+        };
+        let mut index = GuardIndex::new();
+        for (path, name, extract) in &files {
+            index.add_file(Path::new(path), name, self.llm_state().max_file_bytes);
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(extract) {
+                guard::allow_json(&mut index, &v);
+            }
+        }
+        index.allow(&self.llm_state().vocabulary);
+        let index = Arc::new(index);
+        *lock(&self.llm_state().flow_guard) = Some((stamp, index.clone()));
+        Ok(index)
     }
 
     /// The guard index of a version's files (built once, then cached).
@@ -361,5 +474,39 @@ fn manual_error(e: ManualError, id: &str) -> CoreError {
     match e {
         ManualError::NotFound(_) => CoreError::not_found("manual prompt", id),
         other => CoreError::InvalidRequest(other.to_string()),
+    }
+}
+
+/// The flow engine's agent back ends: the service's settings, behind the
+/// flows' privacy guard and the ledger. Weak, as the engine lives inside
+/// the service.
+#[derive(Debug)]
+pub(super) struct ServiceBackends(Weak<super::Inner>);
+
+impl ServiceBackends {
+    pub(super) fn new(service: &Service) -> Self {
+        Self(Arc::downgrade(&service.inner))
+    }
+}
+
+impl AgentBackends for ServiceBackends {
+    fn agent_backend(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+        authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, String> {
+        let inner = self.0.upgrade().ok_or("the service has closed")?;
+        let service = Service { inner };
+        let provider = service.agent_provider(agent, def)?;
+        let guard = service
+            .flow_guard()
+            .map_err(|e| format!("agent {agent:?}: building the privacy guard: {e}"))?;
+        let clock = service.inner.clock.clone();
+        let ids = service.inner.ids.clone();
+        Ok(Arc::new(
+            GuardedProvider::new(provider, guard, Arc::new(service), clock, ids)
+                .allowing(vec![authored.to_owned()]),
+        ))
     }
 }

@@ -55,44 +55,43 @@ pub const BUILDING_MESSAGE: &str = "Got it! Building your workflow now...";
 /// The failure reason of a build that was cut off by the process ending.
 pub const INTERRUPTED: &str = "interrupted";
 
-/// What the service needs to start.
+/// What the service needs to start. Every shell opens it with
+/// [`ServiceConfig::from_settings`]: each LLM call's back end comes from the
+/// stored settings, unless an explicit override (`--replay`,
+/// `MASKFLOW_REPLAY`) is given with [`ServiceConfig::overriding`].
 #[derive(Clone, Debug)]
 pub struct ServiceConfig {
     /// The data folder (database, backups, uploaded files).
     pub home: PathBuf,
-    /// The LLM back end of each role.
-    pub roles: Roles,
     /// The time source.
     pub clock: Arc<dyn Clock>,
     /// The id source.
     pub ids: Arc<dyn IdGen>,
-    /// Whether the roles' back ends are `roles` or come from the settings.
+    /// Where the back ends come from: the settings, or an explicit override.
     pub providers: ProviderSource,
     /// Where API keys are kept (the system keyring by default).
     pub keys: Arc<dyn crate::keys::Credentials>,
 }
 
 impl ServiceConfig {
-    /// A configuration with the real clock and ULID ids.
-    pub fn new(home: impl Into<PathBuf>, roles: Roles) -> Self {
+    /// A configuration whose calls use the stored LLM settings (manual
+    /// until the user sets something else), with the real clock and ULID ids.
+    pub fn from_settings(home: impl Into<PathBuf>) -> Self {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         Self {
             home: home.into(),
-            roles,
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            providers: ProviderSource::Fixed,
+            providers: ProviderSource::Settings,
             keys: Arc::new(crate::keys::KeyringCredentials::default()),
         }
     }
 
-    /// A configuration whose roles use the stored LLM settings (manual
-    /// until the user sets something else).
-    pub fn from_settings(home: impl Into<PathBuf>) -> Self {
-        Self {
-            providers: ProviderSource::Settings,
-            ..Self::new(home, Roles::all(Arc::new(crate::providers::Unconfigured)))
-        }
+    /// Every call answered by `roles` instead of the settings (a replay
+    /// file given explicitly, tests).
+    pub fn overriding(mut self, roles: Roles) -> Self {
+        self.providers = ProviderSource::Override(roles);
+        self
     }
 }
 
@@ -106,13 +105,14 @@ pub struct Service {
 struct Inner {
     db: Mutex<Connection>,
     home: PathBuf,
-    roles: Roles,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
     busy: Mutex<HashSet<String>>,
     events: EventBus,
     llm: llm::LlmState,
     flows: crate::flows::FlowEngine,
+    /// The runner of the Python setting it was made for (remade when it changes).
+    runner: Mutex<Option<(Option<PathBuf>, Arc<crate::runner::Runner>)>>,
 }
 
 /// Marks a workflow busy until dropped.
@@ -144,6 +144,10 @@ impl Service {
         let stamp = format_rfc3339(config.clock.now_ms());
         let conn = store::open(&config.home, &stamp)?;
         let events = EventBus::default();
+        let fixed = match &config.providers {
+            ProviderSource::Override(roles) => roles.clone(),
+            ProviderSource::Settings => Roles::all(Arc::new(crate::providers::Unconfigured)),
+        };
         let llm = llm::LlmState::new(
             config.providers,
             config.keys,
@@ -153,7 +157,7 @@ impl Service {
         );
         let flows = crate::flows::FlowEngine::open(crate::flows::FlowConfig {
             home: config.home.clone(),
-            roles: config.roles.clone(),
+            roles: fixed,
             clock: config.clock.clone(),
             ids: config.ids.clone(),
             events: events.clone(),
@@ -163,13 +167,13 @@ impl Service {
             inner: Arc::new(Inner {
                 db: Mutex::new(conn),
                 home: config.home,
-                roles: config.roles,
                 clock: config.clock,
                 ids: config.ids,
                 busy: Mutex::new(HashSet::new()),
                 events,
                 llm,
                 flows,
+                runner: Mutex::new(None),
             }),
         };
         service.reload_providers()?;
@@ -178,8 +182,12 @@ impl Service {
         service
             .inner
             .flows
+            .set_agent_backends(Arc::new(llm::ServiceBackends::new(&service)));
+        service
+            .inner
+            .flows
             .set_script_runner(Arc::new(flow_scripts::SandboxedScripts::new(
-                service.runner(),
+                service.runner_source(),
                 service.inner.home.join("flow-scripts"),
                 service.inner.ids.clone(),
                 {

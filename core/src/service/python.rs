@@ -1,5 +1,5 @@
 //! The Python interpreter setting (`python_path`): what the settings screen
-//! shows and changes. The runner reads it once, at its first use.
+//! shows and changes. The runner follows it from the next run on.
 
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ impl Service {
     }
 
     /// Sets the Python interpreter (it must start and be recent enough);
-    /// empty means `python3` on `PATH`. Used from the next start of Maskflow.
+    /// empty means `python3` on `PATH`. Used from the next run on, without a restart.
     pub fn set_python(&self, input: PythonInput) -> Result<PythonView> {
         let path = input
             .path

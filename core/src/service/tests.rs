@@ -28,7 +28,7 @@ fn service_with(home: &Path, provider: Arc<dyn Provider>) -> Service {
     Service::open(ServiceConfig {
         ids: Arc::new(UlidGen::new(clock.clone())),
         clock,
-        ..ServiceConfig::new(home, Roles::all(provider))
+        ..ServiceConfig::from_settings(home).overriding(Roles::all(provider))
     })
     .expect("open service")
 }
@@ -313,7 +313,7 @@ async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
         let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1));
         let s = Service::open(ServiceConfig {
             home: home.path().to_path_buf(),
-            roles: Roles {
+            providers: crate::service::ProviderSource::Override(Roles {
                 validator: Arc::new(replay) as Arc<dyn Provider>,
                 clarifier: Arc::new(
                     ReplayProvider::from_value(
@@ -322,10 +322,9 @@ async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
                     .expect("r"),
                 ),
                 builder: gate.clone(),
-            },
+            }),
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            providers: crate::service::ProviderSource::Fixed,
             keys: Arc::new(crate::keys::KeyringCredentials::default()),
         })
         .expect("open");

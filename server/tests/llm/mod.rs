@@ -9,8 +9,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::providers::Role;
-use maskflow_core::service::ProviderSource;
-use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
+use maskflow_core::{Event, Service, ServiceConfig, Status};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -491,11 +490,7 @@ async fn a_planted_key_appears_in_no_response_no_ledger_and_no_database_file() {
         keys: Arc::new(KeyringCredentials::with_store(
             keyring_core::mock::Store::new().expect("mock"),
         )),
-        providers: ProviderSource::Settings,
-        ..ServiceConfig::new(
-            home.path(),
-            Roles::all(Arc::new(maskflow_core::providers::Unconfigured)),
-        )
+        ..ServiceConfig::from_settings(home.path())
     };
     let (app, service) = open_with(home.path(), config);
     let mut responses = Vec::new();

@@ -5,6 +5,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { IsolationSetting } from "../components/IsolationSetting";
 import { BudgetSettings } from "../components/BudgetSettings";
+import { AgentRoles } from "../components/AgentRoles";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
 import type { ConnectionTest, Detected, ProviderConfig, ProviderView, PythonView, SettingsView } from "../generated";
@@ -215,7 +216,7 @@ export function Settings() {
     try {
       const p = await transport.setPython({ path: pythonPath.trim() || null });
       setPython(p);
-      setNotice({ tone: "info", title: "Python saved", detail: `Python ${p.version ?? ""} at ${p.program ?? "PATH"}; used from Maskflow's next start.` });
+      setNotice({ tone: "info", title: "Python saved", detail: `Python ${p.version ?? ""} at ${p.program ?? "PATH"}; used from the next run.` });
     } catch (err) {
       setNotice(noticeOf(toApiError(err)));
     }
@@ -392,6 +393,7 @@ export function Settings() {
       </section>
 
       <BudgetSettings />
+      <AgentRoles view={view} settings={settings} onSave={save} />
 
       <section class="card" aria-labelledby="python-h">
         <div class="card-head">
