@@ -163,6 +163,10 @@ CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
 /// messages of each agent conversation. See [`crate::flows::store`].
 pub const V4: &str = crate::flows::store::MIGRATION;
 
+/// Migration (issue #19, leases): which process runs a flow run, a build or
+/// a workflow run. See [`crate::store::leases`].
+pub const LEASES: &str = crate::store::leases::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -170,5 +174,5 @@ pub fn migrations() -> Migrations<'static> {
 
 /// The migration list, for tests that append a migration of their own.
 pub(crate) fn all() -> Vec<M<'static>> {
-    vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)]
+    vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(LEASES)]
 }
