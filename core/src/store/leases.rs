@@ -110,9 +110,50 @@ pub fn acquire(
         ))
     })?;
     if changed == 0 || lease.owner_id != owner.id {
+        // The holder's process is gone (killed, crashed): its lease is dead
+        // now, not only at expiry. A reused pid looks alive, so that case
+        // safely falls back to waiting for the expiry.
+        if lease.owner_pid != owner.pid && !pid_alive(lease.owner_pid) {
+            let taken = conn.execute(
+                "UPDATE leases SET owner_pid = ?3, owner_id = ?4, acquired_ms = ?5,
+                     heartbeat_ms = ?5, expires_ms = ?6
+                 WHERE resource = ?1 AND owner_id = ?2",
+                params![
+                    resource,
+                    lease.owner_id,
+                    owner.pid,
+                    owner.id,
+                    now_ms,
+                    now_ms + ttl_ms
+                ],
+            )?;
+            if taken == 1 {
+                if let Some(l) = get(conn, resource)? {
+                    return Ok(l);
+                }
+            }
+        }
         return Err(held_error(&lease, now_ms));
     }
     Ok(lease)
+}
+
+/// Whether a process with this pid is alive on this machine. Where that
+/// cannot be told (no `/proc`), it counts as alive and the lease's expiry
+/// decides.
+fn pid_alive(pid: u32) -> bool {
+    let proc = std::path::Path::new("/proc");
+    if !proc.join("self").exists() {
+        return true;
+    }
+    match std::fs::read_to_string(proc.join(pid.to_string()).join("stat")) {
+        // A killed process not yet reaped by its parent is a zombie ("Z").
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
 }
 
 /// Renews `owner`'s lease on `resource` until `now_ms + ttl_ms`. `Ok(false)`
@@ -180,6 +221,8 @@ fn held_error(lease: &Lease, now_ms: i64) -> CoreError {
 mod tests {
     use super::*;
 
+    /// Test owners carry pid 1 (init, always alive) so no holder is taken as
+    /// dead; the per-process id tells them apart.
     fn owner(pid: u32, id: &str) -> LeaseOwner {
         LeaseOwner {
             pid,
@@ -198,13 +241,13 @@ mod tests {
     #[test]
     fn a_second_owner_is_refused_with_the_holders_pid() {
         let (_d, a, b) = two_connections();
-        let (p1, p2) = (owner(111, "one"), owner(222, "two"));
+        let (p1, p2) = (owner(1, "one"), owner(1, "two"));
         acquire(&a, "flow_run:fr_1", &p1, 1_000, 30_000).unwrap();
         let err = acquire(&b, "flow_run:fr_1", &p2, 2_000, 30_000).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, CoreError::Conflict(_)));
         assert!(
-            msg.contains("in progress in another Maskflow process (pid 111)"),
+            msg.contains("in progress in another Maskflow process (pid 1)"),
             "{msg}"
         );
         assert!(msg.contains("flow_run:fr_1"), "{msg}");
@@ -214,7 +257,7 @@ mod tests {
                 .unwrap()
                 .unwrap()
                 .owner_pid,
-            111
+            1
         );
         acquire(&b, "flow_run:fr_2", &p2, 2_000, 30_000).unwrap();
     }
@@ -222,7 +265,7 @@ mod tests {
     #[test]
     fn the_owner_renews_and_a_lapsed_lease_is_taken_over() {
         let (_d, a, b) = two_connections();
-        let (p1, p2) = (owner(111, "one"), owner(222, "two"));
+        let (p1, p2) = (owner(1, "one"), owner(1, "two"));
         let first = acquire(&a, "build:wv_1", &p1, 1_000, 10_000).unwrap();
         // Re-acquiring by the owner renews and keeps the start time.
         let again = acquire(&a, "build:wv_1", &p1, 5_000, 10_000).unwrap();
@@ -232,7 +275,7 @@ mod tests {
         assert!(acquire(&b, "build:wv_1", &p2, 23_999, 10_000).is_err());
         // The owner stops heartbeating (killed): at expiry the other takes it.
         let taken = acquire(&b, "build:wv_1", &p2, 24_000, 10_000).unwrap();
-        assert_eq!((taken.owner_pid, taken.acquired_ms), (222, 24_000));
+        assert_eq!((taken.owner_pid, taken.acquired_ms), (1, 24_000));
         // The old owner learns it lost the lease and cannot release the new one.
         assert!(!heartbeat(&a, "build:wv_1", &p1, 24_500, 10_000).unwrap());
         release(&a, "build:wv_1", &p1).unwrap();
@@ -248,9 +291,25 @@ mod tests {
     #[test]
     fn a_reused_pid_is_not_the_owner() {
         let (_d, a, b) = two_connections();
-        acquire(&a, "workflow_run:wf_1", &owner(7, "old"), 0, 30_000).unwrap();
-        let err = acquire(&b, "workflow_run:wf_1", &owner(7, "new"), 1, 30_000).unwrap_err();
-        assert!(err.to_string().contains("pid 7"));
+        acquire(&a, "workflow_run:wf_1", &owner(1, "old"), 0, 30_000).unwrap();
+        let err = acquire(&b, "workflow_run:wf_1", &owner(1, "new"), 1, 30_000).unwrap_err();
+        assert!(err.to_string().contains("pid 1"));
+    }
+
+    #[test]
+    fn a_dead_owners_lease_is_taken_before_expiry() {
+        let (_d, a, b) = two_connections();
+        // A child that has exited and been reaped: its pid names no process.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let gone = LeaseOwner {
+            pid: dead,
+            id: "gone".into(),
+        };
+        acquire(&a, "flow_run:fr_9", &gone, 0, 60_000).unwrap();
+        let taken = acquire(&b, "flow_run:fr_9", &owner(1, "me"), 1, 60_000).unwrap();
+        assert_eq!(taken.owner_id, "me");
     }
 
     #[test]
