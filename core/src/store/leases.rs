@@ -127,10 +127,10 @@ pub fn acquire(
                     now_ms + ttl_ms
                 ],
             )?;
-            if taken == 1 {
-                if let Some(l) = get(conn, resource)? {
-                    return Ok(l);
-                }
+            if taken == 1
+                && let Some(l) = get(conn, resource)?
+            {
+                return Ok(l);
             }
         }
         return Err(held_error(&lease, now_ms));
