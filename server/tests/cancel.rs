@@ -169,7 +169,8 @@ async fn cancel_drops_the_call_records_it_and_the_next_message_works() {
     let provider = Arc::new(OpenAiProvider::new(endpoint).expect("client"));
     let home = tempfile::tempdir().expect("tmp");
     let service =
-        Service::open(ServiceConfig::from_settings(home.path()).overriding(Roles::all(provider))).expect("service");
+        Service::open(ServiceConfig::from_settings(home.path()).overriding(Roles::all(provider)))
+            .expect("service");
     let app = router(AppState::new(service, TOKEN.into(), 4242));
 
     let extract = json!({"filename": "sales.csv", "columns": ["date", "region", "amount"],

@@ -413,6 +413,13 @@ impl FlowEngine {
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (done_tx, done_rx) = watch::channel(false);
         {
+            let map = lock(&self.inner.inflight);
+            if map.contains_key(&run.id) {
+                return Err(CoreError::RunInProgress(run.id.clone()));
+            }
+            drop(map);
+            // Not under the in-flight lock: the lease takes the database lock.
+            self.take_lease(&run.id)?;
             let mut map = lock(&self.inner.inflight);
             if map.contains_key(&run.id) {
                 return Err(CoreError::RunInProgress(run.id.clone()));
@@ -635,6 +642,7 @@ impl FlowEngine {
         if lock(&self.inner.inflight).contains_key(id) {
             return Err(CoreError::RunInProgress(id.to_owned()));
         }
+        self.check_lease(id)?;
         let mut loaded = self.load(&row)?;
         if working_folder.is_some() {
             loaded.working_folder = working_folder;
@@ -706,6 +714,60 @@ impl FlowEngine {
 
     fn release(&self, id: &str) {
         lock(&self.inner.inflight).remove(id);
+        let owner = crate::store::leases::LeaseOwner::this_process();
+        let _ = crate::store::leases::release(&self.db(), &lease_name(id), &owner);
+    }
+
+    /// Takes this process's lease on a flow run (refused while another
+    /// Maskflow process runs it) and renews it while the run is in this
+    /// engine's in-flight map.
+    fn take_lease(&self, id: &str) -> Result<()> {
+        use crate::store::leases;
+        let owner = leases::LeaseOwner::this_process();
+        let now = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
+        leases::acquire(
+            &self.db(),
+            &lease_name(id),
+            &owner,
+            now,
+            leases::DEFAULT_TTL_MS,
+        )?;
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let engine = self.clone();
+            let id = id.to_owned();
+            rt.spawn(async move {
+                let every = std::time::Duration::from_millis(leases::DEFAULT_TTL_MS as u64 / 3);
+                loop {
+                    tokio::time::sleep(every).await;
+                    if !lock(&engine.inner.inflight).contains_key(&id) {
+                        break;
+                    }
+                    let now = i64::try_from(engine.inner.clock.now_ms()).unwrap_or(i64::MAX);
+                    let db = engine.db();
+                    let _ = leases::heartbeat(
+                        &db,
+                        &lease_name(&id),
+                        &owner,
+                        now,
+                        leases::DEFAULT_TTL_MS,
+                    );
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses when another Maskflow process holds a live lease on the run;
+    /// checked before any state is written (the lease is taken at start).
+    fn check_lease(&self, id: &str) -> Result<()> {
+        use crate::store::leases;
+        let owner = leases::LeaseOwner::this_process();
+        let now = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
+        let db = self.db();
+        // Acquire-then-release is the one atomic test, and it clears a dead
+        // owner's lease on the way.
+        leases::acquire(&db, &lease_name(id), &owner, now, leases::DEFAULT_TTL_MS)?;
+        leases::release(&db, &lease_name(id), &owner)
     }
 
     /// The runs of a flow, newest first.
@@ -801,11 +863,12 @@ impl FlowEngine {
         self.get_run(id)
     }
 
-    /// Deletes a run (not while it runs).
+    /// Deletes a run (not while it runs, here or in another process).
     pub fn delete(&self, id: &str) -> Result<()> {
         if lock(&self.inner.inflight).contains_key(id) {
             return Err(CoreError::RunInProgress(id.to_owned()));
         }
+        self.check_lease(id)?;
         if !fstore::delete_run(&self.db(), id)? {
             return Err(CoreError::not_found("flow run", id));
         }
@@ -893,6 +956,7 @@ impl FlowEngine {
         if lock(&self.inner.inflight).contains_key(id) {
             return Err(CoreError::RunInProgress(id.to_owned()));
         }
+        self.check_lease(id)?;
         let run = self.load(&row)?;
         let option = answer.option.trim().to_owned();
         let input = answer
@@ -1050,6 +1114,7 @@ impl FlowEngine {
         let inflight_id = self.inner.ids.next_id("inf");
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (done_tx, done_rx) = watch::channel(false);
+        self.take_lease(&run.id)?;
         lock(&self.inner.inflight).insert(
             run.id.clone(),
             Inflight {
@@ -2471,3 +2536,8 @@ fn resolve_path(program: &Program, path: &[i64]) -> Result<usize> {
 
 #[cfg(test)]
 mod tests;
+
+/// The lease resource of a flow run.
+fn lease_name(id: &str) -> String {
+    format!("flow_run:{id}")
+}

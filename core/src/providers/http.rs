@@ -335,11 +335,21 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-/// `Retry-After` in seconds (HTTP dates are not honoured).
+/// `Retry-After` from a response: seconds or an HTTP date, read against now.
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     let v = response.headers().get("retry-after")?.to_str().ok()?;
-    let secs: f64 = v.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    retry_after_value(v, std::time::SystemTime::now())
+}
+
+/// The wait a `Retry-After` value asks for at `now`: delay-seconds, or an
+/// HTTP date (a date already past means "retry now"). Pure, for tests.
+fn retry_after_value(v: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// The server's own error sentence from an error body (OpenAI's, Anthropic's
@@ -455,6 +465,29 @@ impl Sse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates_against_a_fixed_clock() {
+        use std::time::UNIX_EPOCH;
+        // 2015-10-21T07:28:00Z, the example date of RFC 9110.
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        assert_eq!(retry_after_value("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            retry_after_value(" 1.5 ", now),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            retry_after_value("Wed, 21 Oct 2015 07:28:30 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        // A date in the past means retry at once, not "no hint".
+        assert_eq!(
+            retry_after_value("Wed, 21 Oct 2015 07:27:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after_value("-3", now), None);
+        assert_eq!(retry_after_value("soon", now), None);
+    }
 
     #[test]
     fn keys_never_show_in_debug() {

@@ -27,8 +27,8 @@ use tokio::sync::broadcast;
 
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
-pub use isolation::{IsolationInput, IsolationView};
 pub use cancel::CancelReply;
+pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};

@@ -7,6 +7,7 @@
 //! service; the database's own constraints are the last line of defence.
 
 pub mod builds;
+pub mod leases;
 pub mod schema;
 
 use std::path::{Path, PathBuf};

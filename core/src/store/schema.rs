@@ -163,11 +163,15 @@ CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
 /// messages of each agent conversation. See [`crate::flows::store`].
 pub const V4: &str = crate::flows::store::MIGRATION;
 
-/// Migration (issue #13, renumbered at merge): the ledger is written ahead.
+/// V5 (issue #13): the ledger is written ahead.
 /// A call's row is inserted before its request is sent (outcome
 /// `cancelled` until it ends) and completed after; `completed_at` stays NULL
 /// for a call that was dropped or whose process died while it was in flight.
 pub const LEDGER_WRITE_AHEAD: &str = "ALTER TABLE llm_calls ADD COLUMN completed_at TEXT;";
+
+/// V6 (issue #19): leases — which process runs a flow run, a build or
+/// a workflow run. See [`crate::store::leases`].
+pub const LEASES: &str = crate::store::leases::MIGRATION;
 
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
@@ -182,5 +186,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(V3),
         M::up(V4),
         M::up(LEDGER_WRITE_AHEAD),
+        M::up(LEASES),
     ]
 }
