@@ -283,8 +283,20 @@ async fn a_hostile_builder_script_reaches_nothing_and_the_ledger_keeps_every_cal
     assert_eq!(made, 3, "validator, clarifier, builder");
     let (_, ledger) = call(port, "GET", "/api/ledger", None);
     assert_eq!(ledger.as_array().map(Vec::len), Some(made), "{ledger}");
+    // Only Maskflow's own requests reached the server: the chat calls and
+    // the probe of the model's context window — never the script's.
     let received = llm.received_requests().await.unwrap_or_default();
-    assert_eq!(received.len(), made, "only the back end's calls reached it");
+    let paths: Vec<String> = received.iter().map(|r| r.url.path().to_owned()).collect();
+    assert!(
+        paths
+            .iter()
+            .all(|p| p == "/v1/chat/completions" || p == "/v1/models"),
+        "{paths:?}"
+    );
+    assert_eq!(
+        paths.iter().filter(|p| *p == "/v1/chat/completions").count(),
+        made
+    );
 
     // Approve, then make isolation impossible: a run is refused with the
     // sentence until the Settings switch allows it.

@@ -111,16 +111,14 @@ const click = (text, within = "body", last = false) =>
     ),
   );
 
-/** Navigates as the app does (WebKitGTK does not report hash changes reliably). */
+/** Navigates as the app's own router does (ui/src/lib/router.ts `go`):
+ * WebKitGTK under tauri:// does not report hash changes reliably. */
 const go = (hash) =>
-  until(`the link ${hash}`, () =>
-    js(
-      `const a = document.querySelector("a[href='" + args[0] + "']");
-       if (a) a.click();
-       else { history.pushState(null, "", args[0]); window.dispatchEvent(new Event("maskflow:route")); }
-       return true;`,
-      hash,
-    ),
+  js(
+    `if (location.hash !== args[0]) history.pushState(null, "", args[0]);
+     window.dispatchEvent(new Event("maskflow:route"));
+     return true;`,
+    hash,
   );
 
 async function screenshot(name) {
@@ -218,12 +216,14 @@ test("drop, approve, one manual turn pasted, converse, build, approve and run", 
   await until("two ready files", () => js("return document.querySelectorAll('.chip-ready').length === 2;"));
   await screenshot("21-backends-extracts.png");
   await click("Approve and start chatting");
-  // The validator is on the manual back end: its prompt is pasted in the window.
-  await paste('{"feasible": true}');
-  await screenshot("22-backends-manual-turn.png");
   await until("the chat to open", () => js("return !document.querySelector('#message')?.disabled;"));
   await fill("#message", "merge these files by customer_id");
   await click("Send");
+  // The validator is on the manual back end: its prompt shows in the window
+  // while the message waits, and the answer is pasted there.
+  await waitFor("[data-testid=manual-prompt]");
+  await screenshot("22-backends-manual-turn.png");
+  await paste('{"feasible": true}');
   await waitFor("[data-testid=messages]", "Should I keep every column from both files?");
   await screenshot("23-backends-chat.png");
   await fill("#message", "keep every column");
