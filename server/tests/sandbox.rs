@@ -294,7 +294,10 @@ async fn a_hostile_builder_script_reaches_nothing_and_the_ledger_keeps_every_cal
         "{paths:?}"
     );
     assert_eq!(
-        paths.iter().filter(|p| *p == "/v1/chat/completions").count(),
+        paths
+            .iter()
+            .filter(|p| *p == "/v1/chat/completions")
+            .count(),
         made
     );
 
