@@ -109,11 +109,16 @@ const click = (text, within = "body", last = false) =>
 /** Navigates as the app's own router does (ui/src/lib/router.ts `go`):
  * WebKitGTK under tauri:// does not report hash changes reliably. */
 const go = (hash) =>
-  js(
-    `if (location.hash !== args[0]) history.pushState(null, "", args[0]);
-     window.dispatchEvent(new Event("maskflow:route"));
-     return true;`,
-    hash,
+  // Repeated until the nav shows the screen: right after the window opens
+  // the app may not listen for route events yet.
+  until(`the route ${hash}`, () =>
+    js(
+      `if (location.hash !== args[0]) history.pushState(null, "", args[0]);
+       window.dispatchEvent(new Event("maskflow:route"));
+       const active = document.querySelector("nav a.active");
+       return !!active && args[0].startsWith(active.getAttribute("href"));`,
+      hash,
+    ),
   );
 
 async function screenshot(name) {
