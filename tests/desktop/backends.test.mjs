@@ -9,7 +9,7 @@
 // go to tests/desktop/artifacts/.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test as nodeTest } from "node:test";
@@ -153,6 +153,11 @@ before(async () => {
       steps: [{ type: "llm", label: "Draft", agentType: "writer", identifier: "n", messages: [{ role: "user", content: ["Draft the weekly notes."] }] }],
     }),
   );
+  // Seed 004's example flow, as a user would copy it into the flows folder:
+  // its agents name no provider, so they fall back to the builder's back end.
+  const seed = join(ROOT, "tests/fixtures/flows/seed004");
+  cpSync(join(seed, "flows"), join(home, "flows"), { recursive: true });
+  cpSync(join(seed, "agents"), join(home, "agents"), { recursive: true });
   driver = spawn("xvfb-run", ["-a", "-s", "-screen 0 1280x800x24", "tauri-driver", "--port", String(PORT)], {
     env: { ...process.env, MASKFLOW_HOME: home, MASKFLOW_REPLAY: "" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -268,6 +273,30 @@ test("a flow step on the manual back end: its prompt is pasted in the Flows page
   await waitFor("[data-testid=run-status]", "completed");
   await waitFor("[data-testid=flow-bubble]", "Pasted weekly notes.");
   await screenshot("26-backends-flow-manual.png");
+});
+
+test("seed 004's example flow runs on the builder's back end, chosen in Settings", async () => {
+  const before = llm.requests.length;
+  await go("#/flows/seed_example");
+  await click("Run");
+  await waitFor("[data-testid=run-status]", "completed");
+  await screenshot("27-backends-seed004.png");
+  const mine = llm.requests.slice(before);
+  // Draft summary, Improve plan and the break question: one loop pass, since
+  // the recording server answers the question with {"answer":"yes"}.
+  assert.equal(mine.length, 3, JSON.stringify(mine.map((r) => r.body.messages.at(-1))));
+  for (const r of mine) assert.equal(r.body.model, "e2e-model");
+  const ledger = await invoke("ledger", { q: null, limit: 500, offset: 0 });
+  // The ledger names the back end by its kind.
+  const agents = ledger.filter((e) => e.role.startsWith("agent:") && e.role !== "agent:writer");
+  assert.deepEqual(
+    agents.map((e) => [e.role, e.provider, e.outcome]).sort(),
+    [
+      ["agent:coding_agent", "openai", "ok"],
+      ["agent:coding_agent", "openai", "ok"],
+      ["agent:planning_agent", "openai", "ok"],
+    ],
+  );
 });
 
 test("every request went to the chosen model without a raw value, and every call is in the ledger", async () => {

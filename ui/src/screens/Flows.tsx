@@ -305,12 +305,12 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
                   value={folder}
                   onInput={(e) => setFolder((e.currentTarget as HTMLInputElement).value)}
                 />
-                <button type="button" class="button primary" disabled={busy || !!selected?.disabled} onClick={start}>Run</button>
+                <button type="button" class="button primary" disabled={!api || busy || !!selected?.disabled} onClick={start}>Run</button>
                 {run && (status === "running" || status === "waiting") && (
-                  <button type="button" class="button" disabled={busy} onClick={stop}>Stop</button>
+                  <button type="button" class="button" disabled={!api || busy} onClick={stop}>Stop</button>
                 )}
                 {run && (status === "stopped" || status === "failed") && (
-                  <button type="button" class="button" disabled={busy} onClick={resume}>Resume</button>
+                  <button type="button" class="button" disabled={!api || busy} onClick={resume}>Resume</button>
                 )}
                 <button type="button" class="button" onClick={exportMermaid} disabled={!mermaid}>Export Mermaid</button>
                 <button type="button" class="button" onClick={exportBundle}>Export bundle</button>
