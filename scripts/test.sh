@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/setup.sh
+./scripts/setup.sh --test
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 echo "== UI: type check, unit tests, build (the Rust builds embed ui/dist)"

@@ -188,15 +188,32 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Opens `url` in the user's browser when there is one. The URL is printed
+/// either way, so a machine without a display or a browser (a server) gets
+/// no error about it, only the gentle hint below if an opener ran and failed.
 fn open_browser(url: &str) {
     let program = if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(windows) {
         "explorer"
     } else {
+        // Without a display there is no browser to open: say nothing.
+        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+            return;
+        }
         "xdg-open"
     };
-    if let Err(e) = std::process::Command::new(program).arg(url).spawn() {
-        eprintln!("maskflow serve: could not open a browser ({program}: {e}); open the URL above");
+    let child = std::process::Command::new(program)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut child) = child {
+        std::thread::spawn(move || {
+            if child.wait().is_ok_and(|s| !s.success()) {
+                eprintln!("maskflow serve: no browser opened; open the URL above in one");
+            }
+        });
     }
 }
