@@ -24,6 +24,8 @@ pub enum ErrorCode {
     KeyringUnavailable,
     /// A flow run's stored agent conversation belongs to another agent.
     AgentMismatch,
+    /// The disk holding the data folder is (nearly) full.
+    DiskFull,
     /// Something went wrong inside Maskflow (database, disk).
     Internal,
 }
@@ -40,6 +42,7 @@ impl ErrorCode {
             ErrorCode::PrivacyBlocked => "privacy_blocked",
             ErrorCode::KeyringUnavailable => "keyring_unavailable",
             ErrorCode::AgentMismatch => "agent_mismatch",
+            ErrorCode::DiskFull => "disk_full",
             ErrorCode::Internal => "internal",
         }
     }
@@ -99,6 +102,10 @@ pub enum CoreError {
     /// Stored JSON could not be read back (a damaged database).
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
+    /// Not enough free disk for a write; the sentence says what needed how
+    /// much, and where.
+    #[error("{0}")]
+    DiskFull(String),
 }
 
 impl CoreError {
@@ -116,6 +123,14 @@ impl CoreError {
             CoreError::Provider(_) => ErrorCode::ProviderError,
             CoreError::Key(crate::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
             CoreError::Key(_) => ErrorCode::KeyringUnavailable,
+            CoreError::DiskFull(_)
+            | CoreError::Db(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error {
+                    code: rusqlite::ErrorCode::DiskFull,
+                    ..
+                },
+                _,
+            )) => ErrorCode::DiskFull,
             CoreError::Db(_)
             | CoreError::Migration(_)
             | CoreError::Io { .. }
@@ -131,8 +146,16 @@ impl CoreError {
         }
     }
 
-    /// An I/O error with what was being done.
+    /// An I/O error with what was being done; a full disk becomes
+    /// [`CoreError::DiskFull`], saying so.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::StorageFull {
+            return CoreError::DiskFull(format!(
+                "{}: the disk is full; free some space (Settings → Storage shows what \
+                 Maskflow keeps and clears it) and try again",
+                context.into()
+            ));
+        }
         CoreError::Io {
             context: context.into(),
             source,

@@ -8,9 +8,10 @@ use maskflow_core::privacy::LedgerEntry;
 use maskflow_core::providers::budget::{BudgetsView, RoleBudgets};
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::service::{
-    CancelReply, CreateWorkflow, CreatedVersion, GateRequest, IsolationInput, IsolationView,
-    MessageReply, PythonInput, PythonView, RunInputs, RunView, SessionIteration, UploadedFile,
-    VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
+    CancelReply, Cleared, CreateWorkflow, CreatedVersion, GateRequest, IsolationInput,
+    IsolationView, MessageReply, PythonInput, PythonView, RunInputs, RunView, SessionIteration,
+    StorageInput, StorageKind, StorageView, UploadedFile, VersionView, WorkflowPatch,
+    WorkflowSummary, WorkflowView,
 };
 use maskflow_core::settings::{ConnectionTest, Detected, LlmSettings, SettingsView};
 use maskflow_core::{CoreError, ErrorCode, Service};
@@ -442,4 +443,22 @@ pub async fn flow_run_answer(
     answer: maskflow_core::flows::GateAnswer,
 ) -> Reply<maskflow_core::flows::Started> {
     Ok(s.flows().answer(&id, answer)?)
+}
+
+/// The data folder's disk use by kind, free space and the upload expiry.
+#[tauri::command]
+pub fn storage(s: State<'_, Service>) -> Reply<StorageView> {
+    Ok(s.storage()?)
+}
+
+/// Sets how long uploads that joined no workflow are kept.
+#[tauri::command]
+pub fn set_storage(s: State<'_, Service>, input: StorageInput) -> Reply<StorageView> {
+    Ok(s.set_storage(input)?)
+}
+
+/// Clears one kind of stored data (what each keeps is in the storage view).
+#[tauri::command]
+pub fn clear_storage(s: State<'_, Service>, kind: StorageKind) -> Reply<Cleared> {
+    Ok(s.clear_storage(kind)?)
 }

@@ -15,6 +15,7 @@ mod isolation;
 mod llm;
 mod python;
 mod runs;
+mod storage;
 mod types;
 
 use std::collections::HashSet;
@@ -32,6 +33,7 @@ pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
+pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
 pub use types::{
     CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, MessageView, SendMessage,
     UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
@@ -179,6 +181,7 @@ impl Service {
         service.reload_providers()?;
         service.apply_budgets();
         service.recover_interrupted_builds()?;
+        service.start_housekeeping();
         service
             .inner
             .flows
@@ -863,6 +866,10 @@ impl Service {
     /// file chooser inside the desktop window), then extracts them like an
     /// upload.
     pub async fn add_upload_bytes(&self, filename: &str, bytes: &[u8]) -> Result<UploadedFile> {
+        self.ensure_space(
+            bytes.len() as u64,
+            &format!("the upload {}", safe_filename(filename)),
+        )?;
         let (file_id, path) = self.new_upload(filename)?;
         if let Err(e) = std::fs::write(&path, bytes) {
             if let Some(d) = path.parent() {

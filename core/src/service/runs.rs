@@ -268,6 +268,10 @@ impl Service {
                 missing.join(", ")
             )));
         }
+        self.ensure_space(
+            super::storage::RUN_FLOOR_BYTES,
+            &format!("a run of workflow {workflow_id}"),
+        )?;
         let run_id = self.id("run");
         let workdir = self.home().join("runs").join(&run_id);
         let mut row = RunRow {

@@ -43,6 +43,9 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     PythonView::export_all_to(dir)?;
     IsolationView::export_all_to(dir)?;
     IsolationInput::export_all_to(dir)?;
+    StorageView::export_all_to(dir)?;
+    StorageInput::export_all_to(dir)?;
+    Cleared::export_all_to(dir)?;
     PythonInput::export_all_to(dir)?;
     crate::privacy::GuardMatch::export_all_to(dir)?;
     crate::flows::FlowList::export_all_to(dir)?;

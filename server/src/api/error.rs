@@ -94,6 +94,9 @@ impl From<CoreError> for AppError {
             ErrorCode::AgentMismatch => {
                 Self::new(StatusCode::BAD_REQUEST, "agent_mismatch", message)
             }
+            ErrorCode::DiskFull => {
+                Self::new(StatusCode::INSUFFICIENT_STORAGE, "disk_full", message)
+            }
             _ => Self::internal(message),
         };
         err.detail = detail;

@@ -3,6 +3,8 @@
 
 use axum::extract::State;
 use axum::extract::multipart::{Multipart, MultipartRejection};
+use axum::http::{HeaderMap, header};
+use maskflow_core::CoreError;
 use maskflow_core::service::UploadedFile;
 use tokio::io::AsyncWriteExt;
 
@@ -25,11 +27,23 @@ pub struct UploadForm {
         (status = 200, description = "One entry per file, in order", body = Vec<UploadedFile>),
         (status = 400, description = "Not a multipart upload, a part not named `file`, or a file Maskflow cannot read", body = ErrorBody),
         (status = 413, description = "Too large", body = ErrorBody),
+        (status = 507, description = "The disk of the data folder has no room for the upload", body = ErrorBody),
     ))]
 pub async fn upload(
     State(state): State<AppState>,
+    headers: HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<ApiJson<Vec<UploadedFile>>, AppError> {
+    // The whole request's length is known before a byte is written: a disk
+    // without room for it is refused up front (and a disk that fills while
+    // writing is reported the same way, the partial copy removed).
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(length) = length {
+        state.service.ensure_space(length, "this upload")?;
+    }
     let mut multipart = multipart?;
     let mut out = Vec::new();
     while let Some(mut field) = multipart.next_field().await? {
@@ -41,13 +55,13 @@ pub async fn upload(
         let filename = field.file_name().unwrap_or("upload").to_owned();
         let (file_id, path) = state.service.new_upload(&filename)?;
         let written: Result<(), AppError> = async {
-            let mut file = tokio::fs::File::create(&path)
-                .await
-                .map_err(AppError::internal)?;
+            let failed =
+                |e| AppError::from(CoreError::io(format!("storing the upload {filename}"), e));
+            let mut file = tokio::fs::File::create(&path).await.map_err(failed)?;
             while let Some(chunk) = field.chunk().await? {
-                file.write_all(&chunk).await.map_err(AppError::internal)?;
+                file.write_all(&chunk).await.map_err(failed)?;
             }
-            file.flush().await.map_err(AppError::internal)?;
+            file.flush().await.map_err(failed)?;
             Ok(())
         }
         .await;

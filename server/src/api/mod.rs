@@ -15,6 +15,7 @@ mod flows;
 mod isolation;
 mod llm;
 mod runs;
+mod storage;
 pub mod ui;
 mod workflows;
 
@@ -126,6 +127,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::get_python, llm::put_python))
         .routes(routes!(isolation::get_isolation, isolation::put_isolation))
         .routes(routes!(budgets::get_budgets, budgets::put_budgets))
+        .routes(routes!(storage::get_storage, storage::put_storage))
+        .routes(routes!(storage::clear_storage))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))

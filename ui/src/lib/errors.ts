@@ -29,6 +29,8 @@ export function noticeOf(e: ApiError): Notice {
       return { tone: "error", title: "Not found", detail: e.message };
     case "invalid_request":
       return { tone: "error", title: "That did not work", detail: e.message };
+    case "disk_full":
+      return { tone: "error", title: "The disk is full", detail: e.message };
     case "provider_error":
       return { tone: "error", title: "The AI back end failed", detail: e.message };
     case "network":

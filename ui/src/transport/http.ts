@@ -14,8 +14,12 @@ import type {
   ManualPrompt,
   MessageReply,
   PythonInput,
+  Cleared,
   IsolationInput,
   IsolationView,
+  StorageInput,
+  StorageKind,
+  StorageView,
   PythonView,
   BudgetsView,
   CancelReply,
@@ -140,6 +144,15 @@ export class HttpTransport implements Transport {
   }
   setIsolation(input: IsolationInput) {
     return this.call<IsolationView>("PUT", "/api/settings/isolation", input);
+  }
+  storage() {
+    return this.call<StorageView>("GET", "/api/settings/storage");
+  }
+  setStorage(input: StorageInput) {
+    return this.call<StorageView>("PUT", "/api/settings/storage", input);
+  }
+  clearStorage(kind: StorageKind) {
+    return this.call<Cleared>("POST", `/api/settings/storage/${kind}/clear`);
   }
   roleBudgets() {
     return this.call<BudgetsView>("GET", "/api/settings/budgets");

@@ -15,8 +15,12 @@ import type {
   ManualPrompt,
   MessageReply,
   PythonInput,
+  Cleared,
   IsolationInput,
   IsolationView,
+  StorageInput,
+  StorageKind,
+  StorageView,
   PythonView,
   BudgetsView,
   CancelReply,
@@ -80,6 +84,11 @@ export interface Transport {
   /** The per-machine "run scripts without isolation" switch. */
   isolation(): Promise<IsolationView>;
   setIsolation(input: IsolationInput): Promise<IsolationView>;
+  /** What the data folder keeps, by kind, and the upload expiry. */
+  storage(): Promise<StorageView>;
+  setStorage(input: StorageInput): Promise<StorageView>;
+  /** Clears one kind safely (what it keeps is in the storage view). */
+  clearStorage(kind: StorageKind): Promise<Cleared>;
   // The privacy ledger and the manual back end.
   /** The most reply tokens of each LLM role, and the defaults. */
   roleBudgets(): Promise<BudgetsView>;

@@ -15,8 +15,12 @@ import type {
   ManualPrompt,
   MessageReply,
   PythonInput,
+  Cleared,
   IsolationInput,
   IsolationView,
+  StorageInput,
+  StorageKind,
+  StorageView,
   PythonView,
   BudgetsView,
   CancelReply,
@@ -91,6 +95,15 @@ export class TauriTransport implements Transport {
   }
   setIsolation(input: IsolationInput) {
     return call<IsolationView>("set_isolation", { input });
+  }
+  storage() {
+    return call<StorageView>("storage");
+  }
+  setStorage(input: StorageInput) {
+    return call<StorageView>("set_storage", { input });
+  }
+  clearStorage(kind: StorageKind) {
+    return call<Cleared>("clear_storage", { kind });
   }
   roleBudgets() {
     return call<BudgetsView>("role_budgets");

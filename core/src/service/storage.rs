@@ -1,0 +1,561 @@
+//! The data folder's disk use (issue 19): what Maskflow keeps, by kind, with
+//! a safe way to clear each; uploads that never joined a workflow expire;
+//! and a free-space check before Maskflow writes something large, so a full
+//! disk is a sentence, not a half-written file.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{Inner, Service};
+use crate::error::{CoreError, Result};
+use crate::ids::format_rfc3339;
+
+/// The settings key of the upload expiry (a JSON number of hours).
+const EXPIRY_KEY: &str = "upload_expiry_hours";
+/// Uploads not attached to a workflow are removed after this long by default.
+pub const DEFAULT_EXPIRY_HOURS: u32 = 24;
+/// The longest expiry the setting accepts (a year).
+const MAX_EXPIRY_HOURS: u32 = 24 * 365;
+/// "Clear" leaves uploads younger than this: one may be on its way into a
+/// workflow in another window.
+const CLEAR_GRACE_MS: u64 = 10 * 60 * 1000;
+/// Space left free beyond what a write needs: SQLite's journal and the
+/// system's own files need room too.
+const RESERVE_BYTES: u64 = 8 << 20;
+/// What a script run needs free before it starts (its outputs' size is not
+/// known in advance; a disk that fills during the run is reported as such).
+pub(crate) const RUN_FLOOR_BYTES: u64 = 32 << 20;
+/// How often a long-lived process sweeps expired uploads.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// A kind of thing Maskflow keeps in its data folder.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageKind {
+    /// Files given to Maskflow (`files/`).
+    Uploads,
+    /// The working folders and outputs of workflow runs (`runs/`).
+    RunOutputs,
+    /// Build sessions and their test runs (`sessions/`, `test-runs/`).
+    Sessions,
+    /// Python environments (`python/`).
+    Environments,
+    /// Database backups (`backups/`).
+    Backups,
+    /// The database itself (never cleared here).
+    Database,
+}
+
+impl StorageKind {
+    /// Every kind, in the order the settings screen lists them.
+    pub const ALL: [StorageKind; 6] = [
+        StorageKind::Uploads,
+        StorageKind::RunOutputs,
+        StorageKind::Sessions,
+        StorageKind::Environments,
+        StorageKind::Backups,
+        StorageKind::Database,
+    ];
+
+    fn folders(self) -> &'static [&'static str] {
+        match self {
+            StorageKind::Uploads => &["files"],
+            StorageKind::RunOutputs => &["runs"],
+            StorageKind::Sessions => &["sessions", "test-runs"],
+            StorageKind::Environments => &["python"],
+            StorageKind::Backups => &["backups"],
+            StorageKind::Database => &[],
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            StorageKind::Uploads => "Uploaded files",
+            StorageKind::RunOutputs => "Run outputs",
+            StorageKind::Sessions => "Build sessions",
+            StorageKind::Environments => "Python environments",
+            StorageKind::Backups => "Database backups",
+            StorageKind::Database => "Database",
+        }
+    }
+}
+
+/// One kind's use of the disk.
+#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+pub struct StorageUse {
+    /// Which kind.
+    pub kind: StorageKind,
+    /// Its name for people.
+    pub label: String,
+    /// Bytes it takes now.
+    #[ts(type = "number")]
+    pub bytes: u64,
+    /// What "Clear" would remove, in bytes (0 when nothing can be).
+    #[ts(type = "number")]
+    pub clearable_bytes: u64,
+    /// What "Clear" removes and what it keeps, in words.
+    pub clear_note: String,
+}
+
+/// The data folder's use of the disk, for the settings screen.
+#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+pub struct StorageView {
+    /// The data folder.
+    pub folder: String,
+    /// Bytes free on its disk (for this user).
+    #[ts(type = "number")]
+    pub free_bytes: u64,
+    /// Hours after which an upload that joined no workflow is removed (0: never).
+    pub upload_expiry_hours: u32,
+    /// Use by kind.
+    pub kinds: Vec<StorageUse>,
+}
+
+/// `PUT /api/settings/storage`'s body.
+#[derive(Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct StorageInput {
+    /// Hours after which an upload that joined no workflow is removed (0: never).
+    pub upload_expiry_hours: u32,
+}
+
+/// What a clear or an expiry sweep removed.
+#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+pub struct Cleared {
+    /// Which kind.
+    pub kind: StorageKind,
+    /// How many files or folders were removed.
+    pub removed: u32,
+    /// Bytes freed.
+    #[ts(type = "number")]
+    pub freed_bytes: u64,
+}
+
+impl Service {
+    /// The data folder's disk use by kind, and the expiry setting.
+    pub fn storage(&self) -> Result<StorageView> {
+        let home = self.home();
+        let mut kinds = Vec::new();
+        for kind in StorageKind::ALL {
+            let bytes = match kind {
+                StorageKind::Database => ["maskflow.db", "maskflow.db-wal", "maskflow.db-shm"]
+                    .iter()
+                    .map(|f| std::fs::metadata(home.join(f)).map_or(0, |m| m.len()))
+                    .sum(),
+                _ => kind
+                    .folders()
+                    .iter()
+                    .map(|f| tree_size(&home.join(f)))
+                    .sum(),
+            };
+            let (clearable, note) = match kind {
+                StorageKind::Uploads => (
+                    self.clearable_uploads(
+                        self.inner.clock.now_ms().saturating_sub(CLEAR_GRACE_MS),
+                    )?
+                    .iter()
+                    .map(|u| u.bytes)
+                    .sum(),
+                    "Removes files that joined no workflow (and are older than 10 minutes); \
+                     a workflow's own files stay."
+                        .to_owned(),
+                ),
+                StorageKind::RunOutputs => (
+                    self.finished_run_folders()?
+                        .iter()
+                        .map(|d| tree_size(d))
+                        .sum(),
+                    "Removes the output files of finished runs; the runs' records stay.".to_owned(),
+                ),
+                StorageKind::Sessions => (
+                    self.closed_session_folders()?
+                        .iter()
+                        .map(|d| tree_size(d))
+                        .sum(),
+                    "Removes the working folders of failed, rejected and archived versions."
+                        .to_owned(),
+                ),
+                StorageKind::Environments => (
+                    0,
+                    "Python environments are managed with the Python setting.".to_owned(),
+                ),
+                StorageKind::Backups => (0, "Backups are managed in their own list.".to_owned()),
+                StorageKind::Database => (
+                    0,
+                    "Workflows, versions, runs and the privacy ledger.".to_owned(),
+                ),
+            };
+            kinds.push(StorageUse {
+                kind,
+                label: kind.label().to_owned(),
+                bytes,
+                clearable_bytes: clearable,
+                clear_note: note,
+            });
+        }
+        Ok(StorageView {
+            folder: home.display().to_string(),
+            free_bytes: available_space(home),
+            upload_expiry_hours: self.upload_expiry_hours(),
+            kinds,
+        })
+    }
+
+    /// Stores the upload expiry (hours; 0 keeps uploads until cleared).
+    pub fn set_storage(&self, input: StorageInput) -> Result<StorageView> {
+        if input.upload_expiry_hours > MAX_EXPIRY_HOURS {
+            return Err(CoreError::InvalidRequest(format!(
+                "upload_expiry_hours must be between 0 (never) and {MAX_EXPIRY_HOURS}, not {}",
+                input.upload_expiry_hours
+            )));
+        }
+        let now = self.now();
+        self.db().execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            params![EXPIRY_KEY, input.upload_expiry_hours.to_string(), now],
+        )?;
+        self.storage()
+    }
+
+    /// Removes what "Clear" promises for `kind` (see [`StorageUse::clear_note`]).
+    pub fn clear_storage(&self, kind: StorageKind) -> Result<Cleared> {
+        let mut cleared = Cleared {
+            kind,
+            removed: 0,
+            freed_bytes: 0,
+        };
+        match kind {
+            StorageKind::Uploads => {
+                let cutoff = self.inner.clock.now_ms().saturating_sub(CLEAR_GRACE_MS);
+                return self.remove_uploads(cutoff);
+            }
+            StorageKind::RunOutputs => {
+                for dir in self.finished_run_folders()? {
+                    remove_counted(&dir, &mut cleared)?;
+                }
+            }
+            StorageKind::Sessions => {
+                for dir in self.closed_session_folders()? {
+                    remove_counted(&dir, &mut cleared)?;
+                }
+            }
+            StorageKind::Environments | StorageKind::Backups | StorageKind::Database => {
+                return Err(CoreError::InvalidRequest(format!(
+                    "{} cannot be cleared here",
+                    kind.label()
+                )));
+            }
+        }
+        Ok(cleared)
+    }
+
+    /// Removes uploads that joined no workflow and are older than the
+    /// expiry setting; run at start-up and hourly by long-lived processes.
+    pub fn expire_uploads(&self) -> Result<Cleared> {
+        let hours = self.upload_expiry_hours();
+        if hours == 0 {
+            return Ok(Cleared {
+                kind: StorageKind::Uploads,
+                removed: 0,
+                freed_bytes: 0,
+            });
+        }
+        let age_ms = u64::from(hours) * 3_600_000;
+        self.remove_uploads(self.inner.clock.now_ms().saturating_sub(age_ms))
+    }
+
+    /// Refuses with [`CoreError::DiskFull`] unless `needed` bytes (plus a
+    /// small reserve) are free on the disk of the data folder; `what` says
+    /// what needed them ("the upload report.csv").
+    pub fn ensure_space(&self, needed: u64, what: &str) -> Result<()> {
+        ensure_space_in(self.home(), needed, what)
+    }
+
+    fn upload_expiry_hours(&self) -> u32 {
+        self.db()
+            .query_row(
+                "SELECT value FROM settings WHERE key = ?1",
+                [EXPIRY_KEY],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_EXPIRY_HOURS)
+    }
+
+    /// Uploads no version uses, created before `cutoff_ms`, and folders under
+    /// `files/` that no row names (left by a process that died mid-upload).
+    fn clearable_uploads(&self, cutoff_ms: u64) -> Result<Vec<Upload>> {
+        let cutoff = format_rfc3339(cutoff_ms);
+        let files_dir = self.home().join("files");
+        let db = self.db();
+        let mut stmt = db.prepare(
+            "SELECT id, path, created_at FROM input_files f
+             WHERE NOT EXISTS (SELECT 1 FROM workflow_version_files v WHERE v.file_id = f.id)",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut known = std::collections::HashSet::new();
+        for id in db
+            .prepare("SELECT id FROM input_files")?
+            .query_map([], |r| r.get::<_, String>(0))?
+        {
+            known.insert(id?);
+        }
+        drop(stmt);
+        drop(db);
+        let mut out = Vec::new();
+        for (id, path, created_at) in rows {
+            if created_at.as_str() >= cutoff.as_str() {
+                continue;
+            }
+            // A dropped file in the desktop app is read where it lies: only
+            // Maskflow's own copy is ever removed, never the user's file.
+            let dir = files_dir.join(&id);
+            let own = Path::new(&path).starts_with(&dir);
+            let bytes = if own { tree_size(&dir) } else { 0 };
+            out.push(Upload {
+                id: Some(id),
+                dir: own.then_some(dir),
+                bytes,
+            });
+        }
+        if let Ok(entries) = std::fs::read_dir(&files_dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let old = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .is_some_and(|t| (t.as_millis() as u64) < cutoff_ms);
+                if !known.contains(&name) && old {
+                    out.push(Upload {
+                        id: None,
+                        bytes: tree_size(&entry.path()),
+                        dir: Some(entry.path()),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn remove_uploads(&self, cutoff_ms: u64) -> Result<Cleared> {
+        let mut cleared = Cleared {
+            kind: StorageKind::Uploads,
+            removed: 0,
+            freed_bytes: 0,
+        };
+        for upload in self.clearable_uploads(cutoff_ms)? {
+            if let Some(id) = &upload.id {
+                // The row goes first: a file whose row is gone is an orphan
+                // the next sweep removes; a row whose file is gone would be
+                // a broken upload.
+                let gone = self.db().execute(
+                    "DELETE FROM input_files WHERE id = ?1
+                     AND NOT EXISTS (SELECT 1 FROM workflow_version_files v WHERE v.file_id = ?1)",
+                    [id],
+                )?;
+                if gone == 0 {
+                    continue; // joined a workflow meanwhile
+                }
+            }
+            if let Some(dir) = &upload.dir {
+                std::fs::remove_dir_all(dir)
+                    .map_err(|e| CoreError::io(format!("removing {}", dir.display()), e))?;
+            }
+            cleared.removed += 1;
+            cleared.freed_bytes += upload.bytes;
+        }
+        Ok(cleared)
+    }
+
+    fn finished_run_folders(&self) -> Result<Vec<PathBuf>> {
+        let runs = self.home().join("runs");
+        let db = self.db();
+        let mut stmt = db.prepare("SELECT workdir FROM workflow_runs WHERE status != 'running'")?;
+        let dirs = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(dirs
+            .into_iter()
+            .map(PathBuf::from)
+            .filter(|d| d.starts_with(&runs) && d.exists())
+            .collect())
+    }
+
+    fn closed_session_folders(&self) -> Result<Vec<PathBuf>> {
+        let home = self.home();
+        let db = self.db();
+        let mut stmt = db.prepare(
+            "SELECT id FROM workflow_versions WHERE status IN ('failed', 'rejected', 'archived')",
+        )?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(ids
+            .iter()
+            .flat_map(|id| {
+                [
+                    crate::build::session_dir(home, id),
+                    crate::build::test_dir(home, id),
+                ]
+            })
+            .filter(|d| d.exists())
+            .collect())
+    }
+
+    /// Sweeps expired uploads now and then every hour on a thread of its
+    /// own, for as long as the service lives.
+    pub(super) fn start_housekeeping(&self) {
+        if let Err(e) = self.expire_uploads() {
+            eprintln!("maskflow: removing expired uploads: {e}");
+        }
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let _ = std::thread::Builder::new()
+            .name("maskflow-housekeeping".into())
+            .spawn(move || {
+                let step = Duration::from_secs(60);
+                let mut waited = Duration::ZERO;
+                loop {
+                    std::thread::sleep(step);
+                    waited += step;
+                    let Some(inner) = weak.upgrade() else { return };
+                    if waited >= SWEEP_EVERY {
+                        waited = Duration::ZERO;
+                        if let Err(e) = (Service { inner }).expire_uploads() {
+                            eprintln!("maskflow: removing expired uploads: {e}");
+                        }
+                    }
+                }
+            });
+    }
+}
+
+/// An upload "Clear" or the expiry may remove.
+struct Upload {
+    /// Its row, if it has one.
+    id: Option<String>,
+    /// Maskflow's own copy, if it made one.
+    dir: Option<PathBuf>,
+    bytes: u64,
+}
+
+fn remove_counted(dir: &Path, cleared: &mut Cleared) -> Result<()> {
+    let bytes = tree_size(dir);
+    std::fs::remove_dir_all(dir)
+        .map_err(|e| CoreError::io(format!("removing {}", dir.display()), e))?;
+    cleared.removed += 1;
+    cleared.freed_bytes += bytes;
+    Ok(())
+}
+
+/// The bytes of the files under `path` (0 when it does not exist); symbolic
+/// links are not followed.
+pub(crate) fn tree_size(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| tree_size(&e.path())).sum())
+        .unwrap_or(0)
+}
+
+/// Bytes free for this user on the disk holding `path` (its nearest existing
+/// ancestor); `u64::MAX` when the system cannot tell, so nothing is refused
+/// for want of a figure.
+fn available_space(path: &Path) -> u64 {
+    let mut at = Some(path);
+    while let Some(p) = at {
+        if p.exists() {
+            return fs4::available_space(p).unwrap_or(u64::MAX);
+        }
+        at = p.parent();
+    }
+    u64::MAX
+}
+
+/// [`Service::ensure_space`] for any folder.
+pub(crate) fn ensure_space_in(dir: &Path, needed: u64, what: &str) -> Result<()> {
+    let free = available_space(dir);
+    if free >= needed.saturating_add(RESERVE_BYTES) {
+        return Ok(());
+    }
+    Err(CoreError::DiskFull(format!(
+        "{what} needs {} but only {} is free on the disk holding {}; free some space \
+         (Settings → Storage shows what Maskflow keeps and clears it)",
+        human_bytes(needed.saturating_add(RESERVE_BYTES)),
+        human_bytes(free),
+        dir.display()
+    )))
+}
+
+/// `1.5 MB`-style sizes for messages.
+pub(crate) fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KB", "MB", "GB", "TB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit < UNITS.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human_bytes(512), "512 bytes");
+        assert_eq!(human_bytes(1_500_000), "1.5 MB");
+        assert_eq!(human_bytes(20_000_000_000), "20.0 GB");
+    }
+
+    #[test]
+    fn a_write_larger_than_the_disk_is_refused_with_the_figures() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let e = ensure_space_in(dir.path(), u64::MAX / 2, "the upload big.csv")
+            .expect_err("no disk is that large");
+        assert!(matches!(e, CoreError::DiskFull(_)));
+        let text = e.to_string();
+        assert!(text.starts_with("the upload big.csv needs "), "{text}");
+        assert!(text.contains("is free on the disk holding"), "{text}");
+        ensure_space_in(dir.path(), 1, "a byte").expect("a byte fits");
+    }
+
+    #[test]
+    fn a_missing_folder_is_measured_on_its_nearest_ancestor() {
+        let dir = tempfile::tempdir().expect("tmp");
+        assert!(available_space(&dir.path().join("a/b/c")) > 0);
+        assert_eq!(tree_size(&dir.path().join("nothing")), 0);
+        std::fs::create_dir_all(dir.path().join("x/y")).expect("mkdir");
+        std::fs::write(dir.path().join("x/y/f"), [0u8; 100]).expect("write");
+        std::fs::write(dir.path().join("x/g"), [0u8; 20]).expect("write");
+        assert_eq!(tree_size(&dir.path().join("x")), 120);
+    }
+}

@@ -1,0 +1,82 @@
+//! What the HTTP tests share: the in-process router with a test token, JSON
+//! calls and multipart uploads. `mod common;` in a test binary brings it in.
+#![allow(dead_code)] // each binary uses a part
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use maskflow_core::Service;
+use maskflow_server::api::{AppState, router};
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// The bearer token of the test routers.
+pub const TOKEN: &str = "test-token-0123456789";
+
+/// The API of `service`, as `maskflow serve` would serve it.
+pub fn app(service: Service) -> Router {
+    router(AppState::new(service, TOKEN.into(), 4242))
+}
+
+/// Sends `request` and reads the reply as JSON (`Null` when it is not).
+pub async fn send(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = app.clone().oneshot(request).await.expect("response");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// A JSON call with the test token.
+pub async fn call(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let b = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+    let request = match body {
+        Some(v) => b
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(v.to_string())),
+        None => b.body(Body::empty()),
+    }
+    .expect("request");
+    send(app, request).await
+}
+
+/// `POST /api/extracts` of `(filename, bytes)` files, as a browser sends them.
+pub fn upload(files: &[(&str, &[u8])]) -> Request<Body> {
+    let boundary = "XmaskflowBoundaryX";
+    let mut body = Vec::new();
+    for (filename, content) in files {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; \
+                 filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(content);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    Request::builder()
+        .method("POST")
+        .uri("/api/extracts")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(
+            header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .header(header::CONTENT_LENGTH, body.len())
+        .body(Body::from(body))
+        .expect("request")
+}

@@ -1,0 +1,63 @@
+// Settings → Storage (issue 19): the data folder's use by kind, a safe
+// Clear (asked twice, leaving new uploads alone) and the upload expiry, in
+// the real UI in Chromium against `maskflow serve`. Screenshots go to
+// tests/e2e/artifacts/.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { dropFiles, launchBrowser, shot, startServer } from "./harness.mjs";
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer(null);
+  // What a crashed upload leaves behind: a folder with no record, a day old.
+  const orphan = join(server.home, "files", "file_crashed");
+  mkdirSync(orphan, { recursive: true });
+  writeFileSync(join(orphan, "half.csv"), "x".repeat(300_000));
+  const dayAgo = new Date(Date.now() - 24 * 3600 * 1000);
+  utimesSync(orphan, dayAgo, dayAgo);
+  browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e));
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+test("Storage shows what the data folder keeps and clears old uploads, keeping new ones", async () => {
+  await page.goto(server.url);
+  await page.getByRole("heading", { name: "New workflow" }).waitFor();
+  // A new upload: it must survive the Clear below.
+  await dropFiles(page, '[data-testid="dropzone"]', ["customers.csv"]);
+  await page.locator(".chip-ready").first().waitFor();
+
+  await page.getByRole("link", { name: "Settings" }).click();
+  const card = page.getByTestId("storage-settings");
+  await card.getByText("Data folder").waitFor();
+  const uploads = card.locator('tr[data-kind="uploads"]');
+  await uploads.getByRole("button", { name: /^Clear 29\d KB$/ }).waitFor();
+  await shot(page, "40-storage.png");
+
+  await uploads.getByRole("button", { name: /^Clear/ }).click();
+  await uploads.getByText(/Remove 29\d KB\?/).waitFor();
+  await uploads.getByRole("button", { name: "Yes, clear" }).click();
+  await card.getByText("Removed 1 item, 29").waitFor();
+  assert.equal(existsSync(join(server.home, "files", "file_crashed")), false);
+  // The new upload is still there, and nothing is left to clear.
+  await assert.doesNotReject(uploads.locator("td.num", { hasText: /B$/ }).waitFor());
+  assert.equal(await uploads.getByRole("button", { name: /^Clear/ }).count(), 0);
+
+  await card.locator("input[name=upload_expiry_hours]").fill("48");
+  await card.getByRole("button", { name: "Save" }).click();
+  await card.getByText("removed after 48 h").waitFor();
+  await shot(page, "41-storage-cleared.png");
+  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${new URL(server.url).searchParams.get("token")}` } });
+  assert.equal((await r.json()).upload_expiry_hours, 48);
+});

@@ -1,0 +1,118 @@
+import { useEffect, useState } from "preact/hooks";
+import { useTransport } from "../context";
+import type { StorageKind, StorageView } from "../generated";
+import { noticeOf, type Notice } from "../lib/errors";
+import { bytesLabel } from "../lib/extracts";
+import { toApiError } from "../transport";
+import { NoticeBanner } from "./ui";
+
+/** Settings card: what the data folder keeps by kind, with a safe Clear for each, and the upload expiry. */
+export function StorageSettings() {
+  const transport = useTransport();
+  const [view, setView] = useState<StorageView | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [asking, setAsking] = useState<StorageKind | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [hours, setHours] = useState("");
+
+  const load = () =>
+    transport.storage().then(
+      (v) => {
+        setView(v);
+        setHours(String(v.upload_expiry_hours));
+      },
+      (e) => setNotice(noticeOf(toApiError(e))),
+    );
+  useEffect(() => {
+    void load();
+  }, [transport]);
+
+  async function act(f: () => Promise<string>) {
+    setBusy(true);
+    try {
+      const done = await f();
+      setNotice({ tone: "info", title: "Storage", detail: done });
+      await load();
+    } catch (e) {
+      setNotice(noticeOf(toApiError(e)));
+    } finally {
+      setBusy(false);
+      setAsking(null);
+    }
+  }
+
+  const clear = (kind: StorageKind) =>
+    act(async () => {
+      const r = await transport.clearStorage(kind);
+      return r.removed === 0 ? "Nothing to clear." : `Removed ${r.removed} item${r.removed === 1 ? "" : "s"}, ${bytesLabel(r.freed_bytes)} freed.`;
+    });
+
+  const saveExpiry = (e: Event) => {
+    e.preventDefault();
+    const n = Number(hours);
+    if (!Number.isInteger(n) || n < 0) {
+      setNotice({ tone: "error", title: "That did not work", detail: "The expiry is a whole number of hours (0 keeps uploads until you clear them)." });
+      return;
+    }
+    void act(async () => {
+      await transport.setStorage({ upload_expiry_hours: n });
+      return n === 0 ? "Uploads are kept until you clear them." : `Uploads that join no workflow are removed after ${n} h.`;
+    });
+  };
+
+  return (
+    <section class="card" aria-labelledby="storage-h" data-testid="storage-settings">
+      <div class="card-head">
+        <h2 id="storage-h">Storage</h2>
+      </div>
+      {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
+      {!view && !notice && <p class="muted small">Measuring the data folder…</p>}
+      {view && (
+        <>
+          <p class="small">
+            Data folder <code>{view.folder}</code> · {bytesLabel(view.free_bytes)} free on its disk
+          </p>
+          <table class="storage" data-testid="storage-kinds">
+            <tbody>
+              {view.kinds.map((k) => (
+                <tr key={k.kind} data-kind={k.kind}>
+                  <th scope="row">{k.label}</th>
+                  <td class="num">{bytesLabel(k.bytes)}</td>
+                  <td class="small muted">{k.clear_note}</td>
+                  <td>
+                    {asking === k.kind ? (
+                      <span class="confirm">
+                        <span class="small">Remove {bytesLabel(k.clearable_bytes)}?</span>{" "}
+                        <button type="button" class="button danger" disabled={busy} onClick={() => clear(k.kind)}>
+                          Yes, clear
+                        </button>{" "}
+                        <button type="button" class="button" disabled={busy} onClick={() => setAsking(null)}>
+                          Keep
+                        </button>
+                      </span>
+                    ) : (
+                      k.clearable_bytes > 0 && (
+                        <button type="button" class="button" disabled={busy} onClick={() => setAsking(k.kind)}>
+                          Clear {bytesLabel(k.clearable_bytes)}
+                        </button>
+                      )
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <form class="inline" onSubmit={saveExpiry}>
+            <label>
+              Remove uploads that join no workflow after{" "}
+              <input name="upload_expiry_hours" type="number" min="0" step="1" value={hours} onInput={(e) => setHours(e.currentTarget.value)} /> hours
+            </label>{" "}
+            <button type="submit" class="button" disabled={busy}>
+              Save
+            </button>
+          </form>
+        </>
+      )}
+    </section>
+  );
+}
