@@ -195,6 +195,15 @@ impl Service {
         version_id: &str,
         decision: Option<(bool, Option<String>)>,
     ) {
+        // Another Maskflow process building this version keeps it; this one
+        // leaves it alone (the other's events reach its own windows).
+        let _lease = match self.lease(super::leases::build(version_id)) {
+            Ok(lease) => lease,
+            Err(e) => {
+                eprintln!("maskflow: not building {version_id} here: {e}");
+                return;
+            }
+        };
         let job = match self.build_job(workflow_id, version_id) {
             Ok(job) => job,
             Err(e) => {

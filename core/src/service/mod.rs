@@ -12,6 +12,7 @@ mod builds;
 mod cancel;
 mod flow_scripts;
 mod isolation;
+mod leases;
 mod llm;
 mod python;
 mod runs;
@@ -45,6 +46,7 @@ use crate::ids::{Clock, IdGen, SystemClock, UlidGen, format_rfc3339};
 use crate::prompts;
 use crate::providers::{ChatMessage, ChatRole, Role, Roles, ask_json};
 use crate::spec::{Clarification, Feasibility, WorkflowSpec};
+use crate::store::leases::LeaseOwner;
 use crate::store::{self, FileRow, MessageRow, VersionRow, WorkflowRow};
 use crate::versions::{self, Status, VersionEvent};
 
@@ -121,6 +123,8 @@ struct Inner {
 struct BusyGuard {
     inner: Arc<Inner>,
     workflow_id: String,
+    /// The same claim for other Maskflow processes on this data folder.
+    _lease: leases::LeaseGuard,
 }
 
 impl Drop for BusyGuard {
@@ -238,9 +242,17 @@ impl Service {
                 "workflow {workflow_id} is already handling a message; wait for its reply"
             )));
         }
+        let lease = match self.lease(leases::workflow(workflow_id)) {
+            Ok(lease) => lease,
+            Err(e) => {
+                lock(&self.inner.busy).remove(workflow_id);
+                return Err(e);
+            }
+        };
         Ok(BusyGuard {
             inner: self.inner.clone(),
             workflow_id: workflow_id.to_owned(),
+            _lease: lease,
         })
     }
 
@@ -254,12 +266,34 @@ impl Service {
             .into_iter()
             .filter(|v| !store::builds::is_pending(&tx, &v.id))
             .collect();
+        // A build another running Maskflow process is doing is not cut off.
+        let mine = LeaseOwner::this_process();
+        let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
+        let mut stuck_here = Vec::new();
+        for v in stuck {
+            if store::leases::held_elsewhere(&tx, &leases::build(&v.id), &mine, now_ms)?.is_none() {
+                stuck_here.push(v);
+            }
+        }
+        let stuck = stuck_here;
         for mut v in stuck.iter().cloned() {
             v.failure_reason = Some(INTERRUPTED.into());
             move_version(&tx, &mut v, VersionEvent::BuildFailed, &now)?;
         }
+        let mut cut_runs = 0;
+        for run_id in store::builds::running_runs(&tx)? {
+            if store::leases::held_elsewhere(&tx, &leases::run(&run_id), &mine, now_ms)?.is_none() {
+                store::builds::interrupt_run(&tx, &run_id, &now)?;
+                cut_runs += 1;
+            }
+        }
         tx.commit()?;
         drop(db);
+        if cut_runs > 0 {
+            eprintln!(
+                "maskflow: {cut_runs} workflow run(s) cut off by a previous process marked as errors"
+            );
+        }
         for v in stuck {
             self.publish_status(
                 &v.workflow_id,

@@ -287,6 +287,7 @@ impl Service {
             finished_at: None,
             duration_ms: None,
         };
+        let _lease = self.lease(super::leases::run(&run_id))?;
         store::builds::put_run(&self.db(), &row)?;
         self.publish_run(&row);
         let request = RunRequest {

@@ -23,7 +23,7 @@ pub(crate) fn good_build() -> serde_json::Value {
     })
 }
 
-fn service_with(home: &Path, provider: Arc<dyn Provider>) -> Service {
+pub(crate) fn service_with(home: &Path, provider: Arc<dyn Provider>) -> Service {
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
     Service::open(ServiceConfig {
         ids: Arc::new(UlidGen::new(clock.clone())),
@@ -33,7 +33,7 @@ fn service_with(home: &Path, provider: Arc<dyn Provider>) -> Service {
     .expect("open service")
 }
 
-fn create(s: &Service) -> CreatedVersion {
+pub(crate) fn create(s: &Service) -> CreatedVersion {
     let req: CreateWorkflow =
         serde_json::from_value(json!({"file_extracts": [extract()]})).expect("request");
     s.create_workflow(req).expect("create")

@@ -166,6 +166,24 @@ pub fn put_run(conn: &Connection, run: &RunRow) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The ids of runs still marked `running`.
+pub fn running_runs(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    conn.prepare("SELECT id FROM workflow_runs WHERE status = 'running'")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// Marks a run that a stopped process left `running` as an error, saying so.
+pub fn interrupt_run(conn: &Connection, id: &str, now: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE workflow_runs SET status = 'error', finished_at = ?2,
+             result = json_object('message', 'Maskflow stopped while this run was in progress; run it again')
+         WHERE id = ?1 AND status = 'running'",
+        params![id, now],
+    )?;
+    Ok(())
+}
+
 /// One run.
 pub fn get_run(conn: &Connection, id: &str) -> rusqlite::Result<Option<RunRow>> {
     conn.query_row(

@@ -188,6 +188,18 @@ pub fn holder(conn: &Connection, resource: &str, now_ms: i64) -> Result<Option<L
     Ok(get(conn, resource)?.filter(|l| l.expires_ms > now_ms))
 }
 
+/// The live lease of another process on `resource`, if any: unexpired and
+/// its owner still running (a dead owner's lease no longer protects anything).
+pub fn held_elsewhere(
+    conn: &Connection,
+    resource: &str,
+    me: &LeaseOwner,
+    now_ms: i64,
+) -> Result<Option<Lease>> {
+    Ok(holder(conn, resource, now_ms)?
+        .filter(|l| l.owner_id != me.id && (l.owner_pid == me.pid || pid_alive(l.owner_pid))))
+}
+
 fn get(conn: &Connection, resource: &str) -> Result<Option<Lease>> {
     Ok(conn
         .query_row(
