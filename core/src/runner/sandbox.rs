@@ -165,6 +165,49 @@ pub fn prepare(
     required: bool,
 ) -> std::io::Result<Prepared> {
     let (choice, v2, v1_memory, v1_pids) = limit_groups(limits);
+    let groups = Groups {
+        v2,
+        v1_memory,
+        v1_pids,
+    };
+    prepare_with(
+        cmd,
+        limits,
+        plan,
+        required,
+        choice,
+        groups,
+        cgroup::start_scope,
+    )
+}
+
+/// The run's own cgroups.
+#[derive(Debug, Default)]
+struct Groups {
+    v2: Option<Cgroup>,
+    v1_memory: Option<Cgroup>,
+    v1_pids: Option<Cgroup>,
+}
+
+/// What puts a waiting child into a scope ([`cgroup::start_scope`]; tests
+/// stand in for systemd).
+type ScopeStarter = fn(&ScopeRequest, u32) -> Option<Scope>;
+
+/// [`prepare`] with the mechanisms already chosen and made.
+fn prepare_with(
+    cmd: &mut Command,
+    limits: &Limits,
+    plan: Plan,
+    required: bool,
+    choice: Choice,
+    groups: Groups,
+    start_scope: ScopeStarter,
+) -> std::io::Result<Prepared> {
+    let Groups {
+        v2,
+        v1_memory,
+        v1_pids,
+    } = groups;
     let mut joins: Vec<(CString, u8)> = Vec::new();
     if let Some(path) = v2.as_ref().and_then(Cgroup::procs_file) {
         let mut flags = 0;
@@ -204,7 +247,8 @@ pub fn prepare(
             go_reader.as_raw_fd(),
             go_writer.as_raw_fd(),
         );
-        let helper = std::thread::spawn(move || scope_helper(request, pid_reader, go_writer));
+        let helper =
+            std::thread::spawn(move || scope_helper(&request, start_scope, pid_reader, go_writer));
         (Some(helper), Some((fds, pid_writer, go_reader)))
     } else {
         (None, None)
@@ -335,14 +379,15 @@ unsafe fn wait_for_scope(pid_fd: i32, go_fd: i32, go_write_fd: i32) -> u8 {
 /// systemd for the scope, tells the child which limits it holds. Whatever
 /// happens, the child is answered (or its pipe closed) and goes on.
 fn scope_helper(
-    request: ScopeRequest,
+    request: &ScopeRequest,
+    start_scope: ScopeStarter,
     mut pid_reader: std::io::PipeReader,
     mut go_writer: std::io::PipeWriter,
 ) -> Option<Scope> {
     let mut pid = [0u8; 4];
     pid_reader.read_exact(&mut pid).ok()?;
     let pid = u32::try_from(i32::from_ne_bytes(pid)).ok()?;
-    let scope = cgroup::start_scope(&request, pid);
+    let scope = start_scope(request, pid);
     let mut answer = 0;
     if let Some(s) = &scope {
         if s.memory {
@@ -449,4 +494,111 @@ impl Prepared {
 pub fn is_root() -> bool {
     // SAFETY: geteuid(2) cannot fail and touches no memory.
     unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Where the stand-in for systemd moves the child: a cgroup v2 without
+    /// controllers on this machine's hybrid mount, when it is writable.
+    const FAKE_SCOPE_ROOT: &str = "/sys/fs/cgroup/unified";
+
+    /// Stands in for systemd: moves the waiting child from outside, as the
+    /// user manager does, and says the scope holds memory, not processes.
+    fn fake_systemd(_: &ScopeRequest, pid: u32) -> Option<Scope> {
+        let group = Cgroup::create(Path::new(FAKE_SCOPE_ROOT), &[], &[]);
+        let dir = match group {
+            Some(g) if std::fs::write(g.dir.join("cgroup.procs"), pid.to_string()).is_ok() => {
+                let dir = g.dir.clone();
+                std::mem::forget(g); // removed by the test, once empty
+                dir
+            }
+            _ => Path::new("/nonexistent").to_path_buf(),
+        };
+        Some(Scope {
+            group: Cgroup::borrowed(dir),
+            memory: true,
+            pids: false,
+        })
+    }
+
+    fn refusing_systemd(_: &ScopeRequest, _: u32) -> Option<Scope> {
+        None
+    }
+
+    /// Runs `bash` under a scope from `starter`; its output: its cgroup v2
+    /// path, then its address-space and process rlimits.
+    fn run_scoped(starter: ScopeStarter) -> (Confirmed, String, Option<std::path::PathBuf>) {
+        let limits = Limits {
+            memory_bytes: 512 << 20,
+            max_processes: 48,
+            no_network: false,
+            ..Limits::default()
+        };
+        let choice = Choice {
+            memory: Mechanism::SystemdScope,
+            processes: Mechanism::SystemdScope,
+        };
+        let plan = super::super::isolation::plan(Path::new("/nonexistent"), &[], &[], false);
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", "grep '^0::' /proc/self/cgroup; ulimit -v; ulimit -u"])
+            .stdout(std::process::Stdio::piped());
+        let mut prepared = prepare_with(
+            &mut cmd,
+            &limits,
+            plan,
+            false,
+            choice,
+            Groups::default(),
+            starter,
+        )
+        .expect("prepare");
+        let child = cmd.spawn().expect("spawn");
+        drop(cmd);
+        let confirmed = prepared.confirmed();
+        let out = child.wait_with_output().expect("wait");
+        let dir = prepared.scope.as_ref().map(|s| s.group.dir.clone());
+        (
+            confirmed,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            dir,
+        )
+    }
+
+    #[test]
+    fn a_child_waits_for_its_scope_and_keeps_only_the_rlimits_it_lacks() {
+        let (confirmed, out, dir) = run_scoped(fake_systemd);
+        let dir = dir.expect("scope");
+        // The child is gone: its scope is empty and removed first.
+        let moved = std::fs::remove_dir(&dir).is_ok();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(confirmed.memory, Mechanism::SystemdScope, "{out}");
+        assert_eq!(confirmed.processes, Mechanism::Rlimit, "{out}");
+        // Memory held by the scope: no RLIMIT_AS; processes: RLIMIT_NPROC.
+        assert_eq!(lines[lines.len() - 2], "unlimited", "{out}");
+        assert_eq!(lines[lines.len() - 1], "48", "{out}");
+        if moved {
+            // It was moved before it ran a single instruction of `bash`.
+            let name = dir
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
+            assert_eq!(lines[0], format!("0::/{name}"), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_child_whose_scope_was_refused_runs_under_rlimits() {
+        let (confirmed, out, dir) = run_scoped(refusing_systemd);
+        assert!(dir.is_none());
+        assert_eq!(confirmed.memory, Mechanism::Rlimit, "{out}");
+        assert_eq!(confirmed.processes, Mechanism::Rlimit, "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[lines.len() - 2], (512 << 10).to_string(), "{out}");
+        assert_eq!(lines[lines.len() - 1], "48", "{out}");
+    }
 }

@@ -3,6 +3,8 @@
 
 use std::net::TcpListener;
 
+use serde_json::json;
+
 use super::*;
 
 fn request(dir: &Path, script: &str, limits: Limits) -> RunRequest {
