@@ -40,9 +40,9 @@ impl Mechanism {
     /// How the limits report names it for memory.
     pub fn memory_label(self) -> &'static str {
         match self {
-            Mechanism::CgroupV2 => "cgroup v2 (memory.max, no swap)",
+            Mechanism::CgroupV2 => "cgroup v2 (memory.max)",
             Mechanism::CgroupV1 => "cgroup v1 memory",
-            Mechanism::SystemdScope => "systemd scope (cgroup v2, MemoryMax, no swap)",
+            Mechanism::SystemdScope => "systemd scope (cgroup v2, MemoryMax)",
             Mechanism::Rlimit => "rlimit (RLIMIT_AS)",
         }
     }
