@@ -12,43 +12,11 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::seatbelt;
 use crate::runner::{LimitState, Limits, mib};
 
 /// The program that applies a Seatbelt profile, then runs the command.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
-
-/// System folders a Python interpreter reads (frameworks, the dynamic
-/// loader's cache, Apple's and Homebrew's Pythons, time zones).
-const SYSTEM_READ: &[&str] = &[
-    "/usr",
-    "/bin",
-    "/System",
-    "/Library/Frameworks",
-    "/Library/Developer/CommandLineTools",
-    "/Applications/Xcode.app/Contents/Developer",
-    "/opt/homebrew",
-    "/private/var/db/timezone",
-    "/private/etc/localtime",
-    "/dev/urandom",
-    "/dev/random",
-];
-
-/// The fixed part of the profile. `(param "R<n>")` / `(param "W<n>")` are
-/// the readable and writable folders, appended per run.
-const BASE: &str = r#"(version 1)
-(deny default)
-(allow process-fork)
-(allow process-exec)
-(allow signal (target same-sandbox))
-(allow process-info* (target same-sandbox))
-(allow sysctl-read)
-(allow ipc-posix-sem)
-(allow ipc-posix-shm)
-(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))
-; stat() anywhere (path resolution needs it); contents only below.
-(allow file-read-metadata)
-(allow file-read* file-write-data (literal "/dev/null"))
-"#;
 
 /// The `sandbox-exec` arguments that run `program` under the profile, or
 /// `None` where `sandbox-exec` is missing (the run is then not isolated).
@@ -64,7 +32,7 @@ pub fn seatbelt_args(
     }
     // Seatbelt matches resolved paths (/tmp is /private/tmp).
     let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let read: Vec<PathBuf> = SYSTEM_READ
+    let read: Vec<PathBuf> = seatbelt::SYSTEM_READ
         .iter()
         .map(PathBuf::from)
         .chain(runtime.iter().cloned())
@@ -76,33 +44,7 @@ pub fn seatbelt_args(
         .chain(shared.iter().cloned())
         .map(|p| real(&p))
         .collect();
-    let mut args: Vec<OsString> = Vec::new();
-    let mut profile = String::from(BASE);
-    for (i, p) in read.iter().enumerate() {
-        args.push("-D".into());
-        args.push(param(&format!("R{i}"), p));
-        profile.push_str(&format!("(allow file-read* (subpath (param \"R{i}\")))\n"));
-    }
-    for (i, p) in write.iter().enumerate() {
-        args.push("-D".into());
-        args.push(param(&format!("W{i}"), p));
-        profile.push_str(&format!(
-            "(allow file-read* file-write* (subpath (param \"W{i}\")))\n"
-        ));
-    }
-    if !no_network {
-        profile.push_str("(allow network*)\n");
-    }
-    args.push("-p".into());
-    args.push(profile.into());
-    args.push(program.as_os_str().to_owned());
-    Some(args)
-}
-
-fn param(name: &str, path: &Path) -> OsString {
-    let mut s = OsString::from(format!("{name}="));
-    s.push(path.as_os_str());
-    s
+    Some(seatbelt::args(program, &read, &write, no_network))
 }
 
 /// Sets the resource limits in the child before `exec` and puts it in a

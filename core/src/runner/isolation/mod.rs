@@ -10,6 +10,8 @@ pub use linux::*;
 
 #[cfg(target_os = "macos")]
 pub mod macos;
+#[cfg(any(target_os = "macos", test))]
+mod seatbelt;
 
 #[cfg(windows)]
 pub mod windows;
