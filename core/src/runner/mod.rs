@@ -9,11 +9,15 @@
 //! hold real data and stay local; callers mask before anything is sent.
 
 #[cfg(target_os = "linux")]
+mod cgroup;
 mod isolation;
 mod outputs;
 mod python;
 #[cfg(target_os = "linux")]
+mod report;
+#[cfg(target_os = "linux")]
 mod sandbox;
+mod workdir;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -24,7 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use outputs::{OutputFile, PREVIEW_ROWS};
 pub use python::{MIN_VERSION, Python, find_python, missing_packages, module_of};
@@ -264,7 +268,7 @@ impl Runner {
     /// Runs `request`; `cancel` set to true stops it (the whole tree is killed).
     pub fn run(&self, request: &RunRequest, cancel: &AtomicBool) -> Result<RunResult, RunnerError> {
         let python = self.python()?;
-        let work = prepare_workdir(request)?;
+        let work = workdir::prepare(request)?;
         let missing = missing_packages(&python, &request.requirements)?;
         if !missing.is_empty() {
             return Ok(RunResult {
@@ -288,114 +292,6 @@ impl Runner {
             });
         }
         execute(&python, request, &work, cancel, self.simulate_no_landlock)
-    }
-}
-
-/// The working folder, made fresh: `script.py`, `inputs/` (read-only
-/// copies), `inputs.json`, `outputs/`.
-fn prepare_workdir(request: &RunRequest) -> Result<PathBuf, RunnerError> {
-    let work = &request.workdir;
-    if work.exists()
-        && std::fs::read_dir(work)
-            .map_err(io(format!("reading {}", work.display())))?
-            .next()
-            .is_some()
-    {
-        return Err(RunnerError::BadRequest(format!(
-            "the working folder {} is not empty",
-            work.display()
-        )));
-    }
-    for dir in ["outputs", "home", "tmp"] {
-        std::fs::create_dir_all(work.join(dir))
-            .map_err(io(format!("creating {}", work.display())))?;
-    }
-    let work = work
-        .canonicalize()
-        .map_err(io(format!("resolving {}", work.display())))?;
-    std::fs::write(work.join("script.py"), &request.script).map_err(io("writing script.py"))?;
-    let inputs_dir = work.join("inputs");
-    let mut fields = serde_json::Map::new();
-    for (name, value) in &request.inputs {
-        let v = match value {
-            InputValue::Value(v) => v.clone(),
-            InputValue::File(p) => Value::String(copy_input(p, &inputs_dir.join(safe_name(name)))?),
-            InputValue::Files(ps) => Value::Array(
-                ps.iter()
-                    .enumerate()
-                    .map(|(i, p)| {
-                        copy_input(p, &inputs_dir.join(safe_name(name)).join(i.to_string()))
-                            .map(Value::String)
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-        };
-        fields.insert(name.clone(), v);
-    }
-    if inputs_dir.exists() {
-        make_read_only(&inputs_dir);
-    }
-    let doc = json!({ "fields": fields });
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string());
-    std::fs::write(work.join("inputs.json"), text).map_err(io("writing inputs.json"))?;
-    Ok(work)
-}
-
-fn safe_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("f{s}")
-    } else {
-        s
-    }
-}
-
-fn copy_input(src: &Path, dir: &Path) -> Result<String, RunnerError> {
-    if !src.is_file() {
-        return Err(RunnerError::BadRequest(format!(
-            "the input file {} does not exist",
-            src.display()
-        )));
-    }
-    std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
-    let filename = src
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "input".into());
-    let target = dir.join(safe_name(&filename));
-    std::fs::copy(src, &target).map_err(io(format!("copying {}", src.display())))?;
-    Ok(target.display().to_string())
-}
-
-/// Makes every file under `dir` read-only (0444) and every folder 0555.
-fn make_read_only(dir: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    make_read_only(&p);
-                } else {
-                    let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444));
-                }
-            }
-        }
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555));
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
     }
 }
 
@@ -448,6 +344,25 @@ fn execute(
     } else {
         &python.executable
     };
+    let required = !limits.allow_unisolated;
+    #[cfg(target_os = "macos")]
+    let seatbelt = isolation::macos::seatbelt_args(
+        program,
+        work,
+        &request.shared_folders,
+        &python.runtime,
+        limits.no_network,
+    );
+    #[cfg(target_os = "macos")]
+    let mut cmd = match &seatbelt {
+        Some(args) => {
+            let mut cmd = Command::new(isolation::macos::SANDBOX_EXEC);
+            cmd.args(args);
+            cmd
+        }
+        None => Command::new(program),
+    };
+    #[cfg(not(target_os = "macos"))]
     let mut cmd = Command::new(program);
     // An allowlisted environment: never the server's (its keys, its token).
     cmd.arg("script.py")
@@ -464,11 +379,6 @@ fn execute(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(windows)]
-    if let Some(v) = std::env::var_os("SYSTEMROOT") {
-        cmd.env("SYSTEMROOT", v);
-    }
-    let required = !limits.allow_unisolated;
     #[cfg(target_os = "linux")]
     let mut prepared = {
         let plan = isolation::plan(
@@ -486,8 +396,26 @@ fn execute(
         sandbox::prepare(&mut cmd, limits, plan, required).map_err(io("preparing the sandbox"))?
     };
     #[cfg(not(target_os = "linux"))]
+    let _ = simulate_no_landlock;
+    #[cfg(target_os = "macos")]
     {
-        let _ = simulate_no_landlock;
+        if required && seatbelt.is_none() {
+            return Err(RunnerError::NotIsolated(isolation::macos::refusal()));
+        }
+        isolation::macos::set_limits(&mut cmd, limits);
+    }
+    #[cfg(windows)]
+    let job = {
+        if let Some(v) = std::env::var_os("SYSTEMROOT") {
+            cmd.env("SYSTEMROOT", v);
+        }
+        if required {
+            return Err(RunnerError::NotIsolated(isolation::windows::refusal()));
+        }
+        isolation::windows::Job::new(limits).ok()
+    };
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+    {
         if required {
             return Err(RunnerError::NotIsolated(format!(
                 "Maskflow did not run the script: it has no file-system and network isolation \
@@ -525,6 +453,10 @@ fn execute(
         }
         Err(e) => return Err(io(format!("starting {}", program.display()))(e)),
     };
+    // The child is in the job before it has read its script (a Python
+    // interpreter takes tens of milliseconds to start).
+    #[cfg(windows)]
+    let job = job.filter(|j| j.assign(&child).is_ok());
     let pgid = i32::try_from(child.id()).unwrap_or(0);
     let stdout = child.stdout.take().map(|s| capture(s, limits.stdio_bytes));
     let stderr = child.stderr.take().map(|s| capture(s, limits.stdio_bytes));
@@ -547,7 +479,14 @@ fn execute(
         } else if ticks % 10 == 9 && outputs::total_size(&outputs_dir) > limits.output_bytes {
             output_over = true;
         }
+        #[cfg(target_os = "linux")]
+        prepared.observe();
         if cancelled || timed_out || output_over {
+            let _ = child.kill();
+            #[cfg(windows)]
+            if let Some(job) = &job {
+                job.terminate();
+            }
             kill_tree(
                 pgid,
                 #[cfg(target_os = "linux")]
@@ -565,6 +504,10 @@ fn execute(
         #[cfg(target_os = "linux")]
         &prepared,
     );
+    #[cfg(windows)]
+    let job_held = job.is_some();
+    #[cfg(windows)]
+    drop(job); // KILL_ON_JOB_CLOSE: stragglers go with it
     let take = |c: Option<Arc<Mutex<Capture>>>| -> (String, bool) {
         let Some(c) = c else {
             return (String::new(), false);
@@ -584,109 +527,63 @@ fn execute(
         output_over = true;
     }
 
-    #[cfg(unix)]
-    let signal = status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
-    #[cfg(not(unix))]
-    let signal: Option<i32> = None;
+    let signal = signal_of(status);
     let exit_code = status.and_then(|s| s.code());
 
-    let mut report = Vec::new();
-    #[cfg(not(target_os = "linux"))]
-    let network_isolated = false;
-    let mut memory_hit = stderr.contains("MemoryError");
-    let mut process_hit = false;
-    report.push(LimitState {
+    let mut report = vec![LimitState {
         name: "wall_clock".into(),
         limit: format!("{} s", limits.timeout.as_secs()),
         mechanism: Some("process tree killed at the time-out".into()),
         note: None,
+    }];
+    let memory_error = stderr.contains("MemoryError");
+    // A refused fork or thread shows as EAGAIN, which Python names
+    // BlockingIOError (Windows: "not enough quota", error 1816).
+    let fork_refused = [&stdout, &stderr].iter().any(|t| {
+        t.contains("BlockingIOError")
+            || t.contains("Resource temporarily unavailable")
+            || t.contains("WinError 1816")
     });
     #[cfg(target_os = "linux")]
-    let network_isolated = confirmed.network_isolated();
-    #[cfg(target_os = "linux")]
-    let isolated = confirmed.file_system_isolated && (network_isolated || !limits.no_network);
-    #[cfg(not(target_os = "linux"))]
-    let isolated = false;
-    #[cfg(target_os = "linux")]
-    {
-        report.push(LimitState {
-            name: "file_system".into(),
-            limit: "its working folder, its inputs and the Python runtime".into(),
-            mechanism: confirmed.file_system_isolated.then(|| {
-                "Landlock (read-write: the working folder; read-only: the runtime)".to_owned()
-            }),
-            note: (!confirmed.file_system_isolated)
-                .then(|| "NOT ISOLATED: run without isolation, as allowed in Settings".to_owned()),
-        });
-        let root = sandbox::is_root();
-        report.push(LimitState {
-            name: "memory".into(),
-            limit: mib(limits.memory_bytes),
-            mechanism: Some(if confirmed.memory_cgroup {
-                "cgroup v1 memory".into()
-            } else {
-                "RLIMIT_AS".into()
-            }),
-            note: None,
-        });
-        report.push(LimitState {
-            name: "cpu".into(),
-            limit: format!("{} s", limits.cpu_seconds),
-            mechanism: Some("RLIMIT_CPU".into()),
-            note: None,
-        });
-        let (mechanism, note) = if confirmed.pids_cgroup {
-            (Some("cgroup v1 pids".to_owned()), None)
-        } else if root {
-            (
-                None,
-                Some("no writable pids cgroup, and RLIMIT_NPROC does not bind root".to_owned()),
-            )
-        } else {
-            (
-                Some("RLIMIT_NPROC (counts all of the user's processes)".to_owned()),
-                None,
-            )
-        };
-        report.push(LimitState {
-            name: "processes".into(),
-            limit: limits.max_processes.to_string(),
-            mechanism,
-            note,
-        });
-        report.push(LimitState {
-            name: "output".into(),
-            limit: mib(limits.output_bytes),
-            mechanism: Some("RLIMIT_FSIZE and a check of outputs/".into()),
-            note: None,
-        });
-        report.push(LimitState {
-            name: "network".into(),
-            limit: if limits.no_network {
-                "none".into()
-            } else {
-                "allowed".into()
-            },
-            mechanism: network_mechanism(&confirmed),
-            note: (limits.no_network && !network_isolated).then(|| {
-                "NOT ISOLATED: run without network isolation, as allowed in Settings".to_owned()
-            }),
-        });
-        if let Some(m) = &prepared.memory {
-            memory_hit |= m.read_counter("memory.oom_control", Some("oom_kill")) > 0;
-        }
-        if let Some(p) = &prepared.pids {
-            process_hit = p.read_counter("pids.events", Some("max")) > 0;
-        } else if !root {
-            // Under RLIMIT_NPROC there is no counter: a refused fork shows
-            // as EAGAIN, which Python names BlockingIOError.
-            process_hit = [&stdout, &stderr].iter().any(|t| {
-                t.contains("BlockingIOError") || t.contains("Resource temporarily unavailable")
-            });
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
+    let (network_isolated, isolated, memory_hit, process_hit) = {
+        let network_isolated = confirmed.network_isolated();
+        report.extend(report::linux(limits, &confirmed));
+        let mut memory_hit = memory_error || prepared.oom_killed();
+        // systemd removes a scope's cgroup as soon as it is empty, so its
+        // `oom_kill` may go unseen: a SIGKILL nobody else sent is the memory
+        // limit (the CPU limit's SIGKILL comes only once its time is spent).
+        memory_hit |= confirmed.memory == cgroup::Mechanism::SystemdScope
+            && signal == Some(libc::SIGKILL)
+            && !(timed_out || cancelled || output_over)
+            && !cpu_exhausted(limits, duration_ms);
+        // Root without a pids cgroup has no process limit at all.
+        let unbound = sandbox::is_root() && confirmed.processes == cgroup::Mechanism::Rlimit;
+        let process_hit = (fork_refused && !unbound) || prepared.pids_refused();
+        (
+            network_isolated,
+            confirmed.file_system_isolated && (network_isolated || !limits.no_network),
+            memory_hit,
+            process_hit,
+        )
+    };
+    #[cfg(target_os = "macos")]
+    let (network_isolated, isolated, memory_hit, process_hit) = {
+        let root = isolation::macos::is_root();
+        report.extend(isolation::macos::report(limits, seatbelt.is_some(), root));
+        (
+            seatbelt.is_some() && limits.no_network,
+            seatbelt.is_some(),
+            memory_error,
+            fork_refused && !root,
+        )
+    };
+    #[cfg(windows)]
+    let (network_isolated, isolated, memory_hit, process_hit) = {
+        report.extend(isolation::windows::report(limits, job_held));
+        (false, false, memory_error, fork_refused)
+    };
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+    let (network_isolated, isolated, memory_hit, process_hit) = {
         for name in ["memory", "cpu", "processes", "network"] {
             report.push(LimitState {
                 name: name.into(),
@@ -701,8 +598,9 @@ fn execute(
             mechanism: Some("a check of outputs/".into()),
             note: None,
         });
-    }
-    let _ = &mut process_hit;
+        let _ = fork_refused;
+        (false, false, memory_error, false)
+    };
     let outputs = outputs::list(&outputs_dir);
     const SIGKILL: i32 = 9;
     const SIGXCPU: i32 = 24;
@@ -794,7 +692,19 @@ pub fn isolation_status() -> Result<String, String> {
             (Ok(_), Err(why)) => Err(isolation::refusal(None, Some(why))),
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    {
+        if Path::new(isolation::macos::SANDBOX_EXEC).is_file() {
+            Ok("Seatbelt (files and network)".into())
+        } else {
+            Err(isolation::macos::refusal())
+        }
+    }
+    #[cfg(windows)]
+    {
+        Err(isolation::windows::refusal())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
     {
         Err(format!(
             "Maskflow has no script isolation on {} yet",
@@ -814,31 +724,36 @@ fn script_path(program: &Path) -> std::ffi::OsString {
     path
 }
 
-#[cfg(target_os = "linux")]
-fn network_mechanism(c: &sandbox::Confirmed) -> Option<String> {
-    match (c.sockets_filtered, c.network_namespace) {
-        (true, true) => Some("seccomp (only AF_UNIX sockets) and an own network namespace".into()),
-        (true, false) => Some("seccomp (only AF_UNIX sockets)".into()),
-        (false, true) => Some("own network namespace".into()),
-        (false, false) => None,
-    }
-}
-
 fn cpu_exhausted(limits: &Limits, duration_ms: u64) -> bool {
     duration_ms / 1000 >= limits.cpu_seconds
 }
 
 fn kill_tree(pgid: i32, #[cfg(target_os = "linux")] prepared: &sandbox::Prepared) {
-    if pgid <= 0 {
-        return;
-    }
     #[cfg(target_os = "linux")]
-    prepared.kill_tree(pgid);
+    if pgid > 0 {
+        prepared.kill_tree(pgid);
+    }
     #[cfg(all(unix, not(target_os = "linux")))]
-    {
+    if pgid > 0 {
         let _ = Command::new("kill")
             .args(["-KILL", &format!("-{pgid}")])
             .status();
+    }
+    // Elsewhere (Windows) the Job Object and `Child::kill` end the tree.
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
+/// The signal that ended a process (none outside Unix).
+fn signal_of(status: Option<std::process::ExitStatus>) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
     }
 }
 

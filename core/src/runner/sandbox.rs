@@ -1,21 +1,21 @@
-//! The operating-system side of containment: cgroups (v1 `pids` and
-//! `memory`, where writable), resource limits, a network namespace, the
-//! Landlock ruleset and socket filter of [`super::isolation`], and killing a
-//! whole process tree. The only module of Maskflow with `unsafe`
-//! code: the `pre_exec` hook that runs in the forked child before `exec`,
-//! and `kill(2)`. Everything in that hook is async-signal-safe (raw system
-//! calls on pre-built buffers; no allocation).
+//! The operating-system side of containment: the cgroups or systemd scope
+//! of [`super::cgroup`], resource limits, a network namespace, the Landlock
+//! ruleset and socket filter of [`super::isolation`], and killing a whole
+//! process tree. The only module of Maskflow with `unsafe` code: the
+//! `pre_exec` hook that runs in the forked child before `exec`, and
+//! `kill(2)`. Everything in that hook is async-signal-safe (raw system calls
+//! on pre-built buffers; no allocation).
 #![allow(unsafe_code)]
 
-use std::ffi::CString;
-use std::io::Read;
+use std::ffi::{CStr, CString};
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
 
 use super::Limits;
+use super::cgroup::{self, Cgroup, Choice, Controllers, Mechanism, Offer, Scope, ScopeRequest};
 use super::isolation::Plan;
 
 /// What the child reported from its `pre_exec` hook.
@@ -25,84 +25,10 @@ const MEMORY_JOINED: u8 = 4;
 const FS_ISOLATED: u8 = 8;
 const SOCKETS_FILTERED: u8 = 16;
 
-/// The cgroup v1 hierarchies the runner uses.
-const PIDS_ROOT: &str = "/sys/fs/cgroup/pids";
-const MEMORY_ROOT: &str = "/sys/fs/cgroup/memory";
-
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// One cgroup made for one run (removed on drop).
-#[derive(Debug)]
-pub struct Cgroup {
-    /// Its folder.
-    pub dir: PathBuf,
-}
-
-impl Cgroup {
-    fn create(root: &str, settings: &[(&str, String)]) -> Option<Cgroup> {
-        let root = PathBuf::from(root);
-        if !root.join("cgroup.procs").exists() {
-            return None;
-        }
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = root.join(format!("maskflow-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        let group = Cgroup { dir };
-        for (file, value) in settings {
-            if std::fs::write(group.dir.join(file), value).is_err()
-                && *file != "memory.memsw.limit_in_bytes"
-            {
-                return None; // dropped: removed
-            }
-        }
-        Some(group)
-    }
-
-    /// The pids now in the group.
-    pub fn pids(&self) -> Vec<i32> {
-        std::fs::read_to_string(self.dir.join("cgroup.procs"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect()
-    }
-
-    /// A counter file's value, e.g. `memory.failcnt`; for key-value files
-    /// (`pids.events`, `memory.oom_control`) the value of `key`.
-    pub fn read_counter(&self, file: &str, key: Option<&str>) -> u64 {
-        let text = std::fs::read_to_string(self.dir.join(file)).unwrap_or_default();
-        match key {
-            None => text.trim().parse().unwrap_or(0),
-            Some(k) => text
-                .lines()
-                .filter_map(|l| l.split_once(' '))
-                .find(|(name, _)| *name == k)
-                .and_then(|(_, v)| v.trim().parse().ok())
-                .unwrap_or(0),
-        }
-    }
-
-    /// Kills every process in the group.
-    pub fn kill_all(&self) {
-        for _ in 0..50 {
-            let pids = self.pids();
-            if pids.is_empty() {
-                return;
-            }
-            for pid in pids {
-                kill(pid, libc::SIGKILL);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        self.kill_all();
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
+/// What the scope helper tells the waiting child: the scope holds memory,
+/// processes (else the child sets the rlimit).
+const SCOPE_MEMORY: u8 = 1;
+const SCOPE_PIDS: u8 = 2;
 
 /// Sends `signal` to `pid` (negative: a process group).
 pub fn kill(pid: i32, signal: i32) {
@@ -115,15 +41,27 @@ pub fn kill(pid: i32, signal: i32) {
 /// The containment prepared for one child, before it is spawned.
 #[derive(Debug)]
 pub struct Prepared {
-    /// The `pids` cgroup, when one could be made.
-    pub pids: Option<Cgroup>,
-    /// The `memory` cgroup, when one could be made.
-    pub memory: Option<Cgroup>,
+    /// Which mechanism was chosen for memory and for processes.
+    choice: Choice,
+    /// The run's cgroup v2, when one was made.
+    v2: Option<Cgroup>,
+    /// The run's cgroup v1 `memory` group.
+    v1_memory: Option<Cgroup>,
+    /// The run's cgroup v1 `pids` group.
+    v1_pids: Option<Cgroup>,
+    /// The thread asking systemd for a scope while the child waits.
+    scope_helper: Option<JoinHandle<Option<Scope>>>,
+    /// The scope, once made.
+    scope: Option<Scope>,
+    /// Counters of the scope seen while it ran (systemd removes its cgroup
+    /// as soon as it is empty): `oom_kill`, and `max` of `pids.events`.
+    scope_oom_kills: u64,
+    scope_pids_max: u64,
     reader: std::io::PipeReader,
 }
 
 /// What the child confirmed before `exec`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Confirmed {
     /// It is in a network namespace of its own.
     pub network_namespace: bool,
@@ -131,10 +69,10 @@ pub struct Confirmed {
     pub sockets_filtered: bool,
     /// Its Landlock ruleset is enforced.
     pub file_system_isolated: bool,
-    /// It joined the `pids` cgroup.
-    pub pids_cgroup: bool,
-    /// It joined the `memory` cgroup.
-    pub memory_cgroup: bool,
+    /// What holds its memory.
+    pub memory: Mechanism,
+    /// What holds its processes.
+    pub processes: Mechanism,
 }
 
 impl Confirmed {
@@ -144,80 +82,209 @@ impl Confirmed {
     }
 }
 
-/// Makes the cgroups and installs the `pre_exec` hook on `cmd`: join the
-/// cgroups, set the resource limits, enter a new network namespace, apply
-/// `plan` (Landlock, then the socket filter), and report which of these
-/// worked through a pipe. When `required`, a child that could not be
-/// isolated (file system, and network when `limits.no_network`) does not
-/// exec: spawning fails, and [`Prepared::confirmed`] says what was missing.
+/// Writes `0` into a `cgroup.procs`: the calling process joins that group.
+///
+/// # Safety
+/// Async-signal-safe (open, write, close on a pre-built path).
+unsafe fn join(procs: &CStr) -> bool {
+    // SAFETY: plain system calls on a valid NUL-terminated path and a
+    // static buffer.
+    unsafe {
+        let f = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if f < 0 {
+            return false;
+        }
+        let ok = libc::write(f, b"0".as_ptr().cast(), 1) == 1;
+        libc::close(f);
+        ok
+    }
+}
+
+/// Makes `cmd`'s child join the cgroup whose `cgroup.procs` is `procs`
+/// before `exec` (tests of the cgroup mechanics).
+#[cfg(test)]
+pub fn join_before_exec(cmd: &mut Command, procs: CString) {
+    // SAFETY: the hook only calls `join`, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if join(&procs) {
+                Ok(())
+            } else {
+                Err(std::io::Error::from_raw_os_error(libc::EACCES))
+            }
+        });
+    }
+}
+
+/// The cgroups (or scope) of a run, chosen by [`cgroup::choose`] from what
+/// this machine offers; the cheap mechanisms are tried first, and the
+/// user's systemd is asked only when no own cgroup holds a limit.
+fn limit_groups(limits: &Limits) -> (Choice, Option<Cgroup>, Option<Cgroup>, Option<Cgroup>) {
+    let mut offer = Offer::default();
+    let v2 = cgroup::create_v2(limits.memory_bytes, limits.max_processes).map(|(g, c)| {
+        offer.v2 = c;
+        g
+    });
+    let v1_memory = (!offer.v2.memory)
+        .then(|| cgroup::create_v1_memory(limits.memory_bytes))
+        .flatten();
+    let v1_pids = (!offer.v2.pids)
+        .then(|| cgroup::create_v1_pids(limits.max_processes))
+        .flatten();
+    offer.v1 = Controllers {
+        memory: v1_memory.is_some(),
+        pids: v1_pids.is_some(),
+    };
+    let uncovered = !(offer.v2.memory || offer.v1.memory) || !(offer.v2.pids || offer.v1.pids);
+    offer.systemd_scope = uncovered && cgroup::systemd_scope_available();
+    let choice = cgroup::choose(&offer);
+    // Groups the choice does not use are dropped (removed) here.
+    let keep = |g: Option<Cgroup>, used: bool| g.filter(|_| used);
+    let v2_used = choice.memory == Mechanism::CgroupV2 || choice.processes == Mechanism::CgroupV2;
+    (
+        choice,
+        keep(v2, v2_used),
+        keep(v1_memory, choice.memory == Mechanism::CgroupV1),
+        keep(v1_pids, choice.processes == Mechanism::CgroupV1),
+    )
+}
+
+/// Makes the cgroups (or starts the scope helper) and installs the
+/// `pre_exec` hook on `cmd`: wait until systemd put the child into its scope
+/// (when one is used), join the cgroups, set the resource limits (memory
+/// and processes only where no cgroup holds them), enter a new network
+/// namespace, apply `plan` (Landlock, then the socket filter), and report
+/// which of these worked through a pipe. When `required`, a child that could
+/// not be isolated (file system, and network when `limits.no_network`) does
+/// not exec: spawning fails, and [`Prepared::confirmed`] says what was
+/// missing.
 pub fn prepare(
     cmd: &mut Command,
     limits: &Limits,
     plan: Plan,
     required: bool,
 ) -> std::io::Result<Prepared> {
-    let pids = Cgroup::create(PIDS_ROOT, &[("pids.max", limits.max_processes.to_string())]);
-    let memory = Cgroup::create(
-        MEMORY_ROOT,
-        &[
-            ("memory.limit_in_bytes", limits.memory_bytes.to_string()),
-            (
-                "memory.memsw.limit_in_bytes",
-                limits.memory_bytes.to_string(),
-            ),
-        ],
-    );
-    let procs = |g: &Option<Cgroup>| {
-        g.as_ref().and_then(|g| {
-            CString::new(
-                g.dir
-                    .join("cgroup.procs")
-                    .into_os_string()
-                    .into_encoded_bytes(),
-            )
-            .ok()
-        })
+    let (choice, v2, v1_memory, v1_pids) = limit_groups(limits);
+    let groups = Groups {
+        v2,
+        v1_memory,
+        v1_pids,
     };
-    let pids_procs = procs(&pids);
-    let memory_procs = procs(&memory);
-    let mut rlimits: Vec<(libc::__rlimit_resource_t, u64)> = vec![
-        (libc::RLIMIT_CPU, limits.cpu_seconds),
-        (libc::RLIMIT_FSIZE, limits.output_bytes),
-        (libc::RLIMIT_CORE, 0),
+    prepare_with(
+        cmd,
+        limits,
+        plan,
+        required,
+        choice,
+        groups,
+        cgroup::start_scope,
+    )
+}
+
+/// The run's own cgroups.
+#[derive(Debug, Default)]
+struct Groups {
+    v2: Option<Cgroup>,
+    v1_memory: Option<Cgroup>,
+    v1_pids: Option<Cgroup>,
+}
+
+/// What puts a waiting child into a scope ([`cgroup::start_scope`]; tests
+/// stand in for systemd).
+type ScopeStarter = fn(&ScopeRequest, u32) -> Option<Scope>;
+
+/// [`prepare`] with the mechanisms already chosen and made.
+fn prepare_with(
+    cmd: &mut Command,
+    limits: &Limits,
+    plan: Plan,
+    required: bool,
+    choice: Choice,
+    groups: Groups,
+    start_scope: ScopeStarter,
+) -> std::io::Result<Prepared> {
+    let Groups {
+        v2,
+        v1_memory,
+        v1_pids,
+    } = groups;
+    let mut joins: Vec<(CString, u8)> = Vec::new();
+    if let Some(path) = v2.as_ref().and_then(Cgroup::procs_file) {
+        let mut flags = 0;
+        if choice.memory == Mechanism::CgroupV2 {
+            flags |= MEMORY_JOINED;
+        }
+        if choice.processes == Mechanism::CgroupV2 {
+            flags |= PIDS_JOINED;
+        }
+        joins.push((path, flags));
+    }
+    if let Some(path) = v1_memory.as_ref().and_then(Cgroup::procs_file) {
+        joins.push((path, MEMORY_JOINED));
+    }
+    if let Some(path) = v1_pids.as_ref().and_then(Cgroup::procs_file) {
+        joins.push((path, PIDS_JOINED));
+    }
+    // (resource, value, the flag under which a cgroup holds it instead).
+    let rlimits: Vec<(libc::__rlimit_resource_t, u64, u8)> = vec![
+        (libc::RLIMIT_CPU, limits.cpu_seconds, 0),
+        (libc::RLIMIT_FSIZE, limits.output_bytes, 0),
+        (libc::RLIMIT_CORE, 0, 0),
+        (libc::RLIMIT_AS, limits.memory_bytes, MEMORY_JOINED),
+        (libc::RLIMIT_NPROC, limits.max_processes, PIDS_JOINED),
     ];
-    if memory.is_none() {
-        rlimits.push((libc::RLIMIT_AS, limits.memory_bytes));
-    }
-    if pids.is_none() {
-        rlimits.push((libc::RLIMIT_NPROC, limits.max_processes));
-    }
+    let scoped =
+        choice.memory == Mechanism::SystemdScope || choice.processes == Mechanism::SystemdScope;
+    let (scope_helper, scope_fds) = if scoped {
+        let request = ScopeRequest::new(
+            (choice.memory == Mechanism::SystemdScope).then_some(limits.memory_bytes),
+            (choice.processes == Mechanism::SystemdScope).then_some(limits.max_processes),
+        );
+        let (pid_reader, pid_writer) = std::io::pipe()?;
+        let (go_reader, go_writer) = std::io::pipe()?;
+        let fds = (
+            pid_writer.as_raw_fd(),
+            go_reader.as_raw_fd(),
+            go_writer.as_raw_fd(),
+        );
+        let helper =
+            std::thread::spawn(move || scope_helper(&request, start_scope, pid_reader, go_writer));
+        (Some(helper), Some((fds, pid_writer, go_reader)))
+    } else {
+        (None, None)
+    };
     let network = limits.no_network;
     let mut ruleset = plan.landlock.ok();
     let filter = plan.seccomp.ok().filter(|_| network);
     let (reader, writer) = std::io::pipe()?;
     let fd = writer.as_raw_fd();
-    // The writer must stay open in the parent until spawn; it is moved into
-    // the closure so it lives as long as the Command, and dropped with it.
-    let keep = writer;
-    // SAFETY: the hook only makes system calls (open, write, close,
-    // setrlimit, unshare, prctl, landlock_restrict_self, seccomp) on values
-    // prepared above; it does not allocate.
+    // The write ends must stay open in the parent until spawn; they are
+    // moved into the closure so they live as long as the Command, and are
+    // dropped with it.
+    let keep = (writer, scope_fds.as_ref().map(|(f, _, _)| *f));
+    let scope_pipes = scope_fds.map(|(_, w, r)| (w, r));
+    // SAFETY: the hook only makes system calls (getpid, read, open, write,
+    // close, setrlimit, unshare, prctl, landlock_restrict_self, seccomp) on
+    // values prepared above; it does not allocate.
     unsafe {
         cmd.pre_exec(move || {
-            let _ = &keep;
+            let _ = (&keep, &scope_pipes);
             let mut flags: u8 = 0;
-            for (path, flag) in [(&pids_procs, PIDS_JOINED), (&memory_procs, MEMORY_JOINED)] {
-                if let Some(path) = path {
-                    let f = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                    if f >= 0 {
-                        if libc::write(f, b"0".as_ptr().cast(), 1) == 1 {
-                            flags |= flag;
-                        }
-                        libc::close(f);
-                    }
+            // Limits held by a cgroup: those rlimits are not set.
+            let mut held: u8 = 0;
+            if let Some((pid_fd, go_fd, go_write_fd)) = keep.1 {
+                held |= wait_for_scope(pid_fd, go_fd, go_write_fd);
+            }
+            for (path, joined) in &joins {
+                if join(path) {
+                    flags |= joined;
+                    held |= joined;
                 }
             }
-            for (resource, value) in &rlimits {
+            for (resource, value, held_by) in &rlimits {
+                if *held_by != 0 && held & held_by != 0 {
+                    continue;
+                }
                 let hard = if *resource == libc::RLIMIT_CPU {
                     value + 1
                 } else {
@@ -257,10 +324,81 @@ pub fn prepare(
     }
     cmd.process_group(0);
     Ok(Prepared {
-        pids,
-        memory,
+        choice,
+        v2,
+        v1_memory,
+        v1_pids,
+        scope_helper,
+        scope: None,
+        scope_oom_kills: 0,
+        scope_pids_max: 0,
         reader,
     })
+}
+
+/// In the child, before anything else: sends its pid to the scope helper and
+/// waits for its answer (which limits the scope holds), as
+/// `MEMORY_JOINED`/`PIDS_JOINED` bits; 0 when the helper gave up.
+///
+/// # Safety
+/// Async-signal-safe: getpid, write, read, close on inherited descriptors.
+unsafe fn wait_for_scope(pid_fd: i32, go_fd: i32, go_write_fd: i32) -> u8 {
+    // SAFETY: plain system calls on descriptors this process inherited and
+    // on stack buffers.
+    unsafe {
+        // The child's copy of the helper's end: closed, so that a helper
+        // that gives up (drops its end) ends the wait below.
+        libc::close(go_write_fd);
+        let pid = libc::getpid().to_ne_bytes();
+        if libc::write(pid_fd, pid.as_ptr().cast(), pid.len()) != 4 {
+            return 0;
+        }
+        let mut answer = 0u8;
+        loop {
+            let n = libc::read(go_fd, (&mut answer as *mut u8).cast(), 1);
+            if n == 1 {
+                break;
+            }
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return 0;
+        }
+        let mut held = 0;
+        if answer & SCOPE_MEMORY != 0 {
+            held |= MEMORY_JOINED;
+        }
+        if answer & SCOPE_PIDS != 0 {
+            held |= PIDS_JOINED;
+        }
+        held
+    }
+}
+
+/// The parent's side of the scope: reads the waiting child's pid, asks
+/// systemd for the scope, tells the child which limits it holds. Whatever
+/// happens, the child is answered (or its pipe closed) and goes on.
+fn scope_helper(
+    request: &ScopeRequest,
+    start_scope: ScopeStarter,
+    mut pid_reader: std::io::PipeReader,
+    mut go_writer: std::io::PipeWriter,
+) -> Option<Scope> {
+    let mut pid = [0u8; 4];
+    pid_reader.read_exact(&mut pid).ok()?;
+    let pid = u32::try_from(i32::from_ne_bytes(pid)).ok()?;
+    let scope = start_scope(request, pid);
+    let mut answer = 0;
+    if let Some(s) = &scope {
+        if s.memory {
+            answer |= SCOPE_MEMORY;
+        }
+        if s.pids {
+            answer |= SCOPE_PIDS;
+        }
+    }
+    let _ = go_writer.write_all(&[answer]);
+    scope
 }
 
 impl Prepared {
@@ -272,19 +410,81 @@ impl Prepared {
             Ok(1) => byte[0],
             _ => 0,
         };
+        if let Some(helper) = self.scope_helper.take() {
+            self.scope = helper.join().ok().flatten();
+        }
+        let scope = self.scope.as_ref();
+        let held = |joined: bool, chosen: Mechanism, by_scope: bool| {
+            if joined {
+                chosen
+            } else if by_scope {
+                Mechanism::SystemdScope
+            } else {
+                Mechanism::Rlimit
+            }
+        };
         Confirmed {
             network_namespace: flags & NET_ISOLATED != 0,
             sockets_filtered: flags & SOCKETS_FILTERED != 0,
             file_system_isolated: flags & FS_ISOLATED != 0,
-            pids_cgroup: flags & PIDS_JOINED != 0,
-            memory_cgroup: flags & MEMORY_JOINED != 0,
+            memory: held(
+                flags & MEMORY_JOINED != 0,
+                self.choice.memory,
+                scope.is_some_and(|s| s.memory),
+            ),
+            processes: held(
+                flags & PIDS_JOINED != 0,
+                self.choice.processes,
+                scope.is_some_and(|s| s.pids),
+            ),
         }
+    }
+
+    /// Samples the scope's counters while the run goes on (systemd removes
+    /// its cgroup once the run's processes are gone).
+    pub fn observe(&mut self) {
+        if let Some(s) = &self.scope {
+            let oom = s.group.read_counter("memory.events", Some("oom_kill"));
+            let max = s.group.read_counter("pids.events", Some("max"));
+            self.scope_oom_kills = self.scope_oom_kills.max(oom);
+            self.scope_pids_max = self.scope_pids_max.max(max);
+        }
+    }
+
+    /// Whether the kernel killed a process of the run at the memory limit.
+    pub fn oom_killed(&mut self) -> bool {
+        self.observe();
+        let v2 = self
+            .v2
+            .as_ref()
+            .map_or(0, |g| g.read_counter("memory.events", Some("oom_kill")));
+        let v1 = self.v1_memory.as_ref().map_or(0, |g| {
+            g.read_counter("memory.oom_control", Some("oom_kill"))
+        });
+        v2 + v1 + self.scope_oom_kills > 0
+    }
+
+    /// Whether a cgroup refused a new process of the run.
+    pub fn pids_refused(&mut self) -> bool {
+        self.observe();
+        [&self.v2, &self.v1_pids]
+            .into_iter()
+            .flatten()
+            .map(|g| g.read_counter("pids.events", Some("max")))
+            .sum::<u64>()
+            + self.scope_pids_max
+            > 0
     }
 
     /// Kills the process group `pgid` and everything in the cgroups.
     pub fn kill_tree(&self, pgid: i32) {
         kill(-pgid, libc::SIGKILL);
-        for g in [&self.pids, &self.memory].into_iter().flatten() {
+        let scope = self.scope.as_ref().map(|s| &s.group);
+        for g in [&self.v2, &self.v1_memory, &self.v1_pids]
+            .into_iter()
+            .flatten()
+            .chain(scope)
+        {
             g.kill_all();
         }
     }
@@ -294,4 +494,111 @@ impl Prepared {
 pub fn is_root() -> bool {
     // SAFETY: geteuid(2) cannot fail and touches no memory.
     unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Where the stand-in for systemd moves the child: a cgroup v2 without
+    /// controllers on this machine's hybrid mount, when it is writable.
+    const FAKE_SCOPE_ROOT: &str = "/sys/fs/cgroup/unified";
+
+    /// Stands in for systemd: moves the waiting child from outside, as the
+    /// user manager does, and says the scope holds memory, not processes.
+    fn fake_systemd(_: &ScopeRequest, pid: u32) -> Option<Scope> {
+        let group = Cgroup::create(Path::new(FAKE_SCOPE_ROOT), &[], &[]);
+        let dir = match group {
+            Some(g) if std::fs::write(g.dir.join("cgroup.procs"), pid.to_string()).is_ok() => {
+                let dir = g.dir.clone();
+                std::mem::forget(g); // removed by the test, once empty
+                dir
+            }
+            _ => Path::new("/nonexistent").to_path_buf(),
+        };
+        Some(Scope {
+            group: Cgroup::borrowed(dir),
+            memory: true,
+            pids: false,
+        })
+    }
+
+    fn refusing_systemd(_: &ScopeRequest, _: u32) -> Option<Scope> {
+        None
+    }
+
+    /// Runs `bash` under a scope from `starter`; its output: its cgroup v2
+    /// path, then its address-space and process rlimits.
+    fn run_scoped(starter: ScopeStarter) -> (Confirmed, String, Option<std::path::PathBuf>) {
+        let limits = Limits {
+            memory_bytes: 512 << 20,
+            max_processes: 48,
+            no_network: false,
+            ..Limits::default()
+        };
+        let choice = Choice {
+            memory: Mechanism::SystemdScope,
+            processes: Mechanism::SystemdScope,
+        };
+        let plan = super::super::isolation::plan(Path::new("/nonexistent"), &[], &[], false);
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", "grep '^0::' /proc/self/cgroup; ulimit -v; ulimit -u"])
+            .stdout(std::process::Stdio::piped());
+        let mut prepared = prepare_with(
+            &mut cmd,
+            &limits,
+            plan,
+            false,
+            choice,
+            Groups::default(),
+            starter,
+        )
+        .expect("prepare");
+        let child = cmd.spawn().expect("spawn");
+        drop(cmd);
+        let confirmed = prepared.confirmed();
+        let out = child.wait_with_output().expect("wait");
+        let dir = prepared.scope.as_ref().map(|s| s.group.dir.clone());
+        (
+            confirmed,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            dir,
+        )
+    }
+
+    #[test]
+    fn a_child_waits_for_its_scope_and_keeps_only_the_rlimits_it_lacks() {
+        let (confirmed, out, dir) = run_scoped(fake_systemd);
+        let dir = dir.expect("scope");
+        // The child is gone: its scope is empty and removed first.
+        let moved = std::fs::remove_dir(&dir).is_ok();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(confirmed.memory, Mechanism::SystemdScope, "{out}");
+        assert_eq!(confirmed.processes, Mechanism::Rlimit, "{out}");
+        // Memory held by the scope: no RLIMIT_AS; processes: RLIMIT_NPROC.
+        assert_eq!(lines[lines.len() - 2], "unlimited", "{out}");
+        assert_eq!(lines[lines.len() - 1], "48", "{out}");
+        if moved {
+            // It was moved before it ran a single instruction of `bash`.
+            let name = dir
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
+            assert_eq!(lines[0], format!("0::/{name}"), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_child_whose_scope_was_refused_runs_under_rlimits() {
+        let (confirmed, out, dir) = run_scoped(refusing_systemd);
+        assert!(dir.is_none());
+        assert_eq!(confirmed.memory, Mechanism::Rlimit, "{out}");
+        assert_eq!(confirmed.processes, Mechanism::Rlimit, "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[lines.len() - 2], (512 << 10).to_string(), "{out}");
+        assert_eq!(lines[lines.len() - 1], "48", "{out}");
+    }
 }

@@ -3,6 +3,8 @@
 
 use std::net::TcpListener;
 
+use serde_json::json;
+
 use super::*;
 
 fn request(dir: &Path, script: &str, limits: Limits) -> RunRequest {
@@ -455,4 +457,36 @@ fn without_isolation_a_run_is_refused_unless_the_user_allowed_it() {
             .as_deref()
             .is_some_and(|n| n.contains("NOT ISOLATED"))
     );
+}
+
+#[test]
+fn the_report_names_what_held_memory_and_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let result = run(&request(dir.path(), "print('ok')\n", Limits::default()));
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    // What this machine offers, found independently of the runner.
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let v2 = cgroup::is_cgroup2_mount(&mountinfo, "/sys/fs/cgroup");
+    let root = sandbox::is_root();
+    let v1_memory = Path::new("/sys/fs/cgroup/memory/cgroup.procs").exists();
+    let expected = if root && v2 {
+        "cgroup v2"
+    } else if root && v1_memory {
+        "cgroup v1"
+    } else if v2 && cgroup::systemd_scope_available() {
+        "systemd scope (cgroup v2"
+    } else {
+        "rlimit"
+    };
+    let memory = result.limit("memory").expect("reported");
+    let mechanism = memory.mechanism.as_deref().unwrap_or_default();
+    eprintln!("memory held by {mechanism}; expected {expected}");
+    assert!(mechanism.starts_with(expected), "{memory:?}");
+    let processes = result.limit("processes").expect("reported");
+    if root && !v2 && !Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists() {
+        assert!(processes.mechanism.is_none(), "{processes:?}");
+    } else {
+        let mechanism = processes.mechanism.as_deref().unwrap_or_default();
+        assert!(mechanism.starts_with(expected), "{processes:?}");
+    }
 }
