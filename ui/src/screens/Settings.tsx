@@ -3,6 +3,7 @@
 // interpreter workflows run with. Keys go to the system keyring and are
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { BackupsSetting } from "../components/BackupsSetting";
 import { IsolationSetting } from "../components/IsolationSetting";
 import { BudgetSettings } from "../components/BudgetSettings";
 import { AgentRoles } from "../components/AgentRoles";
@@ -415,6 +416,7 @@ export function Settings() {
         )}
       </section>
       <IsolationSetting />
+      <BackupsSetting />
     </div>
   );
 }
