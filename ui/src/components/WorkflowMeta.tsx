@@ -53,7 +53,8 @@ function InlineField({
     }
   }
 
-  const label = `Edit the ${field}`;
+  // Not "Edit …": that is the version's Edit button.
+  const label = `Change the ${field}`;
   if (!editing) {
     return (
       <button
