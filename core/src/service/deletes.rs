@@ -56,11 +56,15 @@ impl Service {
     pub fn delete_workflow(&self, workflow_id: &str, confirm: Option<&str>) -> Result<DeleteReply> {
         let counts = store::deletes::workflow_counts(&self.db(), workflow_id)?
             .ok_or_else(|| CoreError::not_found("workflow", workflow_id))?;
+        // Claimed before the token is used: a busy workflow keeps its token.
+        let _busy = match confirm {
+            Some(_) => Some(self.claim(workflow_id)?),
+            None => None,
+        };
         let target = format!("workflow:{workflow_id}");
         if let Some(preview) = self.check_confirmation(&target, counts, confirm) {
             return Ok(preview);
         }
-        let _busy = self.claim(workflow_id)?;
         let name = store::get_workflow(&self.db(), workflow_id)?
             .and_then(|w| w.name)
             .unwrap_or_else(|| format!("unnamed workflow {workflow_id}"));
@@ -160,5 +164,101 @@ fn deleted(counts: DeleteCounts, message: String) -> DeleteReply {
         confirm_token: None,
         expires_at: None,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+    use crate::ids::{Clock, UlidGen};
+    use crate::service::{CreateWorkflow, ServiceConfig};
+    use crate::store::MessageRow;
+
+    #[derive(Debug)]
+    struct Hand(AtomicU64);
+
+    impl Clock for Hand {
+        fn now_ms(&self) -> u64 {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    fn service(home: &std::path::Path) -> (Service, Arc<Hand>) {
+        let hand = Arc::new(Hand(AtomicU64::new(1_700_000_000_000)));
+        let clock: Arc<dyn Clock> = hand.clone();
+        let s = Service::open(ServiceConfig {
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            ..ServiceConfig::from_settings(home)
+        })
+        .expect("service");
+        (s, hand)
+    }
+
+    fn workflow(s: &Service) -> String {
+        let req: CreateWorkflow = serde_json::from_value(serde_json::json!({"file_extracts": [
+            {"filename": "a.csv", "columns": ["x"], "sample_rows": [["#"]], "row_count": 1}]}))
+        .expect("request");
+        s.create_workflow(req).expect("create").workflow_id
+    }
+
+    #[test]
+    fn a_token_expires_is_bound_to_its_target_and_to_what_would_be_deleted() {
+        let home = tempfile::tempdir().expect("tmp");
+        let (s, hand) = service(home.path());
+        let wf = workflow(&s);
+
+        // Expired.
+        let first = s.delete_workflow(&wf, None).expect("preview");
+        hand.0.fetch_add(CONFIRM_TTL_MS + 1, Ordering::SeqCst);
+        let again = s
+            .delete_workflow(&wf, first.confirm_token.as_deref())
+            .expect("expired");
+        assert!(
+            !again.deleted && again.message.contains("expired"),
+            "{again:?}"
+        );
+
+        // For something else.
+        let backup = s.create_backup().expect("backup");
+        let other = s.delete_backup(&backup.id, None).expect("preview");
+        let refused = s
+            .delete_workflow(&wf, other.confirm_token.as_deref())
+            .expect("other target");
+        assert!(!refused.deleted && refused.message.contains("something else"));
+
+        // What would be deleted changed since: new counts, new token.
+        let token = refused.confirm_token.clone();
+        store::insert_message(
+            &s.db(),
+            &MessageRow {
+                id: "msg_late".into(),
+                workflow_id: wf.clone(),
+                version_id: None,
+                role: "user".into(),
+                content: "one more".into(),
+                created_at: "t".into(),
+            },
+        )
+        .expect("message");
+        let changed = s.delete_workflow(&wf, token.as_deref()).expect("changed");
+        assert!(!changed.deleted && changed.message.contains("changed"));
+        assert_eq!(changed.would_delete.messages, 1);
+        assert!(s.get_workflow(&wf).is_ok(), "still there");
+
+        let done = s
+            .delete_workflow(&wf, changed.confirm_token.as_deref())
+            .expect("delete");
+        assert!(done.deleted);
+        assert!(s.get_workflow(&wf).is_err());
+        // The backup's token is still good for the backup.
+        let gone = s
+            .delete_backup(&backup.id, other.confirm_token.as_deref())
+            .expect("backup delete");
+        assert!(gone.deleted);
+        assert!(!std::path::Path::new(&backup.path).exists());
     }
 }
