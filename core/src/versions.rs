@@ -54,6 +54,10 @@ pub enum VersionEvent {
     Edit,
     /// A newer version replaced this one.
     Archive,
+    /// The user restores this (earlier) version: a new version starts in
+    /// `building` with its script, fields and execution, to be tested and
+    /// approved again; this one stays as it is.
+    Restore,
 }
 
 use Status::*;
@@ -83,12 +87,18 @@ pub const TRANSITIONS: &[(Status, VersionEvent, Status)] = &[
     (Approved, Archive, Archived),
     (Rejected, Archive, Archived),
     (Failed, Archive, Archived),
+    // Rollback: only a superseded version is restored (the active one is
+    // already in use); it stays archived, the copy is tested afresh.
+    (Archived, Restore, Archived),
 ];
 
 /// The status of a workflow's first version.
 pub const INITIAL: Status = Validating;
 /// The status of a version created by an edit.
 pub const INITIAL_AFTER_EDIT: Status = Validated;
+/// The status of a version created by a restore: its copied script goes
+/// straight to the build's test on the real files.
+pub const INITIAL_AFTER_RESTORE: Status = Building;
 
 /// A move the table does not allow.
 #[derive(thiserror::Error, Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,7 +165,7 @@ impl Status {
 
 impl VersionEvent {
     /// Every event.
-    pub const ALL: [VersionEvent; 10] = [
+    pub const ALL: [VersionEvent; 11] = [
         Feasible,
         Infeasible,
         StartClarifying,
@@ -166,6 +176,7 @@ impl VersionEvent {
         Approve,
         Edit,
         Archive,
+        Restore,
     ];
 
     /// The event's name, e.g. `"start_build"`.
@@ -181,6 +192,7 @@ impl VersionEvent {
             Approve => "approve",
             Edit => "edit",
             Archive => "archive",
+            Restore => "restore",
         }
     }
 
@@ -193,6 +205,7 @@ impl VersionEvent {
             Approve => "be approved",
             Edit => "be edited",
             Archive => "be archived",
+            Restore => "be restored",
         }
     }
 }
@@ -204,6 +217,10 @@ pub fn mermaid() -> String {
     out.push_str(&format!(
         "    [*] --> {}: edit (new version)\n",
         INITIAL_AFTER_EDIT.as_str()
+    ));
+    out.push_str(&format!(
+        "    [*] --> {}: restore (new version)\n",
+        INITIAL_AFTER_RESTORE.as_str()
     ));
     for (from, event, to) in TRANSITIONS {
         out.push_str(&format!(
@@ -267,14 +284,27 @@ mod tests {
 
     #[test]
     fn terminal_statuses_only_archive_or_edit() {
-        for s in [Rejected, Archived] {
-            for e in VersionEvent::ALL {
-                if e != Archive {
-                    assert!(apply(s, e).is_err());
-                }
+        for e in VersionEvent::ALL {
+            if e != Archive {
+                assert!(apply(Rejected, e).is_err());
+            }
+            if e != Restore {
+                assert!(apply(Archived, e).is_err(), "archived must refuse {e:?}");
             }
         }
-        assert!(apply(Archived, Archive).is_err());
+    }
+
+    #[test]
+    fn only_an_archived_version_is_restored_and_it_stays_archived() {
+        for s in Status::ALL {
+            let got = apply(s, Restore);
+            if s == Archived {
+                assert_eq!(got, Ok(Archived));
+            } else {
+                assert!(got.is_err(), "{s:?} must not be restorable");
+            }
+        }
+        assert!(INITIAL_AFTER_RESTORE.is_draft());
     }
 
     #[test]
@@ -299,6 +329,7 @@ mod tests {
         let m = mermaid();
         assert!(m.starts_with("stateDiagram-v2\n"));
         assert!(m.contains("    building --> pending_user_approval: build_succeeded\n"));
-        assert_eq!(m.lines().count(), 1 + 2 + TRANSITIONS.len());
+        assert_eq!(m.lines().count(), 1 + 3 + TRANSITIONS.len());
+        assert!(m.contains("    archived --> archived: restore\n"));
     }
 }

@@ -311,8 +311,17 @@ mod flow {
             (s, w["name"].as_str(), w["label"].as_str()),
             (StatusCode::OK, Some("Merger"), Some("sales"))
         );
-        let (s, _) = call(&app, "DELETE", &format!("/api/workflows/{wf}"), None).await;
-        assert_eq!(s, StatusCode::NO_CONTENT);
+        let (s, preview) = call(&app, "DELETE", &format!("/api/workflows/{wf}"), None).await;
+        assert_eq!(s, StatusCode::CONFLICT, "{preview}");
+        let token = preview["confirm_token"].as_str().expect("token");
+        let (s, _) = call(
+            &app,
+            "DELETE",
+            &format!("/api/workflows/{wf}?confirm={token}"),
+            None,
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK);
         let (s, _) = call(&app, "GET", &format!("/api/workflows/{wf}"), None).await;
         assert_eq!(s, StatusCode::NOT_FOUND);
     }
@@ -820,6 +829,11 @@ mod contract {
             "/api/workflows/{id}/versions/{version_id}/approve",
             "/api/workflows/{id}/versions/{version_id}/edit",
             "/api/workflows/{id}/versions/{version_id}",
+            "/api/workflows/{id}/versions/{version_id}/restore",
+            "/api/backups",
+            "/api/backups/retention",
+            "/api/backups/{id}",
+            "/api/backups/{id}/restore",
             "/api/extracts",
         ] {
             assert!(doc["paths"][path].is_object(), "{path} missing");

@@ -300,8 +300,17 @@ async fn seed_004_example_lists_runs_and_reports_its_metadata_through_the_api() 
         "{run}"
     );
 
-    let (status, _) = call(&app, "DELETE", &format!("/api/flow-runs/{id}"), None).await;
-    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, preview) = call(&app, "DELETE", &format!("/api/flow-runs/{id}"), None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{preview}");
+    let token = preview["confirm_token"].as_str().expect("token");
+    let (status, _) = call(
+        &app,
+        "DELETE",
+        &format!("/api/flow-runs/{id}?confirm={token}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
     let (status, _) = call(&app, "GET", &format!("/api/flow-runs/{id}"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }

@@ -7,13 +7,15 @@ use std::path::PathBuf;
 use maskflow_core::privacy::LedgerEntry;
 use maskflow_core::providers::budget::{BudgetsView, RoleBudgets};
 use maskflow_core::providers::manual::ManualPrompt;
+use maskflow_core::service::{BackupsView, RestoreReply};
 use maskflow_core::service::{
-    CancelReply, Cleared, CreateWorkflow, CreatedVersion, GateRequest, IsolationInput,
+    CancelReply, Cleared, CreateWorkflow, CreatedVersion, DeleteReply, GateRequest, IsolationInput,
     IsolationView, MessageReply, PythonInput, PythonView, RunInputs, RunView, SessionIteration,
     StorageInput, StorageKind, StorageView, UploadedFile, VersionView, WorkflowPatch,
     WorkflowSummary, WorkflowView,
 };
 use maskflow_core::settings::{ConnectionTest, Detected, LlmSettings, SettingsView};
+use maskflow_core::store::backups::{Backup, Retention};
 use maskflow_core::{CoreError, ErrorCode, Service};
 use serde::Serialize;
 use tauri::State;
@@ -124,6 +126,16 @@ pub fn edit(
     Ok(s.edit(&workflow_id, &version_id)?)
 }
 
+/// Restores an earlier version as a new version, tested before approval.
+#[tauri::command(rename_all = "snake_case")]
+pub fn restore_version(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+) -> Reply<CreatedVersion> {
+    Ok(s.restore(&workflow_id, &version_id)?)
+}
+
 /// Renames, re-describes or relabels a workflow.
 #[tauri::command(rename_all = "snake_case")]
 pub fn update_workflow(
@@ -134,10 +146,49 @@ pub fn update_workflow(
     Ok(s.update_workflow(&workflow_id, patch)?)
 }
 
-/// Deletes a workflow.
+/// Deletes a workflow in two steps: without `confirm`, what would be
+/// deleted and a token; with the token, the delete.
 #[tauri::command(rename_all = "snake_case")]
-pub fn delete_workflow(s: State<'_, Service>, workflow_id: String) -> Reply<()> {
-    Ok(s.delete_workflow(&workflow_id)?)
+pub fn delete_workflow(
+    s: State<'_, Service>,
+    workflow_id: String,
+    confirm: Option<String>,
+) -> Reply<DeleteReply> {
+    Ok(s.delete_workflow(&workflow_id, confirm.as_deref())?)
+}
+
+/// Every backup and the retention counts.
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_backups(s: State<'_, Service>) -> Reply<BackupsView> {
+    Ok(s.backups()?)
+}
+
+/// Takes a backup now.
+#[tauri::command(rename_all = "snake_case")]
+pub fn create_backup(s: State<'_, Service>) -> Reply<Backup> {
+    Ok(s.create_backup()?)
+}
+
+/// Sets the retention counts.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_backup_retention(s: State<'_, Service>, retention: Retention) -> Reply<BackupsView> {
+    Ok(s.set_backup_retention(retention)?)
+}
+
+/// Restores a backup over the database (the current one is backed up first).
+#[tauri::command(rename_all = "snake_case")]
+pub fn restore_backup(s: State<'_, Service>, backup_id: String) -> Reply<RestoreReply> {
+    Ok(s.restore_backup(&backup_id)?)
+}
+
+/// Deletes a backup in two steps (see `delete_workflow`).
+#[tauri::command(rename_all = "snake_case")]
+pub fn delete_backup(
+    s: State<'_, Service>,
+    backup_id: String,
+    confirm: Option<String>,
+) -> Reply<DeleteReply> {
+    Ok(s.delete_backup(&backup_id, confirm.as_deref())?)
 }
 
 /// Extracts a file given by its path (a native drop): nothing is copied.
@@ -420,10 +471,14 @@ pub fn flow_run_patch(
     Ok(s.flows().patch(&id, patch)?)
 }
 
-/// Deletes a run.
+/// Deletes a run in two steps (see `delete_workflow`).
 #[tauri::command(rename_all = "snake_case")]
-pub fn flow_run_delete(s: State<'_, Service>, id: String) -> Reply<()> {
-    Ok(s.flows().delete(&id)?)
+pub fn flow_run_delete(
+    s: State<'_, Service>,
+    id: String,
+    confirm: Option<String>,
+) -> Reply<DeleteReply> {
+    Ok(s.delete_flow_run(&id, confirm.as_deref())?)
 }
 
 /// Stops a run.

@@ -146,6 +146,31 @@ impl Engine {
         self.drive(job, state, Command::Start, on).await
     }
 
+    /// Tests an existing workflow (a restored version's script, fields and
+    /// execution) on the real files, as a build's review does; a failed test
+    /// goes to the builder for a revision like any other.
+    pub async fn retest(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        spec: WorkflowSpec,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        *state = BuildState {
+            iteration: 1,
+            ..BuildState::default()
+        };
+        // The session folder shows the script under test, as after a generation.
+        if let Err(e) = self.write(job, state, "code/script.py", &spec.script) {
+            state.reason = Some(e);
+            state.phase = Phase::Failed;
+            on(state);
+            return Outcome::Failed;
+        }
+        state.spec = Some(spec);
+        self.drive(job, state, Command::Retest, on).await
+    }
+
     /// Resolves the pending gate with a person's decision and continues.
     pub async fn resume(
         &self,

@@ -52,6 +52,9 @@ pub enum Command {
     Fail,
     /// Stop: a second failure, a provider error, or no Python.
     GiveUp,
+    /// Begin with a script that already exists (a restored version): it
+    /// goes straight to the test on the real files.
+    Retest,
 }
 
 /// What the engine does on arriving.
@@ -91,6 +94,7 @@ pub const TRANSITIONS: &[Row] = &[
         (Init, None, Start),
         (Generate, Some(Prompt), CreateGenerationPrompt),
     ),
+    ((Init, None, Retest), (Review, Some(Prompt), RunTest)),
     (
         (Generate, Some(Prompt), Approve),
         (Generate, Some(Response), CallBuilder),
@@ -189,7 +193,7 @@ mod tests {
 
     const PHASES: [Phase; 6] = [Init, Generate, Review, Revise, Complete, Failed];
     const STAGES: [Option<Stage>; 3] = [None, Some(Prompt), Some(Response)];
-    const COMMANDS: [Command; 6] = [Start, Approve, Reject, Pass, Fail, GiveUp];
+    const COMMANDS: [Command; 7] = [Start, Approve, Reject, Pass, Fail, GiveUp, Retest];
 
     #[test]
     fn every_row_applies_and_every_other_pair_is_refused() {
@@ -221,5 +225,6 @@ mod tests {
             }
         }
         assert!(mermaid().contains("Review_Response --> Complete: Pass / Finish"));
+        assert!(mermaid().contains("Init --> Review_Prompt: Retest / RunTest"));
     }
 }

@@ -294,6 +294,11 @@ impl FlowEngine {
         })
     }
 
+    /// Whether any run is in flight in this process (a database restore waits).
+    pub fn any_in_flight(&self) -> bool {
+        !lock(&self.inner.inflight).is_empty()
+    }
+
     /// Replaces where agents get their back ends (the service's settings).
     pub fn set_agent_backends(&self, backends: Arc<dyn AgentBackends>) {
         *lock(&self.inner.backends) = backends;
@@ -403,11 +408,13 @@ impl FlowEngine {
             )?,
             None => self.prepare_new(name, working_folder, &now)?,
         };
-        {
-            let db = self.db();
-            let dir = self.inner.home.join("backups");
-            crate::store::backup(&db, &dir, &now)?;
-        }
+        crate::store::backups::take(
+            &self.db(),
+            &self.inner.home,
+            crate::store::backups::Reason::PreFlowRun,
+            Some(&run.id),
+            &now,
+        )?;
         let model_id = self.model_id(&run.snapshot);
         let inflight_id = self.inner.ids.next_id("inf");
         let (cancel_tx, cancel_rx) = watch::channel(false);

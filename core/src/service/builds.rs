@@ -89,6 +89,21 @@ pub struct SessionIteration {
     pub files: Vec<SessionFile>,
 }
 
+/// How [`Service::run_build`] drives the engine.
+pub(super) enum Drive {
+    /// A new build from the conversation.
+    Start,
+    /// The user decided a pending gate.
+    Resume {
+        /// Continue (else revise).
+        approve: bool,
+        /// What to fix, for a rejection.
+        feedback: Option<String>,
+    },
+    /// A restored version: test its copied workflow on the real files.
+    Retest(Box<crate::spec::WorkflowSpec>),
+}
+
 impl Service {
     /// The script runner for the `python_path` setting as it is now (else
     /// `PATH`): a changed setting takes effect on the next run, no restart.
@@ -187,14 +202,9 @@ impl Service {
         });
     }
 
-    /// Runs (or, with a decision, resumes) the build of a version in
-    /// `building`, and moves it to `pending_user_approval` or `failed`.
-    pub(super) async fn run_build(
-        &self,
-        workflow_id: &str,
-        version_id: &str,
-        decision: Option<(bool, Option<String>)>,
-    ) {
+    /// Runs, resumes or retests the build of a version in `building`, and
+    /// moves it to `pending_user_approval` or `failed`.
+    pub(super) async fn run_build(&self, workflow_id: &str, version_id: &str, drive: Drive) {
         // Another Maskflow process building this version keeps it; this one
         // leaves it alone (the other's events reach its own windows).
         let _lease = match self.lease(super::leases::build(version_id)) {
@@ -226,13 +236,14 @@ impl Service {
         let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
         let service = self.clone();
         let on = move |s: &BuildState| service.save_build(&wf, &vid, s);
-        let outcome = match decision {
-            None => engine.start(&job, &mut state, &on).await,
-            Some((approve, feedback)) => {
+        let outcome = match drive {
+            Drive::Start => engine.start(&job, &mut state, &on).await,
+            Drive::Resume { approve, feedback } => {
                 engine
                     .resume(&job, &mut state, approve, feedback, &on)
                     .await
             }
+            Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
         };
         let result = match (outcome, state.spec.clone()) {
             (Outcome::Paused, _) => return,
@@ -271,8 +282,11 @@ impl Service {
         }
         let service = self.clone();
         let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
-        let decision = (request.decision == GateChoice::Approve, request.feedback);
-        tokio::spawn(async move { service.run_build(&wf, &vid, Some(decision)).await });
+        let drive = Drive::Resume {
+            approve: request.decision == GateChoice::Approve,
+            feedback: request.feedback,
+        };
+        tokio::spawn(async move { service.run_build(&wf, &vid, drive).await });
         self.get_workflow(workflow_id)
     }
 

@@ -7,14 +7,17 @@
 //! the background on the tokio runtime; the service owns all I/O (database,
 //! providers, stored files), prompts and reply checks stay pure.
 
+mod backups;
 mod budgets;
 mod builds;
 mod cancel;
+mod deletes;
 mod flow_scripts;
 mod isolation;
 mod leases;
 mod llm;
 mod python;
+mod restore;
 mod runs;
 mod storage;
 mod types;
@@ -27,9 +30,11 @@ use rusqlite::{Connection, Transaction};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use backups::{BackupsView, RestoreReply};
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use cancel::CancelReply;
+pub use deletes::{CONFIRM_TTL_MS, DeleteReply};
 pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};
@@ -117,6 +122,8 @@ struct Inner {
     flows: crate::flows::FlowEngine,
     /// The runner of the Python setting it was made for (remade when it changes).
     runner: Mutex<Option<(Option<PathBuf>, Arc<crate::runner::Runner>)>>,
+    /// Delete confirmations handed out and not yet used.
+    confirmations: Mutex<deletes::Confirmations>,
 }
 
 /// Marks a workflow busy until dropped.
@@ -180,6 +187,7 @@ impl Service {
                 llm,
                 flows,
                 runner: Mutex::new(None),
+                confirmations: Mutex::new(Default::default()),
             }),
         };
         service.reload_providers()?;
@@ -383,6 +391,8 @@ impl Service {
                 failure_reason: None,
                 created_at: now.clone(),
                 updated_at: now,
+                origin: store::Origin::Created,
+                origin_version_id: None,
             },
         )?;
         store::link_files(&tx, &version_id, &request.file_ids)?;
@@ -607,6 +617,8 @@ impl Service {
             failure_reason: None,
             created_at: now.to_owned(),
             updated_at: now.to_owned(),
+            origin: store::Origin::Edited,
+            origin_version_id: Some(from.id.clone()),
         };
         store::insert_version(tx, &next)?;
         store::link_files(tx, &next.id, &store::file_ids_of(tx, &from.id)?)?;
@@ -620,7 +632,8 @@ impl Service {
     /// tests on the real files and revises, then the version moves to
     /// `pending_user_approval` or `failed`.
     async fn build(self, workflow_id: String, version_id: String) {
-        self.run_build(&workflow_id, &version_id, None).await;
+        self.run_build(&workflow_id, &version_id, builds::Drive::Start)
+            .await;
     }
 
     fn finish_build(
@@ -771,7 +784,10 @@ impl Service {
             description: w.description,
             label: w.label,
             active_version_id: all.iter().find(|v| v.is_active).map(|v| v.id.clone()),
-            versions: all.iter().map(VersionSummary::from).collect(),
+            versions: all
+                .iter()
+                .map(|v| VersionSummary::within(v, &all))
+                .collect(),
             current_version: {
                 let mut view = VersionView::from_row(current, file_ids)?;
                 self.attach_build(&db, &mut view);
@@ -791,7 +807,9 @@ impl Service {
         let row = store::get_version(&db, version_id)?
             .ok_or_else(|| CoreError::not_found("version", version_id))?;
         let file_ids = store::file_ids_of(&db, version_id)?;
-        VersionView::from_row(row, file_ids)
+        let mut view = VersionView::from_row(row, file_ids)?;
+        self.attach_build(&db, &mut view);
+        Ok(view)
     }
 
     /// Every workflow, newest first.
@@ -852,19 +870,6 @@ impl Service {
             store::update_workflow_meta(&db, &w)?;
         }
         self.get_workflow(workflow_id)
-    }
-
-    /// Deletes a workflow, its versions and its conversation (uploaded files stay).
-    pub fn delete_workflow(&self, workflow_id: &str) -> Result<()> {
-        let _busy = self.claim(workflow_id)?;
-        let deleted = store::delete_workflow(&self.db(), workflow_id)?;
-        if !deleted {
-            return Err(CoreError::not_found("workflow", workflow_id));
-        }
-        self.inner.events.publish(Event::WorkflowDeleted {
-            workflow_id: workflow_id.to_owned(),
-        });
-        Ok(())
     }
 
     /// Where to store a new upload: a fresh file id and a path under

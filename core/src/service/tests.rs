@@ -436,13 +436,25 @@ fn rename_label_and_delete() {
         )
         .is_err()
     );
-    s.delete_workflow(&c.workflow_id).expect("delete");
+    let preview = s.delete_workflow(&c.workflow_id, None).expect("preview");
+    assert!(!preview.deleted);
+    assert_eq!(preview.would_delete.versions, 1);
+    assert!(
+        s.get_workflow(&c.workflow_id).is_ok(),
+        "nothing deleted yet"
+    );
+    let done = s
+        .delete_workflow(&c.workflow_id, preview.confirm_token.as_deref())
+        .expect("delete");
+    assert!(done.deleted);
     assert_eq!(
         s.get_workflow(&c.workflow_id).expect_err("gone").code(),
         crate::ErrorCode::NotFound
     );
     assert_eq!(
-        s.delete_workflow(&c.workflow_id).expect_err("gone").code(),
+        s.delete_workflow(&c.workflow_id, None)
+            .expect_err("gone")
+            .code(),
         crate::ErrorCode::NotFound
     );
 }

@@ -38,6 +38,9 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::settings::Detected::export_all_to(dir)?;
     crate::providers::budget::BudgetsView::export_all_to(dir)?;
     CancelReply::export_all_to(dir)?;
+    DeleteReply::export_all_to(dir)?;
+    BackupsView::export_all_to(dir)?;
+    RestoreReply::export_all_to(dir)?;
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
     PythonView::export_all_to(dir)?;

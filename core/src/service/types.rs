@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use crate::error::{CoreError, Result};
 use crate::spec::{Execution, Field};
-use crate::store::{FileRow, MessageRow, VersionRow, WorkflowRow};
+use crate::store::{FileRow, MessageRow, Origin, VersionRow, WorkflowRow};
 use crate::versions::Status;
 
 /// A [`FileExtract`] as clients send it. The seed's shape has no `kind`;
@@ -244,6 +244,24 @@ pub struct VersionSummary {
     pub status: Status,
     /// Whether it is the version in use.
     pub is_active: bool,
+    /// How it came to be: `created`, `edited` or `restored`.
+    pub origin: Origin,
+    /// The number of the version it was edited or restored from.
+    #[ts(type = "number | null")]
+    pub origin_version: Option<i64>,
+}
+
+impl VersionSummary {
+    /// `v` summarised, with its origin's number looked up among `all`.
+    pub(crate) fn within(v: &VersionRow, all: &[VersionRow]) -> Self {
+        let mut summary = Self::from(v);
+        summary.origin_version = v
+            .origin_version_id
+            .as_ref()
+            .and_then(|id| all.iter().find(|o| &o.id == id))
+            .map(|o| o.version);
+        summary
+    }
 }
 
 impl From<&VersionRow> for VersionSummary {
@@ -253,6 +271,8 @@ impl From<&VersionRow> for VersionSummary {
             version: v.version,
             status: v.status,
             is_active: v.is_active,
+            origin: v.origin,
+            origin_version: None,
         }
     }
 }

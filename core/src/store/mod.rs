@@ -6,11 +6,13 @@
 //! no domain checks: status moves are decided by [`crate::versions`] and the
 //! service; the database's own constraints are the last line of defence.
 
+pub mod backups;
 pub mod builds;
+pub mod deletes;
 pub mod leases;
 pub mod schema;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use rusqlite_migration::Migrations;
@@ -25,12 +27,11 @@ pub const LOCAL_ACCOUNT: &str = "local";
 pub const LOCAL_USER: &str = "local";
 /// The database file's name inside the data folder.
 pub const DB_FILE: &str = "maskflow.db";
-/// How many backups are kept in `<home>/backups/`.
-pub const BACKUPS_KEPT: usize = 10;
 
 /// Opens (creating if needed) `<home>/maskflow.db`, backs it up into
 /// `<home>/backups/` if it already existed and migrations are pending, then
-/// runs the migrations. `stamp` names the backup (e.g. a formatted time).
+/// runs the migrations and records the backup (`database_backups` exists
+/// only after them). `stamp` names the backup (e.g. a formatted time).
 pub fn open(home: &Path, stamp: &str) -> Result<Connection> {
     open_with(home, stamp, &schema::migrations())
 }
@@ -42,11 +43,38 @@ pub(crate) fn open_with(home: &Path, stamp: &str, migrations: &Migrations) -> Re
     let existed = path.exists();
     let mut conn = Connection::open(&path)?;
     configure(&conn)?;
-    if existed && migrations.pending_migrations(&conn)? > 0 {
-        backup(&conn, &home.join("backups"), stamp)?;
-    }
+    let taken = if existed && migrations.pending_migrations(&conn)? > 0 {
+        Some(backups::copy_to_file(&conn, &home.join("backups"), stamp)?)
+    } else {
+        None
+    };
     migrations.to_latest(&mut conn)?;
+    if let Some(path) = taken
+        && has_backups_table(&conn)?
+    {
+        let b = backups::describe(&path, backups::Reason::PreMigration, None, stamp);
+        backups::record(&conn, &b)?;
+        backups::prune(&conn, backups::Reason::PreMigration)?;
+    }
     Ok(conn)
+}
+
+// A test's own migration list may stop before the backups table.
+fn has_backups_table(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'database_backups'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// Re-applies the connection settings after the file's content was
+/// replaced (a restored backup is not in WAL mode).
+pub(crate) fn reconfigure(conn: &Connection) -> Result<()> {
+    configure(conn)
 }
 
 /// An in-memory database with every migration applied (for tests).
@@ -63,50 +91,6 @@ fn configure(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(())
-}
-
-/// Takes an online backup of `conn` into `dir/maskflow-<stamp>.db` and keeps
-/// only the newest [`BACKUPS_KEPT`] backups. Returns the backup's path.
-pub fn backup(conn: &Connection, dir: &Path, stamp: &str) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CoreError::io(format!("creating the backup folder {}", dir.display()), e))?;
-    let safe: String = stamp
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let mut target = dir.join(format!("maskflow-{safe}.db"));
-    let mut n = 1;
-    while target.exists() {
-        target = dir.join(format!("maskflow-{safe}-{n}.db"));
-        n += 1;
-    }
-    {
-        let mut dst = Connection::open(&target)?;
-        rusqlite::backup::Backup::new(conn, &mut dst)?.run_to_completion(
-            256,
-            std::time::Duration::ZERO,
-            None,
-        )?;
-        // A backup is one self-contained file, not a WAL database.
-        dst.pragma_update(None, "journal_mode", "DELETE")?;
-    }
-    let mut backups: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| CoreError::io(format!("listing {}", dir.display()), e))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("maskflow-") && n.ends_with(".db"))
-        })
-        .collect();
-    backups.sort();
-    if backups.len() > BACKUPS_KEPT {
-        for old in &backups[..backups.len() - BACKUPS_KEPT] {
-            std::fs::remove_file(old)
-                .map_err(|e| CoreError::io(format!("removing old backup {}", old.display()), e))?;
-        }
-    }
-    Ok(target)
 }
 
 /// A row of `workflows`.
@@ -155,6 +139,53 @@ pub struct VersionRow {
     pub created_at: String,
     /// RFC 3339.
     pub updated_at: String,
+    /// How it came to be: created, edited or restored.
+    pub origin: Origin,
+    /// The version it was edited or restored from.
+    pub origin_version_id: Option<String>,
+}
+
+/// How a version came to be (`workflow_versions.origin`).
+#[derive(
+    serde::Serialize,
+    serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    utoipa::ToSchema,
+    ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename = "VersionOrigin")]
+#[schema(as = VersionOrigin)]
+pub enum Origin {
+    /// The first version of a new workflow.
+    Created,
+    /// Made by Edit from another version.
+    Edited,
+    /// Made by Restore from an earlier version.
+    Restored,
+}
+
+impl Origin {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Created => "created",
+            Origin::Edited => "edited",
+            Origin::Restored => "restored",
+        }
+    }
+
+    fn parse(s: Option<&str>) -> Origin {
+        match s {
+            Some("edited") => Origin::Edited,
+            Some("restored") => Origin::Restored,
+            _ => Origin::Created,
+        }
+    }
 }
 
 /// A row of `workflow_messages`.
@@ -273,7 +304,7 @@ pub fn delete_workflow(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(conn.execute("DELETE FROM workflows WHERE id = ?1", [id])? > 0)
 }
 
-const VERSION_COLS: &str = "id, workflow_id, version, status, is_active, file_extracts, fields, execution, script, rejection_reason, failure_reason, created_at, updated_at";
+const VERSION_COLS: &str = "id, workflow_id, version, status, is_active, file_extracts, fields, execution, script, rejection_reason, failure_reason, created_at, updated_at, origin, origin_version_id";
 
 fn version_from(row: &Row<'_>) -> rusqlite::Result<VersionRow> {
     Ok(VersionRow {
@@ -290,13 +321,15 @@ fn version_from(row: &Row<'_>) -> rusqlite::Result<VersionRow> {
         failure_reason: row.get(10)?,
         created_at: row.get(11)?,
         updated_at: row.get(12)?,
+        origin: Origin::parse(row.get::<_, Option<String>>(13)?.as_deref()),
+        origin_version_id: row.get(14)?,
     })
 }
 
 /// Inserts a version (every column as given).
 pub fn insert_version(conn: &Connection, v: &VersionRow) -> rusqlite::Result<()> {
     conn.execute(
-        &format!("INSERT INTO workflow_versions ({VERSION_COLS}, account_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+        &format!("INSERT INTO workflow_versions ({VERSION_COLS}, account_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
         params![
             v.id,
             v.workflow_id,
@@ -311,6 +344,8 @@ pub fn insert_version(conn: &Connection, v: &VersionRow) -> rusqlite::Result<()>
             v.failure_reason,
             v.created_at,
             v.updated_at,
+            v.origin.as_str(),
+            v.origin_version_id,
             LOCAL_ACCOUNT,
         ],
     )?;

@@ -173,6 +173,26 @@ pub const LEDGER_WRITE_AHEAD: &str = "ALTER TABLE llm_calls ADD COLUMN completed
 /// a workflow run. See [`crate::store::leases`].
 pub const LEASES: &str = crate::store::leases::MIGRATION;
 
+/// Migration (issue 18, branch seeds18 — the lead renumbers on merge):
+/// where each version came from. `origin` is `created` (a new workflow),
+/// `edited` (Edit on `origin_version_id`) or `restored` (Restore of the
+/// earlier `origin_version_id`). Older rows are filled in: version 1 was
+/// created, later ones edited (from which one was not recorded).
+pub const VERSION_ORIGIN: &str = r#"
+ALTER TABLE workflow_versions ADD COLUMN origin TEXT
+    CHECK (origin IS NULL OR origin IN ('created', 'edited', 'restored'));
+ALTER TABLE workflow_versions ADD COLUMN origin_version_id TEXT;
+UPDATE workflow_versions SET origin = CASE WHEN version = 1 THEN 'created' ELSE 'edited' END;
+"#;
+
+/// Migration (issue 18, branch seeds18): the privacy ledger outlives a
+/// deleted workflow; its rows keep the workflow's name here.
+pub const LEDGER_DELETED_WORKFLOW: &str = "ALTER TABLE llm_calls ADD COLUMN deleted_workflow TEXT;";
+
+/// Migration (issue 18, branch seeds18): the record of database backups.
+/// See [`crate::store::backups`].
+pub const DATABASE_BACKUPS: &str = crate::store::backups::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -187,5 +207,8 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(V4),
         M::up(LEDGER_WRITE_AHEAD),
         M::up(LEASES),
+        M::up(VERSION_ORIGIN),
+        M::up(LEDGER_DELETED_WORKFLOW),
+        M::up(DATABASE_BACKUPS),
     ]
 }

@@ -33,6 +33,8 @@ fn version(id: &str, wf: &str, n: i64, status: Status, active: bool) -> VersionR
         failure_reason: None,
         created_at: "t".into(),
         updated_at: "t".into(),
+        origin: crate::store::Origin::Created,
+        origin_version_id: None,
     }
 }
 
@@ -187,7 +189,7 @@ fn deleting_a_workflow_removes_its_versions_and_messages() {
 }
 
 #[test]
-fn a_backup_is_taken_before_pending_migrations_and_old_ones_are_pruned() {
+fn a_backup_is_taken_and_recorded_before_pending_migrations() {
     let home = tempfile::tempdir().expect("tempdir");
     // A fresh database: nothing to back up.
     let conn = open(home.path(), "2024-01-01T00:00:00.000Z").expect("open");
@@ -204,6 +206,7 @@ fn a_backup_is_taken_before_pending_migrations_and_old_ones_are_pruned() {
     ));
     let migrations = Migrations::new(more);
     let conn = open_with(home.path(), "2024-01-02T00:00:00.000Z", &migrations).expect("migrate");
+    let recorded = crate::store::backups::list(&conn).expect("list");
     drop(conn);
     let backups: Vec<_> = std::fs::read_dir(home.path().join("backups"))
         .expect("backups")
@@ -221,19 +224,17 @@ fn a_backup_is_taken_before_pending_migrations_and_old_ones_are_pruned() {
     );
     assert!(get_workflow(&old, "wf_1").expect("read").is_some());
 
-    // Retention.
-    let conn = open_in_memory().expect("mem");
-    let dir = home.path().join("backups");
-    for i in 0..15 {
-        backup(&conn, &dir, &format!("2025-01-01T00:00:{i:02}")).expect("backup");
-    }
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("list")
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .collect();
-    names.sort();
-    assert_eq!(names.len(), BACKUPS_KEPT);
-    assert!(names[BACKUPS_KEPT - 1].contains("00-00-14"));
+    // The backup is recorded as a pre-migration one, with its size.
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(
+        recorded[0].reason,
+        crate::store::backups::Reason::PreMigration
+    );
+    assert_eq!(std::path::Path::new(&recorded[0].path), backups[0].path());
+    assert_eq!(
+        recorded[0].size_bytes,
+        std::fs::metadata(backups[0].path()).expect("meta").len() as i64
+    );
 }
 
 #[test]
@@ -258,4 +259,38 @@ fn migration_2_upgrades_a_version_1_database_and_keeps_its_rows() {
         )
         .expect_err("blocked rows keep no body");
     assert!(is_constraint(err));
+}
+
+#[test]
+fn the_version_origin_migration_fills_in_older_rows() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let all = schema::all();
+    // Found by its text: other migrations may be appended after it.
+    let at = all
+        .iter()
+        .position(|m| format!("{m:?}").contains("origin_version_id"))
+        .expect("the migration is listed");
+    let before = Migrations::new(all[..at].to_vec());
+    let conn = open_with(home.path(), "2024-01-01T00:00:00.000Z", &before).expect("old");
+    workflow(&conn, "wf_1");
+    for (id, n, status) in [("wv_1", 1, "archived"), ("wv_2", 2, "approved")] {
+        conn.execute(
+            "INSERT INTO workflow_versions (id, workflow_id, account_id, version, status, is_active, file_extracts, created_at, updated_at)
+             VALUES (?1, 'wf_1', 'local', ?2, ?3, ?4, '[]', 't', 't')",
+            rusqlite::params![id, n, status, n == 2],
+        )
+        .expect("old version");
+    }
+    drop(conn);
+    let conn = open(home.path(), "2024-01-02T00:00:00.000Z").expect("upgrade");
+    let v1 = get_version(&conn, "wv_1").expect("read").expect("v1");
+    let v2 = get_version(&conn, "wv_2").expect("read").expect("v2");
+    assert_eq!(v1.origin, crate::store::Origin::Created);
+    assert_eq!(v2.origin, crate::store::Origin::Edited);
+    assert_eq!(v2.origin_version_id, None);
+    let bad = conn.execute(
+        "UPDATE workflow_versions SET origin = 'copied' WHERE id = 'wv_1'",
+        [],
+    );
+    assert!(is_constraint(bad.expect_err("unknown origin")));
 }

@@ -10,6 +10,9 @@ use maskflow_core::flows::{
 };
 use serde_json::Value;
 
+use maskflow_core::service::DeleteReply;
+
+use super::deletes::{Confirm, ConfirmQuery, respond, token};
 use super::error::{AppError, ErrorBody};
 use super::{ApiJson, ApiPath, AppState};
 
@@ -100,20 +103,27 @@ pub async fn patch_run(
     Ok(ApiJson(state.service.flows().patch(&id, patch)?))
 }
 
-/// Deletes a run with its transcript and checkpoints.
+/// Deletes a run with its subflow runs, transcript and checkpoints, in two
+/// steps: without `?confirm=TOKEN` nothing is deleted and the answer is 409
+/// `confirmation_required` with `would_delete`, `confirm_token` and
+/// `expires_at`; with the token it is deleted (200).
 #[utoipa::path(delete, path = "/api/flow-runs/{conversationId}", tag = "flows",
-    params(("conversationId" = String, Path, description = "The run")),
+    params(("conversationId" = String, Path, description = "The run"), Confirm),
     responses(
-        (status = 204, description = "Deleted"),
+        (status = 200, description = "Deleted; `would_delete` holds what was removed", body = DeleteReply),
         (status = 404, description = "No such run", body = ErrorBody),
-        (status = 409, description = "`RUN_IN_PROGRESS`", body = ErrorBody),
+        (status = 409, description = "`confirmation_required` with the preview, or `RUN_IN_PROGRESS`", body = DeleteReply),
     ))]
 pub async fn delete_run(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<StatusCode, AppError> {
-    state.service.flows().delete(&id)?;
-    Ok(StatusCode::NO_CONTENT)
+    query: ConfirmQuery,
+) -> Result<axum::response::Response, AppError> {
+    Ok(respond(
+        state
+            .service
+            .delete_flow_run(&id, token(query)?.as_deref())?,
+    ))
 }
 
 /// Stops a run: the step in flight is cancelled and `stopped` recorded.

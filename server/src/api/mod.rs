@@ -6,8 +6,10 @@
 //! is answered `{error, message}` through [`error::AppError`].
 
 pub mod auth;
+mod backups;
 mod budgets;
 mod cancel;
+mod deletes;
 pub mod error;
 mod events;
 mod extracts;
@@ -117,6 +119,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(cancel::cancel_message))
         .routes(routes!(workflows::approve))
         .routes(routes!(workflows::edit))
+        .routes(routes!(workflows::restore))
         .routes(routes!(runs::create, runs::list))
         .routes(routes!(runs::output))
         .routes(routes!(runs::gate))
@@ -145,6 +148,10 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(flows::mermaid))
         .routes(routes!(flows::export))
         .routes(routes!(flows::import))
+        .routes(routes!(backups::list, backups::create))
+        .routes(routes!(backups::put_retention))
+        .routes(routes!(backups::restore))
+        .routes(routes!(backups::delete))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }

@@ -3,11 +3,13 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::Response;
 use maskflow_core::service::{
-    CreateWorkflow, CreatedVersion, MessageReply, SendMessage, VersionView, WorkflowPatch,
-    WorkflowSummary, WorkflowView,
+    CreateWorkflow, CreatedVersion, DeleteReply, MessageReply, SendMessage, VersionView,
+    WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 
+use super::deletes::{Confirm, ConfirmQuery, respond, token};
 use super::error::{AppError, ErrorBody};
 use super::{ApiJson, ApiPath, AppState};
 
@@ -68,20 +70,29 @@ pub async fn update(
     Ok(ApiJson(state.service.update_workflow(&id, patch)?))
 }
 
-/// Deletes a workflow with its versions and conversation.
+/// Deletes a workflow with its versions, conversation and runs, in two
+/// steps: without `?confirm=TOKEN` nothing is deleted and the answer is 409
+/// `confirmation_required` with `would_delete` (counts of versions,
+/// messages, runs, and privacy-ledger entries kept), `confirm_token` and
+/// `expires_at`; with the token it is deleted (200). The ledger entries stay,
+/// marked with the workflow's name.
 #[utoipa::path(delete, path = "/api/workflows/{id}", tag = "workflows",
-    params(("id" = String, Path, description = "Workflow id")),
+    params(("id" = String, Path, description = "Workflow id"), Confirm),
     responses(
-        (status = 204, description = "Deleted"),
+        (status = 200, description = "Deleted; `would_delete` holds what was removed", body = DeleteReply),
         (status = 404, description = "No such workflow", body = ErrorBody),
-        (status = 409, description = "A message is in progress", body = ErrorBody),
+        (status = 409, description = "`confirmation_required` (with `would_delete`, `confirm_token`, `expires_at`), or a message is in progress (`conflict`)", body = DeleteReply),
     ))]
 pub async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<StatusCode, AppError> {
-    state.service.delete_workflow(&id)?;
-    Ok(StatusCode::NO_CONTENT)
+    query: ConfirmQuery,
+) -> Result<Response, AppError> {
+    Ok(respond(
+        state
+            .service
+            .delete_workflow(&id, token(query)?.as_deref())?,
+    ))
 }
 
 /// Sends a message; routed by the draft's status (validator, clarifier, build).
@@ -141,6 +152,26 @@ pub async fn edit(
     Ok((
         StatusCode::CREATED,
         ApiJson(state.service.edit(&id, &version_id)?),
+    ))
+}
+
+/// Restores an earlier (archived) version: a new version (`building`) with
+/// its script, fields and execution is tested on the real files, then waits
+/// for approval. The workflow's draft, if any, is archived.
+#[utoipa::path(post, path = "/api/workflows/{id}/versions/{version_id}/restore", tag = "workflows",
+    params(("id" = String, Path, description = "Workflow id"), ("version_id" = String, Path, description = "The earlier version to restore")),
+    responses(
+        (status = 201, description = "The new version, building (its test runs in the background)", body = CreatedVersion),
+        (status = 404, description = "No such workflow or version", body = ErrorBody),
+        (status = 409, description = "The version is not archived or was never built, or a build is running", body = ErrorBody),
+    ))]
+pub async fn restore(
+    State(state): State<AppState>,
+    ApiPath((id, version_id)): ApiPath<(String, String)>,
+) -> Result<(StatusCode, ApiJson<CreatedVersion>), AppError> {
+    Ok((
+        StatusCode::CREATED,
+        ApiJson(state.service.restore(&id, &version_id)?),
     ))
 }
 

@@ -9,6 +9,7 @@ import { toApiError } from "../transport";
 import { pickFlowsTransport, type FlowsTransport } from "../transport/flows";
 import { Diagram } from "../flows/Diagram";
 import { ManualPrompts } from "../components/BuildPanels";
+import { SafeDeleteDialog } from "../components/SafeDelete";
 import { nodeIds, nodeStates, styled, type NodeState } from "../flows/state";
 import { go } from "../lib/router";
 import "../flows/flows.css";
@@ -49,6 +50,7 @@ function download(name: string, text: string, type: string) {
 export function Flows({ flowName, runId }: { flowName?: string; runId?: string }) {
   const transport = useTransport();
   const [api, setApi] = useState<FlowsTransport | null>(null);
+  const [deleting, setDeleting] = useState<FlowRunSummary | null>(null);
   const [flows, setFlows] = useState<FlowSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [mermaid, setMermaid] = useState<string>("");
@@ -196,13 +198,13 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
       if (api) await api.patchFlowRun(r.conversationId, { title: null, archived: !r.archived });
       refreshRuns();
     });
-  const remove = (r: FlowRunSummary) =>
-    act(async () => {
-      if (!api || !window.confirm(`Delete “${r.title}” and its transcript?`)) return;
-      await api.deleteFlowRun(r.conversationId);
-      if (r.conversationId === currentId && flowName) go(`#/flows/${encodeURIComponent(flowName)}`);
-      refreshRuns();
-    });
+  // Two steps: the dialog shows what would be deleted, then confirms.
+  const remove = (r: FlowRunSummary) => setDeleting(r);
+  const removed = (r: FlowRunSummary) => {
+    setDeleting(null);
+    if (r.conversationId === currentId && flowName) go(`#/flows/${encodeURIComponent(flowName)}`);
+    refreshRuns();
+  };
 
   const status = run ? String(run.status) : null;
   const pending = (run?.pending ?? null) as Pending | null;
@@ -210,6 +212,14 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
 
   return (
     <div class="flows">
+      {deleting && api && (
+        <SafeDeleteDialog
+          title={`Delete “${deleting.title}”?`}
+          run={(confirm) => api.deleteFlowRun(deleting.conversationId, confirm)}
+          onCancel={() => setDeleting(null)}
+          onDone={() => removed(deleting)}
+        />
+      )}
       <aside class="flows-side">
         <div class="pane-head">
           <h2>Flows</h2>

@@ -3,6 +3,7 @@
 // interpreter workflows run with. Keys go to the system keyring and are
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { BackupsSetting } from "../components/BackupsSetting";
 import { IsolationSetting } from "../components/IsolationSetting";
 import { StorageSettings } from "../components/StorageSettings";
 import { BudgetSettings } from "../components/BudgetSettings";
@@ -417,6 +418,7 @@ export function Settings() {
       </section>
       <IsolationSetting />
       <StorageSettings />
+      <BackupsSetting />
     </div>
   );
 }

@@ -1,13 +1,18 @@
 // Workflows: every workflow with its versions and statuses. A workflow's
 // page shows the selected version's script (highlighted), fields, files and
 // a diff against another version, with Approve and Edit (seed 000's
-// post-build flow: Edit opens the builder with the conversation continued).
+// post-build flow: Edit opens the builder with the conversation continued),
+// Restore on an earlier version (issue 18: a new version, tested, then
+// approved), the name, description and label edited in place, and Delete
+// with the counts of what goes (two steps).
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { CodeView, DiffView } from "../components/Code";
+import { SafeDeleteDialog } from "../components/SafeDelete";
 import { RunPanel, SessionsView, TestReportView } from "../components/VersionPanels";
+import { WorkflowMeta } from "../components/WorkflowMeta";
 import { EmptyState, NoticeBanner, Spinner, StatusBadge } from "../components/ui";
 import { useTransport } from "../context";
-import type { VersionView, WorkflowSummary, WorkflowView } from "../generated";
+import type { VersionSummary, VersionView, WorkflowSummary, WorkflowView } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
 import { summary } from "../lib/extracts";
 import { navigate } from "../lib/router";
@@ -30,7 +35,14 @@ function WorkflowList({ items, selected }: { items: WorkflowSummary[]; selected?
             aria-current={w.id === selected ? "page" : undefined}
             data-testid="workflow-card"
           >
-            <span class="wf-name">{w.name ?? "Untitled workflow"}</span>
+            <span class="wf-name">
+              {w.name ?? "Untitled workflow"}
+              {w.label && (
+                <span class="pill wf-label" data-testid="workflow-label">
+                  {w.label}
+                </span>
+              )}
+            </span>
             <StatusBadge status={w.current_version.status} />
             {w.description && <span class="wf-desc">{w.description}</span>}
             <span class="muted small">
@@ -41,6 +53,13 @@ function WorkflowList({ items, selected }: { items: WorkflowSummary[]; selected?
       ))}
     </ul>
   );
+}
+
+/** Where a version came from, e.g. "restored from v1". */
+export function originText(v: VersionSummary): string | null {
+  if (v.origin === "restored") return v.origin_version ? `restored from v${v.origin_version}` : "restored";
+  if (v.origin === "edited" && v.origin_version) return `edited from v${v.origin_version}`;
+  return null;
 }
 
 type Tab = "script" | "fields" | "files" | "compare" | "test" | "sessions" | "run";
@@ -55,6 +74,7 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
   const [notice, setNotice] = useState<Notice | null>(null);
   const [compareId, setCompareId] = useState<string>("");
   const [compareTo, setCompareTo] = useState<VersionView | null>(null);
+  const [deleting, setDeleting] = useState(false);
 
   useEffect(() => {
     setSelectedId(current.id);
@@ -82,12 +102,18 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
     transport.getVersion(workflow.id, compareId).then(setCompareTo, (e) => setNotice(noticeOf(toApiError(e))));
   }, [compareId, workflow.id, transport]);
 
-  async function act(kind: "approve" | "edit") {
+  async function act(kind: "approve" | "edit" | "restore") {
     setBusy(true);
     setNotice(null);
     try {
       if (kind === "approve") {
         onChanged(await transport.approve(workflow.id, version.id));
+      } else if (kind === "restore") {
+        const created = await transport.restoreVersion(workflow.id, version.id);
+        const next = await transport.getWorkflow(workflow.id);
+        onChanged(next);
+        setSelectedId(created.version_id);
+        setTab("test");
       } else {
         await transport.edit(workflow.id, version.id);
         navigate({ screen: "builder", workflowId: workflow.id });
@@ -115,10 +141,7 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
   return (
     <article class="wf-detail" aria-label={workflow.name ?? "Workflow"}>
       <header class="detail-head">
-        <div>
-          <h2>{workflow.name ?? "Untitled workflow"}</h2>
-          {workflow.description && <p class="muted">{workflow.description}</p>}
-        </div>
+        <WorkflowMeta workflow={workflow} onChanged={onChanged} />
         <div class="actions">
           {canChat(current.status) && (
             <a class="button" href={`#/builder/${encodeURIComponent(workflow.id)}`}>
@@ -135,8 +158,33 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
               Approve
             </button>
           )}
+          {version.status === "archived" && version.script && (
+            <button
+              type="button"
+              class="button"
+              disabled={busy}
+              title="Make a new version with this version's script and inputs; it is tested on your files, then you approve it."
+              onClick={() => void act("restore")}
+            >
+              Restore v{version.version}
+            </button>
+          )}
+          <button type="button" class="button danger" disabled={busy} onClick={() => setDeleting(true)}>
+            Delete
+          </button>
         </div>
       </header>
+      {deleting && (
+        <SafeDeleteDialog
+          title={`Delete “${workflow.name ?? "Untitled workflow"}”?`}
+          run={(confirm) => transport.deleteWorkflow(workflow.id, confirm)}
+          onCancel={() => setDeleting(false)}
+          onDone={() => {
+            setDeleting(false);
+            navigate({ screen: "workflows" });
+          }}
+        />
+      )}
       {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
 
       <div class="versions" role="radiogroup" aria-label="Versions">
@@ -153,6 +201,11 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
             <span class="vnum">v{v.version}</span>
             <StatusBadge status={v.status} />
             {v.is_active && <span class="small muted">in use</span>}
+            {originText(v) && (
+              <span class="small muted" data-testid="version-origin">
+                {originText(v)}
+              </span>
+            )}
           </button>
         ))}
       </div>

@@ -12,7 +12,7 @@ import type {
   StartFlow,
 } from "../generated";
 import type { FlowsTransport } from "./flows";
-import { errorFromResponse } from "./http";
+import { errorFromResponse, safeDelete } from "./http";
 import { ApiError } from "./index";
 
 const seg = encodeURIComponent;
@@ -72,8 +72,8 @@ export class HttpFlows implements FlowsTransport {
   patchFlowRun(id: string, patch: FlowRunPatch) {
     return this.call<FlowRunView>("PATCH", `/api/flow-runs/${seg(id)}`, patch);
   }
-  async deleteFlowRun(id: string) {
-    await this.call<unknown>("DELETE", `/api/flow-runs/${seg(id)}`);
+  deleteFlowRun(id: string, confirm?: string) {
+    return safeDelete(this.origin, `/api/flow-runs/${seg(id)}`, confirm);
   }
   stopFlowRun(id: string) {
     return this.call<FlowRunView>("POST", `/api/flow-runs/${seg(id)}/stop`);

@@ -1,6 +1,7 @@
 // The flows transport over Tauri IPC: one command per call (src-tauri/src/commands.rs).
 import { invoke } from "@tauri-apps/api/core";
 import type {
+  DeleteReply,
   FlowBundle,
   FlowImport,
   FlowList,
@@ -52,8 +53,8 @@ export class TauriFlows implements FlowsTransport {
   patchFlowRun(id: string, patch: FlowRunPatch) {
     return call<FlowRunView>("flow_run_patch", { id, patch });
   }
-  deleteFlowRun(id: string) {
-    return call<void>("flow_run_delete", { id });
+  deleteFlowRun(id: string, confirm?: string) {
+    return call<DeleteReply>("flow_run_delete", { id, confirm: confirm ?? null });
   }
   stopFlowRun(id: string) {
     return call<FlowRunView>("flow_run_stop", { id });

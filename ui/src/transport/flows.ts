@@ -4,6 +4,7 @@
 // src-tauri/src/commands.rs). Events (flow_turn, flow_status, flow_delta)
 // arrive through the main transport's `onEvent`.
 import type {
+  DeleteReply,
   FlowBundle,
   FlowImport,
   FlowList,
@@ -29,7 +30,8 @@ export interface FlowsTransport {
   flowRuns(name: string): Promise<FlowRunList>;
   getFlowRun(id: string): Promise<FlowRunView>;
   patchFlowRun(id: string, patch: FlowRunPatch): Promise<FlowRunView>;
-  deleteFlowRun(id: string): Promise<void>;
+  /** Two steps: without `confirm`, what would be deleted and a token; with it, the delete. */
+  deleteFlowRun(id: string, confirm?: string): Promise<DeleteReply>;
   stopFlowRun(id: string): Promise<FlowRunView>;
   answerFlowRun(id: string, answer: GateAnswer): Promise<FlowStarted>;
 }

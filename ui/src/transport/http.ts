@@ -23,6 +23,11 @@ import type {
   PythonView,
   BudgetsView,
   CancelReply,
+  Backup,
+  BackupsView,
+  DeleteReply,
+  RestoreReply,
+  BackupRetention,
   RoleBudgets,
   RunInputs,
   RunView,
@@ -30,6 +35,7 @@ import type {
   SettingsView,
   UploadedFile,
   VersionView,
+  WorkflowPatch,
   WorkflowSummary,
   WorkflowView,
 } from "../generated";
@@ -49,6 +55,31 @@ function isErrorBody(v: unknown): v is ErrorBody {
     typeof (v as ErrorBody).error === "string" &&
     typeof (v as ErrorBody).message === "string"
   );
+}
+
+/**
+ * A two-step delete over HTTP: without `confirm` the server answers 409
+ * `confirmation_required` with what would be deleted and a token (returned
+ * here as a `DeleteReply` with `deleted: false`); with the token, 200.
+ */
+export async function safeDelete(origin: string, path: string, confirm?: string): Promise<DeleteReply> {
+  const query = confirm ? `?confirm=${encodeURIComponent(confirm)}` : "";
+  let response: Response;
+  try {
+    response = await fetch(origin + path + query, { method: "DELETE", credentials: "same-origin" });
+  } catch {
+    throw new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
+  }
+  let body: unknown = undefined;
+  try {
+    body = JSON.parse(await response.text());
+  } catch {
+    body = undefined;
+  }
+  const reply = body as DeleteReply | undefined;
+  if (response.ok && reply) return reply;
+  if (response.status === 409 && reply && typeof reply.confirm_token === "string") return reply;
+  throw errorFromResponse(response.status, body);
 }
 
 /** Builds the ApiError of a failed response. */
@@ -218,8 +249,32 @@ export class HttpTransport implements Transport {
       `/api/workflows/${seg(id)}/versions/${seg(versionId)}/edit`,
     );
   }
-  async deleteWorkflow(id: string) {
-    await this.call<unknown>("DELETE", `/api/workflows/${seg(id)}`);
+  updateWorkflow(id: string, patch: WorkflowPatch) {
+    return this.call<WorkflowView>("PATCH", `/api/workflows/${seg(id)}`, patch);
+  }
+  deleteWorkflow(id: string, confirm?: string) {
+    return safeDelete(this.origin, `/api/workflows/${seg(id)}`, confirm);
+  }
+  restoreVersion(id: string, versionId: string) {
+    return this.call<CreatedVersion>(
+      "POST",
+      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/restore`,
+    );
+  }
+  backups() {
+    return this.call<BackupsView>("GET", "/api/backups");
+  }
+  createBackup() {
+    return this.call<Backup>("POST", "/api/backups");
+  }
+  setBackupRetention(retention: BackupRetention) {
+    return this.call<BackupsView>("PUT", "/api/backups/retention", retention);
+  }
+  restoreBackup(id: string) {
+    return this.call<RestoreReply>("POST", `/api/backups/${seg(id)}/restore`);
+  }
+  deleteBackup(id: string, confirm?: string) {
+    return safeDelete(this.origin, `/api/backups/${seg(id)}`, confirm);
   }
 
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile> {

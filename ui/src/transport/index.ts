@@ -24,6 +24,11 @@ import type {
   PythonView,
   BudgetsView,
   CancelReply,
+  Backup,
+  BackupsView,
+  DeleteReply,
+  RestoreReply,
+  BackupRetention,
   RoleBudgets,
   RunInputs,
   RunView,
@@ -31,6 +36,7 @@ import type {
   SettingsView,
   UploadedFile,
   VersionView,
+  WorkflowPatch,
   WorkflowSummary,
   WorkflowView,
 } from "../generated";
@@ -66,7 +72,21 @@ export interface Transport {
   sendMessage(workflowId: string, content: string, confirmPrivacy?: boolean): Promise<MessageReply>;
   approve(workflowId: string, versionId: string): Promise<WorkflowView>;
   edit(workflowId: string, versionId: string): Promise<CreatedVersion>;
-  deleteWorkflow(workflowId: string): Promise<void>;
+  /** Renames, re-describes or relabels a workflow (absent fields stay; "" label removes it). */
+  updateWorkflow(workflowId: string, patch: WorkflowPatch): Promise<WorkflowView>;
+  /** Two steps: without `confirm`, what would be deleted and a token
+   * (`deleted: false`); with the token, the delete. */
+  deleteWorkflow(workflowId: string, confirm?: string): Promise<DeleteReply>;
+  /** Restores an earlier version as a new version, tested before approval. */
+  restoreVersion(workflowId: string, versionId: string): Promise<CreatedVersion>;
+  // Database backups (Settings).
+  backups(): Promise<BackupsView>;
+  createBackup(): Promise<Backup>;
+  setBackupRetention(retention: BackupRetention): Promise<BackupsView>;
+  /** Restores a backup over the database (the current one is backed up first). */
+  restoreBackup(backupId: string): Promise<RestoreReply>;
+  /** Two steps, like `deleteWorkflow`. */
+  deleteBackup(backupId: string, confirm?: string): Promise<DeleteReply>;
   /** Reads one file locally and returns its masked extract. */
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile>;
   /** Stops the LLM reply in flight on a workflow (its send then fails as cancelled). */

@@ -24,6 +24,11 @@ import type {
   PythonView,
   BudgetsView,
   CancelReply,
+  Backup,
+  BackupsView,
+  DeleteReply,
+  RestoreReply,
+  BackupRetention,
   RoleBudgets,
   RunInputs,
   RunView,
@@ -31,6 +36,7 @@ import type {
   SettingsView,
   UploadedFile,
   VersionView,
+  WorkflowPatch,
   WorkflowSummary,
   WorkflowView,
 } from "../generated";
@@ -147,8 +153,29 @@ export class TauriTransport implements Transport {
   edit(workflow_id: string, version_id: string) {
     return call<CreatedVersion>("edit", { workflow_id, version_id });
   }
-  async deleteWorkflow(workflow_id: string) {
-    await call<null>("delete_workflow", { workflow_id });
+  updateWorkflow(workflow_id: string, patch: WorkflowPatch) {
+    return call<WorkflowView>("update_workflow", { workflow_id, patch });
+  }
+  deleteWorkflow(workflow_id: string, confirm?: string) {
+    return call<DeleteReply>("delete_workflow", { workflow_id, confirm: confirm ?? null });
+  }
+  restoreVersion(workflow_id: string, version_id: string) {
+    return call<CreatedVersion>("restore_version", { workflow_id, version_id });
+  }
+  backups() {
+    return call<BackupsView>("list_backups");
+  }
+  createBackup() {
+    return call<Backup>("create_backup");
+  }
+  setBackupRetention(retention: BackupRetention) {
+    return call<BackupsView>("set_backup_retention", { retention });
+  }
+  restoreBackup(backup_id: string) {
+    return call<RestoreReply>("restore_backup", { backup_id });
+  }
+  deleteBackup(backup_id: string, confirm?: string) {
+    return call<DeleteReply>("delete_backup", { backup_id, confirm: confirm ?? null });
   }
 
   async extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile> {
