@@ -46,6 +46,10 @@ for line in sys.stdin:
   [ "$sbx_rc" -eq 0 ]
 fi
 
+echo "== the HTTP API fuzzed from its OpenAPI document (schemathesis; no 5xx the document does not list)"
+cargo build --locked -q -p maskflow-server --bin maskflow
+MASKFLOW_BIN="$CARGO_TARGET_DIR/debug/maskflow" ST_MAX_EXAMPLES=30 server/tests/schemathesis.sh
+
 echo "== browser end-to-end tests (Chromium against maskflow serve --replay)"
 npm --prefix tests run --silent e2e
 
