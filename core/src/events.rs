@@ -84,6 +84,14 @@ pub enum Event {
         /// The new text.
         delta: String,
     },
+    /// A role's prompt left part of the extracts out to fit the model's
+    /// context window (the builder's also shows in its `BuildChanged`).
+    ContextReduced {
+        /// The workflow.
+        workflow_id: String,
+        /// What was left out, and the numbers.
+        reduction: crate::fit::ContextReduction,
+    },
     /// A workflow was deleted.
     WorkflowDeleted {
         /// The workflow.

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use rusqlite::params;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Service, lock};
 use crate::error::{CoreError, Result};
@@ -23,7 +23,7 @@ use crate::privacy::ledger::{self, CallSink, LedgerEntry};
 use crate::prompts;
 use crate::providers::http::ApiKey;
 use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
-use crate::providers::{Provider, Role, Roles, Unconfigured};
+use crate::providers::{LlmRequest, Provider, Role, Roles, Unconfigured};
 use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
 use crate::store;
 
@@ -215,6 +215,35 @@ impl Service {
         )
         .for_workflow(workflow_id.map(str::to_owned))
         .allowing(allowed))
+    }
+
+    /// `build`'s request for the role of `provider`, its extracts reduced
+    /// to fit the model's context window ([`crate::fit`]); what was left
+    /// out is published and added to `reductions`. A prompt that cannot fit
+    /// is refused before anything is sent, with the numbers.
+    pub(crate) async fn fitted_request(
+        &self,
+        provider: &GuardedProvider,
+        role: &Role,
+        workflow_id: &str,
+        extracts: &Value,
+        reductions: &mut Vec<crate::fit::ContextReduction>,
+        build: &(dyn Fn(&Value) -> LlmRequest + Sync),
+    ) -> Result<LlmRequest> {
+        let window = provider.context_window().await;
+        let budget = crate::providers::budget::max_tokens(role, None);
+        let (request, reduction) =
+            crate::fit::fit_request(extracts, window, budget, provider.model(), build)?;
+        if let Some(r) = reduction {
+            self.inner
+                .events
+                .publish(crate::events::Event::ContextReduced {
+                    workflow_id: workflow_id.to_owned(),
+                    reduction: r.clone(),
+                });
+            reductions.push(r);
+        }
+        Ok(request)
     }
 
     /// The back end flow agent `agent` uses now (not yet guarded): the

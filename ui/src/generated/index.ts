@@ -7,6 +7,7 @@ export type { CancelReply } from "./CancelReply";
 export type { ChatMessage } from "./ChatMessage";
 export type { ChatRole } from "./ChatRole";
 export type { ConnectionTest } from "./ConnectionTest";
+export type { ContextReduction } from "./ContextReduction";
 export type { CreateWorkflow } from "./CreateWorkflow";
 export type { CreatedVersion } from "./CreatedVersion";
 export type { Detected } from "./Detected";
