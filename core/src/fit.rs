@@ -16,8 +16,10 @@
 //! 5. fewer sheets per workbook (down to none), with
 //!    `sheets_left_out` naming them.
 //!
-//! If even the last rung leaves less than [`context::MIN_REPLY_TOKENS`] for
-//! the reply, the call is refused before sending, with the numbers.
+//! When no rung leaves the budget free, the least reduced prompt that leaves
+//! at least [`context::MIN_REPLY_TOKENS`] is sent (the back end lowers the
+//! reply's budget to the room left); when none does, the call is refused
+//! before sending, with the numbers.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -99,25 +101,38 @@ pub fn fit_request(
     if before <= target {
         return Ok((full, None));
     }
-    let mut last = (full, before, Vec::new());
+    // Every rung, in order, until one reaches the target.
+    let mut tried = vec![(full, before, Vec::new())];
     for rung in ladder(extracts) {
         let (reduced, left_out) = reduce(extracts, &rung);
         let request = build(&reduced);
         let tokens = measure(&request);
-        last = (request, tokens, left_out);
+        tried.push((request, tokens, left_out));
         if tokens <= target {
             break;
         }
     }
-    let (request, tokens, left_out) = last;
-    if context::fit(tokens, Some(window), budget).is_err() {
+    // None reached it: dropping more would lose information without giving
+    // the reply its budget, so send the least reduced prompt that can be
+    // sent at all (the back end lowers the reply's budget to the room left).
+    let reached = tried.last().is_some_and(|t| t.1 <= target);
+    let at = if reached {
+        Some(tried.len() - 1)
+    } else {
+        tried
+            .iter()
+            .position(|t| context::fit(t.1, Some(window), budget).is_ok())
+    };
+    let Some(i) = at else {
+        let smallest = tried.iter().map(|t| t.1).min().unwrap_or(before);
         return Err(ProviderError::ContextOverflow {
-            role: request.role.key(),
+            role: tried[0].0.role.key(),
             model: model.to_owned(),
-            prompt_tokens: tokens,
+            prompt_tokens: smallest,
             window,
         });
-    }
+    };
+    let (request, tokens, left_out) = tried.swap_remove(i);
     let reduction = (!left_out.is_empty())
         .then(|| ContextReduction::new(request.role.key(), window, before, tokens, left_out));
     Ok((request, reduction))

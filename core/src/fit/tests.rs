@@ -197,3 +197,21 @@ fn a_prompt_that_cannot_fit_is_refused_with_the_numbers() {
         "{m}"
     );
 }
+
+#[test]
+fn when_no_rung_frees_the_budget_the_least_reduced_prompt_that_can_be_sent_goes() {
+    let wb = workbook(1, 2);
+    let full = tokens(&validator(&wb));
+    // The window leaves room for a short reply but not the 512-token budget,
+    // whatever is dropped: nothing is dropped.
+    let window = full + 100;
+    let (req, red) = fit_request(&wb, Some(window), 512, "m", &validator).expect("sent");
+    assert_eq!(req, validator(&wb));
+    assert!(red.is_none());
+    // Too small for the full prompt, enough for a reduced one: reduced only
+    // as far as needed.
+    let (req, _) = fit_request(&wb, Some(full + 30), 512, "m", &validator).expect("sent");
+    assert!(tokens(&req) + context::MIN_REPLY_TOKENS <= full + 30);
+    let shrunk = validator(&reduce(&wb, &ALL).0);
+    assert_eq!(req, shrunk, "only the lossless first rung was needed");
+}
