@@ -169,7 +169,8 @@ impl Respond for Recording {
         let out = format!(
             "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
             json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}),
-            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],
+                   "usage": {"prompt_tokens": 1200, "completion_tokens": 9}})
         );
         ResponseTemplate::new(200)
             .insert_header("content-type", "text/event-stream")
@@ -301,6 +302,22 @@ async fn a_big_workbook_is_reduced_to_fit_and_a_tiny_window_is_refused_before_se
             );
         }
     }
+
+    // The ledger's token totals, per role and per workflow.
+    let (s, usage) = call(&app, "GET", "/api/ledger/usage", None).await;
+    assert_eq!(s, StatusCode::OK, "{usage}");
+    assert_eq!(usage["total"]["calls"], 2, "{usage}");
+    assert_eq!(usage["total"]["input_tokens"], 2400, "{usage}");
+    assert_eq!(usage["total"]["output_tokens"], 18, "{usage}");
+    let roles: Vec<&str> = usage["by_role"]
+        .as_array()
+        .expect("roles")
+        .iter()
+        .filter_map(|r| r["key"].as_str())
+        .collect();
+    assert_eq!(roles, ["clarifier", "validator"], "{usage}");
+    assert_eq!(usage["by_workflow"][0]["key"], wf.as_str(), "{usage}");
+    assert_eq!(usage["by_workflow"][0]["calls"], 2, "{usage}");
 
     // 512 tokens reported by the server: refused, nothing sent, the numbers said.
     let (tiny, tiny_rec) = server(512).await;

@@ -492,6 +492,11 @@ impl Service {
             .map_err(|e| manual_error(e, id))
     }
 
+    /// Token totals from the ledger: in all, per role and per workflow.
+    pub fn usage(&self) -> Result<ledger::Usage> {
+        Ok(ledger::usage(&self.db())?)
+    }
+
     /// The ledger, newest first; `q` searches bodies, replies and names.
     pub fn ledger(&self, q: Option<&str>, limit: u32, offset: u32) -> Result<Vec<LedgerEntry>> {
         let limit = limit.clamp(1, MAX_LEDGER_PAGE);

@@ -39,6 +39,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::providers::budget::BudgetsView::export_all_to(dir)?;
     CancelReply::export_all_to(dir)?;
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
+    crate::privacy::ledger::Usage::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
     PythonView::export_all_to(dir)?;
     IsolationView::export_all_to(dir)?;

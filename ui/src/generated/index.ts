@@ -72,6 +72,8 @@ export type { TestReport } from "./TestReport";
 export type { TextFormat } from "./TextFormat";
 export type { TurnView } from "./TurnView";
 export type { UploadedFile } from "./UploadedFile";
+export type { Usage } from "./Usage";
+export type { UsageRow } from "./UsageRow";
 export type { VersionSummary } from "./VersionSummary";
 export type { VersionView } from "./VersionView";
 export type { WorkflowPatch } from "./WorkflowPatch";

@@ -5,6 +5,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { IsolationSetting } from "../components/IsolationSetting";
 import { BudgetSettings } from "../components/BudgetSettings";
+import { UsageCard } from "../components/UsageCard";
 import { AgentRoles } from "../components/AgentRoles";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
@@ -407,6 +408,7 @@ export function Settings() {
       </section>
 
       <BudgetSettings />
+      <UsageCard />
       <AgentRoles view={view} settings={settings} onSave={save} />
 
       <section class="card" aria-labelledby="python-h">
