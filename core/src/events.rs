@@ -127,6 +127,19 @@ pub enum Event {
         /// `answered`, `dismissed` or `abandoned`.
         reason: String,
     },
+    /// An LLM call is about to be sent (its ledger row is written ahead);
+    /// the `ledger_entry` event says how it ended.
+    LlmCallStarted {
+        /// `call_…`, the ledger row's id.
+        id: String,
+        /// The role asking: `validator`, `builder`, `agent:<name>`…
+        role: String,
+        /// The model asked.
+        model: String,
+        /// The workflow, when the call is for one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        workflow_id: Option<String>,
+    },
     /// An outbound LLM request was recorded in the ledger.
     LedgerEntry {
         /// The ledger row.

@@ -116,7 +116,14 @@ impl CallSink for Service {
     }
 
     fn begin(&self, entry: &LedgerEntry) -> std::result::Result<(), String> {
-        ledger::insert(&self.db(), entry).map_err(|e| e.to_string())
+        ledger::insert(&self.db(), entry).map_err(|e| e.to_string())?;
+        self.inner.events.publish(Event::LlmCallStarted {
+            id: entry.id.clone(),
+            role: entry.role.clone(),
+            model: entry.model.clone(),
+            workflow_id: entry.workflow_id.clone(),
+        });
+        Ok(())
     }
 
     fn finish(&self, entry: LedgerEntry) {

@@ -147,7 +147,23 @@ id: string,
 /**
  * `answered`, `dismissed` or `abandoned`.
  */
-reason: string, } | { "type": "ledger_entry", 
+reason: string, } | { "type": "llm_call_started", 
+/**
+ * `call_…`, the ledger row's id.
+ */
+id: string, 
+/**
+ * The role asking: `validator`, `builder`, `agent:<name>`…
+ */
+role: string, 
+/**
+ * The model asked.
+ */
+model: string, 
+/**
+ * The workflow, when the call is for one.
+ */
+workflow_id?: string, } | { "type": "ledger_entry", 
 /**
  * The ledger row.
  */
