@@ -84,6 +84,14 @@ pub enum Event {
         /// The new text.
         delta: String,
     },
+    /// A role's prompt left part of the extracts out to fit the model's
+    /// context window (the builder's also shows in its `BuildChanged`).
+    ContextReduced {
+        /// The workflow.
+        workflow_id: String,
+        /// What was left out, and the numbers.
+        reduction: crate::fit::ContextReduction,
+    },
     /// A workflow was deleted.
     WorkflowDeleted {
         /// The workflow.
@@ -118,6 +126,19 @@ pub enum Event {
         id: String,
         /// `answered`, `dismissed` or `abandoned`.
         reason: String,
+    },
+    /// An LLM call is about to be sent (its ledger row is written ahead);
+    /// the `ledger_entry` event says how it ended.
+    LlmCallStarted {
+        /// `call_…`, the ledger row's id.
+        id: String,
+        /// The role asking: `validator`, `builder`, `agent:<name>`…
+        role: String,
+        /// The model asked.
+        model: String,
+        /// The workflow, when the call is for one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        workflow_id: Option<String>,
     },
     /// An outbound LLM request was recorded in the ledger.
     LedgerEntry {

@@ -9,6 +9,7 @@
 pub mod build;
 pub mod error;
 pub mod events;
+pub mod fit;
 pub mod flows;
 pub mod ids;
 pub mod keys;

@@ -11,7 +11,19 @@ use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
 pub const RUNNER_CONTRACT: &str = crate::runner::CONTRACT;
 
 fn extracts_block(extracts: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(extracts).unwrap_or_else(|_| extracts.to_string());
+    // One compact line per file: indentation costs a small model's context
+    // window tokens and tells it nothing.
+    let pretty = match extracts.as_array() {
+        Some(files) => format!(
+            "[\n{}\n]",
+            files
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(",\n")
+        ),
+        None => extracts.to_string(),
+    };
     format!(
         "The user's files, as masked extracts. Column names are real; every sample value is masked \
 (uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values:\n```json\n{pretty}\n```"

@@ -80,6 +80,12 @@ impl ProviderKind {
     }
 }
 
+/// The smallest context window accepted in Settings (smaller models cannot
+/// hold even a prompt's instructions).
+pub const MIN_CONTEXT_WINDOW: u32 = 256;
+/// The largest context window accepted in Settings.
+pub const MAX_CONTEXT_WINDOW: u32 = 10_000_000;
+
 /// One configured back end.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
@@ -100,6 +106,10 @@ pub struct ProviderConfig {
     /// Most reply tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens, overriding what the server
+    /// reports (left out: learned from the server or the known-model table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 impl ProviderConfig {
@@ -112,6 +122,7 @@ impl ProviderConfig {
             model: None,
             temperature: None,
             max_tokens: None,
+            context_window: None,
         }
     }
 
@@ -206,6 +217,14 @@ impl LlmSettings {
                         p.id
                     ));
                 }
+            }
+            if let Some(w) = p.context_window
+                && !(MIN_CONTEXT_WINDOW..=MAX_CONTEXT_WINDOW).contains(&w)
+            {
+                return Err(format!(
+                    "the context window of provider {:?} must be {MIN_CONTEXT_WINDOW}–{MAX_CONTEXT_WINDOW} tokens (it is {w})",
+                    p.id
+                ));
             }
             if let Some(t) = p.temperature
                 && !(0.0..=2.0).contains(&t)
@@ -313,6 +332,7 @@ pub fn build_provider(
         .with_key(key.clone());
         e.temperature = config.temperature;
         e.max_tokens = config.max_tokens;
+        e.context_window = config.context_window;
         e
     };
     Ok(match config.kind {
@@ -445,6 +465,7 @@ mod tests {
             model: Some("smollm2".into()),
             temperature: Some(0.0),
             max_tokens: None,
+            context_window: None,
         });
         s.roles.insert("validator".into(), MANUAL_ID.into());
         s.roles.insert("agent:critic".into(), "local".into());
@@ -489,12 +510,21 @@ mod tests {
             model: None,
             temperature: None,
             max_tokens: None,
+            context_window: None,
         });
         assert!(s.validate().expect_err("model").contains("needs a model"));
         s.providers[0].model = Some("llama3".into());
         s.providers[0].base_url = Some("ftp://x".into());
         assert!(s.validate().expect_err("url").contains("http://"));
         s.providers[0].base_url = None;
+        s.providers[0].context_window = Some(100);
+        let e = s.validate().expect_err("window");
+        assert!(
+            e.contains("context window of provider \"o\"") && e.contains("100"),
+            "{e}"
+        );
+        s.providers[0].context_window = Some(4096);
+        assert!(s.validate().is_ok());
         s.providers.push(ProviderConfig::manual());
         assert!(s.validate().expect_err("dup").contains("twice"));
     }

@@ -87,11 +87,24 @@ async fn start(
     String,
     tokio::sync::broadcast::Receiver<Event>,
 ) {
+    start_with(home, provider, PEOPLE).await
+}
+
+async fn start_with(
+    home: &std::path::Path,
+    provider: Arc<dyn Provider>,
+    people: &str,
+) -> (
+    Service,
+    String,
+    String,
+    tokio::sync::broadcast::Receiver<Event>,
+) {
     let service =
         Service::open(ServiceConfig::from_settings(home).overriding(Roles::all(provider)))
             .expect("open");
     let mut ids = Vec::new();
-    for (name, text) in [("people.csv", PEOPLE), ("cities.csv", CITIES)] {
+    for (name, text) in [("people.csv", people), ("cities.csv", CITIES)] {
         let (id, path) = service.new_upload(name).expect("upload");
         std::fs::write(&path, text).expect("write");
         service.add_upload(&id, name, path).await.expect("extract");
@@ -276,4 +289,79 @@ async fn a_manual_back_end_pauses_at_the_gate() {
         )
         .expect_err("no gate left");
     assert!(err.to_string().contains("no build gate"));
+}
+
+/// A replay provider whose model has a small context window.
+#[derive(Debug)]
+struct Windowed(Arc<ReplayProvider>, u32);
+
+impl Provider for Windowed {
+    fn name(&self) -> &str {
+        "windowed-test"
+    }
+    fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
+        let w = self.1;
+        Box::pin(async move { Some(w) })
+    }
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        self.0.complete(request, on_delta)
+    }
+}
+
+#[tokio::test]
+async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_so() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[GOOD]);
+    // People with 60 more columns of notes: too much for a 4,096 window
+    // that must keep half of itself for the builder's reply.
+    let mut wide = String::from("name,city,amount");
+    for c in 0..60 {
+        wide.push_str(&format!(",note {c}"));
+    }
+    for (name, city, amount) in [("John Smith", "Paris", 120), ("Ada Lovelace", "London", 80)] {
+        wide.push_str(&format!("\n{name},{city},{amount}"));
+        for c in 0..60 {
+            wide.push_str(&format!(",Called on {c} March about the invoice"));
+        }
+    }
+    let windowed = Arc::new(Windowed(provider.clone(), 4096));
+    let (service, wf, vid, mut rx) = start_with(home.path(), windowed, &wide).await;
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let view = service.get_workflow(&wf).expect("view");
+    let build = view.current_version.build.expect("build view");
+    let reduction = build.context_reduction.expect("a reduction");
+    assert_eq!(
+        (reduction.role.as_str(), reduction.window),
+        ("builder", 4096)
+    );
+    assert!(reduction.prompt_tokens_before > 2048, "{reduction:?}");
+    assert!(reduction.prompt_tokens <= 2048, "{reduction:?}");
+    assert!(!reduction.left_out.is_empty(), "{reduction:?}");
+    // What was sent is what was measured: the reduced prompt, samples gone.
+    let prompt = &builder_prompts(&provider)[0];
+    assert!(!prompt.contains("John Smith"));
+    assert!(prompt.contains("note 0"), "column names stay: {prompt}");
+    let last = provider
+        .requests()
+        .into_iter()
+        .rfind(|r| r.role == Role::Builder)
+        .expect("builder request");
+    assert_eq!(
+        maskflow_core::providers::context::estimate_tokens(&last.messages, last.schema.as_ref()),
+        reduction.prompt_tokens,
+        "what was sent is what was measured"
+    );
+    assert!(
+        reduction.left_out[0].contains("sample rows"),
+        "{reduction:?}"
+    );
+    assert!(prompt.contains("\"column_types\""), "{prompt}");
+    let written = service
+        .session_file(&wf, &vid, 1, "generation-prompt.md")
+        .expect("prompt file");
+    assert!(written.contains("note 0"));
 }

@@ -167,6 +167,7 @@ async fn openai_and_anthropic_protocols_against_llama_cpp() {
             model: Some("smollm2".into()),
             temperature: None,
             max_tokens: None,
+            context_window: None,
         },
         None,
     )

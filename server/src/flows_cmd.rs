@@ -5,7 +5,9 @@
 //! turn: `turn <stepPath> <label> [<agent>:<identifier>] <content>`. When an
 //! agent uses the manual back end, its prompt is printed and the pasted
 //! answer is read from the terminal (or `--answers FILE`), ending at a line
-//! holding only `.` or at the end of input.
+//! holding only `.` or at the end of input. While a model answers, a
+//! progress line on the terminal shows the role and the time so far;
+//! Ctrl-C stops the run (resumable) and exits with 130.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -17,6 +19,8 @@ use maskflow_core::flows::bundle::ImportRequest;
 use maskflow_core::flows::{GateAnswer, RunHandle, RunStatus, StartFlow, Started};
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::{Event, Service};
+use maskflow_server::spinner::{self as crate_spinner, Spinner};
+use std::time::Instant;
 
 /// Flags of `maskflow flows`.
 #[derive(clap::Args, Debug)]
@@ -347,27 +351,54 @@ async fn drive(
     (started, handle): (Started, RunHandle),
     answers: Answers,
 ) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
     let id = started.conversation_id.clone();
     println!("run {id}");
+    let mut spinner = Spinner::new(std::io::stderr().is_terminal());
+    let mut tick = tokio::time::interval(crate_spinner::TICK);
+    let mut interrupted = false;
     let mut task = tokio::spawn(handle.run());
     let status = loop {
         tokio::select! {
             done = &mut task => break done.context("the run stopped unexpectedly")?,
             event = events.recv() => match event {
                 Ok(Event::ManualPrompt { prompt }) if prompt.role.starts_with("agent:") => {
+                    spinner.clear();
                     answer_prompt(service, &prompt, &answers).await?;
                 }
-                Ok(e) => print_event(&id, &e),
+                Ok(e) => {
+                    spinner.on_event(&e, Instant::now());
+                    if matches!(e, Event::FlowTurn { .. }) {
+                        spinner.clear();
+                    }
+                    print_event(&id, &e);
+                }
                 Err(_) => {}
             },
+            _ = tick.tick() => spinner.draw(Instant::now()),
+            // Ctrl-C stops the run as `stop` does: the call in flight is
+            // dropped (the ledger records it cancelled) and the run ends
+            // `stopped`, resumable. A second Ctrl-C is the default: exit.
+            signal = tokio::signal::ctrl_c(), if !interrupted => {
+                if signal.is_ok() {
+                    interrupted = true;
+                    spinner.clear();
+                    eprintln!("stopping run {id}…");
+                    let (service, id) = (service.clone(), id.clone());
+                    tokio::spawn(async move { service.flows().stop(&id).await });
+                }
+            }
         }
     };
+    spinner.clear();
     while let Ok(e) = events.try_recv() {
         print_event(&id, &e);
     }
     let view = service.flows().get_run(&id)?;
     println!("status {}", status.as_str());
     match status {
+        // 130: stopped by Ctrl-C (SIGINT), as shells report it.
+        RunStatus::Stopped if interrupted => Ok(ExitCode::from(130)),
         RunStatus::Completed | RunStatus::Stopped => Ok(ExitCode::SUCCESS),
         RunStatus::Waiting | RunStatus::NeedsAttention => {
             if let Some(p) = view.pending {

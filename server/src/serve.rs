@@ -61,6 +61,7 @@ pub fn provider_settings(
         model,
         temperature: None,
         max_tokens: None,
+        context_window: None,
     });
     settings
         .validate()

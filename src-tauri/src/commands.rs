@@ -286,6 +286,12 @@ pub fn set_role_budgets(s: State<'_, Service>, budgets: RoleBudgets) -> Reply<Bu
     Ok(s.set_role_budgets(budgets)?)
 }
 
+/// Token totals from the ledger: in all, per role and per workflow.
+#[tauri::command(rename_all = "snake_case")]
+pub fn usage(s: State<'_, Service>) -> Reply<maskflow_core::privacy::ledger::Usage> {
+    Ok(s.usage()?)
+}
+
 /// The egress ledger, newest first, searched and paged.
 #[tauri::command(rename_all = "snake_case")]
 pub fn ledger(

@@ -106,6 +106,7 @@ pub fn run() -> Result<(), StartError> {
             commands::cancel_message,
             commands::set_role_budgets,
             commands::ledger,
+            commands::usage,
             commands::manual_prompts,
             commands::answer_manual,
             commands::dismiss_manual,

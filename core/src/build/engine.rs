@@ -46,6 +46,10 @@ pub struct BuildState {
     pub report: Option<TestReport>,
     /// Why the build failed.
     pub reason: Option<String>,
+    /// What the builder's last prompt left out of the extracts to fit the
+    /// model's context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_reduction: Option<crate::fit::ContextReduction>,
 }
 
 impl Default for BuildState {
@@ -60,6 +64,7 @@ impl Default for BuildState {
             spec: None,
             report: None,
             reason: None,
+            context_reduction: None,
         }
     }
 }
@@ -222,20 +227,24 @@ impl Engine {
             on(state);
             command = match action {
                 Action::CreateGenerationPrompt | Action::CreateRevisionPrompt => {
-                    let request = self.request(job, state);
                     let name = if phase == Phase::Generate {
                         "generation"
                     } else {
                         "revision"
                     };
-                    let text = render(&request);
-                    if let Err(e) = self.write(job, state, &format!("{name}-prompt.md"), &text) {
-                        fail(state, e)
-                    } else {
-                        match self.gate(state, Stage::Prompt, text).await {
+                    let prompt = self.request(job, state).await;
+                    on(state);
+                    let written = prompt.and_then(|request| {
+                        let text = render(&request);
+                        self.write(job, state, &format!("{name}-prompt.md"), &text)
+                            .map(|()| text)
+                    });
+                    match written {
+                        Err(e) => fail(state, e),
+                        Ok(text) => match self.gate(state, Stage::Prompt, text).await {
                             Some(c) => c,
                             None => return self.pause(state, on),
-                        }
+                        },
                     }
                 }
                 Action::CallBuilder => match self.call_builder(job, state).await {
@@ -285,13 +294,26 @@ impl Engine {
         }
     }
 
-    fn request(&self, job: &BuildJob, state: &BuildState) -> LlmRequest {
-        let ctx = self.context(job, state);
-        if state.phase == Phase::Generate {
-            self.profile.generation_prompt(&ctx)
-        } else {
-            self.profile.revision_prompt(&ctx)
-        }
+    /// The builder's prompt, its extracts reduced to fit the model's
+    /// context window (what was left out goes into `state`); refused with
+    /// the numbers when it cannot fit.
+    async fn request(&self, job: &BuildJob, state: &mut BuildState) -> Result<LlmRequest, String> {
+        let window = self.provider.context_window().await;
+        let budget = crate::providers::budget::max_tokens(&crate::providers::Role::Builder, None);
+        let build = |extracts: &Value| {
+            let mut ctx = self.context(job, state);
+            ctx.extracts = extracts.clone();
+            if state.phase == Phase::Generate {
+                self.profile.generation_prompt(&ctx)
+            } else {
+                self.profile.revision_prompt(&ctx)
+            }
+        };
+        let (request, reduction) =
+            crate::fit::fit_request(&job.extracts, window, budget, self.provider.model(), &build)
+                .map_err(|e| e.to_string())?;
+        state.context_reduction = reduction;
+        Ok(request)
     }
 
     /// `Some(command)` from the gate's decision, `None` when it is pending.
@@ -318,8 +340,8 @@ impl Engine {
         } else {
             "revision"
         };
+        let mut request = self.request(job, state).await?;
         let ctx = self.context(job, state);
-        let mut request = self.request(job, state);
         let process = |reply: &str| -> ProcessingResult {
             if state.phase == Phase::Generate {
                 self.profile.process_generation(&ctx, reply)

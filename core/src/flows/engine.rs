@@ -1149,6 +1149,34 @@ impl FlowEngine {
         ))
     }
 
+    /// Seed 004's `cancel_inflight` (sent over the WebSocket): stops run
+    /// `conversation_id` as [`FlowEngine::stop`] does — the step in flight
+    /// is cancelled, `stopped` recorded with the last completed step kept
+    /// for resuming. With `inflight_id`, only when that is the run in
+    /// flight here: a stale id (an earlier run, another process) is refused.
+    pub async fn cancel_inflight(
+        &self,
+        conversation_id: &str,
+        inflight_id: Option<&str>,
+    ) -> Result<RunView> {
+        if let Some(wanted) = inflight_id {
+            match self.inflight_id(conversation_id) {
+                Some(current) if current == wanted => {}
+                Some(current) => {
+                    return Err(CoreError::Conflict(format!(
+                        "run {conversation_id} is in flight as {current}, not {wanted}"
+                    )));
+                }
+                None => {
+                    return Err(CoreError::Conflict(format!(
+                        "run {conversation_id} has no step in flight here (inflight {wanted} has ended)"
+                    )));
+                }
+            }
+        }
+        self.stop(conversation_id).await
+    }
+
     /// The inflight id of a running run in this process.
     pub fn inflight_id(&self, id: &str) -> Option<String> {
         lock(&self.inner.inflight)

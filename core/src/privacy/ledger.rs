@@ -156,6 +156,84 @@ pub fn list(
         .collect()
 }
 
+/// Token totals of a group of ledger rows.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+pub struct UsageRow {
+    /// The role key (`validator`, `agent:critic`…), or the workflow's id.
+    pub key: String,
+    /// The workflow's name, for a workflow row that has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub name: Option<String>,
+    /// Calls recorded (every outcome).
+    #[ts(type = "number")]
+    pub calls: i64,
+    /// Prompt tokens the servers reported.
+    #[ts(type = "number")]
+    pub input_tokens: i64,
+    /// Reply tokens the servers reported.
+    #[ts(type = "number")]
+    pub output_tokens: i64,
+    /// Calls whose server reported no token counts (not in the sums).
+    #[ts(type = "number")]
+    pub unreported: i64,
+}
+
+/// `GET /api/ledger/usage`: token totals from the ledger, in all, per role
+/// and per workflow (calls outside a workflow, such as flow agents', count
+/// in the total and their role only).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+pub struct Usage {
+    /// Every call.
+    pub total: UsageRow,
+    /// Per role, most tokens first.
+    pub by_role: Vec<UsageRow>,
+    /// Per workflow, most tokens first.
+    pub by_workflow: Vec<UsageRow>,
+}
+
+const SUMS: &str = "COUNT(*), COALESCE(SUM(c.input_tokens), 0), COALESCE(SUM(c.output_tokens), 0), \
+SUM(CASE WHEN c.input_tokens IS NULL AND c.output_tokens IS NULL THEN 1 ELSE 0 END)";
+
+fn usage_row(r: &Row<'_>) -> rusqlite::Result<UsageRow> {
+    Ok(UsageRow {
+        key: r.get(0)?,
+        name: r.get(1)?,
+        calls: r.get(2)?,
+        input_tokens: r.get(3)?,
+        output_tokens: r.get(4)?,
+        unreported: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
+    })
+}
+
+/// The token totals of the whole ledger.
+pub fn usage(conn: &Connection) -> rusqlite::Result<Usage> {
+    let total = conn.query_row(
+        &format!("SELECT 'all', NULL, {SUMS} FROM llm_calls c"),
+        [],
+        usage_row,
+    )?;
+    let group = |sql: &str| -> rusqlite::Result<Vec<UsageRow>> {
+        let mut stmt = conn.prepare(sql)?;
+        stmt.query_map([], usage_row)?.collect()
+    };
+    let by_role = group(&format!(
+        "SELECT c.role, NULL, {SUMS} FROM llm_calls c GROUP BY c.role
+         ORDER BY COALESCE(SUM(c.input_tokens), 0) + COALESCE(SUM(c.output_tokens), 0) DESC, c.role"
+    ))?;
+    let by_workflow = group(&format!(
+        "SELECT c.workflow_id, w.name, {SUMS} FROM llm_calls c
+         LEFT JOIN workflows w ON w.id = c.workflow_id
+         WHERE c.workflow_id IS NOT NULL GROUP BY c.workflow_id
+         ORDER BY COALESCE(SUM(c.input_tokens), 0) + COALESCE(SUM(c.output_tokens), 0) DESC, c.workflow_id"
+    ))?;
+    Ok(Usage {
+        total,
+        by_role,
+        by_workflow,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +304,56 @@ mod tests {
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].outcome, "ok");
         assert_eq!(all[0].reply.as_deref(), Some("done"));
+    }
+
+    #[test]
+    fn usage_is_summed_per_role_and_per_workflow() {
+        let conn = crate::store::open_in_memory().expect("db");
+        let mut a = entry("call_01", "a");
+        a.workflow_id = Some("wf_1".into());
+        a.output_tokens = Some(10);
+        let mut b = entry("call_02", "b");
+        b.role = "builder".into();
+        b.workflow_id = Some("wf_1".into());
+        b.input_tokens = Some(100);
+        b.output_tokens = Some(400);
+        let mut c = entry("call_03", "c");
+        c.role = "agent:critic".into();
+        c.input_tokens = None;
+        for e in [&a, &b, &c] {
+            insert(&conn, e).expect("insert");
+        }
+        let u = usage(&conn).expect("usage");
+        assert_eq!(
+            (
+                u.total.calls,
+                u.total.input_tokens,
+                u.total.output_tokens,
+                u.total.unreported
+            ),
+            (3, 103, 410, 1)
+        );
+        let roles: Vec<(&str, i64, i64)> = u
+            .by_role
+            .iter()
+            .map(|r| (r.key.as_str(), r.input_tokens, r.output_tokens))
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                ("builder", 100, 400),
+                ("validator", 3, 10),
+                ("agent:critic", 0, 0)
+            ]
+        );
+        assert_eq!(u.by_workflow.len(), 1);
+        assert_eq!(
+            (
+                u.by_workflow[0].key.as_str(),
+                u.by_workflow[0].calls,
+                u.by_workflow[0].input_tokens
+            ),
+            ("wf_1", 2, 103)
+        );
     }
 }

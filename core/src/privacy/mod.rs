@@ -221,6 +221,10 @@ impl Provider for GuardedProvider {
         self.inner.is_manual()
     }
 
+    fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
+        self.inner.context_window()
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a LlmRequest,

@@ -263,6 +263,10 @@ impl Provider for AnthropicProvider {
         &self.client.endpoint().model
     }
 
+    fn context_window(&self) -> super::BoxFuture<'_, Option<u32>> {
+        Box::pin(AnthropicProvider::context_window(self))
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a LlmRequest,

@@ -221,6 +221,13 @@ pub trait Provider: Send + Sync + Debug {
         false
     }
 
+    /// The model's context window in tokens, when known (set in Settings,
+    /// reported by the server, or a known cloud model); `None`: unknown, no
+    /// prompt is reduced or refused for its length.
+    fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
+        Box::pin(async { None })
+    }
+
     /// Sends `request` and returns the whole reply, calling `on_delta` with
     /// each piece of text as it streams in.
     fn complete<'a>(

@@ -180,6 +180,10 @@ impl Provider for OllamaProvider {
         &self.client.endpoint().model
     }
 
+    fn context_window(&self) -> super::BoxFuture<'_, Option<u32>> {
+        Box::pin(OllamaProvider::context_window(self))
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a LlmRequest,

@@ -274,6 +274,10 @@ impl Provider for OpenAiProvider {
         &self.client.endpoint().model
     }
 
+    fn context_window(&self) -> super::BoxFuture<'_, Option<u32>> {
+        Box::pin(OpenAiProvider::context_window(self))
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a LlmRequest,

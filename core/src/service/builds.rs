@@ -37,6 +37,10 @@ pub struct BuildView {
     pub iteration: u32,
     /// Whether a gate waits for the user's decision.
     pub pending_gate: bool,
+    /// What the builder's prompt left out to fit the model's context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context_reduction: Option<crate::fit::ContextReduction>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -46,6 +50,7 @@ impl From<&BuildState> for BuildView {
             stage: s.stage,
             iteration: s.iteration,
             pending_gate: s.pending_gate,
+            context_reduction: s.context_reduction.clone(),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use rusqlite::params;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Service, lock};
 use crate::error::{CoreError, Result};
@@ -23,7 +23,7 @@ use crate::privacy::ledger::{self, CallSink, LedgerEntry};
 use crate::prompts;
 use crate::providers::http::ApiKey;
 use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
-use crate::providers::{Provider, Role, Roles, Unconfigured};
+use crate::providers::{LlmRequest, Provider, Role, Roles, Unconfigured};
 use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
 use crate::store;
 
@@ -116,7 +116,14 @@ impl CallSink for Service {
     }
 
     fn begin(&self, entry: &LedgerEntry) -> std::result::Result<(), String> {
-        ledger::insert(&self.db(), entry).map_err(|e| e.to_string())
+        ledger::insert(&self.db(), entry).map_err(|e| e.to_string())?;
+        self.inner.events.publish(Event::LlmCallStarted {
+            id: entry.id.clone(),
+            role: entry.role.clone(),
+            model: entry.model.clone(),
+            workflow_id: entry.workflow_id.clone(),
+        });
+        Ok(())
     }
 
     fn finish(&self, entry: LedgerEntry) {
@@ -215,6 +222,35 @@ impl Service {
         )
         .for_workflow(workflow_id.map(str::to_owned))
         .allowing(allowed))
+    }
+
+    /// `build`'s request for the role of `provider`, its extracts reduced
+    /// to fit the model's context window ([`crate::fit`]); what was left
+    /// out is published and added to `reductions`. A prompt that cannot fit
+    /// is refused before anything is sent, with the numbers.
+    pub(crate) async fn fitted_request(
+        &self,
+        provider: &GuardedProvider,
+        role: &Role,
+        workflow_id: &str,
+        extracts: &Value,
+        reductions: &mut Vec<crate::fit::ContextReduction>,
+        build: &(dyn Fn(&Value) -> LlmRequest + Sync),
+    ) -> Result<LlmRequest> {
+        let window = provider.context_window().await;
+        let budget = crate::providers::budget::max_tokens(role, None);
+        let (request, reduction) =
+            crate::fit::fit_request(extracts, window, budget, provider.model(), build)?;
+        if let Some(r) = reduction {
+            self.inner
+                .events
+                .publish(crate::events::Event::ContextReduced {
+                    workflow_id: workflow_id.to_owned(),
+                    reduction: r.clone(),
+                });
+            reductions.push(r);
+        }
+        Ok(request)
     }
 
     /// The back end flow agent `agent` uses now (not yet guarded): the
@@ -461,6 +497,11 @@ impl Service {
             .manual
             .dismiss(id)
             .map_err(|e| manual_error(e, id))
+    }
+
+    /// Token totals from the ledger: in all, per role and per workflow.
+    pub fn usage(&self) -> Result<ledger::Usage> {
+        Ok(ledger::usage(&self.db())?)
     }
 
     /// The ledger, newest first; `q` searches bodies, replies and names.

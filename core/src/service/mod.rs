@@ -449,10 +449,21 @@ impl Service {
             Status::Validating => Step::Validate,
             _ => Step::Clarify,
         };
+        let mut context_reductions = Vec::new();
         if let Step::Validate = step {
-            let request = prompts::validator_request(&version.file_extracts, &history);
+            let llm = self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?;
+            let request = self
+                .fitted_request(
+                    &llm,
+                    &Role::Validator,
+                    workflow_id,
+                    &version.file_extracts,
+                    &mut context_reductions,
+                    &|e| prompts::validator_request(e, &history),
+                )
+                .await?;
             let verdict: Feasibility = ask_json(
-                &self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?,
+                &llm,
                 request,
                 &Feasibility::check,
                 &self.delta_sink(workflow_id, Role::Validator),
@@ -484,6 +495,7 @@ impl Service {
                 return Ok(MessageReply {
                     status: Status::Rejected,
                     message: reason,
+                    context_reductions,
                 });
             }
             move_version(&tx, &mut version, VersionEvent::Feasible, &now)?;
@@ -493,9 +505,19 @@ impl Service {
             self.publish_status(workflow_id, &version.id, version.status, None);
         }
 
-        let request = prompts::clarifier_request(&version.file_extracts, &history);
+        let llm = self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?;
+        let request = self
+            .fitted_request(
+                &llm,
+                &Role::Clarifier,
+                workflow_id,
+                &version.file_extracts,
+                &mut context_reductions,
+                &|e| prompts::clarifier_request(e, &history),
+            )
+            .await?;
         let verdict: Clarification = ask_json(
-            &self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?,
+            &llm,
             request,
             &Clarification::check,
             &self.delta_sink(workflow_id, Role::Clarifier),
@@ -545,6 +567,7 @@ impl Service {
         Ok(MessageReply {
             status: version.status,
             message: reply_text,
+            context_reductions,
         })
     }
 

@@ -42,6 +42,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     BackupsView::export_all_to(dir)?;
     RestoreReply::export_all_to(dir)?;
     crate::privacy::ledger::LedgerEntry::export_all_to(dir)?;
+    crate::privacy::ledger::Usage::export_all_to(dir)?;
     crate::providers::manual::ManualPrompt::export_all_to(dir)?;
     PythonView::export_all_to(dir)?;
     IsolationView::export_all_to(dir)?;

@@ -102,6 +102,11 @@ pub struct MessageReply {
     pub status: Status,
     /// The assistant's answer: a question, the rejection reason, or that building started.
     pub message: String,
+    /// What each role's prompt left out of the extracts to fit the model's
+    /// context window (empty when everything fitted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<crate::fit::ContextReduction>>")]
+    pub context_reductions: Vec<crate::fit::ContextReduction>,
 }
 
 /// A rename / relabel of a workflow. Absent fields are left alone; an empty

@@ -48,6 +48,11 @@ impl AppError {
         }
     }
 
+    /// The code and sentence the client reads (for a WebSocket frame).
+    pub fn code_and_message(&self) -> (&'static str, &str) {
+        (self.code, &self.message)
+    }
+
     /// 400 `invalid_request`.
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)

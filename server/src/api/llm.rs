@@ -119,6 +119,15 @@ pub struct LedgerQuery {
     pub offset: Option<u32>,
 }
 
+/// Token totals from the ledger: in all, per role and per workflow.
+#[utoipa::path(get, path = "/api/ledger/usage", tag = "privacy",
+    responses((status = 200, description = "Token totals", body = maskflow_core::privacy::ledger::Usage)))]
+pub async fn usage(
+    State(state): State<AppState>,
+) -> Result<ApiJson<maskflow_core::privacy::ledger::Usage>, AppError> {
+    Ok(ApiJson(state.service.usage()?))
+}
+
 /// What left the machine: every outbound LLM request, newest first.
 #[utoipa::path(get, path = "/api/ledger", tag = "privacy",
     params(LedgerQuery),

@@ -135,6 +135,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))
+        .routes(routes!(llm::usage))
         .routes(routes!(llm::manual_list))
         .routes(routes!(llm::manual_answer))
         .routes(routes!(llm::manual_dismiss))

@@ -28,4 +28,9 @@ temperature?: number | null,
 /**
  * Most reply tokens.
  */
-max_tokens?: number | null, };
+max_tokens?: number | null, 
+/**
+ * The model's context window in tokens, overriding what the server
+ * reports (left out: learned from the server or the known-model table).
+ */
+context_window?: number | null, };

@@ -1,5 +1,6 @@
 // Turns API errors into what the user reads: a conflict (409) is a polite
 // "wait a moment", not a failure.
+import type { ContextReduction } from "../generated";
 import type { ApiError } from "../transport";
 
 export interface Notice {
@@ -44,4 +45,13 @@ export function noticeOf(e: ApiError): Notice {
     default:
       return { tone: "error", title: "Something went wrong", detail: e.message };
   }
+}
+
+/** What a prompt left out of the extracts to fit the model's context window. */
+export function reducedNotice(reductions: ContextReduction[]): Notice {
+  return {
+    tone: "warning",
+    title: "Part of the extract was left out to fit the model",
+    detail: reductions.map((r) => r.summary).join(" "),
+  };
 }

@@ -5,7 +5,7 @@ import { ApiError } from "../transport";
 import { errorFromResponse } from "../transport/http";
 import { approvable, chipsReducer, type Chip } from "./chips";
 import { diffLines, diffStats } from "./diff";
-import { noticeOf } from "./errors";
+import { noticeOf, reducedNotice } from "./errors";
 import { approvalRequest, bytesLabel, payloadJson, rowsLabel, summary } from "./extracts";
 import { parseRoute, routeHref } from "./router";
 import { STATUS, canApprove, canChat, canEdit, stepOf } from "./status";
@@ -104,6 +104,12 @@ describe("errors", () => {
     expect(n.tone).toBe("warning");
     expect(n.title).toMatch(/One moment/);
     expect(noticeOf(new ApiError("invalid_request", "bad")).tone).toBe("error");
+  });
+  it("says what a prompt left out to fit the model", () => {
+    const r = { role: "validator", window: 2048, prompt_tokens_before: 5000, prompt_tokens: 1400, left_out: ["12 of 15 sample rows"], summary: "To fit the model's 2,048-token context window, …" };
+    const n = reducedNotice([r, { ...r, role: "clarifier", summary: "Clarifier too." }]);
+    expect(n.tone).toBe("warning");
+    expect(n.detail).toBe("To fit the model's 2,048-token context window, … Clarifier too.");
   });
   it("reads the HTTP API's {error, message} body", () => {
     const e = errorFromResponse(409, { error: "conflict", message: "busy" });

@@ -7,7 +7,7 @@ import { matchesQuery, mergeEntry, outcomeBadge, prettyBody } from "./ledger";
 import { addPrompt, manualPromptText, promptsFor } from "./manual";
 import { parseRoute, routeHref } from "./router";
 import { durationLabel, initialValues, phaseIndex, runRequest } from "./runs";
-import { assignRole, providerFromDetected, providerProblem, removeProvider, toSettings, upsertProvider } from "./settings";
+import { assignRole, parseWindow, providerFromDetected, providerProblem, removeProvider, toSettings, upsertProvider, windowLabel } from "./settings";
 
 const base: LlmSettings = {
   providers: [
@@ -31,6 +31,15 @@ describe("settings", () => {
     expect(providerProblem({ id: "llama", kind: "manual" }, base.providers)).toMatch(/already exists/);
     expect(providerProblem({ id: "x", kind: "openai", model: "m", base_url: "ftp://a" }, [])).toMatch(/http/);
     expect(providerProblem({ id: "x", kind: "openai", model: "m", base_url: "http://127.0.0.1:9" }, [])).toBeNull();
+    expect(providerProblem({ id: "x", kind: "openai", model: "m", context_window: 100 }, [])).toMatch(/context window.*256/);
+    expect(providerProblem({ id: "x", kind: "openai", model: "m", context_window: 2048.5 }, [])).toMatch(/whole number/);
+    expect(providerProblem({ id: "x", kind: "openai", model: "m", context_window: 4096 }, [])).toBeNull();
+  });
+  it("reads and shows a provider's context window", () => {
+    expect(parseWindow(" ")).toBeNull();
+    expect(parseWindow("4096")).toBe(4096);
+    expect(windowLabel({ id: "x", kind: "openai", context_window: 4096 })).toBe(" · 4,096-token context window (set)");
+    expect(windowLabel({ id: "x", kind: "openai" })).toBe("");
   });
   it("adds, renames and removes providers, keeping roles pointing somewhere", () => {
     const added = upsertProvider(base, { id: " gpt ", kind: "openai", model: "gpt-4o", base_url: "" });

@@ -41,6 +41,8 @@ export function providerProblem(config: ProviderConfig, others: ProviderConfig[]
   if (others.some((o) => o.id === c.id)) return `A back end named “${c.id}” already exists.`;
   if (c.kind !== "manual" && !c.model) return "Say which model to ask.";
   if (c.base_url && !/^https?:\/\/[^\s]+$/.test(c.base_url)) return "The base URL must start with http:// or https://.";
+  if (c.context_window != null && !(Number.isInteger(c.context_window) && c.context_window >= MIN_WINDOW && c.context_window <= MAX_WINDOW))
+    return `The context window must be a whole number of tokens from ${MIN_WINDOW.toLocaleString("en-US")} to ${MAX_WINDOW.toLocaleString("en-US")}, or blank to learn it from the server.`;
   return null;
 }
 
@@ -78,4 +80,19 @@ export function providerFromDetected(d: Detected, taken: string[]): ProviderConf
   let id = base;
   for (let n = 2; taken.includes(id); n++) id = `${base}-${n}`;
   return { id, kind: d.kind, base_url: d.base_url, model: d.models[0] ?? null };
+}
+
+/** The context window bounds the server accepts (`settings::MIN_CONTEXT_WINDOW`…). */
+export const MIN_WINDOW = 256;
+export const MAX_WINDOW = 10_000_000;
+
+/** The context-window input's value: blank is null (learn it from the server). */
+export function parseWindow(text: string): number | null {
+  const t = text.trim();
+  return t === "" ? null : Number(t);
+}
+
+/** " · 4,096-token window (set)" on a provider card, when one is set. */
+export function windowLabel(p: ProviderConfig): string {
+  return p.context_window != null ? ` · ${p.context_window.toLocaleString("en-US")}-token context window (set)` : "";
 }

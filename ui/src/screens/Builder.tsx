@@ -9,7 +9,7 @@ import { BuildProgress, ManualPrompts, PrivacyDialog } from "../components/Build
 import { useTransport } from "../context";
 import type { FileExtract, GuardMatch, MessageView, WorkflowView } from "../generated";
 import { approvable, chipsReducer, type Chip } from "../lib/chips";
-import { noticeOf, type Notice } from "../lib/errors";
+import { noticeOf, reducedNotice, type Notice } from "../lib/errors";
 import { approvalRequest, bytesLabel, kindLabel, payloadJson } from "../lib/extracts";
 import { navigate } from "../lib/router";
 import { STATUS, STEPS, canChat, stepOf } from "../lib/status";
@@ -197,6 +197,9 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           dispatch({ type: "count", name: event.filename, fraction: event.done / Math.max(event.total, 1) });
         } else if (event.type === "message_delta" && event.workflow_id === id) {
           setStreaming((s) => nextStreaming(s, event.role, event.delta, Date.now()));
+        } else if (event.type === "build_changed" && event.workflow_id === id && event.build.context_reduction) {
+          setNotice(reducedNotice([event.build.context_reduction]));
+          void reload(event.workflow_id);
         } else if (
           (event.type === "status_changed" || event.type === "message" || event.type === "build_changed") &&
           event.workflow_id === id &&
@@ -258,7 +261,8 @@ export function Builder({ workflowId }: { workflowId?: string }) {
     setPendingText(content);
     setDraft("");
     try {
-      await transport.sendMessage(workflow.id, content, confirmPrivacy);
+      const reply = await transport.sendMessage(workflow.id, content, confirmPrivacy);
+      if (reply.context_reductions?.length) setNotice(reducedNotice(reply.context_reductions));
     } catch (err) {
       const apiError = toApiError(err);
       if (apiError.code === "privacy_blocked" && !confirmPrivacy) {

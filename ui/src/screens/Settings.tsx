@@ -7,6 +7,7 @@ import { BackupsSetting } from "../components/BackupsSetting";
 import { IsolationSetting } from "../components/IsolationSetting";
 import { StorageSettings } from "../components/StorageSettings";
 import { BudgetSettings } from "../components/BudgetSettings";
+import { UsageCard } from "../components/UsageCard";
 import { AgentRoles } from "../components/AgentRoles";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
@@ -17,11 +18,13 @@ import {
   ROLES,
   assignRole,
   kindLabel,
+  parseWindow,
   providerFromDetected,
   providerProblem,
   removeProvider,
   toSettings,
   upsertProvider,
+  windowLabel,
 } from "../lib/settings";
 import { toApiError } from "../transport";
 
@@ -90,6 +93,18 @@ function ProviderForm({
           <label>
             <span>Model</span>
             <input name="model" value={c.model ?? ""} placeholder="e.g. llama3.1:8b" onInput={(e) => setC({ ...c, model: e.currentTarget.value })} />
+          </label>
+          <label>
+            <span>Context window (tokens)</span>
+            <input
+              name="context_window"
+              type="number"
+              min={256}
+              step={1}
+              value={c.context_window ?? ""}
+              placeholder="learned from the server"
+              onInput={(e) => setC({ ...c, context_window: parseWindow(e.currentTarget.value) })}
+            />
           </label>
         </>
       )}
@@ -288,7 +303,7 @@ export function Settings() {
                         {roles.length > 0 && <span class="muted small">used by {roles.join(", ")}</span>}
                       </div>
                       <div class="muted small">
-                        {p.kind === "manual" ? "You copy each prompt to an AI tool of your choice and paste its answer back." : `${p.model ?? "no model"} · ${p.base_url || KINDS.find((k) => k.kind === p.kind)?.defaultUrl}`}
+                        {p.kind === "manual" ? "You copy each prompt to an AI tool of your choice and paste its answer back." : `${p.model ?? "no model"} · ${p.base_url || KINDS.find((k) => k.kind === p.kind)?.defaultUrl}${windowLabel(p)}`}
                       </div>
                       {p.kind !== "manual" && (
                         <div class="provider-key">
@@ -395,6 +410,7 @@ export function Settings() {
       </section>
 
       <BudgetSettings />
+      <UsageCard />
       <AgentRoles view={view} settings={settings} onSave={save} />
 
       <section class="card" aria-labelledby="python-h">

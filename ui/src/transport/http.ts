@@ -10,6 +10,7 @@ import type {
   GateRequest,
   GuardMatch,
   LedgerEntry,
+  Usage,
   LlmSettings,
   ManualPrompt,
   MessageReply,
@@ -190,6 +191,9 @@ export class HttpTransport implements Transport {
   }
   setRoleBudgets(budgets: RoleBudgets) {
     return this.call<BudgetsView>("PUT", "/api/settings/budgets", budgets);
+  }
+  usage() {
+    return this.call<Usage>("GET", "/api/ledger/usage");
   }
   ledger(q: string, limit: number, offset: number) {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });

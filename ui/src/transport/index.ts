@@ -11,6 +11,7 @@ import type {
   GateRequest,
   GuardMatch,
   LedgerEntry,
+  Usage,
   LlmSettings,
   ManualPrompt,
   MessageReply,
@@ -114,6 +115,8 @@ export interface Transport {
   roleBudgets(): Promise<BudgetsView>;
   setRoleBudgets(budgets: RoleBudgets): Promise<BudgetsView>;
   ledger(q: string, limit: number, offset: number): Promise<LedgerEntry[]>;
+  /** Token totals from the ledger: in all, per role and per workflow. */
+  usage(): Promise<Usage>;
   manualPrompts(): Promise<ManualPrompt[]>;
   answerManual(promptId: string, text: string): Promise<void>;
   dismissManual(promptId: string): Promise<void>;

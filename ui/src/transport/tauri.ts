@@ -11,6 +11,7 @@ import type {
   Event,
   GateRequest,
   LedgerEntry,
+  Usage,
   LlmSettings,
   ManualPrompt,
   MessageReply,
@@ -119,6 +120,9 @@ export class TauriTransport implements Transport {
   }
   ledger(q: string, limit: number, offset: number) {
     return call<LedgerEntry[]>("ledger", { q: q || null, limit, offset });
+  }
+  usage() {
+    return call<Usage>("usage");
   }
   manualPrompts() {
     return call<ManualPrompt[]>("manual_prompts");

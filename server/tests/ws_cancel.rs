@@ -1,0 +1,354 @@
+//! Seed 004's `cancel_inflight` over a real WebSocket: `maskflow serve` on
+//! a TCP port, a flow whose second agent step calls a loopback
+//! OpenAI-compatible server that starts a streamed reply and then stalls.
+//! A WebSocket client sends `{"type": "cancel_inflight", conversationId,
+//! inflightId}`: the HTTP request is dropped, the run ends `stopped` (the
+//! `flow_status` event — the seed's `turn_final` — comes over the same
+//! socket), the last completed step is kept for resuming, and the ledger
+//! records the call as cancelled. A stale inflight id and a malformed
+//! message each get an error frame.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+const TOKEN: &str = "ws-cancel-token-123456";
+const BIN: &str = env!("CARGO_BIN_EXE_maskflow");
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(home: &Path) -> (Server, u16) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0", "--token", TOKEN])
+        .env("MASKFLOW_HOME", home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("url");
+    let port: u16 = line
+        .trim()
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port in the URL");
+    (Server(child), port)
+}
+
+/// One blocking HTTP/1.1 call with `Connection: close`; the JSON body.
+fn http(port: u16, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).expect("write");
+    s.write_all(body.as_bytes()).expect("write body");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("headers end");
+    let headers = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status: u16 = headers
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let end = rest.windows(2).position(|w| w == b"\r\n").expect("chunk");
+            let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..end]).trim(), 16)
+                .expect("chunk size");
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[end + 2..end + 2 + size]);
+            rest = &rest[end + 4 + size..];
+        }
+        body = out;
+    }
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+}
+
+async fn call(port: u16, method: &'static str, path: String, body: Option<Value>) -> (u16, Value) {
+    tokio::task::spawn_blocking(move || http(port, method, &path, body))
+        .await
+        .expect("http task")
+}
+
+struct Slow {
+    posts: AtomicUsize,
+    stalled: AtomicBool,
+    dropped: AtomicBool,
+}
+
+/// Reads one HTTP request (head and content-length body).
+async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return Some(text);
+            }
+        }
+    }
+}
+
+/// A loopback OpenAI-compatible server: the first chat request gets a
+/// whole streamed reply; the second one piece, then silence until the
+/// client hangs up.
+async fn slow_server() -> (String, Arc<Slow>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = Arc::new(Slow {
+        posts: AtomicUsize::new(0),
+        stalled: AtomicBool::new(false),
+        dropped: AtomicBool::new(false),
+    });
+    let st = state.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let st = st.clone();
+            tokio::spawn(async move {
+                let Some(text) = read_request(&mut sock).await else {
+                    return;
+                };
+                if text.starts_with("GET") {
+                    let _ = sock
+                        .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                        .await;
+                    return;
+                }
+                let piece = |t: &str| {
+                    format!(
+                        "data: {}\n\n",
+                        json!({"choices":[{"index":0,"delta":{"content":t},"finish_reason":null}]})
+                    )
+                };
+                if st.posts.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let body = format!(
+                        "{}data: {}\n\ndata: [DONE]\n\n",
+                        piece("The notes list three open invoices."),
+                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})
+                    );
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = sock.write_all(reply.as_bytes()).await;
+                    return;
+                }
+                let data = piece("The plan is");
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                let _ = sock.write_all(head.as_bytes()).await;
+                let _ = sock
+                    .write_all(format!("{:x}\r\n{data}\r\n", data.len()).as_bytes())
+                    .await;
+                let _ = sock.flush().await;
+                st.stalled.store(true, Ordering::SeqCst);
+                let mut chunk = [0u8; 1024];
+                loop {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+                st.dropped.store(true, Ordering::SeqCst);
+            });
+        }
+    });
+    (format!("http://{addr}/v1"), state)
+}
+
+async fn until(flag: &AtomicBool) -> bool {
+    // Bounded: 30 s at most; the caller asserts.
+    for _ in 0..3000 {
+        if flag.load(Ordering::SeqCst) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next JSON text frame for which `pick` is true (30 s at most).
+async fn next_frame(ws: &mut Socket, pick: impl Fn(&Value) -> bool) -> Value {
+    let wait = async {
+        while let Some(frame) = ws.next().await {
+            if let Ok(Message::Text(text)) = frame
+                && let Ok(v) = serde_json::from_str::<Value>(text.as_str())
+                && pick(&v)
+            {
+                return v;
+            }
+        }
+        Value::Null
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_inflight_over_a_websocket_stops_the_step_in_flight() {
+    let (base, slow) = slow_server().await;
+    let home = tempfile::tempdir().expect("home");
+    let data = home.path().join("data");
+    std::fs::create_dir_all(data.join("flows")).expect("flows");
+    std::fs::create_dir_all(data.join("agents")).expect("agents");
+    std::fs::write(
+        data.join("agents/coding_agent.json"),
+        r#"{"prompt": "You write clear, short summaries."}"#,
+    )
+    .expect("agent");
+    std::fs::write(
+        data.join("flows/notes.json"),
+        json!({"description": "Summarise, then plan.", "steps": [
+            {"type": "llm", "label": "Summarise", "agentType": "coding_agent", "identifier": "summary",
+             "messages": [{"role": "user", "content": ["Summarise the notes."]}]},
+            {"type": "llm", "label": "Plan", "agentType": "coding_agent", "identifier": "summary",
+             "messages": [{"role": "user", "content": ["Write the plan."]}]}
+        ]})
+        .to_string(),
+    )
+    .expect("flow");
+    let (_server, port) = serve(&data);
+
+    let (s, v) = call(
+        port,
+        "PUT",
+        "/api/settings".into(),
+        Some(json!({
+            "providers": [{"id": "local", "kind": "openai", "base_url": base, "model": "slow-model"}],
+            "roles": {"validator": "local", "clarifier": "local", "builder": "local", "flows": "local"}
+        })),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+
+    let mut request = format!("ws://127.0.0.1:{port}/api/events")
+        .into_client_request()
+        .expect("ws request");
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {TOKEN}").parse().expect("header"),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("WebSocket connects");
+
+    let (s, started) = call(port, "POST", "/api/flows/notes/run".into(), Some(json!({}))).await;
+    assert_eq!(s, 202, "{started}");
+    let id = started["conversationId"].as_str().expect("id").to_owned();
+    let inflight = started["inflightId"].as_str().expect("inflight").to_owned();
+    assert!(
+        until(&slow.stalled).await,
+        "the second step reached the slow server"
+    );
+
+    // A malformed message and a stale inflight id: an error frame each,
+    // and the step goes on.
+    ws.send(Message::text(r#"{"type": "cancel_everything"}"#))
+        .await
+        .expect("send");
+    let err = next_frame(&mut ws, |v| v["type"] == "error").await;
+    assert_eq!(err["code"], "invalid_request", "{err}");
+    ws.send(Message::text(
+        json!({"type": "cancel_inflight", "conversationId": id, "inflightId": "inf_stale"})
+            .to_string(),
+    ))
+    .await
+    .expect("send");
+    let err = next_frame(&mut ws, |v| v["type"] == "error").await;
+    assert_eq!(err["code"], "conflict", "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("inf_stale")),
+        "{err}"
+    );
+    assert!(!slow.dropped.load(Ordering::SeqCst));
+
+    // The seed's payload stops the step in flight.
+    ws.send(Message::text(
+        json!({"type": "cancel_inflight", "conversationId": id, "inflightId": inflight})
+            .to_string(),
+    ))
+    .await
+    .expect("send");
+    let fin = next_frame(&mut ws, |v| {
+        v["type"] == "flow_status" && v["conversation_id"] == id.as_str()
+    })
+    .await;
+    assert_eq!(fin["status"], "stopped", "{fin}");
+    assert!(until(&slow.dropped).await, "the HTTP request was dropped");
+
+    let (_, run) = call(port, "GET", format!("/api/flow-runs/{id}"), None).await;
+    assert_eq!(run["status"], "stopped", "{run}");
+    assert_eq!(
+        run["flags"]["flow"]["stepPath"],
+        json!([0]),
+        "the last completed step is kept for resuming: {run}"
+    );
+    let (_, ledger) = call(port, "GET", "/api/ledger?limit=10".into(), None).await;
+    let rows = ledger.as_array().expect("ledger");
+    assert_eq!(rows.len(), 2, "{ledger}");
+    assert_eq!(rows[0]["outcome"], "cancelled", "{ledger}");
+    assert_eq!(rows[0]["role"], "agent:coding_agent", "{ledger}");
+    assert!(
+        rows[0]["request_body"]
+            .as_str()
+            .is_some_and(|b| b.contains("Write the plan.")),
+        "{ledger}"
+    );
+    assert_eq!(rows[1]["outcome"], "ok", "{ledger}");
+    let _ = ws.close(None).await;
+}
