@@ -114,6 +114,8 @@ pub struct GuardIndex {
     allowed: KeySet,
     names: KeySet,
     name_first: KeySet,
+    /// Tokens in the longest allowed name.
+    longest_name: usize,
     sources: Vec<String>,
     source_ids: HashMap<String, u32>,
     /// Files that could not be indexed, with why (shown in diagnostics).
@@ -169,6 +171,7 @@ impl GuardIndex {
         }
         self.names.insert(keys::phrase_hash(&toks));
         self.name_first.insert(toks[0].hash);
+        self.longest_name = self.longest_name.max(toks.len());
     }
 
     /// Indexes a file through the extractors' `values()` visitor (the kind
@@ -235,9 +238,15 @@ impl GuardIndex {
             let t = toks[i];
             // A whole file, sheet or column name is itself.
             if self.name_first.contains(&t.hash) {
-                let longest = (1..=MAX_NAME_TOKENS.min(toks.len() - i))
-                    .rev()
-                    .find(|&n| self.names.contains(&keys::phrase_hash(&toks[i..i + n])));
+                // Each longer candidate's key extends the shorter one's.
+                let mut h = keys::PHRASE_START;
+                let mut longest = None;
+                for n in 1..=self.longest_name.min(toks.len() - i) {
+                    h = keys::phrase_step(h, toks[i + n - 1].hash);
+                    if self.names.contains(&h) {
+                        longest = Some(n);
+                    }
+                }
                 if let Some(n) = longest {
                     covered.resize(toks.len(), false);
                     covered[i..i + n].iter_mut().for_each(|c| *c = true);

@@ -11,8 +11,10 @@ use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
 use crate::privacy::keys::{self, KeySet, MAX_PHRASE, Token};
 use crate::privacy::words::is_common;
 
-/// Most distinct values tracked per column to tell categories from values.
-const MAX_TRACKED_DISTINCT: usize = 100_000;
+/// Most distinct values tracked per column to tell categories from values:
+/// a column with more is not a handful of categories (and a small set stays
+/// in cache while a 100 MB file is read).
+const MAX_TRACKED_DISTINCT: usize = 4096;
 
 /// How varied one column's values are.
 #[derive(Clone, Debug, Default)]
