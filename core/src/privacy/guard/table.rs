@@ -99,11 +99,19 @@ impl Part {
     }
 }
 
+/// Slots of the filter of recent inserts (a power of two).
+const RECENT: usize = 1 << 14;
+
 /// The table (see the module's doc).
 #[derive(Clone, Default)]
 pub struct KeyTable {
     parts: Vec<Part>,
     pending: Vec<Vec<(u64, u32)>>,
+    /// The last insert that fell in each slot: a file repeats its values
+    /// (a date column, a customer's name, the first word of its phrases),
+    /// and inserting the same key with the same entry again changes
+    /// nothing, so a repeat is dropped before it costs a cache miss.
+    recent: Vec<(u64, u32)>,
     len: usize,
 }
 
@@ -132,6 +140,14 @@ impl KeyTable {
             self.pending = vec![Vec::new(); PARTS];
         }
         let key = normal(key);
+        if self.recent.is_empty() {
+            self.recent = vec![(EMPTY, 0); RECENT];
+        }
+        let slot = &mut self.recent[(key >> 20) as usize & (RECENT - 1)];
+        if *slot == (key, entry) {
+            return;
+        }
+        *slot = (key, entry);
         let p = part_of(key);
         let buf = &mut self.pending[p];
         buf.push((key, entry));
@@ -154,8 +170,10 @@ impl KeyTable {
         for p in 0..self.pending.len() {
             self.apply(p);
         }
-        // The buffers are only needed while a file is indexed.
+        // The buffers are only needed while a file is indexed (and entries
+        // may change between files).
         self.pending = Vec::new();
+        self.recent = Vec::new();
     }
 
     /// The entry of `key`.
