@@ -213,6 +213,22 @@ pub fn take_env_secrets() -> Vec<String> {
     names
 }
 
+/// Keeps the secrets of the process environment in memory
+/// ([`take_env_secrets`]) and removes them from the environment, so no
+/// child process (a script, uv, tesseract) inherits them. Every binary
+/// calls it first thing in `main`.
+///
+/// # Safety
+///
+/// No other thread may exist (or read the environment) while it runs.
+#[allow(unsafe_code)]
+pub unsafe fn forget_env_secrets() {
+    for name in take_env_secrets() {
+        // SAFETY: the caller guarantees that no other thread exists.
+        unsafe { std::env::remove_var(&name) };
+    }
+}
+
 /// Reads a variable: the secrets taken at start, else the process environment.
 pub fn process_env(name: &str) -> Option<String> {
     TAKEN
@@ -232,6 +248,46 @@ mod tests {
         assert!(is_secret_var("MASKFLOW_TOKEN"));
         assert!(!is_secret_var("MASKFLOW_HOME"));
         assert!(!is_secret_var("OPENAI_API_KEY"));
+    }
+
+    /// Set in the copy of this test binary that the test below starts.
+    const CHILD: &str = "MASKFLOW_TEST_FORGET_SECRETS_CHILD";
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn forgotten_secrets_stay_readable_and_no_child_inherits_them() {
+        if std::env::var_os(CHILD).is_some() {
+            // SAFETY: this process runs this one test (`--exact`,
+            // `--test-threads=1`); the harness's main thread only waits.
+            unsafe { forget_env_secrets() };
+            assert_eq!(
+                process_env("MASKFLOW_CANARY_API_KEY").as_deref(),
+                Some("sk-canary-4471")
+            );
+            assert_eq!(
+                process_env("MASKFLOW_TOKEN").as_deref(),
+                Some("tok-canary-9")
+            );
+            let env = std::process::Command::new("env").output().expect("env");
+            let env = String::from_utf8_lossy(&env.stdout);
+            assert!(!env.contains("canary"), "{env}");
+            assert!(env.contains(CHILD), "other variables stay");
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+            .args([
+                "--exact",
+                "keys::tests::forgotten_secrets_stay_readable_and_no_child_inherits_them",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .env("MASKFLOW_CANARY_API_KEY", "sk-canary-4471")
+            .env("MASKFLOW_TOKEN", "tok-canary-9")
+            .output()
+            .expect("start the test binary");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
     }
 
     fn mock() -> KeyringCredentials {

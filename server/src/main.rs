@@ -33,8 +33,10 @@ enum Command {
     Run(run_cmd::RunArgs),
 }
 
+#[allow(unsafe_code)] // removing the secrets from the environment
 fn main() -> ExitCode {
-    forget_env_secrets();
+    // SAFETY: first thing in `main`, before any thread exists (#13).
+    unsafe { maskflow_core::keys::forget_env_secrets() };
     maskflow_extractors::quiet_contained_panics();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -49,17 +51,5 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Keeps API keys and the token from the environment in memory only, and
-/// removes them from it, so no child process (a script, uv, tesseract)
-/// inherits them (#13).
-#[allow(unsafe_code)]
-fn forget_env_secrets() {
-    for name in maskflow_core::keys::take_env_secrets() {
-        // SAFETY: called first thing in `main`, before any thread exists, so
-        // nothing reads the environment concurrently.
-        unsafe { std::env::remove_var(&name) };
     }
 }

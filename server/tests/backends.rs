@@ -15,7 +15,7 @@ use maskflow_core::flows::RunStatus;
 use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::providers::Role;
 use maskflow_core::service::PythonInput;
-use maskflow_core::{Event, Service, ServiceConfig};
+use maskflow_core::{Event, Provider, Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -208,11 +208,11 @@ fn every_command_opens_a_fresh_data_folder_on_the_manual_back_end() {
         Role::Builder,
         Role::Agent("coding_agent".into()),
     ] {
-        let p = service.role_provider(&role).expect("provider");
+        let p = service.llm(&role, None, None, None).expect("provider");
         assert!(p.is_manual(), "{role:?} uses {}", p.name());
     }
     let def = maskflow_core::flows::agents::AgentDef::default();
-    let p = service.agent_provider("coding_agent", &def).expect("agent");
+    let p = service.agent_llm("coding_agent", &def, "").expect("agent");
     assert!(p.is_manual());
 }
 

@@ -172,7 +172,7 @@ mod tests {
             Role::Builder,
             Role::Agent("coding_agent".into()),
         ] {
-            let p = service.role_provider(&role).expect("provider");
+            let p = service.llm(&role, None, None, None).expect("provider");
             assert!(p.is_manual(), "{role:?} uses {}", p.name());
         }
         std::fs::remove_dir_all(&home).ok();

@@ -17,8 +17,8 @@ use super::gate::{Approver, Decision, GateInput};
 use super::mask::{Allowlist, mask_error};
 use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome};
 use super::table::{Action, Command, Phase, Stage, apply};
-use crate::privacy::GuardedProvider;
-use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider};
+use crate::privacy::{GuardedProvider, guard};
+use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError};
 use crate::runner::{InputValue, Limits, RunRequest, RunResult, Runner};
 use crate::spec::{FieldType, WorkflowSpec};
 
@@ -352,11 +352,19 @@ impl Engine {
         let mut attempt = 0;
         let (reply, result) = loop {
             attempt += 1;
+            // A revision and the second try are Maskflow's own repairs:
+            // nobody can confirm them, so a block says what to do instead.
+            let automatic = state.phase != Phase::Generate || attempt > 1;
             let reply = self
                 .provider
                 .complete(&request, &|_| {})
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| match e {
+                    ProviderError::PrivacyBlocked(m) if automatic => {
+                        guard::blocked_repair_message(&m)
+                    }
+                    e => e.to_string(),
+                })?
                 .text;
             let file = if attempt == 1 {
                 format!("{name}-response.md")

@@ -6,29 +6,41 @@
 //! extractor found one). The index keeps no raw value, only the 64-bit keys
 //! of [`super::keys`], each with the file and column it came from, and only
 //! for what identifies a person or a record, not for language:
-//! - whole cells of 2–6 tokens (`John Smith`, `john.smith@acme.com`), and
-//!   runs of capitalised words in longer text (`Patient John Smith`); a
-//!   phrase of common words in a column of few, repeated values is a
+//! - whole cells of 2–6 tokens (`John Smith`, `john.smith@acme.com`), a
+//!   name of 2–3 capitalised words also last word first (`Smith, John`),
+//!   and runs of capitalised words in longer text (`Patient John Smith`);
+//!   a phrase of common words in a column of few, repeated values is a
 //!   category (`Order shipped`), not a value;
 //! - single tokens only when identifying: with digits, or not among the
 //!   language's common words ([`super::words`]) — rare names, codes;
 //! - numbers, phone numbers, IDs and amounts by their digits (any
 //!   separators, grouping, trailing decimal zeros), and dates by their day.
 //!
+//! A common word alone is never blocked, even where the file holds it as
+//! part of a person's name: `Smith` alone passes while `John Smith`,
+//! `SMITH, John` and the rare `Okonkwo` are blocked. Issue #13 asks for
+//! single tokens only when they identify (digits, e-mail addresses, rare
+//! names); a common surname alone names no one, and blocking it would block
+//! `Brown sugar`, `Will it run?` and `May 2021` in every request about a
+//! file of people — the false blocks #13 set out to end.
+//!
 //! Column, sheet and file names are allowed only as whole names. Maskflow's
 //! own text, the approved (masked) extracts and text the LLM wrote are
 //! allowed key by key. Checking is one pass over the request's tokens with
-//! a few hash lookups each, so it runs on every request.
+//! a look-up in one small table each ([`table`]), so it runs on every
+//! request; building reuses its buffers from value to value ([`build`]).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+mod build;
+mod table;
+
+use std::collections::HashMap;
 use std::path::Path;
 
-use maskflow_extractors::{Registry, ValueOptions, ValueSink};
+use maskflow_extractors::{Registry, ValueOptions};
 use serde::Serialize;
 
-use super::keys::{self, MAX_PHRASE, Token};
-use super::words::is_common;
+use self::table::KeyTable;
+use super::keys::{self, KeySet, MAX_PHRASE};
 use crate::providers::{ChatRole, LlmRequest};
 
 /// The shortest single token indexed, in characters.
@@ -54,96 +66,58 @@ pub struct GuardMatch {
 
 /// The sentence for a blocked request.
 pub fn blocked_message(matches: &[GuardMatch]) -> String {
-    let shown: Vec<String> = matches
-        .iter()
-        .take(5)
-        .map(|m| format!("{} (from {})", m.masked, m.source))
-        .collect();
-    let more = matches.len().saturating_sub(5);
-    let tail = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
     let hint = if !matches.is_empty() && matches.iter().all(|m| m.in_user_text) {
         "; if you meant to send it, send the message again with confirmation"
     } else {
         ""
     };
     format!(
-        "the request was not sent: it contains values from your files: {}{tail}{hint}",
-        shown.join(", ")
+        "the request was not sent: it contains values from your files: {}{hint}",
+        listed(matches)
     )
 }
 
-/// Keys are already well mixed: they are looked up as they are.
-#[derive(Default, Clone, Copy, Debug)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+/// The sentence for a blocked automatic step, one Maskflow takes by itself
+/// (the builder's repair after a failed test or an unusable reply): there
+/// is no message of the user's to confirm, so it says what the user can do.
+pub fn blocked_repair_message(matches: &[GuardMatch]) -> String {
+    format!(
+        "the automatic repair was not sent to the LLM: its feedback (the test run's error \
+         output, or the builder's reply it answers) contains values from your files: {}. \
+         Nothing left your machine and the build stopped here. To go on, send a message \
+         that says in your own words what to change, without those values: Maskflow then \
+         builds a new version",
+        listed(matches)
+    )
 }
 
-type Keys<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
-type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
-
-/// A phrase's source, and whether it is common words only.
-#[derive(Clone, Copy, Debug)]
-struct Phrase {
-    source: u32,
-    common: bool,
-}
-
-/// Most distinct values tracked per column to tell categories from values.
-const MAX_TRACKED_DISTINCT: usize = 100_000;
-
-/// How varied one column's values are.
-#[derive(Clone, Debug, Default)]
-struct Variety {
-    cells: u64,
-    distinct: HashSet<u64, BuildHasherDefault<KeyHasher>>,
-    overflow: bool,
-}
-
-impl Variety {
-    /// Whether each value repeats [`CATEGORY_REPEATS`] times on average
-    /// (a status or a category column, not names or notes).
-    fn categorical(&self) -> bool {
-        !self.overflow && self.distinct.len() as u64 * u64::from(CATEGORY_REPEATS) <= self.cells
+/// The first matches, masked, with where they came from.
+fn listed(matches: &[GuardMatch]) -> String {
+    let shown: Vec<String> = matches
+        .iter()
+        .take(5)
+        .map(|m| format!("{} (from {})", m.masked, m.source))
+        .collect();
+    let more = matches.len().saturating_sub(5);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
     }
-}
-
-/// What the index holds for one token (memoised per scan).
-#[derive(Clone, Copy, Debug)]
-struct Lookup {
-    name: bool,
-    token: Option<u32>,
-    phrase: bool,
 }
 
 /// The index of one version's files.
 #[derive(Debug, Default, Clone)]
 pub struct GuardIndex {
-    tokens: Keys<u32>,
-    phrases: Keys<Phrase>,
-    phrase_first: KeySet,
-    numbers: Keys<u32>,
+    /// Every key of the files' values, with its source and flags.
+    table: KeyTable,
     allowed: KeySet,
     names: KeySet,
     name_first: KeySet,
+    /// Tokens in the longest allowed name.
+    longest_name: usize,
     sources: Vec<String>,
     source_ids: HashMap<String, u32>,
-    variety: HashMap<u32, Variety>,
     /// Files that could not be indexed, with why (shown in diagnostics).
     pub skipped: Vec<String>,
 }
@@ -154,9 +128,9 @@ impl GuardIndex {
         Self::default()
     }
 
-    /// How many distinct values are indexed.
+    /// How many distinct keys are indexed.
     pub fn len(&self) -> usize {
-        self.tokens.len() + self.phrases.len() + self.numbers.len()
+        self.table.len()
     }
 
     /// Whether nothing is indexed.
@@ -164,120 +138,28 @@ impl GuardIndex {
         self.len() == 0
     }
 
+    /// Bytes the index holds (its key table).
+    pub fn bytes(&self) -> usize {
+        self.table.bytes()
+    }
+
     fn source(&mut self, label: String) -> u32 {
         if let Some(id) = self.source_ids.get(&label) {
             return *id;
         }
         let id = self.sources.len() as u32;
+        if id >= build::MAX_SOURCES {
+            return 0; // more labels than a key's entry can name: the first stands for all
+        }
         self.sources.push(label.clone());
         self.source_ids.insert(label, id);
         id
     }
 
-    /// Indexes one raw value (a cell, or a line of text) from `source`.
-    pub fn add_value(&mut self, value: &str, source: u32) {
-        let toks = keys::tokenize(value);
-        if toks.is_empty() {
-            return;
-        }
-        // The whole cell as a phrase.
-        if (2..=MAX_PHRASE).contains(&toks.len()) {
-            self.add_phrase(&toks, source);
-            let v = self.variety.entry(source).or_default();
-            v.cells += 1;
-            if !v.overflow {
-                v.distinct.insert(keys::phrase_hash(&toks));
-                if v.distinct.len() > MAX_TRACKED_DISTINCT {
-                    v.overflow = true;
-                    v.distinct = HashSet::default();
-                }
-            }
-        }
-        // A code written without its separators: `AC-0100-0042` as `AC01000042`.
-        if (2..=MAX_PHRASE).contains(&toks.len())
-            && toks.iter().any(|t| t.digits)
-            && toks.iter().any(|t| !t.digits)
-        {
-            let compact: String = toks.iter().map(|t| &value[t.start..t.end]).collect();
-            self.tokens
-                .entry(keys::token_hash(&compact))
-                .or_insert(source);
-        }
-        // Runs of capitalised words inside longer text: names in prose.
-        if toks.len() > MAX_PHRASE {
-            let capital = |t: &Token| {
-                !t.digits
-                    && value[t.start..t.end]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_uppercase)
-            };
-            let mut i = 0;
-            while i < toks.len() {
-                let mut j = i;
-                while j < toks.len() && capital(&toks[j]) && j - i < MAX_PHRASE {
-                    j += 1;
-                }
-                if j - i >= 2 {
-                    for w in toks[i..j].windows(2) {
-                        self.add_phrase(w, source);
-                    }
-                }
-                i = j.max(i + 1);
-            }
-        }
-        for (a, b) in keys::email_spans(value) {
-            let inner = keys::tokenize(&value[a..b]);
-            if inner.len() >= 2 {
-                self.add_phrase(&inner, source);
-            }
-            if let Some(at) = value[a..b].find('@') {
-                let local = keys::tokenize(&value[a..a + at]);
-                if local.len() >= 2 {
-                    self.add_phrase(&local, source);
-                }
-            }
-        }
-        for t in &toks {
-            let text = &value[t.start..t.end];
-            let has_digit = text.chars().any(|c| c.is_numeric());
-            let identifying = if t.digits {
-                false // numbers are keyed by their digits below
-            } else if has_digit {
-                text.chars().count() >= MIN_TOKEN_CHARS
-            } else {
-                text.chars().count() >= MIN_TOKEN_CHARS && !is_common(t.hash)
-            };
-            if identifying {
-                self.tokens.entry(t.hash).or_insert(source);
-            }
-        }
-        let mut out = Vec::new();
-        for r in keys::numeric_runs(value, &toks) {
-            keys::number_keys(value, &toks[r], true, &mut out);
-        }
-        let mut dates = Vec::new();
-        keys::month_name_dates(value, &toks, &mut dates);
-        out.extend(dates.into_iter().map(|(_, _, k)| k));
-        for k in out {
-            self.numbers.entry(k).or_insert(source);
-        }
-    }
-
-    fn add_phrase(&mut self, toks: &[Token], source: u32) {
-        let common = toks.iter().all(|t| t.digits || is_common(t.hash));
-        self.phrases
-            .entry(keys::phrase_hash(toks))
-            .or_insert(Phrase { source, common });
-        self.phrase_first.insert(toks[0].hash);
-    }
-
     /// Allows every key of `text` (Maskflow's own words, masked extracts,
     /// text the LLM wrote).
     pub fn allow(&mut self, text: &str) {
-        let mut set = std::mem::take(&mut self.allowed);
-        add_all_keys(text, &mut set);
-        self.allowed = set;
+        add_all_keys(text, &mut self.allowed);
     }
 
     /// Allows `name` (a file, sheet or column name) as a whole name only:
@@ -289,6 +171,7 @@ impl GuardIndex {
         }
         self.names.insert(keys::phrase_hash(&toks));
         self.name_first.insert(toks[0].hash);
+        self.longest_name = self.longest_name.max(toks.len());
     }
 
     /// Indexes a file through the extractors' `values()` visitor (the kind
@@ -298,31 +181,30 @@ impl GuardIndex {
     pub fn add_file(&mut self, path: &Path, name: &str, max_bytes: u64) {
         self.allow_name(name);
         let fallback = self.source(name.to_owned());
-        let mut sink = FileSink {
+        let mut sink = build::FileSink {
             index: self,
             file: name,
             columns: Vec::new(),
             fallback,
             headerless: false,
             text: None,
+            scratch: build::Scratch::default(),
         };
         let options = ValueOptions { max_bytes };
-        if let Err(e) = Registry::with_defaults().values(path, &options, &mut sink) {
+        let read = Registry::with_defaults().values(path, &options, &mut sink);
+        let scratch = std::mem::take(&mut sink.scratch);
+        self.finish_file(scratch);
+        if let Err(e) = read {
             self.skipped.push(e.to_string());
         }
-        // A phrase of common words in a column of a few repeated values is
-        // a category (`Order shipped`), not a value.
-        let variety = std::mem::take(&mut self.variety);
-        self.phrases
-            .retain(|_, p| !(p.common && variety.get(&p.source).is_some_and(Variety::categorical)));
     }
 
-    fn push(&self, out: &mut Vec<GuardMatch>, raw: &str, src: u32, user: bool) {
+    fn push(&self, out: &mut Vec<GuardMatch>, raw: &str, entry: u32, user: bool) {
         let m = GuardMatch {
             masked: maskflow_extractors::mask(raw),
             source: self
                 .sources
-                .get(src as usize)
+                .get((entry & table::SOURCE) as usize)
                 .cloned()
                 .unwrap_or_else(|| "your files".into()),
             in_user_text: user,
@@ -335,80 +217,81 @@ impl GuardIndex {
         }
     }
 
+    /// The entry of `key` if it is a value of the files and not allowed.
+    fn value(&self, key: u64, extra: &KeySet) -> Option<u32> {
+        self.table
+            .get(key)
+            .filter(|e| e & table::VALUE != 0)
+            .filter(|_| !self.allowed.contains(&key) && !extra.contains(&key))
+    }
+
     /// Finds indexed values in `text`; keys in `extra` are allowed too.
     fn scan(&self, text: &str, extra: &KeySet, user: bool, out: &mut Vec<GuardMatch>) {
         let toks = keys::tokenize(text);
-        let ok = |k: &u64| self.allowed.contains(k) || extra.contains(k);
-        let mut covered = vec![false; toks.len()];
-        // Requests repeat their words: each distinct token is looked up in
-        // the (large, cache-cold) index once per scan.
-        let mut seen: Keys<Lookup> = Keys::default();
-        let mut lookup = |h: u64| {
-            *seen.entry(h).or_insert_with(|| Lookup {
-                name: self.name_first.contains(&h),
-                token: self.tokens.get(&h).copied(),
-                phrase: self.phrase_first.contains(&h),
-            })
-        };
+        // Tokens inside a file, sheet or column name (rare: only then allocated).
+        let mut covered: Vec<bool> = Vec::new();
         let mut i = 0;
         while i < toks.len() {
             if out.len() >= MAX_MATCHES {
                 return;
             }
             let t = toks[i];
-            let found = lookup(t.hash);
             // A whole file, sheet or column name is itself.
-            if found.name {
-                let longest = (1..=MAX_NAME_TOKENS.min(toks.len() - i))
-                    .rev()
-                    .find(|&n| self.names.contains(&keys::phrase_hash(&toks[i..i + n])));
+            if self.name_first.contains(&t.hash) {
+                // Each longer candidate's key extends the shorter one's.
+                let mut h = keys::PHRASE_START;
+                let mut longest = None;
+                for n in 1..=self.longest_name.min(toks.len() - i) {
+                    h = keys::phrase_step(h, toks[i + n - 1].hash);
+                    if self.names.contains(&h) {
+                        longest = Some(n);
+                    }
+                }
                 if let Some(n) = longest {
+                    covered.resize(toks.len(), false);
                     covered[i..i + n].iter_mut().for_each(|c| *c = true);
                     i += n;
                     continue;
                 }
             }
-            if let Some(src) = found.token
-                && !ok(&t.hash)
-            {
-                self.push(out, &text[t.start..t.end], src, user);
-            }
-            if found.phrase {
-                for n in 2..=MAX_PHRASE.min(toks.len() - i) {
-                    let h = keys::phrase_hash(&toks[i..i + n]);
-                    if let Some(p) = self.phrases.get(&h)
-                        && !ok(&h)
-                    {
-                        self.push(out, &text[t.start..toks[i + n - 1].end], p.source, user);
-                        break;
+            if let Some(entry) = self.table.get(t.hash) {
+                if entry & table::VALUE != 0
+                    && !self.allowed.contains(&t.hash)
+                    && !extra.contains(&t.hash)
+                {
+                    self.push(out, &text[t.start..t.end], entry, user);
+                }
+                if entry & table::STARTS_PHRASE != 0 {
+                    let mut h = keys::phrase_step(keys::PHRASE_START, t.hash);
+                    for n in 2..=MAX_PHRASE.min(toks.len() - i) {
+                        h = keys::phrase_step(h, toks[i + n - 1].hash);
+                        if let Some(p) = self.value(h, extra) {
+                            self.push(out, &text[t.start..toks[i + n - 1].end], p, user);
+                            break;
+                        }
                     }
                 }
             }
             i += 1;
         }
-        if self.numbers.is_empty() {
-            return;
-        }
         let mut found = Vec::new();
+        let mut ks = Vec::new();
         for r in keys::numeric_runs(text, &toks) {
-            if covered[r.start] {
+            if covered.get(r.start).copied().unwrap_or(false) {
                 continue;
             }
-            let mut ks = Vec::new();
+            ks.clear();
             keys::number_keys(text, &toks[r.clone()], true, &mut ks);
-            for k in ks {
-                found.push((toks[r.start].start, toks[r.end - 1].end, k));
-            }
+            let (a, b) = (toks[r.start].start, toks[r.end - 1].end);
+            found.extend(ks.iter().map(|&k| (a, b, k)));
         }
         keys::month_name_dates(text, &toks, &mut found);
         for (a, b, k) in found {
             if out.len() >= MAX_MATCHES {
                 return;
             }
-            if let Some(src) = self.numbers.get(&k)
-                && !ok(&k)
-            {
-                self.push(out, &text[a..b], *src, user);
+            if let Some(e) = self.value(k, extra) {
+                self.push(out, &text[a..b], e, user);
             }
         }
     }
@@ -456,8 +339,10 @@ fn add_all_keys(text: &str, set: &mut KeySet) {
     let toks = keys::tokenize(text);
     for (i, t) in toks.iter().enumerate() {
         set.insert(t.hash);
+        let mut h = keys::phrase_step(keys::PHRASE_START, t.hash);
         for n in 2..=MAX_PHRASE.min(toks.len() - i) {
-            set.insert(keys::phrase_hash(&toks[i..i + n]));
+            h = keys::phrase_step(h, toks[i + n - 1].hash);
+            set.insert(h);
         }
     }
     let mut out = Vec::new();
@@ -468,71 +353,6 @@ fn add_all_keys(text: &str, set: &mut KeySet) {
     let mut dates = Vec::new();
     keys::month_name_dates(text, &toks, &mut dates);
     set.extend(dates.into_iter().map(|(_, _, k)| k));
-}
-
-/// Feeds one file's values into the index, each with its file and column.
-struct FileSink<'a> {
-    index: &'a mut GuardIndex,
-    file: &'a str,
-    columns: Vec<u32>,
-    fallback: u32,
-    headerless: bool,
-    text: Option<u32>,
-}
-
-/// Columns of a headerless table named by number; the rest share the table's name.
-const MAX_NUMBERED_COLUMNS: usize = 1000;
-
-impl ValueSink for FileSink<'_> {
-    fn table(&mut self, sheet: Option<&str>, columns: &[String]) {
-        let at = match sheet {
-            Some(s) => {
-                self.index.allow_name(s);
-                format!("{}, sheet \"{s}\"", self.file)
-            }
-            None => self.file.to_owned(),
-        };
-        self.fallback = self.index.source(at.clone());
-        self.headerless = columns.is_empty();
-        self.columns = columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                self.index.allow_name(c);
-                let label = if c.is_empty() {
-                    format!("{at}, column {}", i + 1)
-                } else {
-                    format!("{at}, column \"{c}\"")
-                };
-                self.index.source(label)
-            })
-            .collect();
-    }
-
-    fn cell(&mut self, column: usize, value: &str) {
-        if column >= self.columns.len() && self.headerless {
-            // Columns of a table without a header are named by number.
-            let at = self.index.sources[self.fallback as usize].clone();
-            for i in self.columns.len()..=column.min(MAX_NUMBERED_COLUMNS) {
-                let id = self.index.source(format!("{at}, column {}", i + 1));
-                self.columns.push(id);
-            }
-        }
-        let src = self.columns.get(column).copied().unwrap_or(self.fallback);
-        self.index.add_value(value, src);
-    }
-
-    fn text(&mut self, text: &str) {
-        let src = match self.text {
-            Some(s) => s,
-            None => {
-                let s = self.index.source(format!("{}, text", self.file));
-                self.text = Some(s);
-                s
-            }
-        };
-        self.index.add_value(text, src);
-    }
 }
 
 /// Allows a JSON value (an approved extract): file, sheet and column names

@@ -67,11 +67,6 @@ impl GuardedProvider {
         self
     }
 
-    /// The wrapped back end.
-    pub fn inner(&self) -> &Arc<dyn Provider> {
-        &self.inner
-    }
-
     fn entry(&self, request: &LlmRequest, at: &str) -> LedgerEntry {
         LedgerEntry {
             id: self.ids.next_id("call"),

@@ -175,8 +175,9 @@ impl Service {
         }
     }
 
-    /// The back end `role` uses now (not yet guarded).
-    pub fn role_provider(&self, role: &Role) -> Result<Arc<dyn Provider>> {
+    /// The raw back end `role` uses now. Not public: every caller outside
+    /// this module gets it behind the guard and the ledger ([`Service::llm`]).
+    fn role_provider(&self, role: &Role) -> Result<Arc<dyn Provider>> {
         match &self.llm_state().source {
             ProviderSource::Override(roles) => Ok(roles.for_role(role).clone()),
             ProviderSource::Settings => {
@@ -253,11 +254,12 @@ impl Service {
         Ok(request)
     }
 
-    /// The back end flow agent `agent` uses now (not yet guarded): the
-    /// provider its definition names (with its `model` in place of the
-    /// provider's), else the `agent:<name>` role, else the `flows` role,
-    /// else the builder's. The error names the agent and the missing id.
-    pub fn agent_provider(
+    /// The raw back end flow agent `agent` uses now: the provider its
+    /// definition names (with its `model` in place of the provider's), else
+    /// the `agent:<name>` role, else the `flows` role, else the builder's.
+    /// The error names the agent and the missing id. Not public: callers get
+    /// it guarded ([`Service::agent_llm`]).
+    fn agent_provider(
         &self,
         agent: &str,
         def: &AgentDef,
@@ -313,6 +315,30 @@ impl Service {
         let key = self.key_of(&config.id, config.kind.as_str()).0;
         settings::build_provider(&config, key, &self.llm_state().manual)
             .map_err(|e| format!("agent {agent:?}: provider {:?}: {e}", config.id))
+    }
+
+    /// The back end of flow agent `agent` (the provider its definition names,
+    /// else the `agent:<name>` role, else the `flows` role, else the builder's),
+    /// behind the flows' privacy guard and the ledger; `authored` is text
+    /// the user wrote (the run's flow and agent definitions), allowed as is.
+    pub fn agent_llm(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+        authored: &str,
+    ) -> std::result::Result<GuardedProvider, String> {
+        let provider = self.agent_provider(agent, def)?;
+        let guard = self
+            .flow_guard()
+            .map_err(|e| format!("agent {agent:?}: building the privacy guard: {e}"))?;
+        Ok(GuardedProvider::new(
+            provider,
+            guard,
+            Arc::new(self.clone()),
+            self.inner.clock.clone(),
+            self.inner.ids.clone(),
+        )
+        .allowing(vec![authored.to_owned()]))
     }
 
     /// The guard of flow calls: the raw values of every file the user gave
@@ -539,15 +565,6 @@ impl AgentBackends for ServiceBackends {
     ) -> std::result::Result<Arc<dyn Provider>, String> {
         let inner = self.0.upgrade().ok_or("the service has closed")?;
         let service = Service { inner };
-        let provider = service.agent_provider(agent, def)?;
-        let guard = service
-            .flow_guard()
-            .map_err(|e| format!("agent {agent:?}: building the privacy guard: {e}"))?;
-        let clock = service.inner.clock.clone();
-        let ids = service.inner.ids.clone();
-        Ok(Arc::new(
-            GuardedProvider::new(provider, guard, Arc::new(service), clock, ids)
-                .allowing(vec![authored.to_owned()]),
-        ))
+        Ok(Arc::new(service.agent_llm(agent, def, authored)?))
     }
 }

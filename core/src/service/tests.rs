@@ -243,6 +243,64 @@ async fn a_bad_reply_is_repaired_once_then_fails_clearly() {
     assert_eq!(w.current_version.status, Status::Validated);
 }
 
+/// Answers from a replay, except that the builder's automatic repair is
+/// blocked by the guard, as when its feedback still held a file's value.
+#[derive(Debug)]
+struct BlocksRepairs(Arc<ReplayProvider>);
+
+impl Provider for BlocksRepairs {
+    fn name(&self) -> &str {
+        "blocks-repairs"
+    }
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        d: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        let last = request.messages.last().map(|m| m.content.as_str());
+        if last.is_some_and(|c| c.contains("could not be used")) {
+            let m = crate::privacy::GuardMatch {
+                masked: "Aaaaaaa".into(),
+                source: "sales.csv, column \"customer\"".into(),
+                in_user_text: true,
+            };
+            return Box::pin(async move { Err(ProviderError::PrivacyBlocked(vec![m])) });
+        }
+        self.0.complete(request, d)
+    }
+}
+
+#[tokio::test]
+async fn a_blocked_automatic_repair_says_what_happened_and_what_to_do() {
+    let home = tempfile::tempdir().expect("tmp");
+    let replay = Arc::new(
+        ReplayProvider::from_value(&json!({
+            "validator": [{"feasible": true}],
+            "clarifier": [{"needs_clarification": false}],
+            "builder": ["not json"]
+        }))
+        .expect("replay"),
+    );
+    let s = service_with(home.path(), Arc::new(BlocksRepairs(replay)));
+    let mut rx = s.subscribe();
+    let c = create(&s);
+    s.send_message(&c.workflow_id, "sum revenue per day")
+        .await
+        .expect("building");
+    assert_eq!(wait_built(&mut rx, &c.version_id).await, Status::Failed);
+    let w = s.get_workflow(&c.workflow_id).expect("get");
+    let reason = w.current_version.failure_reason.expect("reason");
+    // Regression (#13): it asked to "send the message again with
+    // confirmation", which nobody can do for a step Maskflow takes itself.
+    assert!(!reason.contains("confirmation"), "{reason}");
+    assert!(
+        reason.contains("automatic repair was not sent")
+            && reason.contains("Aaaaaaa (from sales.csv, column \"customer\")")
+            && reason.contains("send a message"),
+        "{reason}"
+    );
+}
+
 /// A provider that waits until released, to hold a message in flight.
 #[derive(Debug, Default)]
 struct Gate {

@@ -9,7 +9,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::providers::Role;
-use maskflow_core::{Event, Service, ServiceConfig, Status};
+use maskflow_core::{Event, Provider, Service, ServiceConfig, Status};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -357,7 +357,10 @@ async fn the_seed_conversation_passes_through_each_automated_back_end() {
         }))).await;
         assert_eq!(s, StatusCode::OK, "{kind}: {v}");
         assert_eq!(
-            service.role_provider(&Role::Builder).expect("p").name(),
+            service
+                .llm(&Role::Builder, None, None, None)
+                .expect("p")
+                .name(),
             kind
         );
         seed_conversation(&app, &service).await;
@@ -385,7 +388,7 @@ async fn with_no_configuration_the_manual_back_end_runs_the_seed_conversation() 
     assert_eq!(settings["roles"]["builder"], "manual", "{settings}");
     assert!(
         service
-            .role_provider(&Role::Builder)
+            .llm(&Role::Builder, None, None, None)
             .expect("p")
             .is_manual()
     );

@@ -1,0 +1,279 @@
+//! Building the guard's index: the keys of every value of a file, fed by
+//! the extractors' `values()` visitor (see the parent module's doc for what
+//! is keyed). Nothing here allocates per value: tokens and number keys go
+//! to scratch buffers reused across cells, keys go to the buffered
+//! [`KeyTable`](super::table::KeyTable).
+
+use maskflow_extractors::ValueSink;
+
+use super::table::{COMMON, SOURCE, STARTS_PHRASE, VALUE};
+use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
+use crate::privacy::keys::{self, KeySet, MAX_PHRASE, Token};
+use crate::privacy::words::is_common;
+
+/// Most distinct values tracked per column to tell categories from values:
+/// a column with more is not a handful of categories (and a small set stays
+/// in cache while a 100 MB file is read).
+const MAX_TRACKED_DISTINCT: usize = 4096;
+
+/// How varied one column's values are.
+#[derive(Clone, Debug, Default)]
+struct Variety {
+    cells: u64,
+    distinct: KeySet,
+    overflow: bool,
+}
+
+impl Variety {
+    fn count(&mut self, phrase: u64) {
+        self.cells += 1;
+        if !self.overflow {
+            self.distinct.insert(phrase);
+            if self.distinct.len() > MAX_TRACKED_DISTINCT {
+                self.overflow = true;
+                self.distinct = KeySet::default();
+            }
+        }
+    }
+
+    /// Whether each value repeats [`CATEGORY_REPEATS`] times on average
+    /// (a status or a category column, not names or notes).
+    fn categorical(&self) -> bool {
+        self.cells > 0
+            && !self.overflow
+            && self.distinct.len() as u64 * u64::from(CATEGORY_REPEATS) <= self.cells
+    }
+}
+
+/// Buffers reused from one value to the next.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    tokens: Vec<Token>,
+    numbers: Vec<u64>,
+    dates: Vec<(usize, usize, u64)>,
+    /// Per source: how varied its phrases are.
+    variety: Vec<Variety>,
+}
+
+impl GuardIndex {
+    /// Indexes one raw value (a cell, or a line of text) from `source`.
+    pub(super) fn add_value(&mut self, value: &str, source: u32, s: &mut Scratch) {
+        let mut toks = std::mem::take(&mut s.tokens);
+        keys::tokenize_into(value, &mut toks);
+        self.add_tokens(value, &toks, source, s);
+        s.tokens = toks;
+    }
+
+    fn add_tokens(&mut self, value: &str, toks: &[Token], source: u32, s: &mut Scratch) {
+        if toks.is_empty() {
+            return;
+        }
+        let of = VALUE | source;
+        if (2..=MAX_PHRASE).contains(&toks.len()) {
+            // The whole cell as a phrase.
+            let h = self.add_phrase(toks, source);
+            let at = source as usize;
+            if s.variety.len() <= at {
+                s.variety.resize_with(at + 1, Variety::default);
+            }
+            s.variety[at].count(h);
+            // A code written without its separators: `AC-0100-0042` as `AC01000042`.
+            if toks.iter().any(|t| t.digits) && toks.iter().any(|t| !t.digits) {
+                self.table.insert(keys::joined_hash(value, toks), of);
+            }
+            // A name of 2–3 capitalised words, last word first: `Smith, John`.
+            if toks.len() <= 3 && toks.iter().all(|t| capitalised(value, t)) {
+                let last = toks[toks.len() - 1];
+                let mut turned = [last; 3];
+                turned[1..toks.len()].copy_from_slice(&toks[..toks.len() - 1]);
+                self.add_phrase(&turned[..toks.len()], source);
+            }
+        } else if toks.len() > MAX_PHRASE {
+            self.add_capitalised_runs(value, toks, source);
+        }
+        if value.contains('@') {
+            self.add_emails(value, source);
+        }
+        let mut any_digits = false;
+        for t in toks {
+            any_digits |= t.digits;
+            if !t.digits && identifying(&value[t.start..t.end], t.hash) {
+                self.table.insert(t.hash, of);
+            }
+        }
+        if !any_digits {
+            return;
+        }
+        s.numbers.clear();
+        for r in keys::numeric_runs(value, toks) {
+            keys::number_keys(value, &toks[r], true, &mut s.numbers);
+        }
+        s.dates.clear();
+        keys::month_name_dates(value, toks, &mut s.dates);
+        s.numbers.extend(s.dates.iter().map(|(_, _, k)| *k));
+        for &k in &s.numbers {
+            self.table.insert(k, of);
+        }
+    }
+
+    /// Runs of capitalised words inside longer text: names in prose.
+    fn add_capitalised_runs(&mut self, value: &str, toks: &[Token], source: u32) {
+        let capital = |t: &Token| capitalised(value, t);
+        let mut i = 0;
+        while i < toks.len() {
+            let mut j = i;
+            while j < toks.len() && capital(&toks[j]) && j - i < MAX_PHRASE {
+                j += 1;
+            }
+            if j - i >= 2 {
+                for w in toks[i..j].windows(2) {
+                    self.add_phrase(w, source);
+                }
+            }
+            i = j.max(i + 1);
+        }
+    }
+
+    fn add_emails(&mut self, value: &str, source: u32) {
+        for (a, b) in keys::email_spans(value) {
+            let inner = keys::tokenize(&value[a..b]);
+            if inner.len() >= 2 {
+                self.add_phrase(&inner, source);
+            }
+            if let Some(at) = value[a..b].find('@') {
+                let local = keys::tokenize(&value[a..a + at]);
+                if local.len() >= 2 {
+                    self.add_phrase(&local, source);
+                }
+            }
+        }
+    }
+
+    /// Indexes a phrase; returns its key.
+    fn add_phrase(&mut self, toks: &[Token], source: u32) -> u64 {
+        let common = toks.iter().all(|t| t.digits || is_common(t.hash));
+        let h = keys::phrase_hash(toks);
+        let flags = if common { VALUE | COMMON } else { VALUE };
+        self.table.insert(h, flags | source);
+        self.table.insert(toks[0].hash, STARTS_PHRASE);
+        h
+    }
+
+    /// Ends a file: applies buffered keys, and drops the phrases of common
+    /// words in columns of a few repeated values: a category (`Order
+    /// shipped`), not a value.
+    pub(super) fn finish_file(&mut self, s: Scratch) {
+        self.table.flush();
+        let categories: Vec<bool> = s.variety.iter().map(Variety::categorical).collect();
+        if !categories.contains(&true) {
+            return;
+        }
+        self.table.update(|e| {
+            let category = categories
+                .get((e & SOURCE) as usize)
+                .copied()
+                .unwrap_or(false);
+            if e & (VALUE | COMMON) == VALUE | COMMON && category {
+                e & !VALUE
+            } else {
+                e
+            }
+        });
+    }
+}
+
+/// Whether a token is a word that starts with a capital letter.
+fn capitalised(value: &str, t: &Token) -> bool {
+    !t.digits
+        && value[t.start..t.end]
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase)
+}
+
+/// Whether a token (not all digits) identifies alone: with a digit and at
+/// least [`MIN_TOKEN_CHARS`] characters, or that long and not among the
+/// language's common words.
+fn identifying(text: &str, hash: u64) -> bool {
+    if text.len() < MIN_TOKEN_CHARS {
+        return false; // fewer bytes than characters needed
+    }
+    if !text.is_ascii() && text.chars().count() < MIN_TOKEN_CHARS {
+        return false;
+    }
+    let has_digit = if text.is_ascii() {
+        text.bytes().any(|b| b.is_ascii_digit())
+    } else {
+        text.chars().any(char::is_numeric)
+    };
+    has_digit || !is_common(hash)
+}
+
+/// Feeds one file's values into the index, each with its file and column.
+pub(super) struct FileSink<'a> {
+    pub(super) index: &'a mut GuardIndex,
+    pub(super) file: &'a str,
+    pub(super) columns: Vec<u32>,
+    pub(super) fallback: u32,
+    pub(super) headerless: bool,
+    pub(super) text: Option<u32>,
+    pub(super) scratch: Scratch,
+}
+
+/// Columns of a headerless table named by number; the rest share the table's name.
+const MAX_NUMBERED_COLUMNS: usize = 1000;
+
+impl ValueSink for FileSink<'_> {
+    fn table(&mut self, sheet: Option<&str>, columns: &[String]) {
+        let at = match sheet {
+            Some(s) => {
+                self.index.allow_name(s);
+                format!("{}, sheet \"{s}\"", self.file)
+            }
+            None => self.file.to_owned(),
+        };
+        self.fallback = self.index.source(at.clone());
+        self.headerless = columns.is_empty();
+        self.columns = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                self.index.allow_name(c);
+                let label = if c.is_empty() {
+                    format!("{at}, column {}", i + 1)
+                } else {
+                    format!("{at}, column \"{c}\"")
+                };
+                self.index.source(label)
+            })
+            .collect();
+    }
+
+    fn cell(&mut self, column: usize, value: &str) {
+        if column >= self.columns.len() && self.headerless {
+            // Columns of a table without a header are named by number.
+            let at = self.index.sources[self.fallback as usize].clone();
+            for i in self.columns.len()..=column.min(MAX_NUMBERED_COLUMNS) {
+                let id = self.index.source(format!("{at}, column {}", i + 1));
+                self.columns.push(id);
+            }
+        }
+        let src = self.columns.get(column).copied().unwrap_or(self.fallback);
+        self.index.add_value(value, src, &mut self.scratch);
+    }
+
+    fn text(&mut self, text: &str) {
+        let src = match self.text {
+            Some(s) => s,
+            None => {
+                let s = self.index.source(format!("{}, text", self.file));
+                self.text = Some(s);
+                s
+            }
+        };
+        self.index.add_value(text, src, &mut self.scratch);
+    }
+}
+
+/// The sources a table entry can name.
+pub(super) const MAX_SOURCES: u32 = SOURCE;
