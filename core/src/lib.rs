@@ -15,6 +15,7 @@ pub mod keys;
 pub mod privacy;
 pub mod prompts;
 pub mod providers;
+pub mod pyenv;
 pub mod runner;
 pub mod service;
 pub mod settings;

@@ -222,6 +222,29 @@ pub fn set_isolation(s: State<'_, Service>, input: IsolationInput) -> Reply<Isol
     Ok(s.set_isolation(input)?)
 }
 
+/// The managed Python environments, their sizes and `uv`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn environments(
+    s: State<'_, Service>,
+) -> Reply<maskflow_core::service::EnvironmentsView> {
+    Ok(s.list_environments()?)
+}
+
+/// Removes a Python environment no version uses.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_environment(
+    s: State<'_, Service>,
+    id: String,
+) -> Reply<maskflow_core::service::EnvironmentsView> {
+    Ok(s.remove_environment(&id)?)
+}
+
+/// Installs `uv` into the data folder (the user asked for it).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn install_uv(s: State<'_, Service>) -> Reply<maskflow_core::service::EnvironmentsView> {
+    Ok(s.install_uv()?)
+}
+
 /// The output budget of each LLM role.
 #[tauri::command(rename_all = "snake_case")]
 pub fn role_budgets(s: State<'_, Service>) -> Reply<BudgetsView> {

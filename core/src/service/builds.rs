@@ -37,6 +37,11 @@ pub struct BuildView {
     pub iteration: u32,
     /// Whether a gate waits for the user's decision.
     pub pending_gate: bool,
+    /// Python packages outside the curated set waiting for the user's
+    /// approval (the gate decides: approve installs them, reject ends the build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_packages: Option<Vec<crate::pyenv::PackageRequest>>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -46,6 +51,7 @@ impl From<&BuildState> for BuildView {
             stage: s.stage,
             iteration: s.iteration,
             pending_gate: s.pending_gate,
+            pending_packages: s.pending_packages.clone(),
         }
     }
 }
@@ -143,6 +149,8 @@ impl Service {
             approver,
             runner: self.runner(),
             limits: self.run_limits(),
+            environments: self.environments(),
+            env_progress: self.env_sink(workflow_id, Some(version_id)),
         })
     }
 
@@ -227,7 +235,12 @@ impl Service {
         };
         let result = match (outcome, state.spec.clone()) {
             (Outcome::Paused, _) => return,
-            (Outcome::Built, Some(spec)) => Ok(spec),
+            (Outcome::Built, Some(spec)) => {
+                match self.store_lock(version_id, state.lock.as_ref()) {
+                    Ok(()) => Ok(spec),
+                    Err(e) => Err(e),
+                }
+            }
             (Outcome::Built, None) => {
                 Err(CoreError::Conflict("the build produced no workflow".into()))
             }

@@ -10,6 +10,7 @@
 mod budgets;
 mod builds;
 mod cancel;
+mod environments;
 mod flow_scripts;
 mod isolation;
 mod llm;
@@ -28,6 +29,7 @@ use tokio::sync::broadcast;
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use cancel::CancelReply;
+pub use environments::{EnvironmentEntry, EnvironmentsView};
 pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use python::{PythonInput, PythonView};

@@ -8,6 +8,7 @@
 
 pub mod builds;
 pub mod leases;
+pub mod python_locks;
 pub mod schema;
 
 use std::path::{Path, PathBuf};

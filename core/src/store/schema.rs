@@ -173,6 +173,11 @@ pub const LEDGER_WRITE_AHEAD: &str = "ALTER TABLE llm_calls ADD COLUMN completed
 /// a workflow run. See [`crate::store::leases`].
 pub const LEASES: &str = crate::store::leases::MIGRATION;
 
+/// V7 (issue #16, "python locks"; renumber when merged beside another V7):
+/// the pinned Python package set of each version. See
+/// [`crate::store::python_locks`].
+pub const PYTHON_LOCKS: &str = crate::store::python_locks::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -187,5 +192,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(V4),
         M::up(LEDGER_WRITE_AHEAD),
         M::up(LEASES),
+        M::up(PYTHON_LOCKS),
     ]
 }

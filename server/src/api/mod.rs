@@ -8,6 +8,7 @@
 pub mod auth;
 mod budgets;
 mod cancel;
+mod environments;
 pub mod error;
 mod events;
 mod extracts;
@@ -126,6 +127,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(llm::get_python, llm::put_python))
         .routes(routes!(isolation::get_isolation, isolation::put_isolation))
         .routes(routes!(budgets::get_budgets, budgets::put_budgets))
+        .routes(routes!(environments::list))
+        .routes(routes!(environments::remove))
+        .routes(routes!(environments::install_uv))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))
