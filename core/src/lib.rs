@@ -12,6 +12,7 @@ pub mod events;
 pub mod flows;
 pub mod ids;
 pub mod keys;
+pub mod preview;
 pub mod privacy;
 pub mod prompts;
 pub mod providers;

@@ -298,6 +298,44 @@ fn an_excel_workflow_builds_in_a_uv_environment_and_reruns_offline() {
     for o in run["outputs"].as_array().expect("outputs") {
         assert!(o["size"].as_u64().unwrap_or(0) > 1000, "{o}");
     }
+    // The outputs as a person sees them: the chart inline, every sheet of
+    // the workbook as a table with its row count, and a download.
+    let base = format!("/api/workflows/{wf}/versions/{vid}");
+    let (status, chart) = json_call(port, "GET", &format!("{base}/previews/revenue.png"), None);
+    assert_eq!(status, 200, "{chart}");
+    assert_eq!(chart["kind"], "image");
+    assert!(
+        chart["data_url"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("data:image/png;base64,iVBORw0KGgo")
+    );
+    let (status, table) = json_call(port, "GET", &format!("{base}/previews/revenue.xlsx"), None);
+    assert_eq!(status, 200, "{table}");
+    assert_eq!(table["kind"], "table");
+    assert_eq!(table["sheets"][0]["name"], "Totals");
+    assert_eq!(table["sheets"][0]["row_count"], 5);
+    assert_eq!(table["sheets"][0]["rows"][0], json!(["Region", "Revenue"]));
+    assert_eq!(table["sheets"][0]["rows"][1][0], "East");
+    assert_eq!(table["sheets"][1]["name"], "By month");
+    assert_eq!(table["sheets"][1]["row_count"], 7);
+    let (status, png) = http(
+        port,
+        "GET",
+        &format!("{base}/outputs/revenue.png"),
+        "text/plain",
+        b"",
+    );
+    assert_eq!(status, 200);
+    assert_eq!(&png[..4], b"\x89PNG");
+    let (status, _) = json_call(
+        port,
+        "GET",
+        &format!("{base}/previews/..%2Fscript.py"),
+        None,
+    );
+    assert_eq!(status, 404, "only listed outputs are served");
+
     // The test report names the environment: Python and the pinned set.
     let env = &report["environment"];
     let env_id = env["id"].as_str().expect("environment id").to_owned();

@@ -14,6 +14,7 @@ mod environments;
 mod flow_scripts;
 mod isolation;
 mod llm;
+mod outputs;
 mod python;
 mod runs;
 mod types;

@@ -15,6 +15,7 @@ mod extracts;
 mod flows;
 mod isolation;
 mod llm;
+mod outputs;
 mod runs;
 pub mod ui;
 mod workflows;
@@ -119,6 +120,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::edit))
         .routes(routes!(runs::create, runs::list))
         .routes(routes!(runs::output))
+        .routes(routes!(outputs::run_preview))
+        .routes(routes!(outputs::test_preview))
+        .routes(routes!(outputs::test_output))
         .routes(routes!(runs::gate))
         .routes(routes!(runs::sessions))
         .routes(routes!(workflows::get_version))
