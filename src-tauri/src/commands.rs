@@ -236,11 +236,11 @@ pub async fn run_output_preview(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn test_output_preview(
     s: State<'_, Service>,
-    id: String,
+    workflow_id: String,
     version_id: String,
     name: String,
 ) -> Reply<maskflow_core::preview::OutputPreview> {
-    Ok(s.test_output_preview(&id, &version_id, &name)?)
+    Ok(s.test_output_preview(&workflow_id, &version_id, &name)?)
 }
 
 /// The local path of an output of a version's latest test run.

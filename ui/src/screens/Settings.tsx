@@ -4,6 +4,7 @@
 // never shown again; only where a key comes from is.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { IsolationSetting } from "../components/IsolationSetting";
+import { EnvironmentsSetting } from "../components/EnvironmentsSetting";
 import { BudgetSettings } from "../components/BudgetSettings";
 import { AgentRoles } from "../components/AgentRoles";
 import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
@@ -415,6 +416,7 @@ export function Settings() {
         )}
       </section>
       <IsolationSetting />
+      <EnvironmentsSetting />
     </div>
   );
 }
