@@ -532,4 +532,24 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
             .starts_with("tabulate=="),
         "{report}"
     );
+
+    // Settings: the environment is in use while its version is; once the
+    // workflow is deleted it is unused, and removing it frees the folder.
+    let env_id = report["environment"]["id"].as_str().expect("id").to_owned();
+    let (_, envs) = json_call(port, "GET", "/api/environments", None);
+    assert_eq!(envs["environments"][0]["in_use"], true, "{envs}");
+    assert!(
+        envs["environments"][0]["size"].as_u64().unwrap_or(0) > 10_000,
+        "{envs}"
+    );
+    let (status, _) = json_call(port, "DELETE", &format!("/api/workflows/{wf}"), None);
+    assert!(status == 200 || status == 204, "{status}");
+    let (_, envs) = json_call(port, "GET", "/api/environments", None);
+    assert_eq!(envs["environments"][0]["in_use"], false, "{envs}");
+    let (status, left) = json_call(port, "DELETE", &format!("/api/environments/{env_id}"), None);
+    assert_eq!(status, 200, "{left}");
+    assert_eq!(left["environments"], json!([]));
+    assert!(env_dirs(&data).is_empty(), "the folder is gone");
+    let (status, _) = json_call(port, "DELETE", &format!("/api/environments/{env_id}"), None);
+    assert_eq!(status, 404);
 }
