@@ -489,6 +489,10 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
         "{pending}"
     );
     assert!(
+        pending[0]["size"].as_u64().is_some_and(|n| n > 1000),
+        "the wheel's download size, from PyPI: {pending}"
+    );
+    assert!(
         env_dirs(&data).is_empty(),
         "nothing installed before the approval"
     );

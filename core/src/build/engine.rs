@@ -452,15 +452,25 @@ impl Engine {
             .iter()
             .map(|a| dist_name(a))
             .collect();
-        let pending: Vec<PackageRequest> = outside_curated(&requirements)
+        let base = self.runner.python().ok();
+        let mut pending: Vec<PackageRequest> = Vec::new();
+        for name in outside_curated(&requirements)
             .into_iter()
             .filter(|r| !approved.contains(&dist_name(r)))
-            .map(|name| PackageRequest {
-                version: lock.version_of(&name),
-                size: None,
+        {
+            let version = lock.version_of(&name);
+            let size = match (&version, &base) {
+                (Some(v), Some(base)) => {
+                    crate::pyenv::sizes::download_size(&dist_name(&name), v, base).await
+                }
+                _ => None,
+            };
+            pending.push(PackageRequest {
                 name,
-            })
-            .collect();
+                version,
+                size,
+            });
+        }
         if !pending.is_empty() {
             state.pending_packages = Some(pending);
         }

@@ -13,6 +13,7 @@
 //! while resolving or installing, before the user approved anything. This module runs `uv` and touches only `python/` and `tools/`.
 
 pub mod curated;
+pub mod sizes;
 pub mod uv;
 
 use std::path::{Path, PathBuf};
