@@ -441,6 +441,36 @@ fn an_excel_workflow_builds_in_a_uv_environment_and_reruns_offline() {
             "{total} in {sheet}"
         );
     }
+
+    // An environment removed from disk is made again from the lock stored
+    // with the version — from uv's cache, uv forbidden the network — and
+    // `maskflow run` shows the install's progress.
+    std::fs::remove_dir_all(data.join("python").join(&env_id)).expect("remove env");
+    let output = Command::new(BIN)
+        .args([
+            "run",
+            "Revenue per region",
+            "--input",
+            "workbook=sales-q3.xlsx",
+            "--out",
+            "out2",
+        ])
+        .current_dir(&work)
+        .env("MASKFLOW_HOME", &data)
+        .env("UV_OFFLINE", "1")
+        .env("UV_CACHE_DIR", uv_cache())
+        .output()
+        .expect("maskflow run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("python environment creating"), "{stderr}");
+    assert!(stderr.contains("python environment ready"), "{stderr}");
+    assert_eq!(
+        env_dirs(&data),
+        vec![env_id.clone()],
+        "the same pinned set, the same id"
+    );
+    assert!(work.join("out2").join("revenue.png").is_file());
 }
 
 #[test]

@@ -155,3 +155,32 @@ fn an_unreachable_index_fails_the_install_and_keeps_nothing() {
     let left = std::fs::read_dir(envs.root()).expect("root").count();
     assert_eq!(left, 0, "the half-made environment was removed");
 }
+
+#[test]
+fn uv_is_installed_into_the_data_folder_when_the_user_asks() {
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path());
+    let lines = Mutex::new(0usize);
+    let count = |_: EnvProgress| *lines.lock().expect("lock") += 1;
+    let bin = envs.install_uv(&base(), &count).expect("install uv");
+    assert_eq!(bin, uv::installed_path(home.path()));
+    let out = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .expect("uv runs");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("uv "));
+    assert!(
+        *lines.lock().expect("lock") > 0,
+        "pip's progress was passed on"
+    );
+    let left: Vec<_> = std::fs::read_dir(home.path().join("tools"))
+        .expect("tools")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("uv")],
+        "no temporary folder left"
+    );
+}
