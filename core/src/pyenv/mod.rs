@@ -79,6 +79,17 @@ pub enum EnvError {
         /// Why.
         detail: String,
     },
+    /// The lock was resolved for another Python than the one in use.
+    #[error(
+        "this version's packages were locked for Python {locked}, but the Python in use is {found}: \
+         set a Python {locked} interpreter in Settings, or edit the workflow to rebuild it for Python {found}"
+    )]
+    PythonChanged {
+        /// The lock's Python.
+        locked: String,
+        /// The interpreter's.
+        found: String,
+    },
     /// No environment has this id.
     #[error("there is no Python environment {0}")]
     Unknown(String),
@@ -333,6 +344,13 @@ impl Environments {
         lock: &Lock,
         on: OnProgress<'_>,
     ) -> Result<(Python, EnvironmentInfo), EnvError> {
+        let found = format!("{}.{}", base.version.0, base.version.1);
+        if lock.python != found {
+            return Err(EnvError::PythonChanged {
+                locked: lock.python.clone(),
+                found,
+            });
+        }
         let id = lock.environment_id(base);
         let dir = self.root().join(&id);
         let info = EnvironmentInfo {

@@ -184,3 +184,21 @@ fn uv_is_installed_into_the_data_folder_when_the_user_asks() {
         "no temporary folder left"
     );
 }
+
+#[test]
+fn a_lock_for_another_python_is_refused_with_what_to_do() {
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path());
+    let lock = Lock {
+        python: "3.8".into(),
+        requirements: vec!["xlsxwriter".into()],
+        pinned: "xlsxwriter==3.2.0\n".into(),
+    };
+    let err = envs
+        .ensure(&base(), &lock, &quiet())
+        .expect_err("another Python");
+    let text = err.to_string();
+    assert!(text.contains("locked for Python 3.8"), "{text}");
+    assert!(text.contains("Settings"), "{text}");
+    assert!(!envs.root().exists(), "nothing was made");
+}
