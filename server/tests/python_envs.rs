@@ -587,3 +587,50 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
     let (status, _) = json_call(port, "DELETE", &format!("/api/environments/{env_id}"), None);
     assert_eq!(status, 404);
 }
+
+#[test]
+fn an_install_that_fails_ends_the_build_clearly_and_the_workflow_can_be_retried() {
+    let home = tempfile::tempdir().expect("home");
+    let data = home.path().join("data");
+    let sales = home.path().join("sales.xlsx");
+    workbook(&sales, 1.0);
+    let replay = replay(
+        home.path(),
+        "Unknown package",
+        "import json\n",
+        &["pandas", "surely-not-a-package-maskflow-xyz"],
+        &[],
+    );
+    let (_server, port) = serve(&data, &replay);
+    let id = upload(
+        port,
+        "sales.xlsx",
+        XLSX,
+        &std::fs::read(&sales).expect("read"),
+    );
+    let (wf, vid) = start_build(port, &id);
+    // The requirements are resolved before anything is asked or made: the
+    // unknown package ends the build at once.
+    let view = wait_for(port, &wf, |v| v["current_version"]["status"] == "failed");
+    let reason = view["current_version"]["failure_reason"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        reason.contains(
+            "resolving the Python packages pandas, surely-not-a-package-maskflow-xyz failed"
+        ) && reason.contains("not found"),
+        "{reason}"
+    );
+    assert!(env_dirs(&data).is_empty(), "nothing half-made is kept");
+    // The workflow stays usable: editing makes a new version to retry with.
+    let (status, edited) = json_call(
+        port,
+        "POST",
+        &format!("/api/workflows/{wf}/versions/{vid}/edit"),
+        None,
+    );
+    assert!(status == 200 || status == 201, "{edited}");
+    let (_, view) = json_call(port, "GET", &format!("/api/workflows/{wf}"), None);
+    assert_eq!(view["current_version"]["version"], 2, "{view}");
+    assert_eq!(view["current_version"]["status"], "validated", "{view}");
+}
