@@ -23,6 +23,14 @@ if cargo tree -p maskflow-core -e normal --prefix none | grep -E '^(axum|tauri|t
   echo "maskflow-core depends on a network or shell crate" >&2; exit 1
 fi
 export MASKFLOW_REQUIRE_LLM_SERVERS=1
+echo "== uv for the managed Python environments (issue 16): on PATH, the uv package of python3, or installed from PyPI"
+if ! command -v uv >/dev/null && ! python3 -c 'import uv' 2>/dev/null; then
+  uv_tool="$HOME/.cache/maskflow-test/uv-tool"
+  [ -x "$uv_tool/bin/uv" ] || python3 -m pip install --quiet --disable-pip-version-check --target "$uv_tool" uv
+  export MASKFLOW_UV="$uv_tool/bin/uv"
+fi
+# uv's cache shared by every run of the tests, so reruns install from it.
+export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}"
 echo "== tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
 cargo test --workspace --exclude maskflow-desktop --locked
 

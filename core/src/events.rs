@@ -115,6 +115,19 @@ pub enum Event {
         /// `running`, or how it ended.
         status: String,
     },
+    /// A Python environment is being made (a line of progress, or its end).
+    EnvironmentProgress {
+        /// The workflow whose build or run needs it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        workflow_id: Option<String>,
+        /// The version being built, when it is a build.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        version_id: Option<String>,
+        /// `resolving`, `creating`, `installing`, `ready` or `failed`.
+        stage: String,
+        /// What happens, in words (uv's own lines).
+        message: String,
+    },
     /// The manual back end waits for the user to paste an answer.
     ManualPrompt {
         /// The prompt to show.

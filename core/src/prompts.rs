@@ -132,10 +132,11 @@ pub fn validator_request(extracts: &Value, history: &[ChatMessage]) -> LlmReques
     let schema = feasibility_schema();
     let system = format!(
         "You are Maskflow's validator. Maskflow turns a user's request into a Python script that runs locally on the user's files, \
-with only the Python standard library by default and no network access.\n\
+with the Python standard library and a curated set of packages ({}) and no network access.\n\
 Decide whether such a script can do the user's task. It is NOT feasible when it needs machine-learning training or inference, \
 image or speech recognition, an LLM, anything from the internet (APIs, web pages, downloads), or data that is not in the files. \
-Data cleaning, filtering, merging, reshaping, aggregating, computing and writing files are feasible.\n\n{}\n\n{}",
+Data cleaning, filtering, merging, reshaping, aggregating, computing, charts, and reading or writing CSV, Excel, PDF and Word files are feasible.\n\n{}\n\n{}",
+        curated_names(),
         extracts_block(extracts),
         schema_block(&schema)
     );
@@ -155,13 +156,23 @@ what to do with missing values, the output format), ask exactly one short questi
     request(Role::Clarifier, system, history, schema)
 }
 
+/// The curated packages' names, comma-separated.
+fn curated_names() -> String {
+    crate::pyenv::CURATED
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The builder's request: write the workflow.
 pub fn builder_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
     let schema = workflow_schema();
     let system = format!(
         "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
 the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
-{RUNNER_CONTRACT}\n\n{}\n\n{}",
+{RUNNER_CONTRACT}\n\n{}\n\n{}\n\n{}",
+        crate::pyenv::curated::prompt_text(),
         extracts_block(extracts),
         schema_block(&schema)
     );
@@ -208,6 +219,10 @@ mod tests {
         }
         let builder = builder_request(&extracts, &history());
         assert!(builder.messages[0].content.contains("inputs.json"));
+        for (name, _) in crate::pyenv::CURATED {
+            assert!(builder.messages[0].content.contains(name), "{name}");
+        }
+        assert!(builder.messages[0].content.contains("approval"));
         assert_eq!(builder.role, Role::Builder);
     }
 }

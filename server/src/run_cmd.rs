@@ -41,6 +41,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let workflow_id = service.find_workflow(&args.workflow)?;
+    // Installing a Python environment shows its progress here.
+    let mut events = service.subscribe();
+    std::thread::spawn(move || {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            match events.blocking_recv() {
+                Ok(maskflow_core::Event::EnvironmentProgress { stage, message, .. }) => {
+                    eprintln!("maskflow run: python environment {stage}: {message}");
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
     eprintln!("maskflow run: running {workflow_id}…");
     let _ = std::io::stderr().flush();
     let run = runtime.block_on(service.run_workflow_local(&workflow_id, inputs))?;

@@ -274,6 +274,63 @@ pub fn set_isolation(s: State<'_, Service>, input: IsolationInput) -> Reply<Isol
     Ok(s.set_isolation(input)?)
 }
 
+/// A preview of a run's output (image, tables, text).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn run_output_preview(
+    s: State<'_, Service>,
+    run_id: String,
+    name: String,
+) -> Reply<maskflow_core::preview::OutputPreview> {
+    Ok(s.run_output_preview(&run_id, &name)?)
+}
+
+/// A preview of an output of a version's latest test run.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn test_output_preview(
+    s: State<'_, Service>,
+    workflow_id: String,
+    version_id: String,
+    name: String,
+) -> Reply<maskflow_core::preview::OutputPreview> {
+    Ok(s.test_output_preview(&workflow_id, &version_id, &name)?)
+}
+
+/// The local path of an output of a version's latest test run.
+#[tauri::command(rename_all = "snake_case")]
+pub fn test_output(
+    s: State<'_, Service>,
+    id: String,
+    version_id: String,
+    name: String,
+) -> Reply<String> {
+    Ok(s.test_output(&id, &version_id, &name)?
+        .display()
+        .to_string())
+}
+
+/// The managed Python environments, their sizes and `uv`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn environments(
+    s: State<'_, Service>,
+) -> Reply<maskflow_core::service::EnvironmentsView> {
+    Ok(s.list_environments()?)
+}
+
+/// Removes a Python environment no version uses.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_environment(
+    s: State<'_, Service>,
+    id: String,
+) -> Reply<maskflow_core::service::EnvironmentsView> {
+    Ok(s.remove_environment(&id)?)
+}
+
+/// Installs `uv` into the data folder (the user asked for it).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn install_uv(s: State<'_, Service>) -> Reply<maskflow_core::service::EnvironmentsView> {
+    Ok(s.install_uv()?)
+}
+
 /// The output budget of each LLM role.
 #[tauri::command(rename_all = "snake_case")]
 pub fn role_budgets(s: State<'_, Service>) -> Reply<BudgetsView> {

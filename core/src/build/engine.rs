@@ -19,6 +19,9 @@ use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext
 use super::table::{Action, Command, Phase, Stage, apply};
 use crate::privacy::{GuardedProvider, guard};
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError};
+use crate::pyenv::{
+    EnvironmentInfo, Environments, Lock, PackageRequest, ProgressSink, dist_name, outside_curated,
+};
 use crate::runner::{InputValue, Limits, RunRequest, RunResult, Runner};
 use crate::spec::{FieldType, WorkflowSpec};
 
@@ -50,6 +53,16 @@ pub struct BuildState {
     /// model's context window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_reduction: Option<crate::fit::ContextReduction>,
+    /// Packages outside the curated set the user approved for this build.
+    #[serde(default)]
+    pub approved_packages: Vec<String>,
+    /// Packages outside the curated set waiting for the user's approval
+    /// (the gate is pending while this is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_packages: Option<Vec<PackageRequest>>,
+    /// The pinned package set of the latest script (stored with the version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<Lock>,
 }
 
 impl Default for BuildState {
@@ -65,6 +78,9 @@ impl Default for BuildState {
             report: None,
             reason: None,
             context_reduction: None,
+            approved_packages: Vec::new(),
+            pending_packages: None,
+            lock: None,
         }
     }
 }
@@ -107,6 +123,9 @@ pub struct TestReport {
     /// The run, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunResult>,
+    /// The Python environment it ran in (none: the plain interpreter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<EnvironmentInfo>,
 }
 
 /// How a build (or a stretch of it) ended.
@@ -137,6 +156,18 @@ pub struct Engine {
     pub runner: Arc<Runner>,
     /// The auto-test's limits.
     pub limits: Limits,
+    /// The managed Python environments the auto-test runs in.
+    pub environments: Environments,
+    /// Where an environment install's progress goes.
+    pub env_progress: ProgressSink,
+}
+
+/// What the auto-test step came to.
+enum Tested {
+    /// It ran (or was skipped): the report.
+    Report(Box<TestReport>),
+    /// Packages outside the curated set wait for the user's approval.
+    NeedsApproval,
 }
 
 fn fail(state: &mut BuildState, reason: impl Into<String>) -> Command {
@@ -186,6 +217,23 @@ impl Engine {
         on: OnChange<'_>,
     ) -> Outcome {
         state.pending_gate = false;
+        if let Some(pending) = state.pending_packages.take() {
+            let names: Vec<String> = pending.into_iter().map(|p| p.name).collect();
+            if !approve {
+                state.reason = Some(format!(
+                    "you did not approve the Python package(s) {} the script asked for, so the build stopped \
+                     (a package is code that would run on your data); edit the request to retry without them",
+                    names.join(", ")
+                ));
+                return self.drive(job, state, Command::GiveUp, on).await;
+            }
+            state.approved_packages.extend(names);
+            on(state);
+            let Some(command) = self.test_step(job, state).await else {
+                return self.pause(state, on);
+            };
+            return self.drive(job, state, command, on).await;
+        }
         let command = if approve {
             Command::Approve
         } else {
@@ -254,12 +302,9 @@ impl Engine {
                     },
                     Err(reason) => fail(state, reason),
                 },
-                Action::RunTest => match self.run_test(job, state).await {
-                    Ok(report) => {
-                        state.report = Some(report);
-                        Command::Approve
-                    }
-                    Err(reason) => fail(state, reason),
+                Action::RunTest => match self.test_step(job, state).await {
+                    Some(c) => c,
+                    None => return self.pause(state, on),
                 },
                 Action::JudgeTest => self.judge(job, state),
                 Action::Finish => {
@@ -407,9 +452,93 @@ impl Engine {
         Ok(reply)
     }
 
-    async fn run_test(&self, job: &BuildJob, state: &BuildState) -> Result<TestReport, String> {
+    /// The auto-test: `None` when packages wait for the user's approval.
+    async fn test_step(&self, job: &BuildJob, state: &mut BuildState) -> Option<Command> {
+        match self.run_test(job, state).await {
+            Ok(Tested::Report(report)) => {
+                state.report = Some(*report);
+                Some(Command::Approve)
+            }
+            Ok(Tested::NeedsApproval) => None,
+            Err(reason) => Some(fail(state, reason)),
+        }
+    }
+
+    /// Resolves the script's requirements into a lock (kept in the state)
+    /// and, when packages outside the curated set are not approved yet,
+    /// lists them for approval. `Ok(None)`: nothing to install.
+    async fn lock_requirements(
+        &self,
+        spec: &WorkflowSpec,
+        state: &mut BuildState,
+    ) -> Result<Option<Lock>, String> {
+        let requirements: Vec<String> = spec
+            .execution
+            .requirements
+            .iter()
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .collect();
+        if requirements.is_empty() {
+            state.lock = None;
+            return Ok(None);
+        }
+        let lock = match state.lock.clone() {
+            Some(lock) if lock.requirements == requirements => lock,
+            _ => {
+                let (runner, envs, sink) = (
+                    self.runner.clone(),
+                    self.environments.clone(),
+                    self.env_progress.clone(),
+                );
+                let reqs = requirements.clone();
+                tokio::task::spawn_blocking(move || {
+                    let base = runner.python().map_err(|e| e.to_string())?;
+                    envs.resolve(&base, &reqs, &*sink.0)
+                        .map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| format!("resolving the packages stopped: {e}"))??
+            }
+        };
+        state.lock = Some(lock.clone());
+        let approved: Vec<String> = state
+            .approved_packages
+            .iter()
+            .map(|a| dist_name(a))
+            .collect();
+        let base = self.runner.python().ok();
+        let mut pending: Vec<PackageRequest> = Vec::new();
+        for name in outside_curated(&requirements)
+            .into_iter()
+            .filter(|r| !approved.contains(&dist_name(r)))
+        {
+            let version = lock.version_of(&name);
+            let size = match (&version, &base) {
+                (Some(v), Some(base)) => {
+                    crate::pyenv::sizes::download_size(&dist_name(&name), v, base).await
+                }
+                _ => None,
+            };
+            pending.push(PackageRequest {
+                name,
+                version,
+                size,
+            });
+        }
+        if !pending.is_empty() {
+            state.pending_packages = Some(pending);
+        }
+        Ok(Some(lock))
+    }
+
+    async fn run_test(&self, job: &BuildJob, state: &mut BuildState) -> Result<Tested, String> {
         let spec = state.spec.clone().ok_or("there is no script to test")?;
         let (inputs, names) = bind_test_inputs(&spec, &job.input_files);
+        let lock = self.lock_requirements(&spec, state).await?;
+        if state.pending_packages.is_some() {
+            return Ok(Tested::NeedsApproval);
+        }
         let report = if job.input_files.is_empty() {
             TestReport {
                 status: "skipped".into(),
@@ -417,6 +546,7 @@ impl Engine {
                 iteration: state.iteration,
                 inputs: names,
                 run: None,
+                environment: None,
             }
         } else {
             let request = RunRequest {
@@ -427,26 +557,44 @@ impl Engine {
                 limits: self.limits.clone(),
                 shared_folders: Vec::new(),
             };
-            let runner = self.runner.clone();
-            let run = tokio::task::spawn_blocking(move || {
+            let (runner, envs, sink) = (
+                self.runner.clone(),
+                self.environments.clone(),
+                self.env_progress.clone(),
+            );
+            let (run, environment) = tokio::task::spawn_blocking(move || {
                 let _ = std::fs::remove_dir_all(&request.workdir);
-                runner.run(&request, &AtomicBool::new(false))
+                let base = runner.python().map_err(|e| e.to_string())?;
+                let (python, env) = match &lock {
+                    Some(lock) => {
+                        let (python, mut info) = envs
+                            .ensure(&base, lock, &*sink.0)
+                            .map_err(|e| e.to_string())?;
+                        info.size = crate::runner::folder_size(&envs.root().join(&info.id));
+                        (python, Some(info))
+                    }
+                    None => (base, None),
+                };
+                runner
+                    .run_with(&python, &request, &AtomicBool::new(false))
+                    .map(|run| (run, env))
+                    .map_err(|e| format!("the script could not be tested: {e}"))
             })
             .await
-            .map_err(|e| format!("the test run stopped: {e}"))?
-            .map_err(|e| format!("the script could not be tested: {e}"))?;
+            .map_err(|e| format!("the test run stopped: {e}"))??;
             TestReport {
                 status: if run.succeeded() { "passed" } else { "failed" }.into(),
                 message: format!("ran on the real input files: {}", run.message),
                 iteration: state.iteration,
                 inputs: names,
                 run: Some(run),
+                environment,
             }
         };
         let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         self.write(job, state, "test-report.json", &json)?;
         self.write(job, state, "review-report.md", &render_report(&report))?;
-        Ok(report)
+        Ok(Tested::Report(Box::new(report)))
     }
 
     fn judge(&self, job: &BuildJob, state: &mut BuildState) -> Command {
@@ -634,6 +782,15 @@ fn render_report(report: &TestReport) -> String {
     );
     for (field, files) in &report.inputs {
         out.push_str(&format!("- `{field}`: {}\n", files.join(", ")));
+    }
+    if let Some(env) = &report.environment {
+        out.push_str(&format!(
+            "\nPython {} environment `{}` ({} bytes): {}\n",
+            env.python,
+            env.id,
+            env.size,
+            env.packages.join(", ")
+        ));
     }
     if let Some(run) = &report.run {
         out.push_str(&format!(

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use outputs::{OutputFile, PREVIEW_ROWS};
+pub use outputs::{OutputFile, PREVIEW_ROWS, total_size as folder_size};
 pub use python::{MIN_VERSION, Python, find_python, missing_packages, module_of};
 
 /// Set (to anything), the runner behaves as on a kernel without Landlock:
@@ -43,8 +43,8 @@ pub const CONTRACT: &str = "The script is run as `python3 script.py <inputs.json
 Input files are read-only copies. The script writes its results into the `outputs/` folder inside the working folder (create nothing elsewhere) \
 and exits with status 0 on success; any other status is a failure, and its error output is shown. \
 It sees only its working folder, its inputs and the Python runtime (no home folder, no other files), \
-has no network access, limited memory, CPU time, processes and output size, and should use only the Python standard library unless \
-`execution.requirements` lists packages (they must already be installed).";
+has no network access, limited memory, CPU time, processes and output size. It may import the packages `execution.requirements` \
+lists: Maskflow installs them into a locked environment before the script runs.";
 
 /// The limits of one run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -267,7 +267,18 @@ impl Runner {
 
     /// Runs `request`; `cancel` set to true stops it (the whole tree is killed).
     pub fn run(&self, request: &RunRequest, cancel: &AtomicBool) -> Result<RunResult, RunnerError> {
-        let python = self.python()?;
+        self.run_with(&self.python()?, request, cancel)
+    }
+
+    /// Runs `request` on `python` (a managed environment's interpreter,
+    /// whose folders the sandbox then lets the script read).
+    pub fn run_with(
+        &self,
+        python: &Python,
+        request: &RunRequest,
+        cancel: &AtomicBool,
+    ) -> Result<RunResult, RunnerError> {
+        let python = python.clone();
         let work = workdir::prepare(request)?;
         let missing = missing_packages(&python, &request.requirements)?;
         if !missing.is_empty() {

@@ -41,6 +41,11 @@ pub struct BuildView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub context_reduction: Option<crate::fit::ContextReduction>,
+    /// Python packages outside the curated set waiting for the user's
+    /// approval (the gate decides: approve installs them, reject ends the build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_packages: Option<Vec<crate::pyenv::PackageRequest>>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -51,6 +56,7 @@ impl From<&BuildState> for BuildView {
             iteration: s.iteration,
             pending_gate: s.pending_gate,
             context_reduction: s.context_reduction.clone(),
+            pending_packages: s.pending_packages.clone(),
         }
     }
 }
@@ -163,6 +169,8 @@ impl Service {
             approver,
             runner: self.runner(),
             limits: self.run_limits(),
+            environments: self.environments(),
+            env_progress: self.env_sink(workflow_id, Some(version_id)),
         })
     }
 
@@ -252,7 +260,12 @@ impl Service {
         };
         let result = match (outcome, state.spec.clone()) {
             (Outcome::Paused, _) => return,
-            (Outcome::Built, Some(spec)) => Ok(spec),
+            (Outcome::Built, Some(spec)) => {
+                match self.store_lock(version_id, state.lock.as_ref()) {
+                    Ok(()) => Ok(spec),
+                    Err(e) => Err(e),
+                }
+            }
             (Outcome::Built, None) => {
                 Err(CoreError::Conflict("the build produced no workflow".into()))
             }

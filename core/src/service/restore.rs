@@ -73,6 +73,10 @@ impl Service {
         };
         store::insert_version(&tx, &next)?;
         store::link_files(&tx, &next.id, &store::file_ids_of(&tx, &from.id)?)?;
+        // The same pinned Python packages: a restore re-runs what was approved.
+        if let Some(lock) = store::python_locks::get_lock(&tx, &from.id)? {
+            store::python_locks::put_lock(&tx, &next.id, &lock, &now)?;
+        }
         let note = self.add_message(
             &tx,
             workflow_id,

@@ -299,10 +299,16 @@ impl Service {
             shared_folders: Vec::new(),
         };
         let runner = self.runner();
-        let outcome =
-            tokio::task::spawn_blocking(move || runner.run(&request, &AtomicBool::new(false)))
-                .await
-                .map_err(|e| CoreError::Corrupt(format!("the run stopped: {e}")));
+        let service = self.clone();
+        let (wf, vid) = (workflow_id.to_owned(), row.version_id.clone());
+        let outcome = tokio::task::spawn_blocking(move || {
+            let (python, _env) = service.python_for_run(&wf, &vid, &request.requirements)?;
+            runner
+                .run_with(&python, &request, &AtomicBool::new(false))
+                .map_err(|e| CoreError::Conflict(e.to_string()))
+        })
+        .await
+        .map_err(|e| CoreError::Corrupt(format!("the run stopped: {e}")));
         row.finished_at = Some(self.now());
         match outcome {
             Ok(Ok(result)) => {

@@ -182,7 +182,8 @@ impl Service {
                 ),
                 StorageKind::Environments => (
                     0,
-                    "Python environments are managed with the Python setting.".to_owned(),
+                    "Python environments are listed, and unused ones removed, in their own card."
+                        .to_owned(),
                 ),
                 StorageKind::Backups => (0, "Backups are managed in their own list.".to_owned()),
                 StorageKind::Database => (

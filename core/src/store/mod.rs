@@ -10,6 +10,7 @@ pub mod backups;
 pub mod builds;
 pub mod deletes;
 pub mod leases;
+pub mod python_locks;
 pub mod schema;
 
 use std::path::Path;

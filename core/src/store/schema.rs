@@ -192,6 +192,10 @@ pub const LEDGER_DELETED_WORKFLOW: &str = "ALTER TABLE llm_calls ADD COLUMN dele
 /// Migration (issue 18, branch seeds18): the record of database backups.
 /// See [`crate::store::backups`].
 pub const DATABASE_BACKUPS: &str = crate::store::backups::MIGRATION;
+/// V7 (issue #16, "python locks"; renumber when merged beside another V7):
+/// the pinned Python package set of each version. See
+/// [`crate::store::python_locks`].
+pub const PYTHON_LOCKS: &str = crate::store::python_locks::MIGRATION;
 
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
@@ -210,5 +214,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(VERSION_ORIGIN),
         M::up(LEDGER_DELETED_WORKFLOW),
         M::up(DATABASE_BACKUPS),
+        M::up(PYTHON_LOCKS),
     ]
 }

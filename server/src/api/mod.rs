@@ -10,12 +10,14 @@ mod backups;
 mod budgets;
 mod cancel;
 mod deletes;
+mod environments;
 pub mod error;
 mod events;
 mod extracts;
 mod flows;
 mod isolation;
 mod llm;
+mod outputs;
 mod runs;
 mod storage;
 pub mod ui;
@@ -122,6 +124,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workflows::restore))
         .routes(routes!(runs::create, runs::list))
         .routes(routes!(runs::output))
+        .routes(routes!(outputs::run_preview))
+        .routes(routes!(outputs::test_preview))
+        .routes(routes!(outputs::test_output))
         .routes(routes!(runs::gate))
         .routes(routes!(runs::sessions))
         .routes(routes!(workflows::get_version))
@@ -132,6 +137,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(budgets::get_budgets, budgets::put_budgets))
         .routes(routes!(storage::get_storage, storage::put_storage))
         .routes(routes!(storage::clear_storage))
+        .routes(routes!(environments::list))
+        .routes(routes!(environments::remove))
+        .routes(routes!(environments::install_uv))
         .routes(routes!(llm::test_provider))
         .routes(routes!(llm::detected))
         .routes(routes!(llm::ledger))

@@ -7,6 +7,7 @@ import type { BuildView, GuardMatch, ManualPrompt } from "../generated";
 import { addPrompt, manualPromptText, promptsFor } from "../lib/manual";
 import { PHASES, phaseIndex } from "../lib/runs";
 import { toApiError } from "../transport";
+import { bytesLabel } from "../lib/extracts";
 
 function PromptCard({ prompt }: { prompt: ManualPrompt }) {
   const transport = useTransport();
@@ -170,10 +171,21 @@ const PHASE_LABEL: Record<string, string> = {
 export function BuildProgress({
   build,
   onGate,
+  workflowId,
 }: {
   build: BuildView | undefined;
   onGate: (decision: "approve" | "reject", feedback: string | null) => Promise<void>;
+  /** Shows the progress of a Python environment being installed for it. */
+  workflowId?: string;
 }) {
+  const transport = useTransport();
+  const [envLine, setEnvLine] = useState<string | null>(null);
+  useEffect(() => {
+    if (!workflowId) return;
+    return transport.onEvent((e) => {
+      if (e.type === "environment_progress" && e.workflow_id === workflowId) setEnvLine(`${e.stage}: ${e.message}`);
+    });
+  }, [transport, workflowId]);
   const [feedback, setFeedback] = useState("");
   const [busy, setBusy] = useState(false);
   const at = build ? phaseIndex(build.phase) : 0;
@@ -201,7 +213,37 @@ export function BuildProgress({
           {build.stage === "prompt" ? " · asking the builder" : build.stage === "response" ? " · checking its answer" : ""}
         </p>
       )}
-      {build?.pending_gate && (
+      {envLine && !build?.pending_gate && (
+        <p class="muted small" data-testid="env-progress" aria-live="polite">
+          Python environment — {envLine}
+        </p>
+      )}
+      {build?.pending_gate && build.pending_packages && (
+        <div class="gate packages-gate" data-testid="packages-gate">
+          <strong>The script asks for Python packages outside Maskflow's curated set</strong>
+          <p class="muted small">
+            A package is code that will run on your data. Install them only if you trust them; refusing stops this build.
+          </p>
+          <ul>
+            {build.pending_packages.map((p) => (
+              <li key={p.name}>
+                <code>{p.name}</code>
+                {p.version ? ` ${p.version}` : ""}
+                {p.size != null ? ` · ${bytesLabel(Number(p.size))}` : ""}
+              </li>
+            ))}
+          </ul>
+          <div class="form-actions">
+            <button type="button" class="button" disabled={busy} onClick={() => void decide("reject")}>
+              Refuse and stop the build
+            </button>
+            <button type="button" class="button primary" disabled={busy} onClick={() => void decide("approve")}>
+              Install and continue
+            </button>
+          </div>
+        </div>
+      )}
+      {build?.pending_gate && !build.pending_packages && (
         <div class="gate" data-testid="gate">
           <strong>The build waits for you</strong>
           <p class="muted small">

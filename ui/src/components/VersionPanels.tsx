@@ -2,71 +2,13 @@
 // session files (for offline review), and the Run form with run history.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useTransport } from "../context";
-import type { Field, LimitState, OutputFile, RunView, SessionIteration, TestReport, VersionView, WorkflowView } from "../generated";
+import type { Field, LimitState, RunView, SessionIteration, TestReport, VersionView, WorkflowView } from "../generated";
 import { bytesLabel } from "../lib/extracts";
 import { noticeOf, type Notice } from "../lib/errors";
 import { durationLabel, initialValues, runRequest, runTone, type FieldValue } from "../lib/runs";
 import { sourceName, toApiError, type FileSource } from "../transport";
 import { EmptyState, NoticeBanner, Spinner } from "./ui";
-
-function Preview({ rows }: { rows: string[][] }) {
-  const [head, ...body] = rows;
-  if (!head) return null;
-  return (
-    <div class="table-scroll">
-      <table class="grid">
-        <thead>
-          <tr>
-            {head.map((h, i) => (
-              <th key={i} scope="col">
-                {h}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {body.map((r, i) => (
-            <tr key={i}>
-              {r.map((c, j) => (
-                <td key={j}>{c}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-function Output({ runId, output }: { runId: string; output: OutputFile }) {
-  const transport = useTransport();
-  const [where, setWhere] = useState<string | null>(null);
-  useEffect(() => {
-    transport.outputLocation(runId, output.name).then(
-      (l) => setWhere(l.kind === "url" ? l.url : l.path),
-      () => setWhere(null),
-    );
-  }, [transport, runId, output.name]);
-  const isUrl = where?.startsWith("http");
-  return (
-    <div class="output" data-testid="run-output">
-      <div class="output-head">
-        <strong>{output.name}</strong>
-        <span class="muted small">
-          {bytesLabel(Number(output.size))}
-          {output.row_count != null && ` · ${Number(output.row_count).toLocaleString("en-US")} rows`}
-        </span>
-        {where && isUrl && (
-          <a class="button small" href={where} download={output.name.split("/").pop()}>
-            Download
-          </a>
-        )}
-        {where && !isUrl && <code class="small" title="Where the file is on this machine">{where}</code>}
-      </div>
-      {output.preview_rows && output.preview_rows.length > 0 && <Preview rows={output.preview_rows} />}
-    </div>
-  );
-}
+import { OutputView } from "./OutputView";
 
 /** Whether a run's report says it ran without file-system or network isolation. */
 export function ranUnisolated(limits: LimitState[]): boolean {
@@ -100,7 +42,7 @@ function Run({ run }: { run: RunView }) {
         </p>
       )}
       {run.outputs.map((o) => (
-        <Output key={o.name} runId={run.id} output={o} />
+        <OutputView key={o.name} source={{ kind: "run", runId: run.id }} output={o} testId="run-output" />
       ))}
       <button type="button" class="button ghost small" aria-expanded={open} onClick={() => setOpen(!open)}>
         {open ? "Hide details" : "Output, errors and limits"}
@@ -321,7 +263,15 @@ export function RunPanel({ workflow }: { workflow: WorkflowView }) {
 }
 
 /** The auto-test's report. */
-export function TestReportView({ report }: { report: TestReport | undefined }) {
+export function TestReportView({
+  report,
+  workflowId,
+  versionId,
+}: {
+  report: TestReport | undefined;
+  workflowId: string;
+  versionId: string;
+}) {
   if (!report) {
     return (
       <EmptyState title="No test report yet" icon="✓">
@@ -351,17 +301,19 @@ export function TestReportView({ report }: { report: TestReport | undefined }) {
           <p class="small">
             {report.run.message} · {durationLabel(report.run.duration_ms)}
           </p>
+          {report.environment && (
+            <p class="env-report muted" data-testid="test-environment">
+              Python {report.environment.python} environment <code>{report.environment.id}</code> ({bytesLabel(Number(report.environment.size))}):{" "}
+              {report.environment.packages.join(", ")}
+            </p>
+          )}
+          {report.run.outputs.length > 0 && (
+            <h4>
+              Outputs ({report.run.outputs.length}, {bytesLabel(report.run.outputs.reduce((n, o) => n + Number(o.size), 0))})
+            </h4>
+          )}
           {report.run.outputs.map((o) => (
-            <div class="output" key={o.name}>
-              <div class="output-head">
-                <strong>{o.name}</strong>
-                <span class="muted small">
-                  {bytesLabel(Number(o.size))}
-                  {o.row_count != null && ` · ${Number(o.row_count)} rows`}
-                </span>
-              </div>
-              {o.preview_rows && <Preview rows={o.preview_rows} />}
-            </div>
+            <OutputView key={o.name} source={{ kind: "test", workflowId, versionId }} output={o} testId="test-output" />
           ))}
           {report.run.stderr && (
             <>

@@ -135,7 +135,23 @@ run_id: string,
 /**
  * `running`, or how it ended.
  */
-status: string, } | { "type": "manual_prompt", 
+status: string, } | { "type": "environment_progress", 
+/**
+ * The workflow whose build or run needs it.
+ */
+workflow_id?: string, 
+/**
+ * The version being built, when it is a build.
+ */
+version_id?: string, 
+/**
+ * `resolving`, `creating`, `installing`, `ready` or `failed`.
+ */
+stage: string, 
+/**
+ * What happens, in words (uv's own lines).
+ */
+message: string, } | { "type": "manual_prompt", 
 /**
  * The prompt to show.
  */

@@ -345,6 +345,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
           {status === "building" && (
             <li class="build-item">
               <BuildProgress
+                workflowId={workflow?.id}
                 build={workflow?.current_version.build}
                 onGate={async (decision, feedback) => {
                   try {

@@ -6,6 +6,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { BackupsSetting } from "../components/BackupsSetting";
 import { IsolationSetting } from "../components/IsolationSetting";
 import { StorageSettings } from "../components/StorageSettings";
+import { EnvironmentsSetting } from "../components/EnvironmentsSetting";
 import { BudgetSettings } from "../components/BudgetSettings";
 import { UsageCard } from "../components/UsageCard";
 import { AgentRoles } from "../components/AgentRoles";
@@ -435,6 +436,7 @@ export function Settings() {
       <IsolationSetting />
       <StorageSettings />
       <BackupsSetting />
+      <EnvironmentsSetting />
     </div>
   );
 }

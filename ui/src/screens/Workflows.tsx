@@ -297,7 +297,7 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
             ))}
           </ul>
         )}
-        {tab === "test" && <TestReportView report={version.test_report} />}
+        {tab === "test" && <TestReportView report={version.test_report} workflowId={workflow.id} versionId={version.id} />}
         {tab === "sessions" && <SessionsView workflowId={workflow.id} versionId={version.id} />}
         {tab === "run" && <RunPanel workflow={workflow} />}
         {tab === "compare" &&

@@ -39,8 +39,10 @@ import type {
   WorkflowPatch,
   WorkflowSummary,
   WorkflowView,
+  EnvironmentsView,
+  OutputPreview,
 } from "../generated";
-import { ApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./index";
+import { ApiError, type FileSource, type OnProgress, type OutputLocation, type OutputSource, type Transport } from "./index";
 
 /** The error body of the HTTP API. */
 interface ErrorBody {
@@ -236,6 +238,30 @@ export class HttpTransport implements Transport {
   }
   listRuns(id: string) {
     return this.call<RunView[]>("GET", `/api/workflows/${seg(id)}/runs`);
+  }
+  testOutputLocation(id: string, versionId: string, name: string): Promise<OutputLocation> {
+    return Promise.resolve({
+      kind: "url",
+      url: `${this.origin}/api/workflows/${seg(id)}/versions/${seg(versionId)}/outputs/${encodeURIComponent(name)}`,
+    });
+  }
+  outputPreview(source: OutputSource, name: string) {
+    const n = encodeURIComponent(name);
+    return this.call<OutputPreview>(
+      "GET",
+      source.kind === "run"
+        ? `/api/runs/${seg(source.runId)}/previews/${n}`
+        : `/api/workflows/${seg(source.workflowId)}/versions/${seg(source.versionId)}/previews/${n}`,
+    );
+  }
+  environments() {
+    return this.call<EnvironmentsView>("GET", "/api/environments");
+  }
+  removeEnvironment(id: string) {
+    return this.call<EnvironmentsView>("DELETE", `/api/environments/${seg(id)}`);
+  }
+  installUv() {
+    return this.call<EnvironmentsView>("POST", "/api/environments/uv");
   }
   outputLocation(runId: string, name: string): Promise<OutputLocation> {
     const p = name.split("/").map(seg).join("/");

@@ -22,6 +22,8 @@ import type {
   StorageInput,
   StorageKind,
   StorageView,
+  EnvironmentsView,
+  OutputPreview,
   PythonView,
   BudgetsView,
   CancelReply,
@@ -128,12 +130,24 @@ export interface Transport {
   listRuns(workflowId: string): Promise<RunView[]>;
   /** Where to get a run's output: a download URL (browser) or the file's path on this machine (desktop). */
   outputLocation(runId: string, name: string): Promise<OutputLocation>;
+  /** Where to get an output of a version's latest test run. */
+  testOutputLocation(workflowId: string, versionId: string, name: string): Promise<OutputLocation>;
+  /** What an output looks like: an image, a table per sheet, or text (local only). */
+  outputPreview(source: OutputSource, name: string): Promise<OutputPreview>;
+  // Managed Python environments.
+  environments(): Promise<EnvironmentsView>;
+  removeEnvironment(id: string): Promise<EnvironmentsView>;
+  /** Installs uv into the data folder (the user asked for it). */
+  installUv(): Promise<EnvironmentsView>;
   /** Calls `listener` with every event from the core; returns the unsubscribe. */
   onEvent(listener: (event: Event) => void): () => void;
   /** Calls `listener` with the paths of files dropped on the window by the
    * operating system, where the shell gets paths (never in a browser). */
   onNativeDrop(listener: (paths: string[]) => void): () => void;
 }
+
+/** Whose output: a run's, or a version's test run's. */
+export type OutputSource = { kind: "run"; runId: string } | { kind: "test"; workflowId: string; versionId: string };
 
 /** Where a run's output file can be had. */
 export type OutputLocation = { kind: "url"; url: string } | { kind: "path"; path: string };

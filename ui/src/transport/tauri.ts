@@ -40,8 +40,10 @@ import type {
   WorkflowPatch,
   WorkflowSummary,
   WorkflowView,
+  EnvironmentsView,
+  OutputPreview,
 } from "../generated";
-import { toApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./index";
+import { toApiError, type FileSource, type OnProgress, type OutputLocation, type OutputSource, type Transport } from "./index";
 
 /** The Tauri event that carries core events (src-tauri's `EVENT`). */
 export const EVENT = "maskflow://event";
@@ -147,6 +149,23 @@ export class TauriTransport implements Transport {
   }
   listRuns(workflow_id: string) {
     return call<RunView[]>("list_runs", { workflow_id });
+  }
+  async testOutputLocation(workflow_id: string, version_id: string, name: string): Promise<OutputLocation> {
+    return { kind: "path", path: await call<string>("test_output", { workflow_id, version_id, name }) };
+  }
+  outputPreview(source: OutputSource, name: string) {
+    return source.kind === "run"
+      ? call<OutputPreview>("run_output_preview", { run_id: source.runId, name })
+      : call<OutputPreview>("test_output_preview", { workflow_id: source.workflowId, version_id: source.versionId, name });
+  }
+  environments() {
+    return call<EnvironmentsView>("environments");
+  }
+  removeEnvironment(id: string) {
+    return call<EnvironmentsView>("remove_environment", { id });
+  }
+  installUv() {
+    return call<EnvironmentsView>("install_uv");
   }
   async outputLocation(run_id: string, name: string): Promise<OutputLocation> {
     return { kind: "path", path: await call<string>("run_output", { run_id, name }) };

@@ -1,0 +1,126 @@
+//! The curated package set: what a generated script may ask for without the
+//! user's approval, and what the builder's prompt says is available.
+//!
+//! Chosen for the jobs people bring (Excel in and out, a chart, a PDF or
+//! Word table, tables too big for the standard library) and kept small
+//! enough that the whole set installs in well under a minute from PyPI
+//! (about 280 MB on disk). polars and pyarrow are left out: pandas covers
+//! the same work and the two add about 150 MB; a script may still ask for
+//! them, with the user's approval.
+
+/// The curated packages and what each is for (the builder is told this).
+pub const CURATED: &[(&str, &str)] = &[
+    (
+        "pandas",
+        "tables: read/write CSV and Excel (`pd.read_excel`, `to_excel`), group, join, aggregate",
+    ),
+    (
+        "openpyxl",
+        "read and write .xlsx workbooks (cells, sheets, styles)",
+    ),
+    (
+        "xlsxwriter",
+        "write .xlsx workbooks with formats and native charts",
+    ),
+    (
+        "matplotlib",
+        "charts saved as PNG or SVG (use `matplotlib.use(\"Agg\")`)",
+    ),
+    ("pypdf", "read PDF text and pages"),
+    ("python-docx", "read and write Word .docx (import `docx`)"),
+];
+
+/// A requirement's normalised distribution name (PEP 503): `Python_Docx>=1`
+/// → `python-docx`. Empty when the line names nothing.
+pub fn dist_name(requirement: &str) -> String {
+    let name: String = requirement
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    let mut out = String::new();
+    for c in name.to_ascii_lowercase().chars() {
+        let c = if matches!(c, '_' | '.') { '-' } else { c };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether `requirement` names a curated package.
+pub fn is_curated(requirement: &str) -> bool {
+    let name = dist_name(requirement);
+    CURATED.iter().any(|(n, _)| *n == name)
+}
+
+/// The requirements that name no curated package (they need the user's
+/// approval), in the order given, without duplicates.
+pub fn outside_curated(requirements: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in requirements {
+        let name = dist_name(r);
+        if name.is_empty() || is_curated(r) || out.iter().any(|o| dist_name(o) == name) {
+            continue;
+        }
+        out.push(r.trim().to_owned());
+    }
+    out
+}
+
+/// The prompt's paragraph on packages.
+pub fn prompt_text() -> String {
+    let mut text = String::from(
+        "Python packages: the standard library is always there. These packages are also available — list the ones the script \
+imports in `execution.requirements` (plain names, e.g. \"pandas\"; Maskflow installs them locally before the script runs, \
+the script itself has no network):\n",
+    );
+    for (name, what) in CURATED {
+        text.push_str(&format!("- {name}: {what}\n"));
+    }
+    text.push_str(
+        "Prefer these. Any other package needs the user's approval before it is installed, so ask for one only when the task \
+cannot be done without it. Charts: save them into `outputs/` as PNG or SVG; tables: CSV or .xlsx in `outputs/`.",
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_normalised() {
+        assert_eq!(dist_name("Python_Docx>=1.0"), "python-docx");
+        assert_eq!(dist_name(" pandas [excel] ; python_version>'3'"), "pandas");
+        assert_eq!(dist_name("zope..interface"), "zope-interface");
+        assert_eq!(dist_name(">=1"), "");
+    }
+
+    #[test]
+    fn only_packages_outside_the_set_need_approval() {
+        let reqs: Vec<String> = [
+            "pandas>=2",
+            "OpenPyXL",
+            "requests",
+            "Requests==2",
+            "tqdm",
+            "",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        assert_eq!(outside_curated(&reqs), vec!["requests", "tqdm"]);
+        assert!(outside_curated(&["matplotlib".into(), "xlsxwriter".into()]).is_empty());
+    }
+
+    #[test]
+    fn the_prompt_names_every_curated_package() {
+        let text = prompt_text();
+        for (name, _) in CURATED {
+            assert!(text.contains(name), "{name}");
+        }
+        assert!(text.contains("approval"));
+    }
+}

@@ -1,0 +1,204 @@
+//! Environments made with the real `uv` from PyPI (uv's cache under
+//! `~/.cache/maskflow-test/uv`, so reruns are fast). Small pure-Python
+//! packages keep them quick.
+
+use std::sync::Mutex;
+
+use super::*;
+
+/// uv's cache shared by the tests of every run.
+pub(crate) fn test_cache() -> PathBuf {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    home.join(".cache").join("maskflow-test").join("uv")
+}
+
+fn base() -> Python {
+    find_python(None).expect("python3 on PATH")
+}
+
+fn quiet() -> impl Fn(EnvProgress) + Send + Sync {
+    |_| {}
+}
+
+#[test]
+fn pinned_packages_are_read_from_the_lock() {
+    let lock = Lock {
+        python: "3.11".into(),
+        requirements: vec!["xlsxwriter".into()],
+        pinned: "et-xmlfile==2.0.0 \\\n    --hash=sha256:ab\n    # via openpyxl\nopenpyxl==3.1.5 ; python_version >= '3.8' \\\n    --hash=sha256:cd\n".into(),
+    };
+    assert_eq!(
+        lock.packages(),
+        vec!["et-xmlfile==2.0.0", "openpyxl==3.1.5"]
+    );
+    let py = base();
+    let id = lock.environment_id(&py);
+    assert_eq!(id.len(), 16);
+    assert_eq!(id, lock.environment_id(&py), "stable");
+    let other = Lock {
+        pinned: lock.pinned.replace("3.1.5", "3.1.4"),
+        ..lock.clone()
+    };
+    assert_ne!(
+        id,
+        other.environment_id(&py),
+        "a different pin set, a different environment"
+    );
+}
+
+#[test]
+fn an_environment_is_made_once_then_reused_and_removed() {
+    if uv::find(Path::new("/nonexistent"), Some(&base())).is_err() {
+        panic!("uv is needed: python3 -m pip install uv");
+    }
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path()).with_cache(test_cache());
+    let py = base();
+    let seen = Mutex::new(Vec::<EnvProgress>::new());
+    let record = |p: EnvProgress| seen.lock().expect("lock").push(p);
+    let lock = envs
+        .resolve(&py, &["XlsxWriter".into(), "et_xmlfile".into()], &record)
+        .expect("resolve");
+    let packages = lock.packages();
+    assert_eq!(packages.len(), 2, "{packages:?}");
+    assert!(packages[0].starts_with("et-xmlfile=="), "{packages:?}");
+    assert!(lock.pinned.contains("--hash=sha256:"), "hashed");
+
+    let (env_py, info) = envs.ensure(&py, &lock, &record).expect("ensure");
+    assert_eq!(info.packages, packages);
+    let dir = envs.root().join(&info.id);
+    assert!(dir.join(MARKER).is_file());
+    assert!(
+        env_py.runtime.iter().any(|r| r.starts_with(&dir)),
+        "{:?}",
+        env_py.runtime
+    );
+    let ok = Command::new(&env_py.executable)
+        .args(["-c", "import xlsxwriter, et_xmlfile"])
+        .status()
+        .expect("python");
+    assert!(ok.success());
+    let stages: Vec<String> = seen
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|p| p.stage.clone())
+        .collect();
+    for stage in ["resolving", "creating", "installing", "ready"] {
+        assert!(stages.iter().any(|s| s == stage), "{stage} in {stages:?}");
+    }
+    // No temporary folder is left.
+    let left: Vec<_> = std::fs::read_dir(envs.root())
+        .expect("root")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from(&info.id)]);
+
+    // Reuse: the same lock finds it, with nothing installed (no progress).
+    seen.lock().expect("lock").clear();
+    let (again, info2) = envs.ensure(&py, &lock, &record).expect("reuse");
+    assert_eq!(info2.id, info.id);
+    assert_eq!(again.executable, env_py.executable);
+    assert!(seen.lock().expect("lock").is_empty());
+
+    let listed = envs.list();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].size > 10_000, "{}", listed[0].size);
+    assert_eq!(listed[0].packages, packages);
+
+    assert!(matches!(envs.remove("../x"), Err(EnvError::Unknown(_))));
+    envs.remove(&info.id).expect("remove");
+    assert!(envs.list().is_empty());
+    assert!(!dir.exists());
+}
+
+#[test]
+fn an_unknown_package_fails_clearly_and_leaves_nothing() {
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path()).with_cache(test_cache());
+    let err = envs
+        .resolve(
+            &base(),
+            &["surely-not-a-package-maskflow-xyz".into()],
+            &quiet(),
+        )
+        .expect_err("unknown");
+    let text = err.to_string();
+    assert!(
+        text.contains("resolving the Python packages surely-not-a-package-maskflow-xyz failed"),
+        "{text}"
+    );
+    assert!(text.contains("not found"), "{text}");
+    let left = std::fs::read_dir(envs.root()).expect("root").count();
+    assert_eq!(left, 0);
+}
+
+#[test]
+fn an_unreachable_index_fails_the_install_and_keeps_nothing() {
+    let home = tempfile::tempdir().expect("home");
+    let cache = tempfile::tempdir().expect("empty cache");
+    let envs = Environments::new(home.path()).with_cache(cache.path());
+    let py = base();
+    // A lock naming a version no cache holds, with an index nobody serves.
+    let lock = Lock {
+        python: format!("{}.{}", py.version.0, py.version.1),
+        requirements: vec!["xlsxwriter".into()],
+        pinned: "--index-url http://127.0.0.1:9/simple\nxlsxwriter==3.2.0 \\\n    --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n".into(),
+    };
+    let err = envs.ensure(&py, &lock, &quiet()).expect_err("offline");
+    let text = err.to_string();
+    assert!(text.contains("installing the Python environment"), "{text}");
+    assert!(text.contains("xlsxwriter==3.2.0"), "{text}");
+    let left = std::fs::read_dir(envs.root()).expect("root").count();
+    assert_eq!(left, 0, "the half-made environment was removed");
+}
+
+#[test]
+fn uv_is_installed_into_the_data_folder_when_the_user_asks() {
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path());
+    let lines = Mutex::new(0usize);
+    let count = |_: EnvProgress| *lines.lock().expect("lock") += 1;
+    let bin = envs.install_uv(&base(), &count).expect("install uv");
+    assert_eq!(bin, uv::installed_path(home.path()));
+    let out = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .expect("uv runs");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("uv "));
+    assert!(
+        *lines.lock().expect("lock") > 0,
+        "pip's progress was passed on"
+    );
+    let left: Vec<_> = std::fs::read_dir(home.path().join("tools"))
+        .expect("tools")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("uv")],
+        "no temporary folder left"
+    );
+}
+
+#[test]
+fn a_lock_for_another_python_is_refused_with_what_to_do() {
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path());
+    let lock = Lock {
+        python: "3.8".into(),
+        requirements: vec!["xlsxwriter".into()],
+        pinned: "xlsxwriter==3.2.0\n".into(),
+    };
+    let err = envs
+        .ensure(&base(), &lock, &quiet())
+        .expect_err("another Python");
+    let text = err.to_string();
+    assert!(text.contains("locked for Python 3.8"), "{text}");
+    assert!(text.contains("Settings"), "{text}");
+    assert!(!envs.root().exists(), "nothing was made");
+}

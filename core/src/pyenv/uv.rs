@@ -1,0 +1,140 @@
+//! Finding Astral's `uv` and running it with its messages streamed as
+//! progress. Order: `MASKFLOW_UV` (an explicit path), `uv` on `PATH`, the
+//! copy Maskflow installed into its data folder (`tools/uv/`, only after
+//! the user agreed), then the `uv` package of the Python in use
+//! (`python -m pip install uv` puts its binary beside that Python).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::EnvError;
+use crate::runner::Python;
+
+/// The environment variable naming `uv`'s path explicitly.
+pub const UV_VAR: &str = "MASKFLOW_UV";
+
+/// How many of uv's last message lines an error keeps.
+const ERROR_LINES: usize = 12;
+
+/// The `uv` binary Maskflow installs with the user's consent, under `home`.
+pub fn installed_path(home: &Path) -> PathBuf {
+    let bin = if cfg!(windows) { "Scripts" } else { "bin" };
+    let exe = if cfg!(windows) { "uv.exe" } else { "uv" };
+    home.join("tools").join("uv").join(bin).join(exe)
+}
+
+fn works(program: &Path) -> Option<String> {
+    let out = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The `uv` binary of the `uv` package installed for `python`, if any.
+fn from_python(python: &Path) -> Option<PathBuf> {
+    let out = Command::new(python)
+        .args(["-c", "import uv; print(uv.find_uv_bin())"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// Finds a working `uv`: its path and `uv --version`.
+pub fn find(home: &Path, python: Option<&Python>) -> Result<(PathBuf, String), EnvError> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os(UV_VAR).filter(|p| !p.is_empty()) {
+        candidates.push(PathBuf::from(p));
+    }
+    candidates.push(PathBuf::from("uv"));
+    candidates.push(installed_path(home));
+    if let Some(py) = python
+        && let Some(p) = from_python(&py.program)
+    {
+        candidates.push(p);
+    }
+    for c in candidates {
+        if let Some(version) = works(&c) {
+            return Ok((c, version));
+        }
+    }
+    Err(EnvError::NoUv)
+}
+
+/// Installs the `uv` package from the package index into `home/tools/uv`
+/// with `python -m pip` (the user agreed to it), and returns its binary.
+pub fn install(home: &Path, python: &Python, progress: &dyn Fn(&str)) -> Result<PathBuf, EnvError> {
+    let target = home.join("tools").join("uv");
+    let tmp = home
+        .join("tools")
+        .join(format!(".uv-tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(super::io(format!("creating {}", tmp.display())))?;
+    let mut cmd = Command::new(&python.program);
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--target",
+    ])
+    .arg(&tmp)
+    .arg("uv");
+    run(cmd, progress).map_err(|detail| EnvError::UvInstall { detail })?;
+    let _ = std::fs::remove_dir_all(&target);
+    std::fs::rename(&tmp, &target)
+        .map_err(super::io(format!("moving uv into {}", target.display())))?;
+    let bin = installed_path(home);
+    works(&bin)
+        .map(|_| bin.clone())
+        .ok_or_else(|| EnvError::UvInstall {
+            detail: format!("{} does not start after the install", bin.display()),
+        })
+}
+
+/// Runs `cmd` (stdout discarded), passing each line it writes to stderr to
+/// `progress`. Err holds the last lines when it fails.
+pub fn run(mut cmd: Command, progress: &dyn Fn(&str)) -> Result<(), String> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env("NO_COLOR", "1");
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{:?} did not start: {e}", cmd.get_program()))?;
+    let mut last: Vec<String> = Vec::new();
+    if let Some(stderr) = child.stderr.take() {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let line = line.trim_end().to_owned();
+            if line.trim().is_empty() {
+                continue;
+            }
+            progress(line.trim());
+            last.push(line);
+            if last.len() > ERROR_LINES {
+                last.remove(0);
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(if last.is_empty() {
+            format!("it exited with {status}")
+        } else {
+            last.join("\n")
+        })
+    }
+}
