@@ -6,7 +6,8 @@
 //! `flow_status` event — the seed's `turn_final` — comes over the same
 //! socket), the last completed step is kept for resuming, and the ledger
 //! records the call as cancelled. A stale inflight id and a malformed
-//! message each get an error frame.
+//! message each get an error frame. And the socket outlives a client that
+//! vanishes mid-stream.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -237,6 +238,93 @@ async fn next_frame(ws: &mut Socket, pick: impl Fn(&Value) -> bool) -> Value {
         .unwrap_or(Value::Null)
 }
 
+async fn connect(port: u16) -> Socket {
+    let mut request = format!("ws://127.0.0.1:{port}/api/events")
+        .into_client_request()
+        .expect("ws request");
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {TOKEN}").parse().expect("header"),
+    );
+    tokio_tungstenite::connect_async(request)
+        .await
+        .expect("WebSocket connects")
+        .0
+}
+
+/// Creates a workflow over HTTP; its first status change is published.
+async fn create_workflow(port: u16) -> String {
+    let extract = json!({"filename": "sales.csv", "columns": ["date", "customer", "amount"],
+        "sample_rows": [["####-##-##", "Aaaa Aaaaa", "$#,###.##"]], "row_count": 1542});
+    let (s, v) = call(
+        port,
+        "POST",
+        "/api/workflows".into(),
+        Some(json!({"file_extracts": [extract]})),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    v["workflow_id"].as_str().expect("id").to_owned()
+}
+
+/// Issue 19: the event socket over a real connection — two subscribers
+/// receive the same event; one vanishes mid-stream (its TCP connection
+/// dropped without a close frame, while events keep coming); the server
+/// stays healthy: the other subscriber still receives, HTTP answers, and a
+/// new subscriber connects and receives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_socket_survives_a_client_that_vanishes_mid_stream() {
+    let home = tempfile::tempdir().expect("home");
+    let (_server, port) = serve(home.path());
+    let mut a = connect(port).await;
+    let mut b = connect(port).await;
+    let wf = create_workflow(port).await;
+    let about = |wf: String| move |v: &Value| v.to_string().contains(&wf);
+    assert_ne!(
+        next_frame(&mut a, about(wf.clone())).await,
+        Value::Null,
+        "a receives"
+    );
+    assert_ne!(
+        next_frame(&mut b, about(wf.clone())).await,
+        Value::Null,
+        "b receives"
+    );
+
+    // Events in flight while `a` disappears: its socket is dropped
+    // mid-stream, without a close frame.
+    let busy = tokio::spawn(async move {
+        let mut last = String::new();
+        for _ in 0..40 {
+            last = create_workflow(port).await;
+        }
+        last
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(a);
+    let last = busy.await.expect("creates");
+    assert_ne!(
+        next_frame(&mut b, about(last)).await,
+        Value::Null,
+        "b still receives after a vanished"
+    );
+
+    let (s, list) = call(port, "GET", "/api/workflows".into(), None).await;
+    assert_eq!(
+        (s, list.as_array().map(Vec::len)),
+        (200, Some(41)),
+        "HTTP still answers"
+    );
+    let mut c = connect(port).await;
+    let wf = create_workflow(port).await;
+    assert_ne!(
+        next_frame(&mut c, about(wf.clone())).await,
+        Value::Null,
+        "a new subscriber receives"
+    );
+    assert_ne!(next_frame(&mut b, about(wf)).await, Value::Null);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_inflight_over_a_websocket_stops_the_step_in_flight() {
     let (base, slow) = slow_server().await;
@@ -274,16 +362,7 @@ async fn cancel_inflight_over_a_websocket_stops_the_step_in_flight() {
     .await;
     assert_eq!(s, 200, "{v}");
 
-    let mut request = format!("ws://127.0.0.1:{port}/api/events")
-        .into_client_request()
-        .expect("ws request");
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {TOKEN}").parse().expect("header"),
-    );
-    let (mut ws, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("WebSocket connects");
+    let mut ws = connect(port).await;
 
     let (s, started) = call(port, "POST", "/api/flows/notes/run".into(), Some(json!({}))).await;
     assert_eq!(s, 202, "{started}");
