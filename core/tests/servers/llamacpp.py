@@ -3,6 +3,7 @@
 usage: python3 llamacpp.py MODEL.gguf PORT
 Serves OpenAI /v1/chat/completions and Anthropic /v1/messages on 127.0.0.1.
 """
+import os
 import sys
 import threading
 
@@ -12,7 +13,9 @@ p = xlc.CommonParams()
 p.model.path = sys.argv[1]
 p.n_ctx = 2048
 p.n_parallel = 1
-p.cpuparams.n_threads = p.cpuparams_batch.n_threads = 1
+# Both cores of the test machine: the roles' replies are decoded one token
+# at a time, and the test binaries run one after another.
+p.cpuparams.n_threads = p.cpuparams_batch.n_threads = min(2, os.cpu_count() or 1)
 p.port = int(sys.argv[2])
 p.hostnames = ["127.0.0.1"]
 p.use_jinja = True
