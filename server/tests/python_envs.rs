@@ -576,8 +576,17 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
         envs["environments"][0]["size"].as_u64().unwrap_or(0) > 10_000,
         "{envs}"
     );
-    let (status, _) = json_call(port, "DELETE", &format!("/api/workflows/{wf}"), None);
-    assert!(status == 200 || status == 204, "{status}");
+    // Deleting takes two steps (issue 18): a preview with a token, then the delete.
+    let (status, preview) = json_call(port, "DELETE", &format!("/api/workflows/{wf}"), None);
+    assert_eq!(status, 409, "{preview}");
+    let token = preview["confirm_token"].as_str().expect("token");
+    let (status, done) = json_call(
+        port,
+        "DELETE",
+        &format!("/api/workflows/{wf}?confirm={token}"),
+        None,
+    );
+    assert_eq!(status, 200, "{done}");
     let (_, envs) = json_call(port, "GET", "/api/environments", None);
     assert_eq!(envs["environments"][0]["in_use"], false, "{envs}");
     let (status, left) = json_call(port, "DELETE", &format!("/api/environments/{env_id}"), None);
