@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use super::{Inner, Service};
 use crate::error::{CoreError, Result};
 use crate::ids::format_rfc3339;
+use crate::runner::folder_size;
 
 /// The settings key of the upload expiry (a JSON number of hours).
 const EXPIRY_KEY: &str = "upload_expiry_hours";
@@ -150,7 +151,7 @@ impl Service {
                 _ => kind
                     .folders()
                     .iter()
-                    .map(|f| tree_size(&home.join(f)))
+                    .map(|f| folder_size(&home.join(f)))
                     .sum(),
             };
             let (clearable, note) = match kind {
@@ -168,14 +169,14 @@ impl Service {
                 StorageKind::RunOutputs => (
                     self.finished_run_folders()?
                         .iter()
-                        .map(|d| tree_size(d))
+                        .map(|d| folder_size(d))
                         .sum(),
                     "Removes the output files of finished runs; the runs' records stay.".to_owned(),
                 ),
                 StorageKind::Sessions => (
                     self.closed_session_folders()?
                         .iter()
-                        .map(|d| tree_size(d))
+                        .map(|d| folder_size(d))
                         .sum(),
                     "Removes the working folders of failed, rejected and archived versions."
                         .to_owned(),
@@ -329,7 +330,7 @@ impl Service {
             // Maskflow's own copy is ever removed, never the user's file.
             let dir = files_dir.join(&id);
             let own = Path::new(&path).starts_with(&dir);
-            let bytes = if own { tree_size(&dir) } else { 0 };
+            let bytes = if own { folder_size(&dir) } else { 0 };
             out.push(Upload {
                 id: Some(id),
                 dir: own.then_some(dir),
@@ -345,10 +346,12 @@ impl Service {
                     .ok()
                     .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                     .is_some_and(|t| (t.as_millis() as u64) < cutoff_ms);
-                if !known.contains(&name) && old {
+                // Every upload is a folder; anything else here is not ours.
+                let folder = entry.file_type().is_ok_and(|t| t.is_dir());
+                if folder && !known.contains(&name) && old {
                     out.push(Upload {
                         id: None,
-                        bytes: tree_size(&entry.path()),
+                        bytes: folder_size(&entry.path()),
                         dir: Some(entry.path()),
                     });
                 }
@@ -459,26 +462,12 @@ struct Upload {
 }
 
 fn remove_counted(dir: &Path, cleared: &mut Cleared) -> Result<()> {
-    let bytes = tree_size(dir);
+    let bytes = folder_size(dir);
     std::fs::remove_dir_all(dir)
         .map_err(|e| CoreError::io(format!("removing {}", dir.display()), e))?;
     cleared.removed += 1;
     cleared.freed_bytes += bytes;
     Ok(())
-}
-
-/// The bytes of the files under `path` (0 when it does not exist); symbolic
-/// links are not followed.
-pub(crate) fn tree_size(path: &Path) -> u64 {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return 0;
-    };
-    if !meta.is_dir() {
-        return meta.len();
-    }
-    std::fs::read_dir(path)
-        .map(|entries| entries.flatten().map(|e| tree_size(&e.path())).sum())
-        .unwrap_or(0)
 }
 
 /// Bytes free for this user on the disk holding `path` (its nearest existing
@@ -553,10 +542,5 @@ mod tests {
     fn a_missing_folder_is_measured_on_its_nearest_ancestor() {
         let dir = tempfile::tempdir().expect("tmp");
         assert!(available_space(&dir.path().join("a/b/c")) > 0);
-        assert_eq!(tree_size(&dir.path().join("nothing")), 0);
-        std::fs::create_dir_all(dir.path().join("x/y")).expect("mkdir");
-        std::fs::write(dir.path().join("x/y/f"), [0u8; 100]).expect("write");
-        std::fs::write(dir.path().join("x/g"), [0u8; 20]).expect("write");
-        assert_eq!(tree_size(&dir.path().join("x")), 120);
     }
 }
