@@ -2,42 +2,13 @@
 //! defaults, checked before it is stored, kept across a restart, and in
 //! force for the back ends.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+mod common;
+
+use axum::http::StatusCode;
+use common::{TOKEN, call};
 use maskflow_core::{Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
-use tower::ServiceExt;
-
-const TOKEN: &str = "test-token-0123456789";
-
-async fn call(
-    app: &axum::Router,
-    method: &str,
-    uri: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let b = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
-    let request = match body {
-        Some(v) => b
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(v.to_string())),
-        None => b.body(Body::empty()),
-    }
-    .expect("request");
-    let response = app.clone().oneshot(request).await.expect("response");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
 
 #[tokio::test]
 async fn budgets_are_shown_checked_stored_and_in_force() {

@@ -5,50 +5,21 @@
 //! the ledger records the call as cancelled with the body that was sent, and
 //! the next message works.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::StatusCode;
+use common::{TOKEN, call};
 use maskflow_core::providers::http::Endpoint;
 use maskflow_core::providers::openai::OpenAiProvider;
 use maskflow_core::{Roles, Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tower::ServiceExt;
-
-const TOKEN: &str = "test-token-0123456789";
-
-async fn call(
-    app: &axum::Router,
-    method: &str,
-    uri: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let b = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
-    let request = match body {
-        Some(v) => b
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(v.to_string())),
-        None => b.body(Body::empty()),
-    }
-    .expect("request");
-    let response = app.clone().oneshot(request).await.expect("response");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
 
 fn sse_reply(text: &str) -> String {
     let c = json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]});

@@ -7,23 +7,23 @@
 //! (reported by the server, or set in Settings over a larger one) the call is
 //! refused before any chat request reaches the server, with the numbers.
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::body::Body;
-use axum::http::{Request as HttpRequest, StatusCode, header};
+use axum::http::StatusCode;
+use common::{TOKEN, call};
 use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::providers::{ChatMessage, context};
 use maskflow_core::{Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use rust_xlsxwriter::{ExcelDateTime, Workbook};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const TOKEN: &str = "test-token-0123456789";
 const COLUMNS: usize = 40;
 const ROWS: u32 = 30;
 
@@ -38,29 +38,6 @@ fn open(home: &Path) -> (Router, Service) {
     (
         router(AppState::new(service.clone(), TOKEN.into(), 4242)),
         service,
-    )
-}
-
-async fn call(app: &Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let b = HttpRequest::builder()
-        .method(method)
-        .uri(uri)
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
-    let request = match body {
-        Some(v) => b
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(v.to_string())),
-        None => b.body(Body::empty()),
-    }
-    .expect("request");
-    let response = app.clone().oneshot(request).await.expect("response");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     )
 }
 

@@ -3,6 +3,8 @@
 //! and resume, and `maskflow flows run` killed with SIGKILL at random points
 //! then resumed, compared with an uninterrupted run.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -10,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::StatusCode;
+use common::{TOKEN, call};
 use maskflow_core::flows::RunStatus;
 use maskflow_core::providers::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
@@ -19,9 +21,7 @@ use maskflow_core::providers::{
 use maskflow_core::{Event, Roles, Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
-const TOKEN: &str = "test-token-0123456789";
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../tests/fixtures/flows/seed004"
@@ -47,29 +47,6 @@ fn open(home: &Path, provider: Arc<dyn Provider>) -> (Router, Service) {
     (
         router(AppState::new(service.clone(), TOKEN.into(), 4242)),
         service,
-    )
-}
-
-async fn call(app: &Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let b = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
-    let request = match body {
-        Some(v) => b
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(v.to_string())),
-        None => b.body(Body::empty()),
-    }
-    .expect("request");
-    let response = app.clone().oneshot(request).await.expect("response");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     )
 }
 
