@@ -107,6 +107,8 @@ pub struct BuildJob {
     pub session_dir: PathBuf,
     /// Where the auto-test's working folders go.
     pub test_dir: PathBuf,
+    /// Set when the user cancels the build: the auto-test's script is killed.
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// What the auto-test did (local only: it holds real output).
@@ -557,10 +559,11 @@ impl Engine {
                 limits: self.limits.clone(),
                 shared_folders: Vec::new(),
             };
-            let (runner, envs, sink) = (
+            let (runner, envs, sink, cancel) = (
                 self.runner.clone(),
                 self.environments.clone(),
                 self.env_progress.clone(),
+                job.cancel.clone(),
             );
             let (run, environment) = tokio::task::spawn_blocking(move || {
                 let _ = std::fs::remove_dir_all(&request.workdir);
@@ -576,7 +579,7 @@ impl Engine {
                     None => (base, None),
                 };
                 runner
-                    .run_with(&python, &request, &AtomicBool::new(false))
+                    .run_with(&python, &request, &cancel)
                     .map(|run| (run, env))
                     .map_err(|e| format!("the script could not be tested: {e}"))
             })

@@ -194,6 +194,7 @@ impl Service {
             input_files,
             session_dir: build::session_dir(self.home(), version_id),
             test_dir: build::test_dir(self.home(), version_id),
+            cancel: Default::default(),
         })
     }
 
@@ -227,8 +228,12 @@ impl Service {
                 return;
             }
         };
+        let registration = self.register_build(workflow_id);
         let job = match self.build_job(workflow_id, version_id) {
-            Ok(job) => job,
+            Ok(job) => BuildJob {
+                cancel: registration.cancel.flag.clone(),
+                ..job
+            },
             Err(e) => {
                 let _ = self.finish_build(workflow_id, version_id, Err(e));
                 return;
@@ -249,14 +254,26 @@ impl Service {
         let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
         let service = self.clone();
         let on = move |s: &BuildState| service.save_build(&wf, &vid, s);
-        let outcome = match drive {
-            Drive::Start => engine.start(&job, &mut state, &on).await,
-            Drive::Resume { approve, feedback } => {
-                engine
-                    .resume(&job, &mut state, approve, feedback, &on)
-                    .await
+        let driven = async {
+            match drive {
+                Drive::Start => engine.start(&job, &mut state, &on).await,
+                Drive::Resume { approve, feedback } => {
+                    engine
+                        .resume(&job, &mut state, approve, feedback, &on)
+                        .await
+                }
+                Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
             }
-            Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
+        };
+        // A cancel drops the build's future (its LLM request with it) and
+        // the runner, watching the same flag, kills the test script.
+        let outcome = tokio::select! {
+            outcome = driven => outcome,
+            () = registration.cancel.notify.notified() => {
+                let reason = super::cancel::CANCELLED_BY_USER.to_owned();
+                let _ = self.finish_build(workflow_id, version_id, Err(CoreError::Conflict(reason)));
+                return;
+            }
         };
         let result = match (outcome, state.spec.clone()) {
             (Outcome::Paused, _) => return,

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,45 @@ impl Drop for Registration {
         if map
             .get(&self.key)
             .is_some_and(|n| Arc::ptr_eq(n, &self.notify))
+        {
+            map.remove(&self.key);
+        }
+    }
+}
+
+/// Why a build the user cancelled failed (the version's failure reason).
+pub const CANCELLED_BY_USER: &str = "cancelled by the user";
+
+/// A build running in this process: the flag its auto-test's runner
+/// watches (the script is killed) and the signal that drops its LLM call.
+#[derive(Debug, Default)]
+pub(super) struct BuildCancel {
+    /// Set once the user cancels.
+    pub flag: Arc<AtomicBool>,
+    /// Wakes the build's driver.
+    pub notify: Notify,
+}
+
+static BUILDS: LazyLock<Mutex<HashMap<Key, Arc<BuildCancel>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn builds() -> std::sync::MutexGuard<'static, HashMap<Key, Arc<BuildCancel>>> {
+    BUILDS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running build's entry, removed when the build ends.
+pub(super) struct BuildRegistration {
+    key: Key,
+    /// What a cancel sets and wakes.
+    pub cancel: Arc<BuildCancel>,
+}
+
+impl Drop for BuildRegistration {
+    fn drop(&mut self) {
+        let mut map = builds();
+        if map
+            .get(&self.key)
+            .is_some_and(|c| Arc::ptr_eq(c, &self.cancel))
         {
             map.remove(&self.key);
         }
@@ -97,18 +137,33 @@ impl Service {
         result
     }
 
-    /// Stops the message in flight on `workflow_id`, if any.
+    /// Registers the build of `workflow_id` running in this process, so
+    /// [`Service::cancel_message`] can stop it.
+    pub(super) fn register_build(&self, workflow_id: &str) -> BuildRegistration {
+        let key = self.cancel_key(workflow_id);
+        let cancel = Arc::new(BuildCancel::default());
+        builds().insert(key.clone(), cancel.clone());
+        BuildRegistration { key, cancel }
+    }
+
+    /// Stops what `workflow_id` is doing: the message in flight, else the
+    /// build in progress (its LLM call is dropped, its test script killed,
+    /// and the version fails "cancelled by the user").
     pub fn cancel_message(&self, workflow_id: &str) -> Result<CancelReply> {
         crate::store::get_workflow(&self.db(), workflow_id)?
             .ok_or_else(|| CoreError::not_found("workflow", workflow_id))?;
-        let notify = in_flight().get(&self.cancel_key(workflow_id)).cloned();
-        if let Some(n) = &notify {
+        let key = self.cancel_key(workflow_id);
+        if let Some(n) = in_flight().get(&key).cloned() {
             // A stored permit: a cancel that lands before the race starts
             // still stops it.
             n.notify_one();
+            return Ok(CancelReply { cancelled: true });
         }
-        Ok(CancelReply {
-            cancelled: notify.is_some(),
-        })
+        if let Some(build) = builds().get(&key).cloned() {
+            build.flag.store(true, Ordering::SeqCst);
+            build.notify.notify_one();
+            return Ok(CancelReply { cancelled: true });
+        }
+        Ok(CancelReply { cancelled: false })
     }
 }

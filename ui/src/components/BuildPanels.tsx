@@ -188,6 +188,8 @@ export function BuildProgress({
   }, [transport, workflowId]);
   const [feedback, setFeedback] = useState("");
   const [busy, setBusy] = useState(false);
+  // Cancel: the LLM call is dropped, the test script killed, the version fails.
+  const [stopping, setStopping] = useState(false);
   const at = build ? phaseIndex(build.phase) : 0;
   async function decide(decision: "approve" | "reject") {
     setBusy(true);
@@ -212,6 +214,19 @@ export function BuildProgress({
           Iteration {build.iteration}
           {build.stage === "prompt" ? " · asking the builder" : build.stage === "response" ? " · checking its answer" : ""}
         </p>
+      )}
+      {workflowId && build && !build.pending_gate && build.phase !== "complete" && build.phase !== "failed" && (
+        <button
+          type="button"
+          class="button danger"
+          disabled={stopping}
+          onClick={() => {
+            setStopping(true);
+            transport.cancelMessage(workflowId).catch(() => setStopping(false));
+          }}
+        >
+          {stopping ? "Cancelling…" : "Cancel build"}
+        </button>
       )}
       {envLine && !build?.pending_gate && (
         <p class="muted small" data-testid="env-progress" aria-live="polite">
