@@ -23,6 +23,9 @@ export function App() {
     const events = ["hashchange", "popstate", ROUTE_EVENT];
     for (const name of events) window.addEventListener(name, onHash);
     document.addEventListener("click", onClick);
+    // The address may have changed between the first render and these
+    // listeners (a link opened while the page was starting): catch up.
+    onHash();
     return () => {
       for (const name of events) window.removeEventListener(name, onHash);
       document.removeEventListener("click", onClick);
