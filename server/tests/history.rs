@@ -2,19 +2,18 @@
 //! the real files, then approved), two-step safe deletes of workflows, flow
 //! runs and backups, and the database backups a user can list and restore.
 
+mod common;
+
 mod support {
     use std::path::Path;
     use std::sync::Arc;
 
     use axum::Router;
-    use axum::body::Body;
-    use axum::http::{Request, StatusCode, header};
+    use axum::http::StatusCode;
     use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
-    use maskflow_server::api::{AppState, router};
     use serde_json::{Value, json};
-    use tower::ServiceExt;
 
-    pub const TOKEN: &str = "test-token-0123456789";
+    pub use crate::common::{call, send};
 
     pub fn open(home: &Path, doc: Value) -> (Router, Service) {
         let roles = Roles::all(Arc::new(
@@ -22,59 +21,12 @@ mod support {
         ));
         let service = Service::open(ServiceConfig::from_settings(home).overriding(roles))
             .expect("open service");
-        let app = router(AppState::new(service.clone(), TOKEN.into(), 4242));
-        (app, service)
-    }
-
-    pub async fn send(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
-        let response = app.clone().oneshot(request).await.expect("response");
-        let status = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("body");
-        (
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        )
-    }
-
-    pub async fn call(
-        app: &Router,
-        method: &str,
-        uri: &str,
-        body: Option<Value>,
-    ) -> (StatusCode, Value) {
-        let b = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
-        let request = match body {
-            Some(v) => b
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(Body::from(v.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .expect("request");
-        send(app, request).await
+        (crate::common::app(service.clone()), service)
     }
 
     /// Uploads one CSV; returns its file id.
     pub async fn upload(app: &Router, name: &str, content: &str) -> String {
-        let boundary = "XmaskflowBoundaryX";
-        let body = format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: text/csv\r\n\r\n{content}\r\n--{boundary}--\r\n"
-        );
-        let request = Request::builder()
-            .method("POST")
-            .uri("/api/extracts")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(
-                header::CONTENT_TYPE,
-                format!("multipart/form-data; boundary={boundary}"),
-            )
-            .body(Body::from(body))
-            .expect("req");
-        let (s, r) = send(app, request).await;
+        let (s, r) = send(app, crate::common::upload(&[(name, content.as_bytes())])).await;
         assert_eq!(s, StatusCode::OK, "{r}");
         r[0]["file_id"].as_str().expect("file id").to_owned()
     }
