@@ -2,6 +2,8 @@
 //! calls and multipart uploads. `mod common;` in a test binary brings it in.
 #![allow(dead_code)] // each binary uses a part
 
+pub mod stalling;
+
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
