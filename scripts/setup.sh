@@ -80,7 +80,7 @@ if ! python3 -c "import xllamacpp" 2>/dev/null; then
   quietly "installing xllamacpp" sh -c 'python3 -m pip install -q xllamacpp 2>/dev/null \
     || python3 -m pip install -q --break-system-packages xllamacpp'
 fi
-# The API fuzzer (server/tests/schemathesis.sh).
+# The API fuzzer (crates/maskflow-server/tests/schemathesis.sh).
 if ! command -v schemathesis >/dev/null; then
   quietly "installing schemathesis" sh -c 'python3 -m pip install -q schemathesis 2>/dev/null \
     || python3 -m pip install -q --break-system-packages schemathesis'

@@ -16,9 +16,11 @@ cargo fmt --all --check
 echo "== lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== the domain crates know nothing of HTTP or Tauri"
-if cargo tree -p maskflow-extractors -e normal --prefix none | grep -E '^(axum|tauri|hyper|reqwest|wry) ' ; then
-  echo "maskflow-extractors depends on a network or shell crate" >&2; exit 1
-fi
+for leaf in maskflow-extractors maskflow-clock maskflow-runner; do
+  if cargo tree -p "$leaf" -e normal --prefix none | grep -E '^(axum|tauri|hyper|reqwest|wry|rusqlite) ' ; then
+    echo "$leaf depends on a network, shell or database crate" >&2; exit 1
+  fi
+done
 if cargo tree -p maskflow-core -e normal --prefix none | grep -E '^(axum|tauri|tao|wry) ' ; then
   echo "maskflow-core depends on a network or shell crate" >&2; exit 1
 fi
@@ -36,19 +38,24 @@ cargo test --workspace --exclude maskflow-desktop --locked
 
 echo "== the script sandbox as a user who is not root (issue 14): the runner's containment tests under runuser"
 if [ "$(id -u)" -eq 0 ]; then
-  core_tests=$(cargo test -p maskflow-core --lib --locked --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json, sys
+  # The lib test binary of a crate, as built by cargo.
+  lib_tests() {
+    cargo test -p "$1" --lib --locked --no-run --message-format=json 2>/dev/null \
+      | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["lib"]:
-        print(m["executable"])' | tail -n 1)
+        print(m["executable"])' | tail -n 1
+  }
   sbx_dir=$(mktemp -d)
-  cp "$core_tests" "$sbx_dir/core-tests"
-  chmod 755 "$sbx_dir" "$sbx_dir/core-tests"
+  cp "$(lib_tests maskflow-runner)" "$sbx_dir/runner-tests"
+  cp "$(lib_tests maskflow-core)" "$sbx_dir/core-tests"
+  chmod 755 "$sbx_dir" "$sbx_dir/runner-tests" "$sbx_dir/core-tests"
   id maskflow-sbx >/dev/null 2>&1 || useradd -m maskflow-sbx
   sbx_rc=0
-  runuser -u maskflow-sbx -- env -i PATH=/usr/bin:/bin HOME=/home/maskflow-sbx LANG=C.UTF-8 \
-    "$sbx_dir/core-tests" runner:: flow_scripts || sbx_rc=$?
+  as_sbx() { runuser -u maskflow-sbx -- env -i PATH=/usr/bin:/bin HOME=/home/maskflow-sbx LANG=C.UTF-8 "$@"; }
+  as_sbx "$sbx_dir/runner-tests" || sbx_rc=$?
+  as_sbx "$sbx_dir/core-tests" flow_scripts || sbx_rc=$?
   userdel -r maskflow-sbx >/dev/null 2>&1 || true
   rm -rf "$sbx_dir"
   [ "$sbx_rc" -eq 0 ]
@@ -56,7 +63,7 @@ fi
 
 echo "== the HTTP API fuzzed from its OpenAPI document (schemathesis; no 5xx the document does not list)"
 cargo build --locked -q -p maskflow-server --bin maskflow
-MASKFLOW_BIN="$CARGO_TARGET_DIR/debug/maskflow" ST_MAX_EXAMPLES=30 server/tests/schemathesis.sh
+MASKFLOW_BIN="$CARGO_TARGET_DIR/debug/maskflow" ST_MAX_EXAMPLES=30 crates/maskflow-server/tests/schemathesis.sh
 
 echo "== browser end-to-end tests (Chromium against maskflow serve --replay)"
 npm --prefix tests run --silent e2e

@@ -1,0 +1,34 @@
+//! Maskflow's core: the domain both shells (the desktop app and `maskflow
+//! serve`) call. It owns workflows and their versions, the version status
+//! table, the validator → clarifier → builder conversation, the LLM provider
+//! contract and the SQLite store.
+//!
+//! It must not depend on Tauri or on any HTTP stack: shells adapt
+//! [`Service`] to their transport, one line per call.
+
+pub use maskflow_clock as ids;
+pub use maskflow_runner as runner;
+
+pub mod build;
+pub mod error;
+pub mod events;
+pub mod fit;
+pub mod flows;
+pub mod keys;
+pub mod preview;
+pub mod privacy;
+pub mod prompts;
+pub mod providers;
+pub mod pyenv;
+pub mod service;
+pub mod settings;
+pub mod spec;
+pub mod store;
+pub mod versions;
+
+pub use error::{CoreError, ErrorCode};
+pub use events::Event;
+pub use ids::{Clock, IdGen, SystemClock, UlidGen};
+pub use providers::{Provider, ProviderError, Roles};
+pub use service::{Service, ServiceConfig};
+pub use versions::{Status, VersionEvent};

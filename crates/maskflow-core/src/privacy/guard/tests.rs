@@ -1,0 +1,309 @@
+//! The guard's behaviour, and one regression test per leak and per false
+//! block of issue #13.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::providers::{ChatMessage, Role};
+
+fn index_files(files: &[(&str, &[u8])]) -> GuardIndex {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut g = GuardIndex::new();
+    for (name, bytes) in files {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).expect("write");
+        g.add_file(&p, name, DEFAULT_MAX_BYTES);
+    }
+    g
+}
+
+fn csv_index(text: &str) -> GuardIndex {
+    index_files(&[("people.csv", text.as_bytes())])
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/docs")
+        .join(name)
+}
+
+fn req(role: ChatRole, text: &str) -> LlmRequest {
+    LlmRequest {
+        role: Role::Clarifier,
+        messages: vec![ChatMessage::new(role, text)],
+        schema: None,
+    }
+}
+
+fn blocks(g: &GuardIndex, text: &str) -> bool {
+    !g.check_request(&req(ChatRole::System, text), &[])
+        .is_empty()
+}
+
+#[test]
+fn raw_values_are_found_masked_with_their_column() {
+    let g = csv_index("name,amount,sku\nAda Lovelace,\"$1,234.56\",PROD-194211\n");
+    let m = g.check_request(
+        &req(ChatRole::User, "please find lovelace and prod-194211"),
+        &[],
+    );
+    let masked: Vec<&str> = m.iter().map(|m| m.masked.as_str()).collect();
+    assert!(masked.contains(&"aaaaaaaa"), "{m:?}");
+    assert!(masked.contains(&"######"), "{m:?}");
+    assert!(m.iter().any(|x| x.source == "people.csv, column \"name\""));
+    assert!(m.iter().all(|x| x.in_user_text));
+    let m = g.check_request(&req(ChatRole::System, "total was $1,234.56 ok"), &[]);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0].masked, "#,###.##");
+    assert!(!m[0].in_user_text);
+    assert!(blocked_message(&m).contains("column \"amount\""));
+}
+
+#[test]
+fn names_allowed_text_and_assistant_text_pass() {
+    let mut g = csv_index("customer_name,city\nJohn Smith,Zebulonville\n");
+    let user = |t: &str| req(ChatRole::User, t);
+    assert!(
+        g.check_request(&user("group by customer_name and city in people.csv"), &[])
+            .is_empty()
+    );
+    assert!(!g.check_request(&user("only Zebulonville"), &[]).is_empty());
+    assert!(!g.check_request(&user("only john SMITH"), &[]).is_empty());
+    assert!(
+        g.check_request(&user("only Zebulonville"), &["only Zebulonville".into()])
+            .is_empty()
+    );
+    assert!(
+        g.check_request(&req(ChatRole::Assistant, "Zebulonville?"), &[])
+            .is_empty()
+    );
+    g.allow("zebulonville");
+    assert!(g.check_request(&user("only Zebulonville"), &[]).is_empty());
+    // short tokens are never matched alone
+    let g = csv_index("code\nAB\n");
+    assert!(g.check_request(&user("AB"), &[]).is_empty());
+}
+
+#[test]
+fn the_index_keeps_no_raw_text() {
+    let g = csv_index("secret\nZebulonQuux\n");
+    assert!(!format!("{g:?}").to_lowercase().contains("zebulonquux"));
+}
+
+#[test]
+fn unreadable_files_are_noted_and_an_empty_index_blocks_nothing() {
+    let g = index_files(&[("scan.pdf", b"%PDF-1.4")]);
+    assert_eq!(g.skipped.len(), 1, "{:?}", g.skipped);
+    assert!(!blocks(&g, "anything at all"));
+}
+
+// --- #13: reformatted values leaked ---
+
+#[test]
+fn reformatted_numbers_phones_and_dates_are_blocked() {
+    let g = csv_index(
+        "name,salary,phone,born,id\nAda Lovelace,85000,5558675309,1990-07-04,AB-0042-7781\n",
+    );
+    for leak in [
+        "salary 85,000",
+        "salary 85000.00",
+        "call 555-867-5309",
+        "call (555) 867-5309",
+        "call +1 555 867 5309",
+        "born 04/07/1990",
+        "born 07/04/1990",
+        "born 4 July 1990",
+        "born July 4, 1990",
+        "id 0042-7781",
+        "id ab 0042 7781",
+    ] {
+        assert!(blocks(&g, leak), "{leak} passed");
+    }
+}
+
+#[test]
+fn workbook_values_are_blocked_as_stored_and_as_displayed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("staff.xlsx");
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let s = wb
+        .add_worksheet()
+        .set_name("Payroll Zebulon")
+        .expect("name");
+    let date = rust_xlsxwriter::Format::new().set_num_format("dd/mm/yyyy");
+    let money = rust_xlsxwriter::Format::new().set_num_format("#,##0.00");
+    for (c, h) in ["name", "salary", "hired"].iter().enumerate() {
+        s.write(0, c as u16, *h).expect("w");
+    }
+    s.write(1, 0, "Grace Okonkwo").expect("w");
+    s.write_with_format(1, 1, 92000.5, &money).expect("w");
+    let d = rust_xlsxwriter::ExcelDateTime::from_ymd(2021, 3, 14).expect("date");
+    s.write_datetime_with_format(1, 2, &d, &date).expect("w");
+    let s2 = wb.add_worksheet().set_name("Second").expect("name");
+    s2.write(0, 0, "code").expect("w");
+    s2.write(1, 0, "QX-77812").expect("w");
+    wb.save(&path).expect("save");
+    let mut g = GuardIndex::new();
+    g.add_file(&path, "staff.xlsx", DEFAULT_MAX_BYTES);
+    for leak in [
+        "92,000.50",
+        "92000.5",
+        "2021-03-14",
+        "14/03/2021",
+        "okonkwo",
+        "QX 77812",
+    ] {
+        assert!(blocks(&g, leak), "{leak} passed");
+    }
+    // A sheet name is itself, but its words are not allowed for values.
+    assert!(!blocks(&g, "the sheet Payroll Zebulon"));
+}
+
+#[test]
+fn pdf_word_and_ocr_text_are_indexed() {
+    let mut g = GuardIndex::new();
+    g.add_file(&fixture("report.pdf"), "report.pdf", DEFAULT_MAX_BYTES);
+    g.add_file(&fixture("report.docx"), "report.docx", DEFAULT_MAX_BYTES);
+    assert!(g.skipped.is_empty(), "{:?}", g.skipped);
+    for leak in [
+        "Hartmann",
+        "Quixote",
+        "wilhelmina@example.com",
+        "Marrakesh",
+        "PROD 194211",
+    ] {
+        assert!(blocks(&g, leak), "{leak} passed");
+    }
+    let mut g = GuardIndex::new();
+    g.add_file(&fixture("text.png"), "text.png", DEFAULT_MAX_BYTES);
+    if which("tesseract") {
+        assert!(blocks(&g, "Hartmann"), "the OCR text is indexed");
+    }
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+#[test]
+fn csv_content_named_pdf_is_indexed_by_its_content() {
+    let g = index_files(&[("export.pdf", b"name,phone\nAda Lovelace,5558675309\n")]);
+    assert!(blocks(&g, "Lovelace"));
+    assert!(blocks(&g, "555-867-5309"));
+}
+
+#[test]
+fn a_headerless_file_allows_none_of_its_first_record() {
+    let g = index_files(&[
+        ("h.csv", b"John Smith,Zebulonville\nAda Lovelace,Quuxton\n"),
+        ("other.csv", b"name\nSomeone Else\n"),
+    ]);
+    assert!(blocks(&g, "John Smith"));
+    assert!(blocks(&g, "Zebulonville"));
+}
+
+#[test]
+fn file_names_do_not_allow_their_words_as_values() {
+    let g = index_files(&[("lovelace_accounts.csv", b"name,city\nAda Lovelace,Paris\n")]);
+    assert!(!blocks(&g, "read lovelace_accounts.csv"));
+    assert!(blocks(&g, "the customer is Lovelace"));
+}
+
+#[test]
+fn names_in_prose_are_blocked() {
+    let g = index_files(&[(
+        "notes.txt",
+        b"Patient John Smith was diagnosed with hypertension in the spring of that year, see file.\n" as &[u8],
+    )]);
+    assert!(blocks(&g, "unconverted data remains: John Smith"));
+}
+
+// --- #13: ordinary words were blocked ---
+
+#[test]
+fn prose_columns_do_not_block_language() {
+    let g = csv_index(
+        "id,customer,notes\n\
+         1,Ada Lovelace,Called about the order: line 3 of the file had an error in the city field\n\
+         2,Grace Hopper,Order shipped; customer says the file is fine\n",
+    );
+    let traceback = "Traceback (most recent call last):\n  File \"./script.py\", line 5, in <module>\n    df = pd.read_csv(path)\nValueError: could not convert string to float: 'Aaa'";
+    assert!(!blocks(&g, traceback));
+    let user = "Please group the orders by city and flag any line with an error in the file";
+    assert!(g.check_request(&req(ChatRole::User, user), &[]).is_empty());
+    assert!(blocks(&g, "Lovelace"));
+}
+
+#[test]
+fn a_repeated_category_of_common_words_is_not_a_value() {
+    let mut text = String::from("name,status\n");
+    for i in 0..30 {
+        text.push_str(&format!("Person{i:03},Order shipped\n"));
+    }
+    let g = csv_index(&text);
+    assert!(!blocks(&g, "count rows where status is order shipped"));
+    assert!(blocks(&g, "Person007"));
+}
+
+// --- #13: names, and the common words that are also names ---
+
+fn people_index() -> GuardIndex {
+    csv_index(
+        "name,notes\n\
+         John Smith,Called twice\n\
+         Mary Brown,Will call back in May\n\
+         Will May,Prefers e-mail\n\
+         Grace Okonkwo,Asked for the invoice\n",
+    )
+}
+
+#[test]
+fn a_full_name_is_blocked_in_any_order_and_a_rare_name_alone() {
+    let g = people_index();
+    for leak in [
+        "John Smith",
+        "customer SMITH, John asked",
+        "smith john",
+        "Mary Brown",
+        "Brown, Mary",
+        "Okonkwo",
+        "Mr Okonkwo called",
+    ] {
+        assert!(blocks(&g, leak), "{leak} passed");
+    }
+}
+
+#[test]
+fn a_common_word_alone_passes_even_where_the_file_has_it_in_a_name() {
+    // Decided in the module's doc: a common surname or first name alone
+    // names no one, and blocking it would block ordinary language.
+    let g = people_index();
+    for ordinary in [
+        "Smith",
+        "ask Smith about it",
+        "Add the Brown sugar column",
+        "Will this work?",
+        "group the orders of May by day",
+        "John asked for a total",
+    ] {
+        assert!(!blocks(&g, ordinary), "{ordinary} was blocked");
+    }
+}
+
+#[test]
+fn every_value_is_found_after_the_buffered_inserts_are_applied() {
+    // Enough distinct values to fill every buffered part of the key table
+    // many times over: each one is still found after the file ends.
+    let mut text = String::from("code,amount\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("QX{i:06}Z,{}\n", 100_000 + i * 7));
+    }
+    let g = csv_index(&text);
+    for i in [0, 1, 9_999, 19_999] {
+        assert!(blocks(&g, &format!("qx{i:06}z")), "code {i}");
+        assert!(blocks(&g, &format!("{}", 100_000 + i * 7)), "amount {i}");
+    }
+    assert!(!blocks(&g, "qx020000z"));
+}
