@@ -72,6 +72,8 @@ function FileInput({ field, onChange }: { field: Field; onChange: (ids: string[]
   const transport = useTransport();
   const input = useRef<HTMLInputElement>(null);
   const [files, setFiles] = useState<{ name: string; id?: string; error?: string }[]>([]);
+  // Reports when the files change, not when the parent passes a new callback.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => onChange(files.filter((f) => f.id).map((f) => f.id!)), [files]);
   function add(sources: FileSource[]) {
     const chosen = field.type === "file" ? sources.slice(0, 1) : sources;
@@ -85,6 +87,8 @@ function FileInput({ field, onChange }: { field: Field; onChange: (ids: string[]
       );
     }
   }
+  // One subscription per transport; add only reads the field, fixed for this input.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => transport.onNativeDrop((paths) => add(paths.map((path) => ({ kind: "path", path })))), [transport]);
   return (
     <div class="file-field">

@@ -79,6 +79,8 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
   useEffect(() => {
     setSelectedId(current.id);
     setVersion(current);
+    // Back to the current version when it changes, not on every reload of the same one.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [current.id, current.status]);
 
   useEffect(() => {
@@ -93,6 +95,8 @@ function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChanged: (w
   useEffect(() => {
     const fallback = others[others.length - 1]?.id ?? "";
     setCompareId((id) => (others.some((o) => o.id === id) ? id : fallback));
+    // `others` is derived from these two and new on every render.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [version.id, workflow.versions.length]);
   useEffect(() => {
     if (!compareId) {
