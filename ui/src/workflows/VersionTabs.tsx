@@ -1,7 +1,9 @@
 // A version's details as tabs: script, fields, files, test report, build
 // session, a diff against another version, and the run form.
 import { CodeView } from "../components/Code";
-import { RunPanel, SessionsView, TestReportView } from "../components/VersionPanels";
+import { RunPanel } from "../components/RunPanel";
+import { SessionsView } from "../components/SessionsView";
+import { TestReportView } from "../components/TestReportView";
 import { EmptyState } from "../components/ui";
 import type { VersionView, WorkflowView } from "../generated";
 import { summary } from "../lib/extracts";
