@@ -1,7 +1,7 @@
 // The Builder's left pane: the draft's name and status, its steps, the
 // conversation, manual prompts to copy, and the message composer.
 import { StatusBadge } from "../components/ui";
-import { ManualPrompts } from "../components/BuildPanels";
+import { ManualPrompts } from "../components/ManualPrompts";
 import type { Streaming } from "../components/LlmProgress";
 import type { WorkflowView } from "../generated";
 import { STATUS, canChat } from "../lib/status";

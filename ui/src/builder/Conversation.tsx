@@ -3,7 +3,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import { Spinner } from "../components/ui";
 import { LlmProgress, type Streaming } from "../components/LlmProgress";
-import { BuildProgress } from "../components/BuildPanels";
+import { BuildProgress } from "../components/BuildProgress";
 import type { WorkflowView } from "../generated";
 import { STATUS, canChat } from "../lib/status";
 import type { Chat } from "./useChat";

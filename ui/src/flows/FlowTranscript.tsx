@@ -1,7 +1,7 @@
 // The selected run's transcript: one bubble per turn, the streaming reply,
 // the run's error and what it waits for.
 import type { FlowRunView, TurnView } from "../generated";
-import { ManualPrompts } from "../components/BuildPanels";
+import { ManualPrompts } from "../components/ManualPrompts";
 import type { Pending } from "./labels";
 import { PendingPanel } from "./PendingPanel";
 

@@ -3,7 +3,7 @@
 // only after the user approves exactly what will be sent. The open workflow
 // lives in useBuilderWorkflow, the files in useFileChips, the chat in useChat.
 import { useReducer, useState } from "preact/hooks";
-import { PrivacyDialog } from "../components/BuildPanels";
+import { PrivacyDialog } from "../components/PrivacyDialog";
 import type { Streaming } from "../components/LlmProgress";
 import { ChatPane } from "../builder/ChatPane";
 import { FilesPane } from "../builder/FilesPane";
