@@ -8,6 +8,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 echo "== UI: type check, unit tests, build (the Rust builds embed ui/dist)"
 npm --prefix ui run --silent check
+npm --prefix ui run --silent lint
 npm --prefix ui run --silent test
 npm --prefix ui run --silent build -- --logLevel warn
 

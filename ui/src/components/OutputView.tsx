@@ -115,6 +115,8 @@ export function OutputView({ source, output, testId = "output" }: { source: Outp
     return () => {
       live = false;
     };
+    // `key` stands for `source` (a new object on every render of the parent).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [transport, key, output.name]);
   const isUrl = where?.startsWith("http");
   return (

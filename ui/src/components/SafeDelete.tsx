@@ -61,6 +61,7 @@ export function SafeDeleteDialog({
       (e) => setNotice(noticeOf(toApiError(e))),
     );
     // The first step once per dialog.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   useEffect(() => {
     cancel.current?.focus();

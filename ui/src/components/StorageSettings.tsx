@@ -25,6 +25,8 @@ export function StorageSettings() {
     );
   useEffect(() => {
     void load();
+    // load is new on every render and only closes over transport.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [transport]);
 
   async function act(f: () => Promise<string>) {

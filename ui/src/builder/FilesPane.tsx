@@ -1,0 +1,90 @@
+// The Builder's right pane: the page's notice, the drop zone and file chips
+// of a new workflow, and the masked extracts to approve (or approved).
+import { useMemo } from "preact/hooks";
+import type { Dispatch } from "preact/hooks";
+import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
+import { ExtractView } from "../components/ExtractView";
+import type { FileExtract } from "../generated";
+import type { Chip, ChipAction } from "../lib/chips";
+import { payloadJson } from "../lib/extracts";
+import { Chips } from "./Chips";
+import { DropZone } from "./DropZone";
+import type { useBuilderWorkflow } from "./useBuilderWorkflow";
+import type { useFileChips } from "./useFileChips";
+
+/** The files pane of the Builder. */
+export function FilesPane({
+  wf,
+  files,
+  chips,
+  dispatch,
+}: {
+  wf: ReturnType<typeof useBuilderWorkflow>;
+  files: ReturnType<typeof useFileChips>;
+  chips: Chip[];
+  dispatch: Dispatch<ChipAction>;
+}) {
+  const { workflow, loading, notice, setNotice, showJson, setShowJson } = wf;
+  const { addSources, ready, canApprove, reason, approving, approve } = files;
+  const extracts: FileExtract[] = useMemo(
+    () => (workflow ? workflow.current_version.file_extracts : ready.map((c) => c.extract!)),
+    [workflow, ready],
+  );
+  return (
+    <section class="files-pane" aria-label="Files">
+      {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
+      {loading && <Spinner label="Loading the workflow…" />}
+      {!workflow && !loading && (
+        <>
+          <DropZone onFiles={addSources} disabled={approving} />
+          {chips.length > 0 && <Chips chips={chips} onRemove={(key) => dispatch({ type: "remove", key })} frozen={approving} />}
+        </>
+      )}
+      {workflow && (
+        <div class="approved-bar">
+          <span class="badge tone-good">Approved extract</span>
+          <span class="muted">
+            {extracts.length} {extracts.length === 1 ? "file" : "files"} · only this masked extract is shared with the AI
+          </span>
+        </div>
+      )}
+      {extracts.length > 0 ? (
+        <div class="approval" aria-label="Approval">
+          <div class="approval-head">
+            <div>
+              <h2>{workflow ? "What the AI sees" : "Check what the AI will see"}</h2>
+              <p class="muted">Every sample value is masked: letters become A/a, digits #. Column names are kept.</p>
+            </div>
+            <button type="button" class="button ghost" aria-expanded={showJson} onClick={() => setShowJson(!showJson)}>
+              {showJson ? "Hide JSON" : "Show exactly what will be sent"}
+            </button>
+          </div>
+          {showJson && (
+            <pre class="json" data-testid="payload-json" tabIndex={0} aria-label="The JSON that will be sent">
+              {payloadJson(extracts)}
+            </pre>
+          )}
+          {extracts.map((e, i) => (
+            <ExtractView key={`${e.filename}-${i}`} extract={e} />
+          ))}
+          {!workflow && (
+            <div class="approve-row">
+              <span class="muted">{reason ?? `${ready.length} ${ready.length === 1 ? "file" : "files"} ready.`}</span>
+              <button type="button" class="button primary" disabled={!canApprove || approving} onClick={() => void approve()}>
+                {approving ? "Approving…" : "Approve and start chatting"}
+              </button>
+            </div>
+          )}
+        </div>
+      ) : (
+        !workflow &&
+        !loading &&
+        chips.length === 0 && (
+          <EmptyState title="No files yet" icon="⇪">
+            <p class="muted">Masked previews of your files will appear here for you to approve.</p>
+          </EmptyState>
+        )
+      )}
+    </section>
+  );
+}

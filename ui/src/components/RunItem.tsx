@@ -1,0 +1,53 @@
+// One run in a workflow's run history: status, inputs, outputs, and on
+// demand its limits, standard output and standard error.
+import { useState } from "preact/hooks";
+import type { RunView } from "../generated";
+import { durationLabel, runTone } from "../lib/runs";
+import { OutputView } from "./OutputView";
+import { UnisolatedBanner, ranUnisolated } from "./Unisolated";
+
+/** One run of the history. */
+export function RunItem({ run }: { run: RunView }) {
+  const [open, setOpen] = useState(false);
+  const inputs = run.inputs && typeof run.inputs === "object" ? Object.entries(run.inputs as Record<string, unknown>) : [];
+  return (
+    <li class="run" data-testid="run">
+      <div class="run-head">
+        <span class={`badge tone-${runTone(run.status)}`}>{run.status.replace(/_/g, " ")}</span>
+        <span class="muted small">
+          {new Date(run.started_at).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" })} · {durationLabel(run.duration_ms)}
+        </span>
+        <span class="run-msg">{run.message}</span>
+      </div>
+      {ranUnisolated(run.limits) && <UnisolatedBanner />}
+      {inputs.length > 0 && (
+        <p class="muted small">
+          Inputs: {inputs.map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : String(v)}`).join(" · ")}
+        </p>
+      )}
+      {run.outputs.map((o) => (
+        <OutputView key={o.name} source={{ kind: "run", runId: run.id }} output={o} testId="run-output" />
+      ))}
+      <button type="button" class="button ghost small" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? "Hide details" : "Output, errors and limits"}
+      </button>
+      {open && (
+        <div class="run-details">
+          <h4>Limits</h4>
+          <ul class="limits">
+            {run.limits.map((l) => (
+              <li key={l.name}>
+                <strong>{l.name.replace(/_/g, " ")}</strong> {l.limit} —{" "}
+                {l.mechanism ? <span>enforced by {l.mechanism}</span> : <span class="warn-text">not enforced{l.note ? `: ${l.note}` : ""}</span>}
+              </li>
+            ))}
+          </ul>
+          <h4>Standard output</h4>
+          <pre class="preview">{run.stdout || "(empty)"}</pre>
+          <h4>Standard error</h4>
+          <pre class="preview">{run.stderr || "(empty)"}</pre>
+        </div>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,54 @@
+// The selected flow's header: its name (or the run's title), the working
+// folder of a new run, and run, stop, resume and export.
+import type { FlowRunView, FlowSummary } from "../generated";
+import type { FlowActions } from "./useFlowActions";
+
+/** The header of the Flows page's main pane. */
+export function FlowHead({
+  flowName,
+  selected,
+  run,
+  ready,
+  mermaid,
+  folder,
+  setFolder,
+  actions,
+}: {
+  flowName: string;
+  selected?: FlowSummary;
+  run: FlowRunView | null;
+  ready: boolean;
+  mermaid: string;
+  folder: string;
+  setFolder: (folder: string) => void;
+  actions: FlowActions;
+}) {
+  const { busy, start, stop, resume, exportMermaid, exportBundle } = actions;
+  const status = run ? String(run.status) : null;
+  return (
+    <header class="flow-head">
+      <div>
+        <h2>{run ? run.title : `Flow: ${flowName}`}</h2>
+        <p class="muted small">{selected?.description}</p>
+      </div>
+      <div class="flow-controls">
+        <input
+          type="text"
+          placeholder="Working folder (optional)"
+          aria-label="Working folder"
+          value={folder}
+          onInput={(e) => setFolder((e.currentTarget as HTMLInputElement).value)}
+        />
+        <button type="button" class="button primary" disabled={!ready || busy || !!selected?.disabled} onClick={start}>Run</button>
+        {run && (status === "running" || status === "waiting") && (
+          <button type="button" class="button" disabled={!ready || busy} onClick={stop}>Stop</button>
+        )}
+        {run && (status === "stopped" || status === "failed") && (
+          <button type="button" class="button" disabled={!ready || busy} onClick={resume}>Resume</button>
+        )}
+        <button type="button" class="button" onClick={exportMermaid} disabled={!mermaid}>Export Mermaid</button>
+        <button type="button" class="button" onClick={exportBundle}>Export bundle</button>
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,61 @@
+// The selected run's transcript: one bubble per turn, the streaming reply,
+// the run's error and what it waits for.
+import type { FlowRunView, TurnView } from "../generated";
+import { ManualPrompts } from "../components/ManualPrompts";
+import type { Pending } from "./labels";
+import { PendingPanel } from "./PendingPanel";
+
+/** The transcript card of the Flows page. */
+export function FlowTranscript({
+  run,
+  stream,
+  busy,
+  onAnswer,
+}: {
+  run: FlowRunView | null;
+  stream: string;
+  busy: boolean;
+  onAnswer: (o: string, input?: string) => void;
+}) {
+  const status = run ? String(run.status) : null;
+  const pending = (run?.pending ?? null) as Pending | null;
+  return (
+    <div class="flow-card flow-transcript" aria-label="Transcript">
+      {/* An agent on the manual back end: its prompt to copy, and a box for the answer. */}
+      <ManualPrompts />
+      {!run ? (
+        <p class="muted">Run the flow to see its transcript here.</p>
+      ) : (
+        <>
+          {run.turns.map((t, i) => <Bubble key={i} turn={t} />)}
+          {stream && (
+            <div class="bubble bubble-assistant streaming" data-testid="streaming">
+              <p>{stream}</p>
+            </div>
+          )}
+          {status === "running" && !stream && <p class="muted small">Working…</p>}
+          {run.error && status === "failed" && <p class="notice notice-error">{run.error}</p>}
+          {pending && <PendingPanel pending={pending} busy={busy} onAnswer={onAnswer} />}
+        </>
+      )}
+    </div>
+  );
+}
+
+function Bubble({ turn }: { turn: TurnView }) {
+  const c = turn.command;
+  return (
+    <div class={`bubble bubble-${turn.role}`} data-testid="flow-bubble">
+      <div class="bubble-meta small">
+        <span class="pill">{c.agentType || turn.role}</span>
+        {c.identifier && <span class="muted">{c.identifier}</span>}
+        <strong>{c.label}</strong>
+        <span class="muted">
+          step {c.stepIndex + 1} / {c.totalSteps}
+          {c.loopDepth > 0 ? ` · loop depth ${c.loopDepth}` : ""}
+        </span>
+      </div>
+      <p class="bubble-text">{turn.content}</p>
+    </div>
+  );
+}

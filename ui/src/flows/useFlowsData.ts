@@ -1,0 +1,88 @@
+// What the Flows page shows, kept fresh: the flows on disk, the selected
+// flow's diagram and runs, and the selected run with its live streaming text.
+import { useEffect, useState } from "preact/hooks";
+import { useTransport } from "../context";
+import type { FlowRunSummary, FlowRunView, FlowSummary } from "../generated";
+import { toApiError } from "../transport";
+import { pickFlowsTransport, type FlowsTransport } from "../transport/flows";
+
+/** The Flows page's data for the route's flow and run, and how to refresh it. */
+export function useFlowsData(flowName: string | undefined, runId: string | undefined) {
+  const transport = useTransport();
+  const [api, setApi] = useState<FlowsTransport | null>(null);
+  const [flows, setFlows] = useState<FlowSummary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [mermaid, setMermaid] = useState<string>("");
+  const [isGraph, setIsGraph] = useState(false);
+  const [runs, setRuns] = useState<FlowRunSummary[]>([]);
+  const [run, setRun] = useState<FlowRunView | null>(null);
+  const [stream, setStream] = useState("");
+
+  useEffect(() => {
+    void pickFlowsTransport().then(setApi);
+  }, []);
+
+  const fail = (e: unknown) => setError(toApiError(e).message);
+
+  const refreshFlows = () => api?.listFlows().then((l) => setFlows(l.flows)).catch(fail);
+  useEffect(() => {
+    void refreshFlows();
+    // Once the transport is there; refreshFlows is new on every render.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [api]);
+
+  // The selected flow: its diagram and runs.
+  useEffect(() => {
+    if (!api || !flowName) return;
+    setMermaid("");
+    setRun(null);
+    api.flowMermaid(flowName).then(setMermaid).catch(fail);
+    api
+      .flowDefinition(flowName)
+      .then((d) => {
+        setIsGraph(Array.isArray(d.nodes));
+      })
+      .catch(fail);
+    api.flowRuns(flowName).then((r) => setRuns(r.runs)).catch(fail);
+  }, [api, flowName]);
+
+  const refreshRuns = () => {
+    if (api && flowName) api.flowRuns(flowName).then((r) => setRuns(r.runs)).catch(fail);
+  };
+  const refreshRun = (id: string) => {
+    api?.getFlowRun(id).then(setRun).catch(fail);
+  };
+
+  // The selected run: the route's, else the newest.
+  const currentId = runId ?? runs.find((r) => !r.archived)?.conversationId;
+  useEffect(() => {
+    setStream("");
+    if (currentId) refreshRun(currentId);
+    else setRun(null);
+    // refreshRun only closes over api, which is listed.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [api, currentId]);
+
+  // Live: turns, status changes and streaming text of the selected run.
+  useEffect(() => {
+    return transport.onEvent((e) => {
+      if (e.type === "flow_turn" && e.conversation_id === currentId) {
+        setStream("");
+        setRun((r) => (r ? { ...r, turns: [...r.turns, e.turn] } : r));
+        refreshRun(e.conversation_id);
+      } else if (e.type === "flow_status" && e.flow_name === flowName) {
+        if (e.conversation_id === currentId) refreshRun(e.conversation_id);
+        refreshRuns();
+      } else if (e.type === "flow_delta" && e.conversation_id === currentId) {
+        setStream((s) => s + e.delta);
+      }
+    });
+    // refreshRun and refreshRuns only close over api and flowName, which are listed.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [transport, currentId, flowName, api]);
+
+  return { api, flows, error, setError, fail, mermaid, isGraph, runs, run, setRun, stream, currentId, refreshFlows, refreshRuns, refreshRun };
+}
+
+/** What useFlowsData returns. */
+export type FlowsData = ReturnType<typeof useFlowsData>;

@@ -1,0 +1,87 @@
+// The Settings page's state: the settings and Python interpreter as the
+// core has them, the local servers found, connection tests, and the notice
+// that says how the last change went.
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { useTransport } from "../context";
+import type { ConnectionTest, Detected, PythonView, SettingsView } from "../generated";
+import { noticeOf, type Notice } from "../lib/errors";
+import type { toSettings } from "../lib/settings";
+import { toApiError } from "../transport";
+
+/** Loads the settings once and offers the changes the page makes. */
+export function useSettings() {
+  const transport = useTransport();
+  const [view, setView] = useState<SettingsView | null>(null);
+  const [python, setPython] = useState<PythonView | null>(null);
+  const [pythonPath, setPythonPath] = useState("");
+  const [detected, setDetected] = useState<Detected[] | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [editing, setEditing] = useState<string | "new" | null>(null);
+  const [tests, setTests] = useState<Record<string, ConnectionTest | "testing">>({});
+
+  const load = useCallback(async () => {
+    try {
+      const [s, p] = await Promise.all([transport.settings(), transport.python()]);
+      setView(s);
+      setPython(p);
+      setPythonPath(p.path ?? "");
+    } catch (e) {
+      setNotice(noticeOf(toApiError(e)));
+    }
+  }, [transport]);
+
+  useEffect(() => {
+    void load();
+    transport
+      .detectProviders()
+      .then(setDetected)
+      .catch(() => setDetected([]));
+  }, [transport, load]);
+
+  async function save(next: ReturnType<typeof toSettings>, done?: string) {
+    try {
+      setView(await transport.updateSettings(next));
+      setEditing(null);
+      if (done) setNotice({ tone: "info", title: done, detail: "The new settings are in use." });
+    } catch (e) {
+      setNotice(noticeOf(toApiError(e)));
+      throw e;
+    }
+  }
+
+  async function test(id: string) {
+    setTests((t) => ({ ...t, [id]: "testing" }));
+    try {
+      const r = await transport.testProvider(id);
+      setTests((t) => ({ ...t, [id]: r }));
+    } catch (e) {
+      setTests((t) => ({ ...t, [id]: { ok: false, message: toApiError(e).message } }));
+    }
+  }
+
+  async function removeKey(id: string) {
+    try {
+      await transport.deleteKey(id);
+      setNotice({ tone: "info", title: "Key removed", detail: `The key for ${id} is no longer in the keyring.` });
+    } catch (e) {
+      setNotice(noticeOf(toApiError(e)));
+    }
+    await load();
+  }
+
+  async function savePython(e: Event) {
+    e.preventDefault();
+    try {
+      const p = await transport.setPython({ path: pythonPath.trim() || null });
+      setPython(p);
+      setNotice({ tone: "info", title: "Python saved", detail: `Python ${p.version ?? ""} at ${p.program ?? "PATH"}; used from the next run.` });
+    } catch (err) {
+      setNotice(noticeOf(toApiError(err)));
+    }
+  }
+
+  return { view, python, pythonPath, setPythonPath, detected, notice, setNotice, editing, setEditing, tests, load, save, test, removeKey, savePython };
+}
+
+/** What useSettings returns. */
+export type SettingsState = ReturnType<typeof useSettings>;
