@@ -1,11 +1,23 @@
 //! Rows of `llm_calls`, the egress ledger ([`crate::privacy::ledger`]):
 //! appending a call before it is sent, completing it, listing and searching
-//! the rows, and the token totals. Created by migration 1 and extended by
+//! the rows, and the token totals. Created by migration 2 and extended by
 //! later ones ([`crate::store::schema`]).
 
 use rusqlite::{Connection, Row, params};
 
 use crate::privacy::ledger::{LedgerEntry, Usage, UsageRow};
+
+/// Migration (V5, issue #13): the ledger is written ahead. A call's row is
+/// inserted before its request is sent (outcome `cancelled` until it ends)
+/// and completed after; `completed_at` stays NULL for a call that was
+/// dropped or whose process died while it was in flight. The table itself
+/// is created by [`crate::store::schema::V2`].
+pub const WRITE_AHEAD_MIGRATION: &str = "ALTER TABLE llm_calls ADD COLUMN completed_at TEXT;";
+
+/// Migration (issue 18): the privacy ledger outlives a deleted workflow;
+/// its rows keep the workflow's name here.
+pub const DELETED_WORKFLOW_MIGRATION: &str =
+    "ALTER TABLE llm_calls ADD COLUMN deleted_workflow TEXT;";
 
 const COLS: &str = "id, created_at, role, provider, model, workflow_id, url, request_body, reply, \
 input_tokens, output_tokens, latency_ms, outcome, blocked, error";

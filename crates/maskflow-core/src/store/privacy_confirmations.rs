@@ -1,5 +1,5 @@
-//! Rows of `privacy_confirmations` (created by migration 1,
-//! [`crate::store::schema::V1`]): text the user chose to send to an LLM
+//! Rows of `privacy_confirmations` (created by migration 2,
+//! [`crate::store::schema::V2`]): text the user chose to send to an LLM
 //! although the privacy guard flagged it, per workflow.
 
 use rusqlite::{Connection, params};
