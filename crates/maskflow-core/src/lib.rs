@@ -24,6 +24,7 @@ pub mod service;
 pub mod settings;
 pub mod spec;
 pub mod store;
+pub mod table;
 pub mod versions;
 
 pub use error::{CoreError, ErrorCode};

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -258,13 +258,7 @@ impl LlmSettings {
 
 /// Reads the settings (the default when none are stored).
 pub fn load(conn: &Connection) -> Result<LlmSettings, crate::CoreError> {
-    let text: Option<String> = conn
-        .query_row(
-            "SELECT value FROM settings WHERE key = ?1",
-            [SETTINGS_KEY],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let text = crate::store::settings::get(conn, SETTINGS_KEY)?;
     match text {
         None => Ok(LlmSettings::default()),
         Some(t) => serde_json::from_str(&t)
@@ -279,11 +273,7 @@ pub fn save(conn: &Connection, settings: &LlmSettings, now: &str) -> Result<(), 
         .map_err(crate::CoreError::InvalidRequest)?;
     let text =
         serde_json::to_string(settings).map_err(|e| crate::CoreError::Corrupt(e.to_string()))?;
-    conn.execute(
-        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        params![SETTINGS_KEY, text, now],
-    )?;
+    crate::store::settings::put(conn, SETTINGS_KEY, &text, now)?;
     Ok(())
 }
 

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::table::{Edge, Table};
+
 /// The status of one workflow version.
 #[derive(
     Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
@@ -92,6 +94,9 @@ pub const TRANSITIONS: &[(Status, VersionEvent, Status)] = &[
     (Archived, Restore, Archived),
 ];
 
+/// [`TRANSITIONS`] as a table: its lookup, drawing and walk.
+pub const TABLE: Table<Status, VersionEvent, Status> = Table::new(TRANSITIONS);
+
 /// The status of a workflow's first version.
 pub const INITIAL: Status = Validating;
 /// The status of a version created by an edit.
@@ -112,10 +117,8 @@ pub struct InvalidTransition {
 
 /// The status after `event` happens to a version in `from`.
 pub fn apply(from: Status, event: VersionEvent) -> Result<Status, InvalidTransition> {
-    TRANSITIONS
-        .iter()
-        .find(|(f, e, _)| *f == from && *e == event)
-        .map(|(_, _, to)| *to)
+    TABLE
+        .apply(from, event)
         .ok_or(InvalidTransition { from, event })
 }
 
@@ -212,55 +215,46 @@ impl VersionEvent {
 
 /// The table as a Mermaid state diagram, for the docs and the UI.
 pub fn mermaid() -> String {
-    let mut out = String::from("stateDiagram-v2\n");
-    out.push_str(&format!("    [*] --> {}\n", INITIAL.as_str()));
-    out.push_str(&format!(
-        "    [*] --> {}: edit (new version)\n",
-        INITIAL_AFTER_EDIT.as_str()
-    ));
-    out.push_str(&format!(
-        "    [*] --> {}: restore (new version)\n",
-        INITIAL_AFTER_RESTORE.as_str()
-    ));
-    for (from, event, to) in TRANSITIONS {
-        out.push_str(&format!(
-            "    {} --> {}: {}\n",
-            from.as_str(),
-            to.as_str(),
-            event.as_str()
-        ));
-    }
-    out
+    let start = [
+        format!("[*] --> {}", INITIAL.as_str()),
+        format!(
+            "[*] --> {}: edit (new version)",
+            INITIAL_AFTER_EDIT.as_str()
+        ),
+        format!(
+            "[*] --> {}: restore (new version)",
+            INITIAL_AFTER_RESTORE.as_str()
+        ),
+    ];
+    TABLE.mermaid(&start, |from, event, to| Edge {
+        from: from.as_str().to_owned(),
+        to: to.as_str().to_owned(),
+        label: event.as_str().to_owned(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
 
     #[test]
     fn every_row_applies_and_every_other_pair_is_refused() {
-        let rows: HashSet<(Status, VersionEvent)> =
-            TRANSITIONS.iter().map(|(f, e, _)| (*f, *e)).collect();
-        assert_eq!(
-            rows.len(),
-            TRANSITIONS.len(),
-            "a (status, event) pair appears twice"
-        );
-        for (from, event, to) in TRANSITIONS {
-            assert_eq!(apply(*from, *event), Ok(*to));
-        }
-        let mut refused = 0;
-        for from in Status::ALL {
-            for event in VersionEvent::ALL {
-                if !rows.contains(&(from, event)) {
-                    assert_eq!(apply(from, event), Err(InvalidTransition { from, event }));
-                    refused += 1;
+        // The walk also refuses a (status, event) pair listed twice.
+        let walk = TABLE
+            .walk(&Status::ALL, &VersionEvent::ALL, apply)
+            .expect("the table and apply agree");
+        assert_eq!(walk.rows, TRANSITIONS.len());
+        for (from, event, e) in &walk.refused {
+            assert_eq!(
+                *e,
+                InvalidTransition {
+                    from: *from,
+                    event: *event
                 }
-            }
+            );
         }
         assert_eq!(
-            refused + TRANSITIONS.len(),
+            walk.refused.len() + TRANSITIONS.len(),
             Status::ALL.len() * VersionEvent::ALL.len()
         );
     }

@@ -203,55 +203,16 @@ fn prepare_with(
     groups: Groups,
     start_scope: ScopeStarter,
 ) -> std::io::Result<Prepared> {
+    let joins = joins(&choice, &groups);
     let Groups {
         v2,
         v1_memory,
         v1_pids,
     } = groups;
-    let mut joins: Vec<(CString, u8)> = Vec::new();
-    if let Some(path) = v2.as_ref().and_then(Cgroup::procs_file) {
-        let mut flags = 0;
-        if choice.memory == Mechanism::CgroupV2 {
-            flags |= MEMORY_JOINED;
-        }
-        if choice.processes == Mechanism::CgroupV2 {
-            flags |= PIDS_JOINED;
-        }
-        joins.push((path, flags));
-    }
-    if let Some(path) = v1_memory.as_ref().and_then(Cgroup::procs_file) {
-        joins.push((path, MEMORY_JOINED));
-    }
-    if let Some(path) = v1_pids.as_ref().and_then(Cgroup::procs_file) {
-        joins.push((path, PIDS_JOINED));
-    }
-    // (resource, value, the flag under which a cgroup holds it instead).
-    let rlimits: Vec<(libc::__rlimit_resource_t, u64, u8)> = vec![
-        (libc::RLIMIT_CPU, limits.cpu_seconds, 0),
-        (libc::RLIMIT_FSIZE, limits.output_bytes, 0),
-        (libc::RLIMIT_CORE, 0, 0),
-        (libc::RLIMIT_AS, limits.memory_bytes, MEMORY_JOINED),
-        (libc::RLIMIT_NPROC, limits.max_processes, PIDS_JOINED),
-    ];
-    let scoped =
-        choice.memory == Mechanism::SystemdScope || choice.processes == Mechanism::SystemdScope;
-    let (scope_helper, scope_fds) = if scoped {
-        let request = ScopeRequest::new(
-            (choice.memory == Mechanism::SystemdScope).then_some(limits.memory_bytes),
-            (choice.processes == Mechanism::SystemdScope).then_some(limits.max_processes),
-        );
-        let (pid_reader, pid_writer) = std::io::pipe()?;
-        let (go_reader, go_writer) = std::io::pipe()?;
-        let fds = (
-            pid_writer.as_raw_fd(),
-            go_reader.as_raw_fd(),
-            go_writer.as_raw_fd(),
-        );
-        let helper =
-            std::thread::spawn(move || scope_helper(&request, start_scope, pid_reader, go_writer));
-        (Some(helper), Some((fds, pid_writer, go_reader)))
-    } else {
-        (None, None)
+    let rlimits = rlimits(limits);
+    let (scope_helper, scope_fds) = match start_scope_helper(&choice, limits, start_scope)? {
+        Some((helper, fds)) => (Some(helper), Some(fds)),
+        None => (None, None),
     };
     let network = limits.no_network;
     let mut ruleset = plan.landlock.ok();
@@ -281,21 +242,7 @@ fn prepare_with(
                     held |= joined;
                 }
             }
-            for (resource, value, held_by) in &rlimits {
-                if *held_by != 0 && held & held_by != 0 {
-                    continue;
-                }
-                let hard = if *resource == libc::RLIMIT_CPU {
-                    value + 1
-                } else {
-                    *value
-                };
-                let lim = libc::rlimit {
-                    rlim_cur: *value,
-                    rlim_max: hard,
-                };
-                libc::setrlimit(*resource, &lim);
-            }
+            set_rlimits(&rlimits, held);
             if network
                 && (libc::unshare(libc::CLONE_NEWNET) == 0
                     || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0)
@@ -334,6 +281,100 @@ fn prepare_with(
         scope_pids_max: 0,
         reader,
     })
+}
+
+/// The `cgroup.procs` files the child joins, each with the flags it holds
+/// once joined.
+fn joins(choice: &Choice, groups: &Groups) -> Vec<(CString, u8)> {
+    let mut joins: Vec<(CString, u8)> = Vec::new();
+    if let Some(path) = groups.v2.as_ref().and_then(Cgroup::procs_file) {
+        let mut flags = 0;
+        if choice.memory == Mechanism::CgroupV2 {
+            flags |= MEMORY_JOINED;
+        }
+        if choice.processes == Mechanism::CgroupV2 {
+            flags |= PIDS_JOINED;
+        }
+        joins.push((path, flags));
+    }
+    if let Some(path) = groups.v1_memory.as_ref().and_then(Cgroup::procs_file) {
+        joins.push((path, MEMORY_JOINED));
+    }
+    if let Some(path) = groups.v1_pids.as_ref().and_then(Cgroup::procs_file) {
+        joins.push((path, PIDS_JOINED));
+    }
+    joins
+}
+
+/// A resource limit: the resource, its value, and the flag under which a
+/// cgroup holds it instead (0: always set).
+type Rlimit = (libc::__rlimit_resource_t, u64, u8);
+
+/// The resource limits of a run.
+fn rlimits(limits: &Limits) -> Vec<Rlimit> {
+    vec![
+        (libc::RLIMIT_CPU, limits.cpu_seconds, 0),
+        (libc::RLIMIT_FSIZE, limits.output_bytes, 0),
+        (libc::RLIMIT_CORE, 0, 0),
+        (libc::RLIMIT_AS, limits.memory_bytes, MEMORY_JOINED),
+        (libc::RLIMIT_NPROC, limits.max_processes, PIDS_JOINED),
+    ]
+}
+
+/// In the child: sets every limit no cgroup holds (`held`). The CPU
+/// limit's hard value is a second higher, so SIGXCPU comes before SIGKILL.
+fn set_rlimits(rlimits: &[Rlimit], held: u8) {
+    for (resource, value, held_by) in rlimits {
+        if *held_by != 0 && held & held_by != 0 {
+            continue;
+        }
+        let hard = if *resource == libc::RLIMIT_CPU {
+            value + 1
+        } else {
+            *value
+        };
+        let lim = libc::rlimit {
+            rlim_cur: *value,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit is async-signal-safe and reads only `lim`.
+        unsafe {
+            libc::setrlimit(*resource, &lim);
+        }
+    }
+}
+
+/// The scope helper's pipes as the parent keeps them until spawn: the
+/// child's descriptors (pid write, go read, go write), the pid pipe's write
+/// end and the go pipe's read end.
+type ScopeFds = ((i32, i32, i32), std::io::PipeWriter, std::io::PipeReader);
+
+/// When systemd is to hold a limit, starts the thread that asks for the
+/// scope once the child has sent its pid.
+fn start_scope_helper(
+    choice: &Choice,
+    limits: &Limits,
+    start_scope: ScopeStarter,
+) -> std::io::Result<Option<(JoinHandle<Option<Scope>>, ScopeFds)>> {
+    let scoped =
+        choice.memory == Mechanism::SystemdScope || choice.processes == Mechanism::SystemdScope;
+    if !scoped {
+        return Ok(None);
+    }
+    let request = ScopeRequest::new(
+        (choice.memory == Mechanism::SystemdScope).then_some(limits.memory_bytes),
+        (choice.processes == Mechanism::SystemdScope).then_some(limits.max_processes),
+    );
+    let (pid_reader, pid_writer) = std::io::pipe()?;
+    let (go_reader, go_writer) = std::io::pipe()?;
+    let fds = (
+        pid_writer.as_raw_fd(),
+        go_reader.as_raw_fd(),
+        go_writer.as_raw_fd(),
+    );
+    let helper =
+        std::thread::spawn(move || scope_helper(&request, start_scope, pid_reader, go_writer));
+    Ok(Some((helper, (fds, pid_writer, go_reader))))
 }
 
 /// In the child, before anything else: sends its pid to the scope helper and

@@ -2,6 +2,7 @@
 //! limit is not enforced (bounded loops, bounded allocations and writes).
 
 use std::net::TcpListener;
+use std::path::Path;
 
 use serde_json::json;
 
@@ -307,6 +308,13 @@ with open("outputs/count.txt", "w") as f:
 print(json.dumps(reached))
 "#;
 
+/// Test data, not Maskflow's schema: a one-row stand-in ledger in a
+/// throwaway SQLite file, which [`HOSTILE`] tries to wipe.
+const CANARY_LEDGER: &str =
+    "CREATE TABLE llm_calls (id TEXT); INSERT INTO llm_calls VALUES ('call-1');";
+/// Test data: counts the stand-in ledger's rows afterwards.
+const CANARY_COUNT: &str = "SELECT count(*) FROM llm_calls";
+
 #[test]
 fn a_hostile_script_reaches_nothing_outside_its_folder() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -319,10 +327,7 @@ fn a_hostile_script_reaches_nothing_outside_its_folder() {
     let database = data.join("maskflow.db");
     {
         let db = rusqlite::Connection::open(&database).expect("db");
-        db.execute_batch(
-            "CREATE TABLE llm_calls (id TEXT); INSERT INTO llm_calls VALUES ('call-1');",
-        )
-        .expect("ledger");
+        db.execute_batch(CANARY_LEDGER).expect("ledger");
     }
     let other_upload = data.join("uploads/other/salaries.csv");
     std::fs::write(&other_upload, "name,salary\nAda Lovelace,85000\n").expect("write");
@@ -362,9 +367,7 @@ fn a_hostile_script_reaches_nothing_outside_its_folder() {
     // Nothing written outside, the ledger intact, nothing connected.
     assert!(!outside.exists());
     let db = rusqlite::Connection::open(&database).expect("db");
-    let calls: i64 = db
-        .query_row("SELECT count(*) FROM llm_calls", [], |r| r.get(0))
-        .expect("count");
+    let calls: i64 = db.query_row(CANARY_COUNT, [], |r| r.get(0)).expect("count");
     assert_eq!(calls, 1);
     assert!(matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
     // …while the normal part of the script worked.

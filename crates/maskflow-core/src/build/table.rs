@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::table::{Edge, Table};
+
 /// Where a build is.
 #[derive(
     Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
@@ -82,64 +84,77 @@ use Command::*;
 use Phase::*;
 use Stage::*;
 
+/// Where a build is: its phase and the step inside it.
+pub type At = (Phase, Option<Stage>);
+
 /// One row: from `(phase, stage)` on `command` to `(phase, stage)`, doing `action`.
-pub type Row = (
-    (Phase, Option<Stage>, Command),
-    (Phase, Option<Stage>, Action),
-);
+pub type Row = (At, Command, (Phase, Option<Stage>, Action));
 
 /// Every legal move of a build.
 pub const TRANSITIONS: &[Row] = &[
     (
-        (Init, None, Start),
+        (Init, None),
+        Start,
         (Generate, Some(Prompt), CreateGenerationPrompt),
     ),
-    ((Init, None, Retest), (Review, Some(Prompt), RunTest)),
+    ((Init, None), Retest, (Review, Some(Prompt), RunTest)),
     (
-        (Generate, Some(Prompt), Approve),
+        (Generate, Some(Prompt)),
+        Approve,
         (Generate, Some(Response), CallBuilder),
     ),
-    ((Generate, Some(Prompt), Reject), (Failed, None, FailBuild)),
-    ((Generate, Some(Prompt), GiveUp), (Failed, None, FailBuild)),
+    ((Generate, Some(Prompt)), Reject, (Failed, None, FailBuild)),
+    ((Generate, Some(Prompt)), GiveUp, (Failed, None, FailBuild)),
     (
-        (Generate, Some(Response), Approve),
+        (Generate, Some(Response)),
+        Approve,
         (Review, Some(Prompt), RunTest),
     ),
     (
-        (Generate, Some(Response), Reject),
+        (Generate, Some(Response)),
+        Reject,
         (Revise, Some(Prompt), CreateRevisionPrompt),
     ),
     (
-        (Generate, Some(Response), GiveUp),
+        (Generate, Some(Response)),
+        GiveUp,
         (Failed, None, FailBuild),
     ),
     (
-        (Review, Some(Prompt), Approve),
+        (Review, Some(Prompt)),
+        Approve,
         (Review, Some(Response), JudgeTest),
     ),
-    ((Review, Some(Prompt), GiveUp), (Failed, None, FailBuild)),
-    ((Review, Some(Response), Pass), (Complete, None, Finish)),
+    ((Review, Some(Prompt)), GiveUp, (Failed, None, FailBuild)),
+    ((Review, Some(Response)), Pass, (Complete, None, Finish)),
     (
-        (Review, Some(Response), Fail),
+        (Review, Some(Response)),
+        Fail,
         (Revise, Some(Prompt), CreateRevisionPrompt),
     ),
-    ((Review, Some(Response), GiveUp), (Failed, None, FailBuild)),
+    ((Review, Some(Response)), GiveUp, (Failed, None, FailBuild)),
     (
-        (Revise, Some(Prompt), Approve),
+        (Revise, Some(Prompt)),
+        Approve,
         (Revise, Some(Response), CallBuilder),
     ),
-    ((Revise, Some(Prompt), Reject), (Failed, None, FailBuild)),
-    ((Revise, Some(Prompt), GiveUp), (Failed, None, FailBuild)),
+    ((Revise, Some(Prompt)), Reject, (Failed, None, FailBuild)),
+    ((Revise, Some(Prompt)), GiveUp, (Failed, None, FailBuild)),
     (
-        (Revise, Some(Response), Approve),
+        (Revise, Some(Response)),
+        Approve,
         (Review, Some(Prompt), RunTest),
     ),
     (
-        (Revise, Some(Response), Reject),
+        (Revise, Some(Response)),
+        Reject,
         (Revise, Some(Prompt), CreateRevisionPrompt),
     ),
-    ((Revise, Some(Response), GiveUp), (Failed, None, FailBuild)),
+    ((Revise, Some(Response)), GiveUp, (Failed, None, FailBuild)),
 ];
+
+/// [`TRANSITIONS`] as a table: its lookup, drawing and walk.
+pub const TABLE: Table<At, Command, (Phase, Option<Stage>, Action)> = Table::new(TRANSITIONS);
 
 /// A move that is not a row of [`TRANSITIONS`].
 #[derive(thiserror::Error, Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,15 +174,11 @@ pub fn apply(
     stage: Option<Stage>,
     command: Command,
 ) -> Result<(Phase, Option<Stage>, Action), InvalidMove> {
-    TRANSITIONS
-        .iter()
-        .find(|(from, _)| *from == (phase, stage, command))
-        .map(|(_, to)| *to)
-        .ok_or(InvalidMove {
-            phase,
-            stage,
-            command,
-        })
+    TABLE.apply((phase, stage), command).ok_or(InvalidMove {
+        phase,
+        stage,
+        command,
+    })
 }
 
 /// The table as a Mermaid state diagram (for docs and the UI).
@@ -176,15 +187,11 @@ pub fn mermaid() -> String {
         Some(s) => format!("{p:?}_{s:?}"),
         None => format!("{p:?}"),
     };
-    let mut out = String::from("stateDiagram-v2\n");
-    for ((p, s, c), (tp, ts, a)) in TRANSITIONS {
-        out.push_str(&format!(
-            "    {} --> {}: {c:?} / {a:?}\n",
-            name(*p, *s),
-            name(*tp, *ts)
-        ));
-    }
-    out
+    TABLE.mermaid(&[], |(p, s), c, (tp, ts, a)| Edge {
+        from: name(*p, *s),
+        to: name(*tp, *ts),
+        label: format!("{c:?} / {a:?}"),
+    })
 }
 
 #[cfg(test)]
@@ -197,28 +204,30 @@ mod tests {
 
     #[test]
     fn every_row_applies_and_every_other_pair_is_refused() {
-        let mut walked = 0;
-        for p in PHASES {
-            for s in STAGES {
-                for c in COMMANDS {
-                    let row = TRANSITIONS.iter().find(|(from, _)| *from == (p, s, c));
-                    match (row, apply(p, s, c)) {
-                        (Some((_, to)), Ok(got)) => {
-                            assert_eq!(*to, got);
-                            walked += 1;
-                        }
-                        (None, Err(e)) => assert_eq!(e.command, c),
-                        (row, got) => panic!("{p:?}/{s:?}/{c:?}: row {row:?}, apply {got:?}"),
-                    }
+        let places: Vec<At> = PHASES
+            .iter()
+            .flat_map(|p| STAGES.iter().map(move |s| (*p, *s)))
+            .collect();
+        // The walk also refuses a (place, command) pair listed twice.
+        let walk = TABLE
+            .walk(&places, &COMMANDS, |(p, s), c| apply(p, s, c))
+            .expect("the table and apply agree");
+        assert_eq!(walk.rows, TRANSITIONS.len());
+        for ((p, s), c, e) in &walk.refused {
+            assert_eq!(
+                *e,
+                InvalidMove {
+                    phase: *p,
+                    stage: *s,
+                    command: *c
                 }
-            }
+            );
         }
-        assert_eq!(walked, TRANSITIONS.len(), "a row is listed twice");
     }
 
     #[test]
     fn terminal_phases_have_no_way_out_and_every_phase_can_give_up() {
-        for ((p, s, _), _) in TRANSITIONS {
+        for ((p, s), _, _) in TRANSITIONS {
             assert!(!matches!(p, Complete | Failed));
             if !matches!(p, Init) {
                 assert!(apply(*p, *s, GiveUp).is_ok(), "{p:?}/{s:?}");

@@ -72,7 +72,7 @@ impl Service {
     pub fn restore_backup(&self, backup_id: &str) -> Result<RestoreReply> {
         let backup = backups::get(&self.db(), backup_id)?
             .ok_or_else(|| CoreError::not_found("backup", backup_id))?;
-        let source = open_backup(&backup)?;
+        let source = backups::open_checked(&backup)?;
         self.check_idle()?;
         let now = self.now();
         let mut db = self.db();
@@ -113,11 +113,7 @@ impl Service {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or(now_ms);
-        let live: i64 = db.query_row(
-            "SELECT count(*) FROM leases WHERE expires_ms > ?1",
-            [system_ms.max(now_ms)],
-            |r| r.get(0),
-        )?;
+        let live = store::leases::live_count(&db, system_ms.max(now_ms))?;
         if live > 0 || self.flows().any_in_flight() {
             return Err(busy("a flow run or a workflow run is in progress"));
         }
@@ -129,44 +125,6 @@ fn busy(what: &str) -> CoreError {
     CoreError::Conflict(format!(
         "cannot restore a backup while {what}; wait until it has finished"
     ))
-}
-
-/// Opens a backup read-only and checks it is a sound Maskflow database no
-/// newer than this version of Maskflow.
-fn open_backup(b: &backups::Backup) -> Result<rusqlite::Connection> {
-    let bad = |why: String| CoreError::InvalidRequest(format!("backup {}: {why}", b.id));
-    if !std::path::Path::new(&b.path).is_file() {
-        return Err(bad(format!("its file {} is missing", b.path)));
-    }
-    let conn = rusqlite::Connection::open_with_flags(
-        &b.path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| bad(format!("cannot be opened: {e}")))?;
-    let check: String = conn
-        .query_row("PRAGMA quick_check", [], |r| r.get(0))
-        .map_err(|e| bad(format!("is not a database: {e}")))?;
-    if check != "ok" {
-        return Err(bad(format!("is damaged: {check}")));
-    }
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let known = store::schema::all().len() as i64;
-    if version > known {
-        return Err(bad(format!(
-            "was made by a newer Maskflow (schema {version}, this one knows {known})"
-        )));
-    }
-    let has_workflows = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'workflows'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(|e| bad(e.to_string()))?;
-    if has_workflows == 0 {
-        return Err(bad("is not a Maskflow database".into()));
-    }
-    Ok(conn)
 }
 
 /// Copies `source` over `dest`'s database in one locked step, retrying a

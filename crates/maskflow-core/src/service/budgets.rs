@@ -3,25 +3,19 @@
 //! force for every back end ([`crate::providers::budget::set`]) when the
 //! service opens and whenever they change.
 
-use rusqlite::params;
-
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::providers::budget::{self, BudgetsView, RoleBudgets};
+use crate::store;
 
 /// The settings key of the budgets.
 pub const BUDGETS_SETTING: &str = "llm_budgets";
 
 impl Service {
     fn stored_budgets(&self) -> Result<RoleBudgets> {
-        let text: Option<String> = self
-            .db()
-            .query_row(
-                "SELECT value FROM settings WHERE key = ?1",
-                [BUDGETS_SETTING],
-                |r| r.get(0),
-            )
-            .ok();
+        let text = store::settings::get(&self.db(), BUDGETS_SETTING)
+            .ok()
+            .flatten();
         match text {
             None => Ok(RoleBudgets::default()),
             Some(t) => serde_json::from_str(&t)
@@ -50,11 +44,7 @@ impl Service {
         let value =
             serde_json::to_string(&budgets).map_err(|e| CoreError::Corrupt(e.to_string()))?;
         let now = self.now();
-        self.db().execute(
-            "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![BUDGETS_SETTING, value, now],
-        )?;
+        store::settings::put(&self.db(), BUDGETS_SETTING, &value, &now)?;
         budget::set(budgets.clone());
         Ok(BudgetsView::of(budgets))
     }

@@ -119,14 +119,9 @@ impl Service {
     /// The script runner for the `python_path` setting as it is now (else
     /// `PATH`): a changed setting takes effect on the next run, no restart.
     pub fn runner(&self) -> Arc<Runner> {
-        let setting: Option<PathBuf> = self
-            .db()
-            .query_row(
-                "SELECT value FROM settings WHERE key = ?1",
-                [PYTHON_SETTING],
-                |r| r.get::<_, String>(0),
-            )
+        let setting: Option<PathBuf> = store::settings::get(&self.db(), PYTHON_SETTING)
             .ok()
+            .flatten()
             .and_then(|v| serde_json::from_str::<String>(&v).ok())
             .filter(|s| !s.is_empty())
             .map(PathBuf::from);

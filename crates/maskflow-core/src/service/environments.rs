@@ -63,12 +63,7 @@ impl Service {
         let db = self.db();
         match lock {
             Some(lock) => python_locks::put_lock(&db, version_id, lock, &self.now())?,
-            None => {
-                db.execute(
-                    "DELETE FROM version_python_locks WHERE version_id = ?1",
-                    [version_id],
-                )?;
-            }
+            None => python_locks::delete_lock(&db, version_id)?,
         }
         Ok(())
     }

@@ -3,13 +3,13 @@
 //! every run then says so in red. Read on every run, so a change takes
 //! effect at once.
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::runner::{Limits, isolation_status};
+use crate::store;
 
 /// The settings key (a JSON boolean).
 const KEY: &str = "allow_unisolated_scripts";
@@ -35,11 +35,9 @@ pub struct IsolationInput {
 
 impl Service {
     fn allow_unisolated(&self) -> bool {
-        self.db()
-            .query_row("SELECT value FROM settings WHERE key = ?1", [KEY], |r| {
-                r.get::<_, String>(0)
-            })
+        store::settings::get(&self.db(), KEY)
             .ok()
+            .flatten()
             .and_then(|v| serde_json::from_str::<bool>(&v).ok())
             .unwrap_or(false)
     }
@@ -70,11 +68,7 @@ impl Service {
         let value = serde_json::to_string(&input.allow_unisolated)
             .map_err(|e| CoreError::Corrupt(e.to_string()))?;
         let now = self.now();
-        self.db().execute(
-            "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![KEY, value, now],
-        )?;
+        store::settings::put(&self.db(), KEY, &value, &now)?;
         self.isolation()
     }
 }

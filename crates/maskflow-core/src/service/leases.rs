@@ -99,13 +99,11 @@ mod tests {
     /// Another live process (a `sleep`) holding `resource`, as a second
     /// Maskflow would.
     fn held_by(service: &Service, child: &std::process::Child, resource: &str) {
-        service
-            .db()
-            .execute(
-                "INSERT OR REPLACE INTO leases VALUES (?1, ?2, 'proc_other', 0, 0, ?3)",
-                rusqlite::params![resource, child.id(), i64::MAX / 2],
-            )
-            .expect("lease");
+        let other = leases::LeaseOwner {
+            pid: child.id(),
+            id: "proc_other".into(),
+        };
+        leases::acquire(&service.db(), resource, &other, 0, i64::MAX / 2).expect("lease");
     }
 
     fn other_process() -> std::process::Child {
@@ -156,12 +154,14 @@ mod tests {
         let home = tempfile::tempdir().expect("tmp");
         let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
         let c = create(&s);
-        s.db()
-            .execute(
-                "UPDATE workflow_versions SET status = 'building' WHERE id = ?1",
-                [&c.version_id],
-            )
-            .expect("building");
+        {
+            let db = s.db();
+            let mut v = crate::store::get_version(&db, &c.version_id)
+                .expect("read")
+                .expect("version");
+            v.status = crate::Status::Building;
+            crate::store::update_version(&db, &v).expect("building");
+        }
         let run = RunRow {
             id: "run_01".into(),
             workflow_id: c.workflow_id.clone(),
@@ -186,15 +186,12 @@ mod tests {
         let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
         let w = s.get_workflow(&c.workflow_id).expect("get");
         assert_eq!(w.current_version.status, crate::Status::Building);
-        let status = |s: &Service| -> String {
-            s.db()
-                .query_row(
-                    "SELECT status FROM workflow_runs WHERE id = 'run_01'",
-                    [],
-                    |r| r.get(0),
-                )
+        let stored = |s: &Service| -> RunRow {
+            crate::store::builds::get_run(&s.db(), "run_01")
+                .expect("read")
                 .expect("run")
         };
+        let status = |s: &Service| -> String { stored(s).status };
         assert_eq!(status(&s), "running");
         drop(s);
 
@@ -205,14 +202,8 @@ mod tests {
         let w = s.get_workflow(&c.workflow_id).expect("get");
         assert_eq!(w.current_version.status, crate::Status::Failed);
         assert_eq!(status(&s), "error");
-        let message: String = s
-            .db()
-            .query_row(
-                "SELECT result ->> '$.message' FROM workflow_runs WHERE id = 'run_01'",
-                [],
-                |r| r.get(0),
-            )
-            .expect("message");
+        let result = stored(&s).result.expect("result");
+        let message = result["message"].as_str().expect("message");
         assert!(
             message.contains("Maskflow stopped while this run was in progress"),
             "{message}"

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use rusqlite::params;
 use serde_json::{Value, json};
 
 use super::{Service, lock};
@@ -108,7 +107,7 @@ fn vocabulary() -> String {
 
 impl CallSink for Service {
     fn record(&self, entry: LedgerEntry) {
-        let stored = ledger::insert(&self.db(), &entry);
+        let stored = store::llm_calls::insert(&self.db(), &entry);
         if let Err(e) = stored {
             eprintln!("maskflow: could not record an LLM call in the ledger: {e}");
         }
@@ -116,7 +115,7 @@ impl CallSink for Service {
     }
 
     fn begin(&self, entry: &LedgerEntry) -> std::result::Result<(), String> {
-        ledger::insert(&self.db(), entry).map_err(|e| e.to_string())?;
+        store::llm_calls::insert(&self.db(), entry).map_err(|e| e.to_string())?;
         self.inner.events.publish(Event::LlmCallStarted {
             id: entry.id.clone(),
             role: entry.role.clone(),
@@ -128,7 +127,7 @@ impl CallSink for Service {
 
     fn finish(&self, entry: LedgerEntry) {
         let now = self.now();
-        if let Err(e) = ledger::complete(&self.db(), &entry, &now) {
+        if let Err(e) = store::llm_calls::complete(&self.db(), &entry, &now) {
             eprintln!("maskflow: could not complete an LLM call in the ledger: {e}");
         }
         self.inner.events.publish(Event::LedgerEntry { entry });
@@ -347,32 +346,22 @@ impl Service {
     pub fn flow_guard(&self) -> Result<Arc<GuardIndex>> {
         let (stamp, files) = {
             let db = self.db();
-            let stamp: (i64, i64) = db.query_row(
-                "SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM input_files",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+            let stamp = store::input_files::stamp(&db)?;
             if let Some((at, g)) = &*lock(&self.llm_state().flow_guard)
                 && *at == stamp
             {
                 return Ok(g.clone());
             }
-            let mut stmt = db.prepare("SELECT path, filename, extract FROM input_files")?;
-            let files = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            (stamp, files)
+            (stamp, store::input_files::guarded(&db)?)
         };
         let mut index = GuardIndex::new();
-        for (path, name, extract) in &files {
-            index.add_file(Path::new(path), name, self.llm_state().max_file_bytes);
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(extract) {
+        for f in &files {
+            index.add_file(
+                Path::new(&f.path),
+                &f.filename,
+                self.llm_state().max_file_bytes,
+            );
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&f.extract) {
                 guard::allow_json(&mut index, &v);
             }
         }
@@ -411,23 +400,16 @@ impl Service {
     }
 
     fn confirmations(&self, workflow_id: &str) -> Result<Vec<String>> {
-        let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT content FROM privacy_confirmations WHERE workflow_id = ?1 ORDER BY rowid",
-        )?;
-        let rows = stmt
-            .query_map([workflow_id], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?;
-        Ok(rows)
+        Ok(store::privacy_confirmations::of_workflow(
+            &self.db(),
+            workflow_id,
+        )?)
     }
 
     /// Records that the user chose to send `content` despite the guard.
     pub(super) fn confirm_privacy(&self, workflow_id: &str, content: &str) -> Result<()> {
         let now = self.now();
-        self.db().execute(
-            "INSERT INTO privacy_confirmations (workflow_id, content, created_at) VALUES (?1, ?2, ?3)",
-            params![workflow_id, content, now],
-        )?;
+        store::privacy_confirmations::insert(&self.db(), workflow_id, content, &now)?;
         Ok(())
     }
 
@@ -527,13 +509,13 @@ impl Service {
 
     /// Token totals from the ledger: in all, per role and per workflow.
     pub fn usage(&self) -> Result<ledger::Usage> {
-        Ok(ledger::usage(&self.db())?)
+        Ok(store::llm_calls::usage(&self.db())?)
     }
 
     /// The ledger, newest first; `q` searches bodies, replies and names.
     pub fn ledger(&self, q: Option<&str>, limit: u32, offset: u32) -> Result<Vec<LedgerEntry>> {
         let limit = limit.clamp(1, MAX_LEDGER_PAGE);
-        Ok(ledger::list(&self.db(), q, limit, offset)?)
+        Ok(store::llm_calls::list(&self.db(), q, limit, offset)?)
     }
 }
 

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -11,6 +10,7 @@ use super::Service;
 use super::builds::PYTHON_SETTING;
 use crate::error::{CoreError, Result};
 use crate::runner::find_python;
+use crate::store;
 
 /// The Python interpreter as the settings screen shows it.
 #[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
@@ -53,13 +53,9 @@ fn describe(path: Option<String>) -> PythonView {
 
 impl Service {
     fn python_setting(&self) -> Option<String> {
-        self.db()
-            .query_row(
-                "SELECT value FROM settings WHERE key = ?1",
-                [PYTHON_SETTING],
-                |r| r.get::<_, String>(0),
-            )
+        store::settings::get(&self.db(), PYTHON_SETTING)
             .ok()
+            .flatten()
             .and_then(|v| serde_json::from_str::<String>(&v).ok())
             .filter(|s| !s.is_empty())
     }
@@ -90,11 +86,7 @@ impl Service {
         let value = serde_json::to_string(&path.unwrap_or_default())
             .map_err(|e| CoreError::Corrupt(e.to_string()))?;
         let now = self.now();
-        self.db().execute(
-            "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![PYTHON_SETTING, value, now],
-        )?;
+        store::settings::put(&self.db(), PYTHON_SETTING, &value, &now)?;
         Ok(view)
     }
 }

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -15,6 +14,8 @@ use super::{Inner, Service};
 use crate::error::{CoreError, Result};
 use crate::ids::format_rfc3339;
 use crate::runner::folder_size;
+use crate::store::{self, input_files};
+use crate::versions::Status;
 
 /// The settings key of the upload expiry (a JSON number of hours).
 const EXPIRY_KEY: &str = "upload_expiry_hours";
@@ -217,10 +218,11 @@ impl Service {
             )));
         }
         let now = self.now();
-        self.db().execute(
-            "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![EXPIRY_KEY, input.upload_expiry_hours.to_string(), now],
+        store::settings::put(
+            &self.db(),
+            EXPIRY_KEY,
+            &input.upload_expiry_hours.to_string(),
+            &now,
         )?;
         self.storage()
     }
@@ -280,13 +282,7 @@ impl Service {
     }
 
     fn upload_expiry_hours(&self) -> u32 {
-        self.db()
-            .query_row(
-                "SELECT value FROM settings WHERE key = ?1",
-                [EXPIRY_KEY],
-                |r| r.get::<_, String>(0),
-            )
-            .optional()
+        store::settings::get(&self.db(), EXPIRY_KEY)
             .ok()
             .flatten()
             .and_then(|v| v.trim().parse().ok())
@@ -298,31 +294,20 @@ impl Service {
     fn clearable_uploads(&self, cutoff_ms: u64) -> Result<Vec<Upload>> {
         let cutoff = format_rfc3339(cutoff_ms);
         let files_dir = self.home().join("files");
-        let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT id, path, created_at FROM input_files f
-             WHERE NOT EXISTS (SELECT 1 FROM workflow_version_files v WHERE v.file_id = f.id)",
-        )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut known = std::collections::HashSet::new();
-        for id in db
-            .prepare("SELECT id FROM input_files")?
-            .query_map([], |r| r.get::<_, String>(0))?
-        {
-            known.insert(id?);
-        }
-        drop(stmt);
-        drop(db);
+        let (rows, known) = {
+            let db = self.db();
+            let rows = input_files::unlinked(&db)?;
+            let known: std::collections::HashSet<String> =
+                input_files::ids(&db)?.into_iter().collect();
+            (rows, known)
+        };
         let mut out = Vec::new();
-        for (id, path, created_at) in rows {
+        for input_files::UnlinkedFile {
+            id,
+            path,
+            created_at,
+        } in rows
+        {
             if created_at.as_str() >= cutoff.as_str() {
                 continue;
             }
@@ -371,12 +356,7 @@ impl Service {
                 // The row goes first: a file whose row is gone is an orphan
                 // the next sweep removes; a row whose file is gone would be
                 // a broken upload.
-                let gone = self.db().execute(
-                    "DELETE FROM input_files WHERE id = ?1
-                     AND NOT EXISTS (SELECT 1 FROM workflow_version_files v WHERE v.file_id = ?1)",
-                    [id],
-                )?;
-                if gone == 0 {
+                if !input_files::delete_unlinked(&self.db(), id)? {
                     continue; // joined a workflow meanwhile
                 }
             }
@@ -392,11 +372,7 @@ impl Service {
 
     fn finished_run_folders(&self) -> Result<Vec<PathBuf>> {
         let runs = self.home().join("runs");
-        let db = self.db();
-        let mut stmt = db.prepare("SELECT workdir FROM workflow_runs WHERE status != 'running'")?;
-        let dirs = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let dirs = store::builds::finished_run_workdirs(&self.db())?;
         Ok(dirs
             .into_iter()
             .map(PathBuf::from)
@@ -406,13 +382,14 @@ impl Service {
 
     fn closed_session_folders(&self) -> Result<Vec<PathBuf>> {
         let home = self.home();
-        let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT id FROM workflow_versions WHERE status IN ('failed', 'rejected', 'archived')",
-        )?;
-        let ids = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let ids = {
+            let db = self.db();
+            let mut ids = Vec::new();
+            for status in [Status::Failed, Status::Rejected, Status::Archived] {
+                ids.extend(store::versions_in(&db, status)?.into_iter().map(|v| v.id));
+            }
+            ids
+        };
         Ok(ids
             .iter()
             .flat_map(|id| {

@@ -136,26 +136,19 @@ impl Retention {
 
 /// The retention counts as stored (the defaults when unset or unreadable).
 pub fn retention(conn: &Connection) -> Retention {
-    conn.query_row(
-        "SELECT value FROM settings WHERE key = ?1",
-        [RETENTION_SETTING],
-        |r| r.get::<_, String>(0),
-    )
-    .ok()
-    .and_then(|v| serde_json::from_str::<Retention>(&v).ok())
-    .filter(|r| r.check().is_ok())
-    .unwrap_or_default()
+    super::settings::get(conn, RETENTION_SETTING)
+        .ok()
+        .flatten()
+        .and_then(|v| serde_json::from_str::<Retention>(&v).ok())
+        .filter(|r| r.check().is_ok())
+        .unwrap_or_default()
 }
 
 /// Stores new retention counts and prunes to them at once.
 pub fn set_retention(conn: &Connection, retention: Retention, now: &str) -> Result<()> {
     retention.check().map_err(CoreError::InvalidRequest)?;
     let value = serde_json::to_string(&retention).map_err(|e| CoreError::Corrupt(e.to_string()))?;
-    conn.execute(
-        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        params![RETENTION_SETTING, value, now],
-    )?;
+    super::settings::put(conn, RETENTION_SETTING, &value, now)?;
     prune(conn, Reason::PreMigration)?;
     prune(conn, Reason::PreFlowRun)?;
     Ok(())
@@ -282,6 +275,44 @@ pub fn remove(conn: &Connection, b: &Backup) -> Result<()> {
     }
     conn.execute("DELETE FROM database_backups WHERE id = ?1", [&b.id])?;
     Ok(())
+}
+
+/// Opens a backup read-only and checks it is a sound Maskflow database no
+/// newer than this version of Maskflow.
+pub fn open_checked(b: &Backup) -> Result<Connection> {
+    let bad = |why: String| CoreError::InvalidRequest(format!("backup {}: {why}", b.id));
+    if !std::path::Path::new(&b.path).is_file() {
+        return Err(bad(format!("its file {} is missing", b.path)));
+    }
+    let conn = Connection::open_with_flags(
+        &b.path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| bad(format!("cannot be opened: {e}")))?;
+    let check: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(|e| bad(format!("is not a database: {e}")))?;
+    if check != "ok" {
+        return Err(bad(format!("is damaged: {check}")));
+    }
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let known = super::schema::all().len() as i64;
+    if version > known {
+        return Err(bad(format!(
+            "was made by a newer Maskflow (schema {version}, this one knows {known})"
+        )));
+    }
+    let has_workflows = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'workflows'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(|e| bad(e.to_string()))?;
+    if has_workflows == 0 {
+        return Err(bad("is not a Maskflow database".into()));
+    }
+    Ok(conn)
 }
 
 /// Keeps only the newest backups of an automatic kind, per the retention.

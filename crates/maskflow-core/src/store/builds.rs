@@ -173,6 +173,13 @@ pub fn running_runs(conn: &Connection) -> rusqlite::Result<Vec<String>> {
         .collect()
 }
 
+/// The work folders of runs no longer `running`.
+pub fn finished_run_workdirs(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    conn.prepare("SELECT workdir FROM workflow_runs WHERE status != 'running'")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
 /// Marks a run that a stopped process left `running` as an error, saying so.
 pub fn interrupt_run(conn: &Connection, id: &str, now: &str) -> rusqlite::Result<()> {
     conn.execute(

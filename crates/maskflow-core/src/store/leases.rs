@@ -200,6 +200,15 @@ pub fn held_elsewhere(
         .filter(|l| l.owner_id != me.id && (l.owner_pid == me.pid || pid_alive(l.owner_pid))))
 }
 
+/// How many leases are live at `now_ms` (of any owner).
+pub fn live_count(conn: &Connection, now_ms: i64) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM leases WHERE expires_ms > ?1",
+        [now_ms],
+        |r| r.get(0),
+    )?)
+}
+
 fn get(conn: &Connection, resource: &str) -> Result<Option<Lease>> {
     Ok(conn
         .query_row(

@@ -9,9 +9,13 @@
 pub mod backups;
 pub mod builds;
 pub mod deletes;
+pub mod input_files;
 pub mod leases;
+pub mod llm_calls;
+pub mod privacy_confirmations;
 pub mod python_locks;
 pub mod schema;
+pub mod settings;
 
 use std::path::Path;
 

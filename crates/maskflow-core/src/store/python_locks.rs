@@ -43,6 +43,15 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Lock> {
     })
 }
 
+/// Drops the lock of a version (it has none afterwards).
+pub fn delete_lock(conn: &Connection, version_id: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM version_python_locks WHERE version_id = ?1",
+        [version_id],
+    )?;
+    Ok(())
+}
+
 /// The lock of a version, if it has one.
 pub fn get_lock(conn: &Connection, version_id: &str) -> rusqlite::Result<Option<Lock>> {
     conn.query_row(

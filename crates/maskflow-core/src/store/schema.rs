@@ -163,11 +163,9 @@ CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
 /// messages of each agent conversation. See [`crate::flows::store`].
 pub const V4: &str = crate::flows::store::MIGRATION;
 
-/// V5 (issue #13): the ledger is written ahead.
-/// A call's row is inserted before its request is sent (outcome
-/// `cancelled` until it ends) and completed after; `completed_at` stays NULL
-/// for a call that was dropped or whose process died while it was in flight.
-pub const LEDGER_WRITE_AHEAD: &str = "ALTER TABLE llm_calls ADD COLUMN completed_at TEXT;";
+/// V5 (issue #13): the ledger is written ahead. See
+/// [`crate::store::llm_calls::WRITE_AHEAD_MIGRATION`].
+pub const LEDGER_WRITE_AHEAD: &str = crate::store::llm_calls::WRITE_AHEAD_MIGRATION;
 
 /// V6 (issue #19): leases — which process runs a flow run, a build or
 /// a workflow run. See [`crate::store::leases`].
@@ -186,8 +184,9 @@ UPDATE workflow_versions SET origin = CASE WHEN version = 1 THEN 'created' ELSE 
 "#;
 
 /// Migration (issue 18, branch seeds18): the privacy ledger outlives a
-/// deleted workflow; its rows keep the workflow's name here.
-pub const LEDGER_DELETED_WORKFLOW: &str = "ALTER TABLE llm_calls ADD COLUMN deleted_workflow TEXT;";
+/// deleted workflow. See
+/// [`crate::store::llm_calls::DELETED_WORKFLOW_MIGRATION`].
+pub const LEDGER_DELETED_WORKFLOW: &str = crate::store::llm_calls::DELETED_WORKFLOW_MIGRATION;
 
 /// Migration (issue 18, branch seeds18): the record of database backups.
 /// See [`crate::store::backups`].

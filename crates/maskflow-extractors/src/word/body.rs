@@ -244,18 +244,7 @@ pub(super) fn parse_body<R: BufRead>(
 ) -> Result<Body, PartError> {
     let mut reader = quick_xml::Reader::from_reader(input);
     let mut buf = Vec::new();
-    let mut body = Body::default();
-    let mut preview = String::new();
-    let mut preview_full = false;
-    let mut tables: Vec<TableState> = Vec::new();
-    let mut extra_tables = 0usize;
-    // Paragraphs nest (a text box inside a run): only the outermost one ends a paragraph.
-    let mut p_depth = 0usize;
-    let mut para = String::new();
-    let mut para_style: Option<String> = None;
-    let mut para_outline: Option<u8> = None;
-    let mut in_ppr = false;
-    let mut in_text = false;
+    let mut body = BodyReader::new(styles, samples);
     // Inside mc:Fallback, which repeats what mc:Choice already said.
     let mut skip_depth = 0usize;
     let mut depth = 0usize;
@@ -278,104 +267,28 @@ pub(super) fn parse_body<R: BufRead>(
         match event {
             Event::Start(e) => {
                 depth += 1;
-                match e.local_name().as_ref() {
-                    "Fallback" => skip_depth = 1,
-                    "p" => {
-                        p_depth += 1;
-                        if p_depth == 1 {
-                            para.clear();
-                            para_style = None;
-                            para_outline = None;
-                        }
-                    }
-                    "pPr" if p_depth == 1 => in_ppr = true,
-                    "t" => in_text = p_depth > 0,
-                    "tbl" => tables.push(TableState::default()),
-                    "tr" => {
-                        if let Some(t) = tables.last_mut() {
-                            t.row.clear();
-                        }
-                    }
-                    "tc" => {
-                        if let Some(t) = tables.last_mut() {
-                            t.cell.clear();
-                            t.in_cell = true;
-                        }
-                    }
-                    _ => property(&e, in_ppr, &mut para_style, &mut para_outline),
+                if e.local_name().as_ref() == "Fallback" {
+                    skip_depth = 1;
+                } else {
+                    body.start(&e);
                 }
             }
-            Event::Empty(e) => match e.local_name().as_ref() {
-                "tab" if p_depth > 0 && !in_ppr => push_capped(&mut para, "\t", PARAGRAPH_CAP),
-                "br" | "cr" if p_depth > 0 => push_capped(&mut para, "\n", PARAGRAPH_CAP),
-                "tc" => {
-                    if let Some(t) = tables.last_mut() {
-                        t.row.push(String::new());
-                    }
-                }
-                _ => property(&e, in_ppr, &mut para_style, &mut para_outline),
-            },
-            Event::Text(t) if in_text => push_capped(&mut para, &t.xml10_content(), PARAGRAPH_CAP),
-            Event::CData(t) if in_text => push_capped(&mut para, &t.xml10_content(), PARAGRAPH_CAP),
-            Event::GeneralRef(r) if in_text => {
+            Event::Empty(e) => body.empty(&e),
+            Event::Text(t) if body.in_text => body.text(&t.xml10_content()),
+            Event::CData(t) if body.in_text => body.text(&t.xml10_content()),
+            Event::GeneralRef(r) if body.in_text => {
                 let resolved = match r.resolve_char_ref() {
                     Ok(Some(c)) => Some(c.to_string()),
                     _ => quick_xml::escape::resolve_predefined_entity(&r.xml10_content())
                         .map(str::to_owned),
                 };
                 if let Some(s) = resolved {
-                    push_capped(&mut para, &s, PARAGRAPH_CAP);
+                    body.text(&s);
                 }
             }
             Event::End(e) => {
                 depth = depth.saturating_sub(1);
-                match e.local_name().as_ref() {
-                    "t" => in_text = false,
-                    "pPr" if p_depth == 1 => in_ppr = false,
-                    "p" => {
-                        p_depth = p_depth.saturating_sub(1);
-                        if p_depth == 0 {
-                            end_paragraph(
-                                &mut body,
-                                &mut tables,
-                                &mut preview,
-                                &mut preview_full,
-                                &para,
-                                para_style.as_deref(),
-                                para_outline,
-                                styles,
-                            );
-                        }
-                    }
-                    "tc" => {
-                        if let Some(t) = tables.last_mut()
-                            && t.in_cell
-                        {
-                            let cell = std::mem::take(&mut t.cell);
-                            t.row.push(cell.trim().to_owned());
-                            t.in_cell = false;
-                        }
-                    }
-                    "tr" => {
-                        if let Some(t) = tables.last_mut() {
-                            t.rows += 1;
-                            let row = std::mem::take(&mut t.row);
-                            if t.head.len() <= samples {
-                                t.head.push(row);
-                            }
-                        }
-                    }
-                    "tbl" => {
-                        if let Some(t) = tables.pop() {
-                            if body.tables.len() < MAX_TABLES {
-                                finish_table(&mut body, t, samples);
-                            } else {
-                                extra_tables += 1;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                body.end(e.local_name().as_ref());
             }
             Event::Eof => break,
             _ => {}
@@ -386,17 +299,193 @@ pub(super) fn parse_body<R: BufRead>(
         // The part ends in the middle of an element: it was cut short.
         return Err(PartError::Xml);
     }
-    if extra_tables > 0 {
-        body.warnings.push(format!(
-            "only the first {MAX_TABLES} tables are shown; {extra_tables} more are not"
-        ));
+    Ok(body.finish())
+}
+
+/// The state of one pass over `word/document.xml`.
+struct BodyReader<'a> {
+    styles: &'a StyleLevels,
+    samples: usize,
+    body: Body,
+    preview: String,
+    preview_full: bool,
+    /// Tables being read, innermost last.
+    tables: Vec<TableState>,
+    extra_tables: usize,
+    /// Paragraphs nest (a text box inside a run): only the outermost one ends a paragraph.
+    p_depth: usize,
+    para: String,
+    para_style: Option<String>,
+    para_outline: Option<u8>,
+    in_ppr: bool,
+    in_text: bool,
+}
+
+impl<'a> BodyReader<'a> {
+    fn new(styles: &'a StyleLevels, samples: usize) -> Self {
+        BodyReader {
+            styles,
+            samples,
+            body: Body::default(),
+            preview: String::new(),
+            preview_full: false,
+            tables: Vec::new(),
+            extra_tables: 0,
+            p_depth: 0,
+            para: String::new(),
+            para_style: None,
+            para_outline: None,
+            in_ppr: false,
+            in_text: false,
+        }
     }
-    if body.headings.len() >= MAX_HEADINGS {
-        body.warnings
-            .push(format!("only the first {MAX_HEADINGS} headings are shown"));
+
+    fn start(&mut self, e: &BytesStart<'_>) {
+        match e.local_name().as_ref() {
+            "p" => {
+                self.p_depth += 1;
+                if self.p_depth == 1 {
+                    self.para.clear();
+                    self.para_style = None;
+                    self.para_outline = None;
+                }
+            }
+            "pPr" if self.p_depth == 1 => self.in_ppr = true,
+            "t" => self.in_text = self.p_depth > 0,
+            "tbl" => self.tables.push(TableState::default()),
+            "tr" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.row.clear();
+                }
+            }
+            "tc" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.cell.clear();
+                    t.in_cell = true;
+                }
+            }
+            _ => self.property(e),
+        }
     }
-    body.text_preview = mask(&cut(&preview, TEXT_PREVIEW_CHARS));
-    Ok(body)
+
+    fn empty(&mut self, e: &BytesStart<'_>) {
+        match e.local_name().as_ref() {
+            "tab" if self.p_depth > 0 && !self.in_ppr => self.text("\t"),
+            "br" | "cr" if self.p_depth > 0 => self.text("\n"),
+            "tc" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.row.push(String::new());
+                }
+            }
+            _ => self.property(e),
+        }
+    }
+
+    fn text(&mut self, s: &str) {
+        push_capped(&mut self.para, s, PARAGRAPH_CAP);
+    }
+
+    fn end(&mut self, name: &str) {
+        match name {
+            "t" => self.in_text = false,
+            "pPr" if self.p_depth == 1 => self.in_ppr = false,
+            "p" => {
+                self.p_depth = self.p_depth.saturating_sub(1);
+                if self.p_depth == 0 {
+                    self.end_paragraph();
+                }
+            }
+            "tc" => {
+                if let Some(t) = self.tables.last_mut()
+                    && t.in_cell
+                {
+                    let cell = std::mem::take(&mut t.cell);
+                    t.row.push(cell.trim().to_owned());
+                    t.in_cell = false;
+                }
+            }
+            "tr" => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.rows += 1;
+                    let row = std::mem::take(&mut t.row);
+                    if t.head.len() <= self.samples {
+                        t.head.push(row);
+                    }
+                }
+            }
+            "tbl" => {
+                if let Some(t) = self.tables.pop() {
+                    if self.body.tables.len() < MAX_TABLES {
+                        finish_table(&mut self.body, t, self.samples);
+                    } else {
+                        self.extra_tables += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Records `w:pStyle` / `w:outlineLvl` of the paragraph being read.
+    fn property(&mut self, e: &BytesStart<'_>) {
+        property(e, self.in_ppr, &mut self.para_style, &mut self.para_outline);
+    }
+
+    /// A paragraph ended: its text joins the open cell, or the headings
+    /// and the preview.
+    fn end_paragraph(&mut self) {
+        if let Some(t) = self.tables.last_mut() {
+            if t.in_cell {
+                if !t.cell.is_empty() {
+                    push_capped(&mut t.cell, " ", CELL_CAP);
+                }
+                push_capped(&mut t.cell, self.para.trim(), CELL_CAP);
+            }
+            return;
+        }
+        let text = self.para.trim();
+        if text.is_empty() {
+            return;
+        }
+        let level = self.para_outline.or_else(|| {
+            self.para_style
+                .as_deref()
+                .and_then(|s| self.styles.level(s))
+        });
+        if let Some(level) = level
+            && self.body.headings.len() < MAX_HEADINGS
+        {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            self.body.headings.push(Heading {
+                level,
+                text: mask(&cut(&words, MAX_VALUE_CHARS)),
+            });
+        }
+        if !self.preview_full {
+            if !self.preview.is_empty() {
+                self.preview.push('\n');
+            }
+            push_capped(&mut self.preview, text, PARAGRAPH_CAP);
+            self.preview_full = self.preview.len() >= PARAGRAPH_CAP;
+        }
+    }
+
+    /// The body with its warnings and masked preview.
+    fn finish(self) -> Body {
+        let mut body = self.body;
+        if self.extra_tables > 0 {
+            body.warnings.push(format!(
+                "only the first {MAX_TABLES} tables are shown; {} more are not",
+                self.extra_tables
+            ));
+        }
+        if body.headings.len() >= MAX_HEADINGS {
+            body.warnings
+                .push(format!("only the first {MAX_HEADINGS} headings are shown"));
+        }
+        body.text_preview = mask(&cut(&self.preview, TEXT_PREVIEW_CHARS));
+        body
+    }
 }
 
 /// Records `w:pStyle` / `w:outlineLvl` of the paragraph being read.
@@ -416,49 +505,6 @@ fn property(
             *outline = attr(e, "val").and_then(|v| outline_level(&v));
         }
         _ => {}
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn end_paragraph(
-    body: &mut Body,
-    tables: &mut [TableState],
-    preview: &mut String,
-    preview_full: &mut bool,
-    para: &str,
-    style: Option<&str>,
-    outline: Option<u8>,
-    styles: &StyleLevels,
-) {
-    if let Some(t) = tables.last_mut() {
-        if t.in_cell {
-            if !t.cell.is_empty() {
-                push_capped(&mut t.cell, " ", CELL_CAP);
-            }
-            push_capped(&mut t.cell, para.trim(), CELL_CAP);
-        }
-        return;
-    }
-    let text = para.trim();
-    if text.is_empty() {
-        return;
-    }
-    let level = outline.or_else(|| style.and_then(|s| styles.level(s)));
-    if let Some(level) = level
-        && body.headings.len() < MAX_HEADINGS
-    {
-        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        body.headings.push(Heading {
-            level,
-            text: mask(&cut(&words, MAX_VALUE_CHARS)),
-        });
-    }
-    if !*preview_full {
-        if !preview.is_empty() {
-            preview.push('\n');
-        }
-        push_capped(preview, text, PARAGRAPH_CAP);
-        *preview_full = preview.len() >= PARAGRAPH_CAP;
     }
 }
 

@@ -1,0 +1,310 @@
+//! The review phase's auto-test: resolve and install the script's packages,
+//! run it on the real input files in the sandboxed runner, and judge the
+//! report (the error output masked before the profile sees it).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::job::{BuildJob, BuildState, InputFile, TestReport};
+use super::session::render_report;
+use super::{Engine, MAX_TEST_FAILURES, fail};
+use crate::build::mask::{Allowlist, mask_error};
+use crate::build::profile::TestOutcome;
+use crate::build::table::Command;
+use crate::pyenv::{Lock, PackageRequest, dist_name, outside_curated};
+use crate::runner::{InputValue, RunRequest};
+use crate::spec::{FieldType, WorkflowSpec};
+
+/// What the auto-test step came to.
+enum Tested {
+    /// It ran (or was skipped): the report.
+    Report(Box<TestReport>),
+    /// Packages outside the curated set wait for the user's approval.
+    NeedsApproval,
+}
+
+impl Engine {
+    /// The auto-test: `None` when packages wait for the user's approval.
+    pub(super) async fn test_step(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+    ) -> Option<Command> {
+        match self.run_test(job, state).await {
+            Ok(Tested::Report(report)) => {
+                state.report = Some(*report);
+                Some(Command::Approve)
+            }
+            Ok(Tested::NeedsApproval) => None,
+            Err(reason) => Some(fail(state, reason)),
+        }
+    }
+
+    /// Resolves the script's requirements into a lock (kept in the state)
+    /// and, when packages outside the curated set are not approved yet,
+    /// lists them for approval. `Ok(None)`: nothing to install.
+    async fn lock_requirements(
+        &self,
+        spec: &WorkflowSpec,
+        state: &mut BuildState,
+    ) -> Result<Option<Lock>, String> {
+        let requirements: Vec<String> = spec
+            .execution
+            .requirements
+            .iter()
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .collect();
+        if requirements.is_empty() {
+            state.lock = None;
+            return Ok(None);
+        }
+        let lock = match state.lock.clone() {
+            Some(lock) if lock.requirements == requirements => lock,
+            _ => {
+                let (runner, envs, sink) = (
+                    self.runner.clone(),
+                    self.environments.clone(),
+                    self.env_progress.clone(),
+                );
+                let reqs = requirements.clone();
+                tokio::task::spawn_blocking(move || {
+                    let base = runner.python().map_err(|e| e.to_string())?;
+                    envs.resolve(&base, &reqs, &*sink.0)
+                        .map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| format!("resolving the packages stopped: {e}"))??
+            }
+        };
+        state.lock = Some(lock.clone());
+        let approved: Vec<String> = state
+            .approved_packages
+            .iter()
+            .map(|a| dist_name(a))
+            .collect();
+        let base = self.runner.python().ok();
+        let mut pending: Vec<PackageRequest> = Vec::new();
+        for name in outside_curated(&requirements)
+            .into_iter()
+            .filter(|r| !approved.contains(&dist_name(r)))
+        {
+            let version = lock.version_of(&name);
+            let size = match (&version, &base) {
+                (Some(v), Some(base)) => {
+                    crate::pyenv::sizes::download_size(&dist_name(&name), v, base).await
+                }
+                _ => None,
+            };
+            pending.push(PackageRequest {
+                name,
+                version,
+                size,
+            });
+        }
+        if !pending.is_empty() {
+            state.pending_packages = Some(pending);
+        }
+        Ok(Some(lock))
+    }
+
+    async fn run_test(&self, job: &BuildJob, state: &mut BuildState) -> Result<Tested, String> {
+        let spec = state.spec.clone().ok_or("there is no script to test")?;
+        let (inputs, names) = bind_test_inputs(&spec, &job.input_files);
+        let lock = self.lock_requirements(&spec, state).await?;
+        if state.pending_packages.is_some() {
+            return Ok(Tested::NeedsApproval);
+        }
+        let report = if job.input_files.is_empty() {
+            TestReport {
+                status: "skipped".into(),
+                message: "not tested: the version has no stored input files to test on".into(),
+                iteration: state.iteration,
+                inputs: names,
+                run: None,
+                environment: None,
+            }
+        } else {
+            let request = RunRequest {
+                script: spec.script.clone(),
+                inputs,
+                requirements: spec.execution.requirements.clone(),
+                workdir: job.test_dir.join(format!("iteration-{}", state.iteration)),
+                limits: self.limits.clone(),
+                shared_folders: Vec::new(),
+            };
+            let (runner, envs, sink, cancel) = (
+                self.runner.clone(),
+                self.environments.clone(),
+                self.env_progress.clone(),
+                job.cancel.clone(),
+            );
+            let (run, environment) = tokio::task::spawn_blocking(move || {
+                let _ = std::fs::remove_dir_all(&request.workdir);
+                let base = runner.python().map_err(|e| e.to_string())?;
+                let (python, env) = match &lock {
+                    Some(lock) => {
+                        let (python, mut info) = envs
+                            .ensure(&base, lock, &*sink.0)
+                            .map_err(|e| e.to_string())?;
+                        info.size = crate::runner::folder_size(&envs.root().join(&info.id));
+                        (python, Some(info))
+                    }
+                    None => (base, None),
+                };
+                runner
+                    .run_with(&python, &request, &cancel)
+                    .map(|run| (run, env))
+                    .map_err(|e| format!("the script could not be tested: {e}"))
+            })
+            .await
+            .map_err(|e| format!("the test run stopped: {e}"))??;
+            TestReport {
+                status: if run.succeeded() { "passed" } else { "failed" }.into(),
+                message: format!("ran on the real input files: {}", run.message),
+                iteration: state.iteration,
+                inputs: names,
+                run: Some(run),
+                environment,
+            }
+        };
+        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        self.write(job, state, "test-report.json", &json)?;
+        self.write(job, state, "review-report.md", &render_report(&report))?;
+        Ok(Tested::Report(Box::new(report)))
+    }
+
+    pub(super) fn judge(&self, job: &BuildJob, state: &mut BuildState) -> Command {
+        let Some(report) = state.report.clone() else {
+            return fail(state, "no test report");
+        };
+        let workdir = job
+            .test_dir
+            .join(format!("iteration-{}", state.iteration))
+            .canonicalize()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let (passed, summary, masked) = match &report.run {
+            None => (true, report.message.clone(), String::new()),
+            Some(run) => {
+                let script = state.spec.as_ref().map(|s| s.script.as_str()).unwrap_or("");
+                let allow = Allowlist::new(script, &column_names(&job.extracts));
+                let mut masked = mask_error(&run.stderr, &workdir, &allow);
+                if masked.trim().is_empty() {
+                    masked = mask_error(&run.stdout, &workdir, &allow);
+                }
+                (run.succeeded(), run.message.clone(), masked)
+            }
+        };
+        let test = TestOutcome {
+            passed,
+            summary: summary.clone(),
+            masked_error: masked,
+            output_names: report
+                .run
+                .as_ref()
+                .map(|r| r.outputs.iter().map(|o| o.name.clone()).collect())
+                .unwrap_or_default(),
+        };
+        let result = self
+            .profile
+            .process_review(&self.context(job, state), &test);
+        if let Some(note) = result.metadata["note"].as_str()
+            && let Err(e) = self.write(job, state, "review-verdict.md", note)
+        {
+            return fail(state, e);
+        }
+        if result.metadata["verdict"] == "pass" {
+            state.feedback = None;
+            return Command::Pass;
+        }
+        state.test_failures += 1;
+        state.feedback = result.metadata["feedback"].as_str().map(str::to_owned);
+        if state.test_failures >= MAX_TEST_FAILURES {
+            let reason = format!(
+                "the script failed its test on your files {} times; last: {summary}",
+                state.test_failures
+            );
+            return fail(state, reason);
+        }
+        Command::Fail
+    }
+}
+
+/// Binds the version's files to the workflow's file fields for the
+/// auto-test: `file` fields take the files in order; a `files` field takes
+/// the rest. Other fields get their first option (choices) or nothing.
+pub fn bind_test_inputs(
+    spec: &WorkflowSpec,
+    files: &[InputFile],
+) -> (BTreeMap<String, InputValue>, BTreeMap<String, Vec<String>>) {
+    let mut inputs = BTreeMap::new();
+    let mut names = BTreeMap::new();
+    let mut next = 0;
+    for f in spec
+        .fields
+        .iter()
+        .filter(|f| f.field_type == FieldType::File)
+    {
+        if let Some(file) = files.get(next) {
+            inputs.insert(f.name.clone(), InputValue::File(file.path.clone()));
+            names.insert(f.name.clone(), vec![file.filename.clone()]);
+            next += 1;
+        }
+    }
+    if let Some(f) = spec
+        .fields
+        .iter()
+        .find(|f| f.field_type == FieldType::Files)
+    {
+        let rest = &files[next.min(files.len())..];
+        inputs.insert(
+            f.name.clone(),
+            InputValue::Files(rest.iter().map(|r| r.path.clone()).collect()),
+        );
+        names.insert(
+            f.name.clone(),
+            rest.iter().map(|r| r.filename.clone()).collect(),
+        );
+    }
+    for f in &spec.fields {
+        if f.field_type == FieldType::Choice
+            && let Some(first) = f.options.as_ref().and_then(|o| o.first())
+        {
+            inputs.insert(
+                f.name.clone(),
+                InputValue::Value(Value::String(first.clone())),
+            );
+        }
+    }
+    (inputs, names)
+}
+
+/// The column names of the approved extracts (every file, sheet and
+/// table): the extractors' header decisions, so a file without a header
+/// gives none. They may appear in repair feedback as themselves.
+pub fn column_names(extracts: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    if k == "columns"
+                        && let Value::Array(names) = x
+                    {
+                        out.extend(names.iter().filter_map(|n| n.as_str()).map(str::to_owned));
+                    } else {
+                        walk(x, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(extracts, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}

@@ -1,0 +1,133 @@
+//! What a build works on and reports: the job (extracts, conversation,
+//! files, folders), the persisted [`BuildState`], the auto-test's
+//! [`TestReport`] and how a stretch of the build ended.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::build::table::{Phase, Stage};
+use crate::providers::ChatMessage;
+use crate::pyenv::{EnvironmentInfo, Lock, PackageRequest};
+use crate::runner::RunResult;
+use crate::spec::WorkflowSpec;
+
+/// Where a build is, persisted by the service between steps and pauses.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct BuildState {
+    /// The phase.
+    pub phase: Phase,
+    /// The stage (none when terminal or not started).
+    pub stage: Option<Stage>,
+    /// 1-based iteration (0 before the start).
+    pub iteration: u32,
+    /// Whether a gate waits for a person.
+    pub pending_gate: bool,
+    /// Failed auto-tests so far.
+    pub test_failures: u32,
+    /// What the next revision must fix (masked or LLM/user-written).
+    pub feedback: Option<String>,
+    /// The latest usable workflow.
+    pub spec: Option<WorkflowSpec>,
+    /// The latest test report.
+    pub report: Option<TestReport>,
+    /// Why the build failed.
+    pub reason: Option<String>,
+    /// What the builder's last prompt left out of the extracts to fit the
+    /// model's context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_reduction: Option<crate::fit::ContextReduction>,
+    /// Packages outside the curated set the user approved for this build.
+    #[serde(default)]
+    pub approved_packages: Vec<String>,
+    /// Packages outside the curated set waiting for the user's approval
+    /// (the gate is pending while this is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_packages: Option<Vec<PackageRequest>>,
+    /// The pinned package set of the latest script (stored with the version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<Lock>,
+}
+
+impl Default for BuildState {
+    fn default() -> Self {
+        Self {
+            phase: Phase::Init,
+            stage: None,
+            iteration: 0,
+            pending_gate: false,
+            test_failures: 0,
+            feedback: None,
+            spec: None,
+            report: None,
+            reason: None,
+            context_reduction: None,
+            approved_packages: Vec::new(),
+            pending_packages: None,
+            lock: None,
+        }
+    }
+}
+
+/// One of the version's real input files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputFile {
+    /// The user's name for it.
+    pub filename: String,
+    /// The stored copy (local only).
+    pub path: PathBuf,
+}
+
+/// Everything a build works from.
+#[derive(Clone, Debug)]
+pub struct BuildJob {
+    /// The approved, masked extracts.
+    pub extracts: Value,
+    /// The conversation.
+    pub history: Vec<ChatMessage>,
+    /// The real files the auto-test runs on.
+    pub input_files: Vec<InputFile>,
+    /// `sessions/<version_id>/`.
+    pub session_dir: PathBuf,
+    /// Where the auto-test's working folders go.
+    pub test_dir: PathBuf,
+    /// Set when the user cancels the build: the auto-test's script is killed.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What the auto-test did (local only: it holds real output).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+pub struct TestReport {
+    /// `passed`, `failed` or `skipped` (no input files to test on).
+    pub status: String,
+    /// In words.
+    pub message: String,
+    /// The iteration tested.
+    pub iteration: u32,
+    /// Which input files each field got.
+    pub inputs: BTreeMap<String, Vec<String>>,
+    /// The run, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunResult>,
+    /// The Python environment it ran in (none: the plain interpreter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<EnvironmentInfo>,
+}
+
+/// How a build (or a stretch of it) ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Built and tested: the version can wait for the user's approval.
+    Built,
+    /// Given up; `state.reason` says why.
+    Failed,
+    /// A gate waits for a person; resume with [`Engine::resume`].
+    Paused,
+}
+
+/// Called with the state after every move.
+pub type OnChange<'a> = &'a (dyn Fn(&BuildState) + Send + Sync);
