@@ -6,9 +6,13 @@
 //! It must not depend on Tauri or on any HTTP stack: shells adapt
 //! [`Service`] to their transport, one line per call.
 
+// The API list names types as `maskflow_core::…`, in core as in the shells.
+extern crate self as maskflow_core;
+
 pub use maskflow_clock as ids;
 pub use maskflow_runner as runner;
 
+pub mod api;
 pub mod build;
 pub mod error;
 pub mod events;

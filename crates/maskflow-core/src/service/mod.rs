@@ -14,6 +14,7 @@ mod cancel;
 mod deletes;
 mod environments;
 mod flow_scripts;
+mod flows;
 mod isolation;
 mod leases;
 mod llm;
@@ -1185,6 +1186,8 @@ fn safe_filename(name: &str) -> String {
     }
 }
 
+#[cfg(test)]
+pub(crate) mod api_client;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
