@@ -6,7 +6,6 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { FlowRunSummary, FlowRunView, FlowSummary, TurnView } from "../generated";
 import { toApiError } from "../transport";
-import { pickFlowsTransport, type FlowsTransport } from "../transport/flows";
 import { Diagram } from "../flows/Diagram";
 import { ManualPrompts } from "../components/BuildPanels";
 import { SafeDeleteDialog } from "../components/SafeDelete";
@@ -49,7 +48,7 @@ function download(name: string, text: string, type: string) {
 
 export function Flows({ flowName, runId }: { flowName?: string; runId?: string }) {
   const transport = useTransport();
-  const [api, setApi] = useState<FlowsTransport | null>(null);
+  const api = transport;
   const [deleting, setDeleting] = useState<FlowRunSummary | null>(null);
   const [flows, setFlows] = useState<FlowSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -61,10 +60,6 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
   const [folder, setFolder] = useState("");
   const [busy, setBusy] = useState(false);
   const [showArchived, setShowArchived] = useState(false);
-
-  useEffect(() => {
-    void pickFlowsTransport().then(setApi);
-  }, []);
 
   const fail = (e: unknown) => setError(toApiError(e).message);
 

@@ -1,6 +1,7 @@
 // The one interface every screen uses to reach Maskflow. Two
 // implementations: Tauri IPC + events (the desktop window) and HTTP +
-// WebSocket (a browser against `maskflow serve`). `pickTransport` chooses one
+// WebSocket (a browser against `maskflow serve`); both make the calls of
+// core's one list through `CallTransport` (client.ts). `pickTransport` chooses one
 // at start; no screen knows which it got.
 import type {
   ConnectionTest,
@@ -42,6 +43,16 @@ import type {
   WorkflowPatch,
   WorkflowSummary,
   WorkflowView,
+  FlowBundle,
+  FlowImport,
+  FlowList,
+  FlowRunList,
+  FlowRunPatch,
+  FlowRunView,
+  FlowStarted,
+  FlowSummary,
+  GateAnswer,
+  StartFlow,
 } from "../generated";
 
 /** An error from either shell: a stable code and a sentence for people. */
@@ -139,6 +150,21 @@ export interface Transport {
   removeEnvironment(id: string): Promise<EnvironmentsView>;
   /** Installs uv into the data folder (the user asked for it). */
   installUv(): Promise<EnvironmentsView>;
+  // Flows (their turns and statuses arrive through `onEvent`).
+  listFlows(): Promise<FlowList>;
+  /** A flow's definition (`steps` list form or `nodes` graph form). */
+  flowDefinition(name: string): Promise<Record<string, unknown>>;
+  flowMermaid(name: string): Promise<string>;
+  exportFlow(name: string): Promise<FlowBundle>;
+  importFlow(request: FlowImport): Promise<FlowSummary>;
+  runFlow(name: string, request: StartFlow): Promise<FlowStarted>;
+  flowRuns(name: string): Promise<FlowRunList>;
+  getFlowRun(id: string): Promise<FlowRunView>;
+  patchFlowRun(id: string, patch: FlowRunPatch): Promise<FlowRunView>;
+  /** Two steps, like `deleteWorkflow`. */
+  deleteFlowRun(id: string, confirm?: string): Promise<DeleteReply>;
+  stopFlowRun(id: string): Promise<FlowRunView>;
+  answerFlowRun(id: string, answer: GateAnswer): Promise<FlowStarted>;
   /** Calls `listener` with every event from the core; returns the unsubscribe. */
   onEvent(listener: (event: Event) => void): () => void;
   /** Calls `listener` with the paths of files dropped on the window by the
