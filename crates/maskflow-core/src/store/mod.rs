@@ -12,6 +12,7 @@ pub mod deletes;
 pub mod leases;
 pub mod python_locks;
 pub mod schema;
+pub mod transitions;
 
 use std::path::Path;
 
