@@ -22,6 +22,29 @@ fn error(e: CoreError) -> ErrorBody {
     ErrorBody::from_core(e, "app's log")
 }
 
+/// A query struct whose fields are the command's top-level arguments (as
+/// they were before the list: `ledger(q, limit, offset)`,
+/// `delete_workflow(workflow_id, confirm)`).
+pub struct Flat<T>(pub T);
+
+impl<'de, R: tauri::Runtime, T: serde::de::DeserializeOwned> tauri::ipc::CommandArg<'de, R>
+    for Flat<T>
+{
+    fn from_command(
+        command: tauri::ipc::CommandItem<'de, R>,
+    ) -> Result<Self, tauri::ipc::InvokeError> {
+        match command.message.payload() {
+            InvokeBody::Json(args) => T::deserialize(args)
+                .map(Flat)
+                .map_err(|e| tauri::ipc::InvokeError::from(format!("{}: {e}", command.name))),
+            InvokeBody::Raw(_) => Err(tauri::ipc::InvokeError::from(format!(
+                "{}: the arguments must be JSON",
+                command.name
+            ))),
+        }
+    }
+}
+
 /// Runs `f` on a blocking thread.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, CoreError> + Send + 'static,
@@ -66,10 +89,11 @@ macro_rules! ipc_calls {
             pub async fn $name(
                 service: State<'_, Service>,
                 $( $parg: $pty, )*
-                $( $qarg: $qty, )?
+                $( $qarg: Flat<$qty>, )?
                 $( $barg: $bty, )?
             ) -> Reply<$ret> {
                 let service = service.inner().clone();
+                $( let $qarg = $qarg.0; )?
                 run!($mode service |$s| $call)
             }
         )*

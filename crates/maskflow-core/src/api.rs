@@ -136,7 +136,8 @@ pub struct ManualAnswer {
 ///
 /// * `path`: the path parameters in order, each with its name in the URL and
 ///   its argument name (the Tauri argument);
-/// * `query`: at most one struct read from the query string;
+/// * `query`: at most one struct read from the query string (over IPC its
+///   fields are top-level arguments);
 /// * `body`: at most one JSON body;
 /// * `reply`: `json` (the result as JSON), `empty` (no body), `text`
 ///   (`text/plain`) or `delete` (a two-step delete: 409 until confirmed);

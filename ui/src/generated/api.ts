@@ -9,8 +9,8 @@ export interface CallSpec {
   path: string;
   /** `[name in the path, argument]`, in order. */
   pathParams: readonly (readonly [string, string])[];
-  /** The argument sent as the query string. */
-  query: string | null;
+  /** Whether the arguments that are neither in the path nor the body go in the query string. */
+  query: boolean;
   /** The argument sent as the JSON body. */
   body: string | null;
   /** `json`, `empty` (no body), `text` or `delete` (two steps: 409 until confirmed). */
@@ -19,63 +19,63 @@ export interface CallSpec {
 
 /** Every call both shells serve. */
 export const calls = {
-  list_workflows: { method: "GET", path: "/api/workflows", pathParams: [], query: null, body: null, reply: "json" },
-  create_workflow: { method: "POST", path: "/api/workflows", pathParams: [], query: null, body: "request", reply: "json" },
-  get_workflow: { method: "GET", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: null, body: null, reply: "json" },
-  update_workflow: { method: "PATCH", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: null, body: "patch", reply: "json" },
-  delete_workflow: { method: "DELETE", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: "confirm", body: null, reply: "delete" },
-  send_message: { method: "POST", path: "/api/workflows/{id}/messages", pathParams: [["id", "workflow_id"]], query: null, body: "message", reply: "json" },
-  cancel_message: { method: "POST", path: "/api/workflows/{id}/cancel", pathParams: [["id", "workflow_id"]], query: null, body: null, reply: "json" },
-  approve: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/approve", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: null, body: null, reply: "json" },
-  edit: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/edit", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: null, body: null, reply: "json" },
-  restore_version: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/restore", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: null, body: null, reply: "json" },
-  get_version: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: null, body: null, reply: "json" },
-  resolve_gate: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/gate", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: null, body: "request", reply: "json" },
-  sessions: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/sessions", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: null, body: null, reply: "json" },
-  test_output_preview: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/previews/{name}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"], ["name", "name"]], query: null, body: null, reply: "json" },
-  run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: null, body: "request", reply: "json" },
-  list_runs: { method: "GET", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: null, body: null, reply: "json" },
-  run_output_preview: { method: "GET", path: "/api/runs/{run_id}/previews/{name}", pathParams: [["run_id", "run_id"], ["name", "name"]], query: null, body: null, reply: "json" },
-  settings: { method: "GET", path: "/api/settings", pathParams: [], query: null, body: null, reply: "json" },
-  update_settings: { method: "PUT", path: "/api/settings", pathParams: [], query: null, body: "settings", reply: "json" },
-  set_key: { method: "PUT", path: "/api/providers/{id}/key", pathParams: [["id", "id"]], query: null, body: "input", reply: "empty" },
-  delete_key: { method: "DELETE", path: "/api/providers/{id}/key", pathParams: [["id", "id"]], query: null, body: null, reply: "empty" },
-  test_provider: { method: "POST", path: "/api/providers/{id}/test", pathParams: [["id", "id"]], query: null, body: null, reply: "json" },
-  detect_providers: { method: "GET", path: "/api/providers/detected", pathParams: [], query: null, body: null, reply: "json" },
-  python: { method: "GET", path: "/api/settings/python", pathParams: [], query: null, body: null, reply: "json" },
-  set_python: { method: "PUT", path: "/api/settings/python", pathParams: [], query: null, body: "input", reply: "json" },
-  isolation: { method: "GET", path: "/api/settings/isolation", pathParams: [], query: null, body: null, reply: "json" },
-  set_isolation: { method: "PUT", path: "/api/settings/isolation", pathParams: [], query: null, body: "input", reply: "json" },
-  role_budgets: { method: "GET", path: "/api/settings/budgets", pathParams: [], query: null, body: null, reply: "json" },
-  set_role_budgets: { method: "PUT", path: "/api/settings/budgets", pathParams: [], query: null, body: "budgets", reply: "json" },
-  storage: { method: "GET", path: "/api/settings/storage", pathParams: [], query: null, body: null, reply: "json" },
-  set_storage: { method: "PUT", path: "/api/settings/storage", pathParams: [], query: null, body: "input", reply: "json" },
-  clear_storage: { method: "POST", path: "/api/settings/storage/{kind}/clear", pathParams: [["kind", "kind"]], query: null, body: null, reply: "json" },
-  environments: { method: "GET", path: "/api/environments", pathParams: [], query: null, body: null, reply: "json" },
-  remove_environment: { method: "DELETE", path: "/api/environments/{id}", pathParams: [["id", "id"]], query: null, body: null, reply: "json" },
-  install_uv: { method: "POST", path: "/api/environments/uv", pathParams: [], query: null, body: null, reply: "json" },
-  usage: { method: "GET", path: "/api/ledger/usage", pathParams: [], query: null, body: null, reply: "json" },
-  ledger: { method: "GET", path: "/api/ledger", pathParams: [], query: "query", body: null, reply: "json" },
-  manual_prompts: { method: "GET", path: "/api/manual", pathParams: [], query: null, body: null, reply: "json" },
-  answer_manual: { method: "POST", path: "/api/manual/{id}/answer", pathParams: [["id", "id"]], query: null, body: "answer", reply: "empty" },
-  dismiss_manual: { method: "DELETE", path: "/api/manual/{id}", pathParams: [["id", "id"]], query: null, body: null, reply: "empty" },
-  list_backups: { method: "GET", path: "/api/backups", pathParams: [], query: null, body: null, reply: "json" },
-  create_backup: { method: "POST", path: "/api/backups", pathParams: [], query: null, body: null, reply: "json" },
-  set_backup_retention: { method: "PUT", path: "/api/backups/retention", pathParams: [], query: null, body: "retention", reply: "json" },
-  restore_backup: { method: "POST", path: "/api/backups/{id}/restore", pathParams: [["id", "backup_id"]], query: null, body: null, reply: "json" },
-  delete_backup: { method: "DELETE", path: "/api/backups/{id}", pathParams: [["id", "backup_id"]], query: "confirm", body: null, reply: "delete" },
-  flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: null, body: null, reply: "json" },
-  flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: null, body: null, reply: "json" },
-  flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: null, body: "request", reply: "json" },
-  flows_runs: { method: "GET", path: "/api/flows/{name}/runs", pathParams: [["name", "name"]], query: null, body: null, reply: "json" },
-  flows_mermaid: { method: "GET", path: "/api/flows/{name}/mermaid", pathParams: [["name", "name"]], query: null, body: null, reply: "text" },
-  flows_export: { method: "GET", path: "/api/flows/{name}/export", pathParams: [["name", "name"]], query: null, body: null, reply: "json" },
-  flows_import: { method: "POST", path: "/api/flows/import", pathParams: [], query: null, body: "request", reply: "json" },
-  flow_run_get: { method: "GET", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: null, body: null, reply: "json" },
-  flow_run_patch: { method: "PATCH", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: null, body: "patch", reply: "json" },
-  flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: "confirm", body: null, reply: "delete" },
-  flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: null, body: null, reply: "json" },
-  flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: null, body: "answer", reply: "json" },
+  list_workflows: { method: "GET", path: "/api/workflows", pathParams: [], query: false, body: null, reply: "json" },
+  create_workflow: { method: "POST", path: "/api/workflows", pathParams: [], query: false, body: "request", reply: "json" },
+  get_workflow: { method: "GET", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
+  update_workflow: { method: "PATCH", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: false, body: "patch", reply: "json" },
+  delete_workflow: { method: "DELETE", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: true, body: null, reply: "delete" },
+  send_message: { method: "POST", path: "/api/workflows/{id}/messages", pathParams: [["id", "workflow_id"]], query: false, body: "message", reply: "json" },
+  cancel_message: { method: "POST", path: "/api/workflows/{id}/cancel", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
+  approve: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/approve", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  edit: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/edit", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  restore_version: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/restore", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  get_version: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  resolve_gate: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/gate", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: "request", reply: "json" },
+  sessions: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/sessions", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  test_output_preview: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/previews/{name}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"], ["name", "name"]], query: false, body: null, reply: "json" },
+  run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: "request", reply: "json" },
+  list_runs: { method: "GET", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
+  run_output_preview: { method: "GET", path: "/api/runs/{run_id}/previews/{name}", pathParams: [["run_id", "run_id"], ["name", "name"]], query: false, body: null, reply: "json" },
+  settings: { method: "GET", path: "/api/settings", pathParams: [], query: false, body: null, reply: "json" },
+  update_settings: { method: "PUT", path: "/api/settings", pathParams: [], query: false, body: "settings", reply: "json" },
+  set_key: { method: "PUT", path: "/api/providers/{id}/key", pathParams: [["id", "id"]], query: false, body: "input", reply: "empty" },
+  delete_key: { method: "DELETE", path: "/api/providers/{id}/key", pathParams: [["id", "id"]], query: false, body: null, reply: "empty" },
+  test_provider: { method: "POST", path: "/api/providers/{id}/test", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  detect_providers: { method: "GET", path: "/api/providers/detected", pathParams: [], query: false, body: null, reply: "json" },
+  python: { method: "GET", path: "/api/settings/python", pathParams: [], query: false, body: null, reply: "json" },
+  set_python: { method: "PUT", path: "/api/settings/python", pathParams: [], query: false, body: "input", reply: "json" },
+  isolation: { method: "GET", path: "/api/settings/isolation", pathParams: [], query: false, body: null, reply: "json" },
+  set_isolation: { method: "PUT", path: "/api/settings/isolation", pathParams: [], query: false, body: "input", reply: "json" },
+  role_budgets: { method: "GET", path: "/api/settings/budgets", pathParams: [], query: false, body: null, reply: "json" },
+  set_role_budgets: { method: "PUT", path: "/api/settings/budgets", pathParams: [], query: false, body: "budgets", reply: "json" },
+  storage: { method: "GET", path: "/api/settings/storage", pathParams: [], query: false, body: null, reply: "json" },
+  set_storage: { method: "PUT", path: "/api/settings/storage", pathParams: [], query: false, body: "input", reply: "json" },
+  clear_storage: { method: "POST", path: "/api/settings/storage/{kind}/clear", pathParams: [["kind", "kind"]], query: false, body: null, reply: "json" },
+  environments: { method: "GET", path: "/api/environments", pathParams: [], query: false, body: null, reply: "json" },
+  remove_environment: { method: "DELETE", path: "/api/environments/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  install_uv: { method: "POST", path: "/api/environments/uv", pathParams: [], query: false, body: null, reply: "json" },
+  usage: { method: "GET", path: "/api/ledger/usage", pathParams: [], query: false, body: null, reply: "json" },
+  ledger: { method: "GET", path: "/api/ledger", pathParams: [], query: true, body: null, reply: "json" },
+  manual_prompts: { method: "GET", path: "/api/manual", pathParams: [], query: false, body: null, reply: "json" },
+  answer_manual: { method: "POST", path: "/api/manual/{id}/answer", pathParams: [["id", "id"]], query: false, body: "answer", reply: "empty" },
+  dismiss_manual: { method: "DELETE", path: "/api/manual/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "empty" },
+  list_backups: { method: "GET", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
+  create_backup: { method: "POST", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
+  set_backup_retention: { method: "PUT", path: "/api/backups/retention", pathParams: [], query: false, body: "retention", reply: "json" },
+  restore_backup: { method: "POST", path: "/api/backups/{id}/restore", pathParams: [["id", "backup_id"]], query: false, body: null, reply: "json" },
+  delete_backup: { method: "DELETE", path: "/api/backups/{id}", pathParams: [["id", "backup_id"]], query: true, body: null, reply: "delete" },
+  flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: false, body: null, reply: "json" },
+  flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
+  flows_runs: { method: "GET", path: "/api/flows/{name}/runs", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_mermaid: { method: "GET", path: "/api/flows/{name}/mermaid", pathParams: [["name", "name"]], query: false, body: null, reply: "text" },
+  flows_export: { method: "GET", path: "/api/flows/{name}/export", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_import: { method: "POST", path: "/api/flows/import", pathParams: [], query: false, body: "request", reply: "json" },
+  flow_run_get: { method: "GET", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
+  flow_run_patch: { method: "PATCH", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: false, body: "patch", reply: "json" },
+  flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
+  flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
+  flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -92,7 +92,7 @@ export interface Calls {
   /** steps: without `confirm` nothing is deleted and the answer (HTTP 409 */
   /** `confirmation_required`) holds `would_delete`, `confirm_token` and */
   /** `expires_at`; with the token it is deleted. Ledger entries stay. */
-  delete_workflow: { args: { workflow_id: string; confirm: Confirm }; result: DeleteReply };
+  delete_workflow: { args: { workflow_id: string } & Confirm; result: DeleteReply };
   /** Sends a message; routed by the draft's status (validator, clarifier, */
   /** build). A `privacy_blocked` answer lists the `matches`; resend with */
   /** `confirm_privacy: true` to send the user's own text anyway. */
@@ -162,7 +162,7 @@ export interface Calls {
   /** Token totals from the ledger: in all, per role and per workflow. */
   usage: { args: {}; result: Usage };
   /** What left the machine: every outbound LLM request, newest first, searched and paged. */
-  ledger: { args: { query: LedgerQuery }; result: Array<LedgerEntry> };
+  ledger: { args: LedgerQuery; result: Array<LedgerEntry> };
   /** Prompts waiting for the user to paste an answer (manual back end). */
   manual_prompts: { args: {}; result: Array<ManualPrompt> };
   /** Answers a pending manual prompt; the waiting conversation continues. */
@@ -178,7 +178,7 @@ export interface Calls {
   /** Restores a backup over the database; `previous` is the backup of the database as it was. */
   restore_backup: { args: { backup_id: string }; result: RestoreReply };
   /** Deletes a backup in two steps (see `delete_workflow`). */
-  delete_backup: { args: { backup_id: string; confirm: Confirm }; result: DeleteReply };
+  delete_backup: { args: { backup_id: string } & Confirm; result: DeleteReply };
   /** Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`. */
   flows_list: { args: {}; result: FlowList };
   /** A flow's definition. */
@@ -199,7 +199,7 @@ export interface Calls {
   flow_run_patch: { args: { id: string; patch: FlowRunPatch }; result: FlowRunView };
   /** Deletes a run with its subflow runs, transcript and checkpoints, in */
   /** two steps (see `delete_workflow`). */
-  flow_run_delete: { args: { id: string; confirm: Confirm }; result: DeleteReply };
+  flow_run_delete: { args: { id: string } & Confirm; result: DeleteReply };
   /** Stops a run: the step in flight is cancelled and `stopped` recorded. */
   flow_run_stop: { args: { id: string }; result: FlowRunView };
   /** Answers the gate the run waits at (`{option, input?}`), or a run that */

@@ -65,7 +65,7 @@ export abstract class CallTransport {
     return this.call("update_workflow", { workflow_id, patch });
   }
   deleteWorkflow(workflow_id: string, confirm?: string) {
-    return this.call("delete_workflow", { workflow_id, confirm: { confirm } });
+    return this.call("delete_workflow", { workflow_id, confirm });
   }
   resolveGate(workflow_id: string, version_id: string, request: GateRequest) {
     return this.call("resolve_gate", { workflow_id, version_id, request });
@@ -145,7 +145,7 @@ export abstract class CallTransport {
     return this.call("usage", {});
   }
   ledger(q: string, limit: number, offset: number) {
-    return this.call("ledger", { query: { q: q || undefined, limit, offset } });
+    return this.call("ledger", { q: q || undefined, limit, offset });
   }
   manualPrompts() {
     return this.call("manual_prompts", {});
@@ -170,7 +170,7 @@ export abstract class CallTransport {
     return this.call("restore_backup", { backup_id });
   }
   deleteBackup(backup_id: string, confirm?: string) {
-    return this.call("delete_backup", { backup_id, confirm: { confirm } });
+    return this.call("delete_backup", { backup_id, confirm });
   }
   // Flows.
   listFlows() {
@@ -202,7 +202,7 @@ export abstract class CallTransport {
     return this.call("flow_run_patch", { id, patch });
   }
   deleteFlowRun(id: string, confirm?: string) {
-    return this.call("flow_run_delete", { id, confirm: { confirm } });
+    return this.call("flow_run_delete", { id, confirm });
   }
   stopFlowRun(id: string) {
     return this.call("flow_run_stop", { id });

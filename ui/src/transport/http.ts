@@ -33,14 +33,18 @@ export function errorFromResponse(status: number, body: unknown): ApiError {
 
 const seg = encodeURIComponent;
 
-/** The URL of a call: its path with the path arguments, then its query. */
+/** The URL of a call: its path with the path arguments, then (for a call
+ * with a query) the other arguments but the body as the query string. */
 function urlOf(spec: CallSpec, args: Record<string, unknown>): string {
   let path = spec.path;
   for (const [param, arg] of spec.pathParams) path = path.replace(`{${param}}`, seg(String(args[arg])));
   if (!spec.query) return path;
+  const taken = new Set<string>(spec.pathParams.map(([, arg]) => arg));
+  if (spec.body) taken.add(spec.body);
   const query = new URLSearchParams();
-  for (const [key, value] of Object.entries((args[spec.query] ?? {}) as Record<string, unknown>)) {
-    if (value !== undefined && value !== null && value !== "") query.set(key, String(value));
+  for (const [key, value] of Object.entries(args)) {
+    if (taken.has(key) || value === undefined || value === null || value === "") continue;
+    query.set(key, String(value));
   }
   const text = query.toString();
   return text ? `${path}?${text}` : path;

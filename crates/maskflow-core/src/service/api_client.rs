@@ -54,6 +54,21 @@ fn ts_type(name: &str) -> String {
     name.replace("JsonValue", "unknown")
 }
 
+/// A call's arguments: the path and body arguments by name, and the query's
+/// fields at the top level (as a Tauri command takes them).
+fn args_ts(named: &[String], query: Option<&str>) -> String {
+    let named = if named.is_empty() {
+        "{}".to_owned()
+    } else {
+        format!("{{ {} }}", named.join("; "))
+    };
+    match query {
+        Some(query) if named == "{}" => ts_type(query),
+        Some(query) => format!("{named} & {}", ts_type(query)),
+        None => named,
+    }
+}
+
 /// The type names a TypeScript type refers to (to import them).
 fn referenced(ts: &str, known: &BTreeSet<String>, into: &mut BTreeSet<String>) {
     for word in ts.split(|c: char| !c.is_alphanumeric() && c != '_') {
@@ -83,7 +98,7 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
             c.method.to_uppercase(),
             c.path,
             params.join(", "),
-            opt(c.query.as_ref().map(|q| q.0)),
+            c.query.is_some(),
             opt(c.body.as_ref().map(|b| b.0)),
             c.reply,
         );
@@ -92,11 +107,6 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
             .iter()
             .map(|(_, arg, ty)| format!("{arg}: {}", ts_type(ty)))
             .collect();
-        args.extend(
-            c.query
-                .iter()
-                .map(|(a, ty)| format!("{a}: {}", ts_type(ty))),
-        );
         args.extend(c.body.iter().map(|(a, ty)| format!("{a}: {}", ts_type(ty))));
         let result = if c.result == "null" {
             "void".to_owned()
@@ -120,11 +130,7 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
             types,
             "  {}: {{ args: {}; result: {result} }};",
             c.name,
-            if args.is_empty() {
-                "{}".to_owned()
-            } else {
-                format!("{{ {} }}", args.join("; "))
-            }
+            args_ts(&args, c.query.as_ref().map(|q| q.1.as_str()))
         );
     }
     let mut out = String::from(
@@ -145,8 +151,8 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
          path: string;\n  \
          /** `[name in the path, argument]`, in order. */\n  \
          pathParams: readonly (readonly [string, string])[];\n  \
-         /** The argument sent as the query string. */\n  \
-         query: string | null;\n  \
+         /** Whether the arguments that are neither in the path nor the body go in the query string. */\n  \
+         query: boolean;\n  \
          /** The argument sent as the JSON body. */\n  \
          body: string | null;\n  \
          /** `json`, `empty` (no body), `text` or `delete` (two steps: 409 until confirmed). */\n  \

@@ -265,7 +265,10 @@ impl Service {
     /// The version a new message works on, creating version N+1 when the
     /// current one is built, failed or approved. Returns it and, when it was
     /// just created, the new version too.
-    pub(super) fn draft_for_message(&self, workflow_id: &str) -> Result<(VersionRow, Option<VersionRow>)> {
+    pub(super) fn draft_for_message(
+        &self,
+        workflow_id: &str,
+    ) -> Result<(VersionRow, Option<VersionRow>)> {
         let now = self.now();
         let mut db = self.db();
         let tx = db.transaction()?;

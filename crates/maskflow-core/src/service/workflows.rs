@@ -192,7 +192,11 @@ impl Service {
         }
     }
 
-    pub(super) fn versions_or_404(&self, conn: &Connection, workflow_id: &str) -> Result<Vec<VersionRow>> {
+    pub(super) fn versions_or_404(
+        &self,
+        conn: &Connection,
+        workflow_id: &str,
+    ) -> Result<Vec<VersionRow>> {
         if store::get_workflow(conn, workflow_id)?.is_none() {
             return Err(CoreError::not_found("workflow", workflow_id));
         }
@@ -234,7 +238,11 @@ impl Service {
         Ok(row.into())
     }
 
-    pub(super) fn delta_sink(&self, workflow_id: &str, role: Role) -> impl Fn(&str) + Send + Sync + use<> {
+    pub(super) fn delta_sink(
+        &self,
+        workflow_id: &str,
+        role: Role,
+    ) -> impl Fn(&str) + Send + Sync + use<> {
         let events = self.inner.events.clone();
         let workflow_id = workflow_id.to_owned();
         let role = role.key();
@@ -262,7 +270,11 @@ impl Service {
         });
     }
 
-    pub(super) fn publish_messages(&self, workflow_id: &str, messages: impl IntoIterator<Item = MessageView>) {
+    pub(super) fn publish_messages(
+        &self,
+        workflow_id: &str,
+        messages: impl IntoIterator<Item = MessageView>,
+    ) {
         for message in messages {
             self.inner.events.publish(Event::Message {
                 workflow_id: workflow_id.to_owned(),
