@@ -81,6 +81,7 @@ macro_rules! ipc_calls {
         query ( $( $qarg:ident : $qty:ty )? ) ,
         body ( $( $barg:ident : $bty:ty )? ) ,
         returns $ret:ty ,
+        errors ( $( $ecode:tt $edesc:tt ),* ) ,
         $mode:tt | $s:ident | $call:expr ;
     )*) => {
         $(
@@ -229,6 +230,7 @@ mod tests {
             query ( $( $qarg:ident : $qty:ty )? ) ,
             body ( $( $barg:ident : $bty:ty )? ) ,
             returns $ret:ty ,
+            errors ( $( $ecode:tt $edesc:tt ),* ) ,
             $mode:tt | $s:ident | $call:expr ;
         )*) => {
             vec![$(stringify!($name)),*]

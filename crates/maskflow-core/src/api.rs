@@ -131,7 +131,8 @@ pub struct ManualAnswer {
 /// /// doc
 /// name: method "/api/path/{param}", tag "tag", reply status,
 ///     path("param" arg: Type, …), query(arg: Type)?, body(arg: Type)?,
-///     returns Type, blocking|async |s| call;
+///     returns Type, errors(404 "No such thing", …),
+///     blocking|async |s| call;
 /// ```
 ///
 /// * `path`: the path parameters in order, each with its name in the URL and
@@ -141,6 +142,7 @@ pub struct ManualAnswer {
 /// * `body`: at most one JSON body;
 /// * `reply`: `json` (the result as JSON), `empty` (no body), `text`
 ///   (`text/plain`) or `delete` (a two-step delete: 409 until confirmed);
+/// * `errors`: the failures worth documenting (HTTP status and what it means);
 /// * `blocking` calls run on a blocking thread, `async` ones are awaited;
 /// * the call is an expression over `s: &Service` and the arguments,
 ///   returning `Result<returns, CoreError>` (or a future of it).
@@ -158,24 +160,28 @@ macro_rules! api_calls {
             list_workflows: get "/api/workflows", tag "workflows", json 200,
                 path(), query(), body(),
                 returns Vec<maskflow_core::service::WorkflowSummary>,
+                errors(),
                 blocking |s| s.list_workflows();
 
             /// Creates a workflow and its first version from approved extracts.
             create_workflow: post "/api/workflows", tag "workflows", json 201,
                 path(), query(), body(request: maskflow_core::service::CreateWorkflow),
                 returns maskflow_core::service::CreatedVersion,
+                errors(400 "Bad request"),
                 blocking |s| s.create_workflow(request);
 
             /// A workflow with its current version, versions and conversation (poll this while building).
             get_workflow: get "/api/workflows/{id}", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(),
                 returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow"),
                 blocking |s| s.get_workflow(&workflow_id);
 
             /// Renames, re-describes or relabels a workflow.
             update_workflow: patch "/api/workflows/{id}", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(patch: maskflow_core::service::WorkflowPatch),
                 returns maskflow_core::service::WorkflowView,
+                errors(400 "Bad request", 404 "No such workflow"),
                 blocking |s| s.update_workflow(&workflow_id, patch);
 
             /// Deletes a workflow with its versions, conversation and runs, in two
@@ -185,6 +191,7 @@ macro_rules! api_calls {
             delete_workflow: delete "/api/workflows/{id}", tag "workflows", delete 200,
                 path("id" workflow_id: String), query(confirm: maskflow_core::api::Confirm), body(),
                 returns maskflow_core::service::DeleteReply,
+                errors(404 "No such workflow"),
                 blocking |s| s.delete_workflow(&workflow_id, confirm.token());
 
             /// Sends a message; routed by the draft's status (validator, clarifier,
@@ -193,24 +200,28 @@ macro_rules! api_calls {
             send_message: post "/api/workflows/{id}/messages", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(message: maskflow_core::service::SendMessage),
                 returns maskflow_core::service::MessageReply,
+                errors(400 "Bad request", 404 "No such workflow", 409 "A message is in progress, or the workflow is building or rejected", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed"),
                 async |s| s.send_message_cancellable(&workflow_id, &message.content, message.confirm_privacy);
 
             /// Stops the LLM call of the message in flight on a workflow.
             cancel_message: post "/api/workflows/{id}/cancel", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(),
                 returns maskflow_core::service::CancelReply,
+                errors(404 "No such workflow"),
                 blocking |s| s.cancel_message(&workflow_id);
 
             /// Approves a built version: it becomes active; the others are archived.
             approve: post "/api/workflows/{id}/versions/{version_id}/approve", tag "workflows", json 200,
                 path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
                 returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow or version", 409 "The version is not pending approval", 410 "The version is archived"),
                 blocking |s| s.approve(&workflow_id, &version_id);
 
             /// Edits a version: creates version N+1 (`validated`) with the same extracts.
             edit: post "/api/workflows/{id}/versions/{version_id}/edit", tag "workflows", json 201,
                 path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
                 returns maskflow_core::service::CreatedVersion,
+                errors(404 "No such workflow or version", 409 "The version cannot be edited now", 410 "The version is archived"),
                 blocking |s| s.edit(&workflow_id, &version_id);
 
             /// Restores an earlier (archived) version as a new version, tested on
@@ -218,12 +229,14 @@ macro_rules! api_calls {
             restore_version: post "/api/workflows/{id}/versions/{version_id}/restore", tag "workflows", json 201,
                 path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
                 returns maskflow_core::service::CreatedVersion,
+                errors(404 "No such workflow or version", 409 "The version is not archived or was never built, or a build is running"),
                 blocking |s| s.restore(&workflow_id, &version_id);
 
             /// One version in full (its script, fields and extracts), archived ones too.
             get_version: get "/api/workflows/{id}/versions/{version_id}", tag "workflows", json 200,
                 path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
                 returns maskflow_core::service::VersionView,
+                errors(404 "No such workflow or version"),
                 blocking |s| s.get_version(&workflow_id, &version_id);
 
             /// Resolves a build gate waiting for the user; the build continues in the background.
@@ -231,18 +244,21 @@ macro_rules! api_calls {
                 path("id" workflow_id: String, "version_id" version_id: String), query(),
                 body(request: maskflow_core::service::GateRequest),
                 returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow or version", 409 "No gate is waiting"),
                 blocking |s| s.resolve_gate(&workflow_id, &version_id, request);
 
             /// A version's build session folder: the iterations and their files.
             sessions: get "/api/workflows/{id}/versions/{version_id}/sessions", tag "workflows", json 200,
                 path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
                 returns Vec<maskflow_core::service::SessionIteration>,
+                errors(404 "No such workflow or version"),
                 blocking |s| s.sessions(&workflow_id, &version_id);
 
             /// A preview of an output of a version's latest test run.
             test_output_preview: get "/api/workflows/{id}/versions/{version_id}/previews/{name}", tag "workflows", json 200,
                 path("id" workflow_id: String, "version_id" version_id: String, "name" name: String), query(), body(),
                 returns maskflow_core::preview::OutputPreview,
+                errors(404 "No such workflow, version or output"),
                 blocking |s| s.test_output_preview(&workflow_id, &version_id, &name);
 
             // ---- Runs.
@@ -252,18 +268,21 @@ macro_rules! api_calls {
             run_workflow: post "/api/workflows/{id}/runs", tag "runs", json 201,
                 path("id" workflow_id: String), query(), body(request: maskflow_core::service::RunInputs),
                 returns maskflow_core::service::RunView,
+                errors(400 "Bad inputs", 404 "No such workflow", 409 "No approved version"),
                 async |s| s.run_workflow(&workflow_id, request);
 
             /// A workflow's runs, newest first.
             list_runs: get "/api/workflows/{id}/runs", tag "runs", json 200,
                 path("id" workflow_id: String), query(), body(),
                 returns Vec<maskflow_core::service::RunView>,
+                errors(404 "No such workflow"),
                 blocking |s| s.list_runs(&workflow_id);
 
             /// A preview of a run's output: an image, a table per sheet, or text.
             run_output_preview: get "/api/runs/{run_id}/previews/{name}", tag "runs", json 200,
                 path("run_id" run_id: String, "name" name: String), query(), body(),
                 returns maskflow_core::preview::OutputPreview,
+                errors(404 "No such run or output"),
                 blocking |s| s.run_output_preview(&run_id, &name);
 
             // ---- Settings: back ends, keys, Python, isolation, budgets, storage.
@@ -272,12 +291,14 @@ macro_rules! api_calls {
             settings: get "/api/settings", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::settings::SettingsView,
+                errors(),
                 blocking |s| s.settings();
 
             /// Replaces the LLM settings.
             update_settings: put "/api/settings", tag "settings", json 200,
                 path(), query(), body(settings: maskflow_core::settings::LlmSettings),
                 returns maskflow_core::settings::SettingsView,
+                errors(400 "The settings are not valid"),
                 blocking |s| s.update_settings(settings);
 
             /// Stores a provider's API key in the system keyring (503
@@ -285,72 +306,84 @@ macro_rules! api_calls {
             set_key: put "/api/providers/{id}/key", tag "settings", empty 204,
                 path("id" id: String), query(), body(input: maskflow_core::api::KeyInput),
                 returns (),
+                errors(400 "The key is unusable", 404 "No such provider", 503 "No system keyring here; the message names the environment variable to use"),
                 blocking |s| s.set_key(&id, &input.key);
 
             /// Removes a provider's API key from the system keyring.
             delete_key: delete "/api/providers/{id}/key", tag "settings", empty 204,
                 path("id" id: String), query(), body(),
                 returns (),
+                errors(404 "No such provider", 503 "No system keyring here"),
                 blocking |s| s.delete_key(&id);
 
             /// Tries a provider's connection and key.
             test_provider: post "/api/providers/{id}/test", tag "settings", json 200,
                 path("id" id: String), query(), body(),
                 returns maskflow_core::settings::ConnectionTest,
+                errors(404 "No such provider"),
                 async |s| s.test_provider(&id);
 
             /// Local LLM servers answering now.
             detect_providers: get "/api/providers/detected", tag "settings", json 200,
                 path(), query(), body(),
                 returns Vec<maskflow_core::settings::Detected>,
+                errors(),
                 async |s| async { Ok(s.detect_providers().await) };
 
             /// The Python interpreter setting.
             python: get "/api/settings/python", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::service::PythonView,
+                errors(),
                 blocking |s| s.python();
 
             /// Sets the Python interpreter (checked first; used from the next start).
             set_python: put "/api/settings/python", tag "settings", json 200,
                 path(), query(), body(input: maskflow_core::service::PythonInput),
                 returns maskflow_core::service::PythonView,
+                errors(400 "The interpreter does not start or is too old"),
                 blocking |s| s.set_python(input);
 
             /// The "run scripts without isolation" setting and this machine's isolation.
             isolation: get "/api/settings/isolation", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::service::IsolationView,
+                errors(),
                 blocking |s| s.isolation();
 
             /// Allows or forbids running scripts without isolation on this machine.
             set_isolation: put "/api/settings/isolation", tag "settings", json 200,
                 path(), query(), body(input: maskflow_core::service::IsolationInput),
                 returns maskflow_core::service::IsolationView,
+                errors(400 "A malformed body"),
                 blocking |s| s.set_isolation(input);
 
             /// The output budget of each LLM role.
             role_budgets: get "/api/settings/budgets", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::providers::budget::BudgetsView,
+                errors(),
                 blocking |s| s.role_budgets();
 
             /// Sets the output budgets of the LLM roles.
             set_role_budgets: put "/api/settings/budgets", tag "settings", json 200,
                 path(), query(), body(budgets: maskflow_core::providers::budget::RoleBudgets),
                 returns maskflow_core::providers::budget::BudgetsView,
+                errors(400 "A budget is out of bounds"),
                 blocking |s| s.set_role_budgets(budgets);
 
             /// The data folder's disk use by kind, free space and the upload expiry.
             storage: get "/api/settings/storage", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::service::StorageView,
+                errors(),
                 blocking |s| s.storage();
 
             /// Sets how long uploads that joined no workflow are kept.
             set_storage: put "/api/settings/storage", tag "settings", json 200,
                 path(), query(), body(input: maskflow_core::service::StorageInput),
                 returns maskflow_core::service::StorageView,
+                errors(400 "An expiry out of range or a malformed body"),
                 blocking |s| s.set_storage(input);
 
             /// Clears one kind: unattached uploads, finished runs' outputs or closed
@@ -358,24 +391,28 @@ macro_rules! api_calls {
             clear_storage: post "/api/settings/storage/{kind}/clear", tag "settings", json 200,
                 path("kind" kind: maskflow_core::service::StorageKind), query(), body(),
                 returns maskflow_core::service::Cleared,
+                errors(400 "A kind that cannot be cleared here"),
                 blocking |s| s.clear_storage(kind);
 
             /// The managed Python environments, their sizes, whether a version uses each, and `uv`.
             environments: get "/api/environments", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::service::EnvironmentsView,
+                errors(),
                 blocking |s| s.list_environments();
 
             /// Removes an environment no version uses any more.
             remove_environment: delete "/api/environments/{id}", tag "settings", json 200,
                 path("id" id: String), query(), body(),
                 returns maskflow_core::service::EnvironmentsView,
+                errors(404 "No such environment", 409 "A version still uses it"),
                 blocking |s| s.remove_environment(&id);
 
             /// Installs `uv` into the data folder (the user asked for it); progress comes as events.
             install_uv: post "/api/environments/uv", tag "settings", json 200,
                 path(), query(), body(),
                 returns maskflow_core::service::EnvironmentsView,
+                errors(409 "The install failed"),
                 blocking |s| s.install_uv();
 
             // ---- The privacy ledger and the manual back end.
@@ -384,30 +421,35 @@ macro_rules! api_calls {
             usage: get "/api/ledger/usage", tag "privacy", json 200,
                 path(), query(), body(),
                 returns maskflow_core::privacy::ledger::Usage,
+                errors(),
                 blocking |s| s.usage();
 
             /// What left the machine: every outbound LLM request, newest first, searched and paged.
             ledger: get "/api/ledger", tag "privacy", json 200,
                 path(), query(query: maskflow_core::api::LedgerQuery), body(),
                 returns Vec<maskflow_core::privacy::LedgerEntry>,
+                errors(400 "Bad query"),
                 blocking |s| s.ledger(query.q.as_deref(), query.limit.unwrap_or(50), query.offset.unwrap_or(0));
 
             /// Prompts waiting for the user to paste an answer (manual back end).
             manual_prompts: get "/api/manual", tag "manual", json 200,
                 path(), query(), body(),
                 returns Vec<maskflow_core::providers::manual::ManualPrompt>,
+                errors(),
                 blocking |s| Ok(s.manual_prompts());
 
             /// Answers a pending manual prompt; the waiting conversation continues.
             answer_manual: post "/api/manual/{id}/answer", tag "manual", empty 204,
                 path("id" id: String), query(), body(answer: maskflow_core::api::ManualAnswer),
                 returns (),
+                errors(400 "The answer is empty", 404 "No such prompt waiting"),
                 blocking |s| s.answer_manual(&id, &answer.text);
 
             /// Dismisses a pending manual prompt (its call fails as cancelled).
             dismiss_manual: delete "/api/manual/{id}", tag "manual", empty 204,
                 path("id" id: String), query(), body(),
                 returns (),
+                errors(404 "No such prompt waiting"),
                 blocking |s| s.dismiss_manual(&id);
 
             // ---- Database backups.
@@ -416,30 +458,35 @@ macro_rules! api_calls {
             list_backups: get "/api/backups", tag "backups", json 200,
                 path(), query(), body(),
                 returns maskflow_core::service::BackupsView,
+                errors(),
                 blocking |s| s.backups();
 
             /// Takes a backup now.
             create_backup: post "/api/backups", tag "backups", json 201,
                 path(), query(), body(),
                 returns maskflow_core::store::backups::Backup,
+                errors(),
                 blocking |s| s.create_backup();
 
             /// Sets the retention counts; the backups are pruned to them.
             set_backup_retention: put "/api/backups/retention", tag "backups", json 200,
                 path(), query(), body(retention: maskflow_core::store::backups::Retention),
                 returns maskflow_core::service::BackupsView,
+                errors(400 "A count out of range"),
                 blocking |s| s.set_backup_retention(retention);
 
             /// Restores a backup over the database; `previous` is the backup of the database as it was.
             restore_backup: post "/api/backups/{id}/restore", tag "backups", json 200,
                 path("id" backup_id: String), query(), body(),
                 returns maskflow_core::service::RestoreReply,
+                errors(400 "The backup file is missing, damaged or from a newer Maskflow", 404 "No such backup", 409 "Something is in progress"),
                 blocking |s| s.restore_backup(&backup_id);
 
             /// Deletes a backup in two steps (see `delete_workflow`).
             delete_backup: delete "/api/backups/{id}", tag "backups", delete 200,
                 path("id" backup_id: String), query(confirm: maskflow_core::api::Confirm), body(),
                 returns maskflow_core::service::DeleteReply,
+                errors(404 "No such backup"),
                 blocking |s| s.delete_backup(&backup_id, confirm.token());
 
             // ---- Flows (seed 004).
@@ -448,54 +495,63 @@ macro_rules! api_calls {
             flows_list: get "/api/flows", tag "flows", json 200,
                 path(), query(), body(),
                 returns maskflow_core::flows::FlowList,
+                errors(),
                 blocking |s| s.flow_list();
 
             /// A flow's definition.
             flows_definition: get "/api/flows/{name}", tag "flows", json 200,
                 path("name" name: String), query(), body(),
                 returns maskflow_core::api::JsonValue,
+                errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_definition(&name);
 
             /// Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`).
             flows_run: post "/api/flows/{name}/run", tag "flows", json 202,
                 path("name" name: String), query(), body(request: maskflow_core::flows::StartFlow),
                 returns maskflow_core::flows::Started,
+                errors(400 "Invalid flow, command, path or folder (`invalid_request`), or `agent_mismatch`", 404 "No such flow or run", 409 "`RUN_IN_PROGRESS`, or the run waits for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_start(&name, request);
 
             /// A flow's runs, newest first.
             flows_runs: get "/api/flows/{name}/runs", tag "flows", json 200,
                 path("name" name: String), query(), body(),
                 returns maskflow_core::flows::RunList,
+                errors(),
                 blocking |s| s.flow_runs(&name);
 
             /// A flow as a Mermaid `graph TD` with its `WORKFLOW_CONFIG` block (seed 003).
             flows_mermaid: get "/api/flows/{name}/mermaid", tag "flows", text 200,
                 path("name" name: String), query(), body(),
                 returns String,
+                errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_mermaid(&name);
 
             /// A flow with its agents as one JSON bundle (seed 003's export format).
             flows_export: get "/api/flows/{name}/export", tag "flows", json 200,
                 path("name" name: String), query(), body(),
                 returns maskflow_core::flows::bundle::FlowBundle,
+                errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_export(&name);
 
             /// Imports a bundle or a Mermaid diagram (`{bundle?, mermaid?, name?, overwrite?}`).
             flows_import: post "/api/flows/import", tag "flows", json 200,
                 path(), query(), body(request: maskflow_core::flows::bundle::ImportRequest),
                 returns maskflow_core::flows::FlowSummary,
+                errors(400 "Invalid bundle, diagram or name", 409 "A flow or agent of that name exists (set overwrite)"),
                 blocking |s| s.flow_import(request);
 
             /// A run: status, `flags.flow` (resume state), transcript, pending question.
             flow_run_get: get "/api/flow-runs/{conversationId}", tag "flows", json 200,
                 path("conversationId" id: String), query(), body(),
                 returns maskflow_core::flows::RunView,
+                errors(404 "No such run"),
                 blocking |s| s.flow_run(&id);
 
             /// Renames or (un)archives a run.
             flow_run_patch: patch "/api/flow-runs/{conversationId}", tag "flows", json 200,
                 path("conversationId" id: String), query(), body(patch: maskflow_core::flows::RunPatch),
                 returns maskflow_core::flows::RunView,
+                errors(400 "Bad request", 404 "No such run", 409 "`RUN_IN_PROGRESS`"),
                 blocking |s| s.flow_patch(&id, patch);
 
             /// Deletes a run with its subflow runs, transcript and checkpoints, in
@@ -503,12 +559,14 @@ macro_rules! api_calls {
             flow_run_delete: delete "/api/flow-runs/{conversationId}", tag "flows", delete 200,
                 path("conversationId" id: String), query(confirm: maskflow_core::api::Confirm), body(),
                 returns maskflow_core::service::DeleteReply,
+                errors(404 "No such run"),
                 blocking |s| s.delete_flow_run(&id, confirm.token());
 
             /// Stops a run: the step in flight is cancelled and `stopped` recorded.
             flow_run_stop: post "/api/flow-runs/{conversationId}/stop", tag "flows", json 200,
                 path("conversationId" id: String), query(), body(),
                 returns maskflow_core::flows::RunView,
+                errors(404 "No such run", 409 "The run is not running or waiting"),
                 async |s| s.flow_stop(&id);
 
             /// Answers the gate the run waits at (`{option, input?}`), or a run that
@@ -516,6 +574,7 @@ macro_rules! api_calls {
             flow_run_answer: post "/api/flow-runs/{conversationId}/gate", tag "flows", json 202,
                 path("conversationId" id: String), query(), body(answer: maskflow_core::flows::GateAnswer),
                 returns maskflow_core::flows::Started,
+                errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_answer(&id, answer);
         }
     };

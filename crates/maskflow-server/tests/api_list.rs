@@ -14,6 +14,8 @@ struct Listed {
     name: &'static str,
     method: &'static str,
     path: &'static str,
+    /// The error statuses the list documents.
+    errors: Vec<u16>,
 }
 
 macro_rules! listed {
@@ -24,9 +26,15 @@ macro_rules! listed {
         query ( $( $qarg:ident : $qty:ty )? ) ,
         body ( $( $barg:ident : $bty:ty )? ) ,
         returns $ret:ty ,
+        errors ( $( $ecode:tt $edesc:tt ),* ) ,
         $mode:tt | $s:ident | $call:expr ;
     )*) => {
-        vec![$(Listed { name: stringify!($name), method: stringify!($method), path: $path }),*]
+        vec![$(Listed {
+            name: stringify!($name),
+            method: stringify!($method),
+            path: $path,
+            errors: vec![$($ecode),*],
+        }),*]
     };
 }
 
@@ -63,6 +71,13 @@ fn every_call_of_the_list_is_served_documented_and_in_the_ui_client() {
             call.path
         );
         assert_eq!(operation["operationId"], call.name, "{}", call.path);
+        for status in &call.errors {
+            assert!(
+                operation["responses"][status.to_string()]["content"].is_object(),
+                "{}: its {status} answer is not documented with the error body",
+                call.name
+            );
+        }
         let entry = format!(
             "  {}: {{ method: \"{}\", path: \"{}\",",
             call.name,

@@ -31,6 +31,7 @@ macro_rules! ts_calls {
         query ( $( $qarg:ident : $qty:ty )? ) ,
         body ( $( $barg:ident : $bty:ty )? ) ,
         returns $ret:ty ,
+        errors ( $( $ecode:tt $edesc:tt ),* ) ,
         $mode:tt | $s:ident | $call:expr ;
     )*) => {
         vec![$(

@@ -84,22 +84,23 @@ macro_rules! run {
 
 /// One handler; the reply kind picks its answer and OpenAPI success entry.
 macro_rules! http_call {
-    (json $status:tt [$ret:ty] $($rest:tt)*) => {
+    (json $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
         http_call!(@emit json $status
-            [(status = $status, description = "Done", body = $ret)] [$ret] $($rest)*);
+            [(status = $status, description = "Done", body = $ret), $($err)*] [$ret] $($rest)*);
     };
-    (empty $status:tt [$ret:ty] $($rest:tt)*) => {
-        http_call!(@emit empty $status [(status = $status, description = "Done")] [$ret] $($rest)*);
+    (empty $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
+        http_call!(@emit empty $status [(status = $status, description = "Done"), $($err)*] [$ret] $($rest)*);
     };
-    (text $status:tt [$ret:ty] $($rest:tt)*) => {
+    (text $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
         http_call!(@emit text $status
-            [(status = $status, description = "Done", body = String, content_type = "text/plain")]
+            [(status = $status, description = "Done", body = String, content_type = "text/plain"), $($err)*]
             [$ret] $($rest)*);
     };
-    (delete $status:tt [$ret:ty] $($rest:tt)*) => {
+    (delete $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
         http_call!(@emit delete $status
             [(status = $status, description = "Deleted; `would_delete` holds what was removed", body = $ret),
-             (status = 409, description = "`confirmation_required` (with `would_delete`, `confirm_token`, `expires_at`), or a conflict", body = $ret)]
+             (status = 409, description = "`confirmation_required` (with `would_delete`, `confirm_token`, `expires_at`), or a conflict", body = $ret),
+             $($err)*]
             [$ret] $($rest)*);
     };
     (@emit $reply:ident $status:tt [$($resp:tt)*] [$ret:ty] [$($doc:literal)*]
@@ -110,10 +111,7 @@ macro_rules! http_call {
         #[utoipa::path($method, path = $path, tag = $tag,
             params($( ($pname = $pty, Path), )* $( $qty )?),
             $( request_body = $bty, )?
-            responses($($resp)*,
-                (status = "4XX", description = "The request was refused; `code` says why", body = HttpError),
-                (status = "5XX", description = "The server or the LLM back end failed", body = HttpError),
-            ))]
+            responses($($resp)*))]
         pub async fn $name(
             State(state): State<AppState>,
             PathArgs(($($parg,)*)): PathArgs<($($pty,)*)>,
@@ -136,11 +134,13 @@ macro_rules! http_calls {
         query ( $( $qarg:ident : $qty:ty )? ) ,
         body ( $( $barg:ident : $bty:ty )? ) ,
         returns $ret:ty ,
+        errors ( $( $ecode:tt $edesc:tt ),* ) ,
         $mode:tt | $s:ident | $call:expr ;
     )*) => {
         $(
             http_call! {
-                $reply $status [$ret] [$($doc)*] $name $method $path $tag
+                $reply $status [$ret] [$( (status = $ecode, description = $edesc, body = HttpError) ),*]
+                [$($doc)*] $name $method $path $tag
                 ($( $pname $parg : $pty ),*) ($( $qarg : $qty )?) ($( $barg : $bty )?)
                 $mode |$s| $call
             }
