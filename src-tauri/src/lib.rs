@@ -1,6 +1,6 @@
 //! The desktop shell of Maskflow (Tauri 2): opens the core [`Service`] over
-//! the data folder, registers one command per service call
-//! ([`commands`]), and forwards every core event to the window as the Tauri
+//! the data folder, registers one command per call of core's list
+//! ([`commands`], generated), and forwards every core event to the window as the Tauri
 //! event [`EVENT`]. No behaviour lives here: the UI in `ui/` talks to these
 //! commands through its Tauri transport, exactly as it talks to `maskflow
 //! serve` over HTTP.
@@ -71,69 +71,7 @@ pub fn run() -> Result<(), StartError> {
     let events = service.subscribe();
     tauri::Builder::default()
         .manage(service)
-        .invoke_handler(tauri::generate_handler![
-            commands::list_workflows,
-            commands::get_workflow,
-            commands::get_version,
-            commands::create_workflow,
-            commands::send_message,
-            commands::approve,
-            commands::edit,
-            commands::restore_version,
-            commands::update_workflow,
-            commands::delete_workflow,
-            commands::list_backups,
-            commands::create_backup,
-            commands::set_backup_retention,
-            commands::restore_backup,
-            commands::delete_backup,
-            commands::extract_path,
-            commands::upload_file,
-            commands::settings,
-            commands::update_settings,
-            commands::set_key,
-            commands::delete_key,
-            commands::test_provider,
-            commands::detect_providers,
-            commands::python,
-            commands::set_python,
-            commands::isolation,
-            commands::set_isolation,
-            commands::storage,
-            commands::set_storage,
-            commands::clear_storage,
-            commands::environments,
-            commands::remove_environment,
-            commands::install_uv,
-            commands::run_output_preview,
-            commands::test_output_preview,
-            commands::test_output,
-            commands::role_budgets,
-            commands::cancel_message,
-            commands::set_role_budgets,
-            commands::ledger,
-            commands::usage,
-            commands::manual_prompts,
-            commands::answer_manual,
-            commands::dismiss_manual,
-            commands::resolve_gate,
-            commands::sessions,
-            commands::session_file,
-            commands::run_workflow,
-            commands::list_runs,
-            commands::run_output,
-            commands::flows_list,
-            commands::flows_mermaid,
-            commands::flows_export,
-            commands::flows_import,
-            commands::flows_run,
-            commands::flows_runs,
-            commands::flow_run_get,
-            commands::flow_run_patch,
-            commands::flow_run_delete,
-            commands::flow_run_stop,
-            commands::flow_run_answer,
-        ])
+        .invoke_handler(commands::handler())
         .setup(move |app| {
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(forward_events(handle, events));

@@ -4,7 +4,7 @@
 use crate::providers::ProviderError;
 use crate::versions::InvalidTransition;
 
-/// Machine-readable error codes, stable on the wire (`{error, message}`).
+/// Machine-readable error codes, stable on the wire (`code` of [`crate::api::ErrorBody`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorCode {

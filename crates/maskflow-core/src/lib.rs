@@ -3,12 +3,17 @@
 //! table, the validator → clarifier → builder conversation, the LLM provider
 //! contract and the SQLite store.
 //!
-//! It must not depend on Tauri or on any HTTP stack: shells adapt
-//! [`Service`] to their transport, one line per call.
+//! It must not depend on Tauri or on any HTTP stack: the shells generate
+//! their commands and routes from the one list of calls in [`api`]
+//! ([`api_calls!`]), each call one [`Service`] method.
+
+// The API list names types as `maskflow_core::…`, in core as in the shells.
+extern crate self as maskflow_core;
 
 pub use maskflow_clock as ids;
 pub use maskflow_runner as runner;
 
+pub mod api;
 pub mod build;
 pub mod error;
 pub mod events;

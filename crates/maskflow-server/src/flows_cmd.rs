@@ -180,7 +180,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
         match args.command {
             FlowsCommand::List => {
                 let service = open(None)?;
-                for f in service.flows().list()?.flows {
+                for f in service.flow_list()?.flows {
                     match f.error {
                         Some(e) => println!("{}\tdisabled\t{e}", f.name),
                         None => println!("{}\t{}", f.name, f.description),
@@ -200,7 +200,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     ..StartFlow::default()
                 };
                 let events = service.subscribe();
-                let prepared = service.flows().prepare(&name, request)?;
+                let prepared = service.flow_prepare(&name, request)?;
                 drive(&service, events, prepared, answers(file.as_ref())?).await
             }
             FlowsCommand::Answer {
@@ -216,12 +216,12 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     option,
                     input: text,
                 };
-                match service.flows().prepare_answer(&id, answer)? {
+                match service.flow_prepare_answer(&id, answer)? {
                     (started, Some(handle)) => {
                         drive(&service, events, (started, handle), answers(file.as_ref())?).await
                     }
                     (started, None) => {
-                        let view = service.flows().get_run(&started.conversation_id)?;
+                        let view = service.flow_run(&started.conversation_id)?;
                         println!("run {}", started.conversation_id);
                         println!("status {}", view.status.as_str());
                         Ok(ExitCode::SUCCESS)
@@ -235,7 +235,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                 answers: file,
             } => {
                 let service = open(replay.as_ref())?;
-                let run = service.flows().get_run(&id)?;
+                let run = service.flow_run(&id)?;
                 let path = match step_path {
                     None => None,
                     Some(p) => Some(
@@ -254,15 +254,15 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     ..StartFlow::default()
                 };
                 let events = service.subscribe();
-                let prepared = service.flows().prepare(&run.flow_name, request)?;
+                let prepared = service.flow_prepare(&run.flow_name, request)?;
                 drive(&service, events, prepared, answers(file.as_ref())?).await
             }
             FlowsCommand::Export { name, mermaid } => {
                 let service = open(None)?;
                 if mermaid {
-                    print!("{}", service.flows().mermaid(&name)?);
+                    print!("{}", service.flow_mermaid(&name)?);
                 } else {
-                    let bundle = service.flows().export_bundle(&name)?;
+                    let bundle = service.flow_export(&name)?;
                     println!("{}", serde_json::to_string_pretty(&bundle)?);
                 }
                 Ok(ExitCode::SUCCESS)
@@ -296,7 +296,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     }
                 };
                 let service = open(None)?;
-                match service.flows().import_flow(request) {
+                match service.flow_import(request) {
                     Ok(f) => {
                         println!("imported {}", f.name);
                         Ok(ExitCode::SUCCESS)
@@ -310,7 +310,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
             }
             FlowsCommand::Stop { id } => {
                 let service = open(None)?;
-                let view = service.flows().stop(&id).await?;
+                let view = service.flow_stop(&id).await?;
                 println!("{}\t{}", view.conversation_id, view.status.as_str());
                 Ok(ExitCode::SUCCESS)
             }
@@ -385,7 +385,7 @@ async fn drive(
                     spinner.clear();
                     eprintln!("stopping run {id}…");
                     let (service, id) = (service.clone(), id.clone());
-                    tokio::spawn(async move { service.flows().stop(&id).await });
+                    tokio::spawn(async move { service.flow_stop(&id).await });
                 }
             }
         }
@@ -394,7 +394,7 @@ async fn drive(
     while let Ok(e) = events.try_recv() {
         print_event(&id, &e);
     }
-    let view = service.flows().get_run(&id)?;
+    let view = service.flow_run(&id)?;
     println!("status {}", status.as_str());
     match status {
         // 130: stopped by Ctrl-C (SIGINT), as shells report it.

@@ -5,7 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { LlmSettings, SettingsView } from "../generated";
 import { kindLabel } from "../lib/settings";
-import { pickFlowsTransport } from "../transport/flows";
+import { useTransport } from "../context";
 import { toApiError } from "../transport";
 
 /** An agent found in the flows folder. */
@@ -48,6 +48,7 @@ export function AgentRoles({
   settings: LlmSettings;
   onSave: (next: LlmSettings, done: string) => Promise<void>;
 }) {
+  const transport = useTransport();
   const [agents, setAgents] = useState<FlowAgent[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
 
@@ -55,9 +56,8 @@ export function AgentRoles({
     let live = true;
     void (async () => {
       try {
-        const api = await pickFlowsTransport();
-        const list = await api.listFlows();
-        const bundles = await Promise.all(list.flows.filter((f) => !f.disabled).map((f) => api.exportFlow(f.name)));
+        const list = await transport.listFlows();
+        const bundles = await Promise.all(list.flows.filter((f) => !f.disabled).map((f) => transport.exportFlow(f.name)));
         if (live) setAgents(agentsOf(bundles));
       } catch (e) {
         if (live) {
@@ -69,7 +69,7 @@ export function AgentRoles({
     return () => {
       live = false;
     };
-  }, []);
+  }, [transport]);
 
   const options = view.providers.map((p) => (
     <option key={p.id} value={p.id}>

@@ -4,12 +4,11 @@ import { useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { FlowRunSummary, FlowRunView, FlowSummary } from "../generated";
 import { toApiError } from "../transport";
-import { pickFlowsTransport, type FlowsTransport } from "../transport/flows";
 
 /** The Flows page's data for the route's flow and run, and how to refresh it. */
 export function useFlowsData(flowName: string | undefined, runId: string | undefined) {
   const transport = useTransport();
-  const [api, setApi] = useState<FlowsTransport | null>(null);
+  const api = transport;
   const [flows, setFlows] = useState<FlowSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [mermaid, setMermaid] = useState<string>("");
@@ -17,10 +16,6 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
   const [runs, setRuns] = useState<FlowRunSummary[]>([]);
   const [run, setRun] = useState<FlowRunView | null>(null);
   const [stream, setStream] = useState("");
-
-  useEffect(() => {
-    void pickFlowsTransport().then(setApi);
-  }, []);
 
   const fail = (e: unknown) => setError(toApiError(e).message);
 

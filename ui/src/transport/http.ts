@@ -1,108 +1,73 @@
-// The HTTP + WebSocket transport, for a browser against `maskflow serve`.
+// The HTTP + WebSocket transport, for a browser against `maskflow serve`:
+// every call of the list goes by the method and path `../generated/api.ts`
+// gives it; uploads, downloads, session files and events are written here.
 // The token travels in the HttpOnly cookie the server set when the printed
 // URL was opened, so nothing here ever sees it.
-import type {
-  ConnectionTest,
-  CreateWorkflow,
-  CreatedVersion,
-  Detected,
-  Event,
-  GateRequest,
-  GuardMatch,
-  LedgerEntry,
-  Usage,
-  LlmSettings,
-  ManualPrompt,
-  MessageReply,
-  PythonInput,
-  Cleared,
-  IsolationInput,
-  IsolationView,
-  StorageInput,
-  StorageKind,
-  StorageView,
-  PythonView,
-  BudgetsView,
-  CancelReply,
-  Backup,
-  BackupsView,
-  DeleteReply,
-  RestoreReply,
-  BackupRetention,
-  RoleBudgets,
-  RunInputs,
-  RunView,
-  SessionIteration,
-  SettingsView,
-  UploadedFile,
-  VersionView,
-  WorkflowPatch,
-  WorkflowSummary,
-  WorkflowView,
-  EnvironmentsView,
-  OutputPreview,
-} from "../generated";
-import { ApiError, type FileSource, type OnProgress, type OutputLocation, type OutputSource, type Transport } from "./index";
+import type { Event, GuardMatch, UploadedFile } from "../generated";
+import { calls, type CallName, type CallSpec } from "../generated/api";
+import { CallTransport, type Args, type Result } from "./client";
+import { ApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./types";
 
-/** The error body of the HTTP API. */
-interface ErrorBody {
-  error: string;
+/** The error body of the HTTP API: core's `ErrorBody` (`code`) plus `error`, the same code. */
+interface HttpErrorBody {
+  error?: string;
+  code?: string;
   message: string;
   matches?: GuardMatch[];
 }
 
-function isErrorBody(v: unknown): v is ErrorBody {
-  return (
-    !!v &&
-    typeof v === "object" &&
-    typeof (v as ErrorBody).error === "string" &&
-    typeof (v as ErrorBody).message === "string"
-  );
-}
-
-/**
- * A two-step delete over HTTP: without `confirm` the server answers 409
- * `confirmation_required` with what would be deleted and a token (returned
- * here as a `DeleteReply` with `deleted: false`); with the token, 200.
- */
-export async function safeDelete(origin: string, path: string, confirm?: string): Promise<DeleteReply> {
-  const query = confirm ? `?confirm=${encodeURIComponent(confirm)}` : "";
-  let response: Response;
-  try {
-    response = await fetch(origin + path + query, { method: "DELETE", credentials: "same-origin" });
-  } catch {
-    throw new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
-  }
-  let body: unknown = undefined;
-  try {
-    body = JSON.parse(await response.text());
-  } catch {
-    body = undefined;
-  }
-  const reply = body as DeleteReply | undefined;
-  if (response.ok && reply) return reply;
-  if (response.status === 409 && reply && typeof reply.confirm_token === "string") return reply;
-  throw errorFromResponse(response.status, body);
+function isErrorBody(v: unknown): v is HttpErrorBody {
+  if (!v || typeof v !== "object") return false;
+  const b = v as HttpErrorBody;
+  return typeof b.message === "string" && (typeof b.error === "string" || typeof b.code === "string");
 }
 
 /** Builds the ApiError of a failed response. */
 export function errorFromResponse(status: number, body: unknown): ApiError {
   if (isErrorBody(body)) {
-    return new ApiError(body.error, body.message, Array.isArray(body.matches) ? body.matches : []);
+    const code = typeof body.error === "string" ? body.error : String(body.code);
+    return new ApiError(code, body.message, Array.isArray(body.matches) ? body.matches : []);
   }
   return new ApiError("http_" + status, `Maskflow answered ${status}.`);
 }
 
 const seg = encodeURIComponent;
 
-export class HttpTransport implements Transport {
+/** The URL of a call: its path with the path arguments, then (for a call
+ * with a query) the other arguments but the body as the query string. */
+function urlOf(spec: CallSpec, args: Record<string, unknown>): string {
+  let path = spec.path;
+  for (const [param, arg] of spec.pathParams) path = path.replace(`{${param}}`, seg(String(args[arg])));
+  if (!spec.query) return path;
+  const taken = new Set<string>(spec.pathParams.map(([, arg]) => arg));
+  if (spec.body) taken.add(spec.body);
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(args)) {
+    if (taken.has(key) || value === undefined || value === null || value === "") continue;
+    query.set(key, String(value));
+  }
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+export class HttpTransport extends CallTransport implements Transport {
   private listeners = new Set<(e: Event) => void>();
   private socket: WebSocket | null = null;
   private retry = 0;
 
-  constructor(private readonly origin: string) {}
+  constructor(private readonly origin: string) {
+    super();
+  }
 
-  private async call<T>(method: string, path: string, body?: unknown, raw = false): Promise<T> {
+  /** One call of the list, as its method, path, query and JSON body say. */
+  protected async call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>> {
+    const spec: CallSpec = calls[name];
+    const all = args as Record<string, unknown>;
+    const body = spec.body ? all[spec.body] : undefined;
+    return (await this.fetchJson(spec.method, urlOf(spec, all), body, spec.reply)) as Result<N>;
+  }
+
+  private async fetchJson(method: string, path: string, body: unknown, reply: CallSpec["reply"]): Promise<unknown> {
     let response: Response;
     try {
       response = await fetch(this.origin + path, {
@@ -115,7 +80,7 @@ export class HttpTransport implements Transport {
       throw new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
     }
     const text = await response.text();
-    if (raw && response.ok) return text as T;
+    if (reply === "text" && response.ok) return text;
     let parsed: unknown = undefined;
     if (text) {
       try {
@@ -124,120 +89,21 @@ export class HttpTransport implements Transport {
         parsed = text;
       }
     }
-    if (!response.ok) throw errorFromResponse(response.status, parsed);
-    return parsed as T;
+    if (response.ok) return reply === "empty" ? undefined : parsed;
+    // A two-step delete's first step: 409 with what would be deleted and a token.
+    const preview = parsed as { confirm_token?: unknown } | undefined;
+    if (reply === "delete" && response.status === 409 && typeof preview?.confirm_token === "string") return parsed;
+    throw errorFromResponse(response.status, parsed);
   }
 
-  listWorkflows() {
-    return this.call<WorkflowSummary[]>("GET", "/api/workflows");
-  }
-  getWorkflow(id: string) {
-    return this.call<WorkflowView>("GET", `/api/workflows/${seg(id)}`);
-  }
-  getVersion(id: string, versionId: string) {
-    return this.call<VersionView>("GET", `/api/workflows/${seg(id)}/versions/${seg(versionId)}`);
-  }
-  createWorkflow(request: CreateWorkflow) {
-    return this.call<CreatedVersion>("POST", "/api/workflows", request);
-  }
-  sendMessage(id: string, content: string, confirmPrivacy = false) {
-    return this.call<MessageReply>("POST", `/api/workflows/${seg(id)}/messages`, {
-      content,
-      confirm_privacy: confirmPrivacy,
-    });
-  }
-  cancelMessage(id: string) {
-    return this.call<CancelReply>("POST", `/api/workflows/${seg(id)}/cancel`);
-  }
-  settings() {
-    return this.call<SettingsView>("GET", "/api/settings");
-  }
-  updateSettings(settings: LlmSettings) {
-    return this.call<SettingsView>("PUT", "/api/settings", settings);
-  }
-  async setKey(id: string, key: string) {
-    await this.call<unknown>("PUT", `/api/providers/${seg(id)}/key`, { key });
-  }
-  async deleteKey(id: string) {
-    await this.call<unknown>("DELETE", `/api/providers/${seg(id)}/key`);
-  }
-  testProvider(id: string) {
-    return this.call<ConnectionTest>("POST", `/api/providers/${seg(id)}/test`);
-  }
-  detectProviders() {
-    return this.call<Detected[]>("GET", "/api/providers/detected");
-  }
-  python() {
-    return this.call<PythonView>("GET", "/api/settings/python");
-  }
-  setPython(input: PythonInput) {
-    return this.call<PythonView>("PUT", "/api/settings/python", input);
-  }
-  isolation() {
-    return this.call<IsolationView>("GET", "/api/settings/isolation");
-  }
-  setIsolation(input: IsolationInput) {
-    return this.call<IsolationView>("PUT", "/api/settings/isolation", input);
-  }
-  storage() {
-    return this.call<StorageView>("GET", "/api/settings/storage");
-  }
-  setStorage(input: StorageInput) {
-    return this.call<StorageView>("PUT", "/api/settings/storage", input);
-  }
-  clearStorage(kind: StorageKind) {
-    return this.call<Cleared>("POST", `/api/settings/storage/${kind}/clear`);
-  }
-  roleBudgets() {
-    return this.call<BudgetsView>("GET", "/api/settings/budgets");
-  }
-  setRoleBudgets(budgets: RoleBudgets) {
-    return this.call<BudgetsView>("PUT", "/api/settings/budgets", budgets);
-  }
-  usage() {
-    return this.call<Usage>("GET", "/api/ledger/usage");
-  }
-  ledger(q: string, limit: number, offset: number) {
-    const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
-    if (q) query.set("q", q);
-    return this.call<LedgerEntry[]>("GET", `/api/ledger?${query.toString()}`);
-  }
-  manualPrompts() {
-    return this.call<ManualPrompt[]>("GET", "/api/manual");
-  }
-  async answerManual(id: string, text: string) {
-    await this.call<unknown>("POST", `/api/manual/${seg(id)}/answer`, { text });
-  }
-  async dismissManual(id: string) {
-    await this.call<unknown>("DELETE", `/api/manual/${seg(id)}`);
-  }
-  resolveGate(id: string, versionId: string, request: GateRequest) {
-    return this.call<WorkflowView>(
-      "POST",
-      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/gate`,
-      request,
-    );
-  }
-  sessions(id: string, versionId: string) {
-    return this.call<SessionIteration[]>(
-      "GET",
-      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/sessions`,
-    );
-  }
   sessionFile(id: string, versionId: string, iteration: number, path: string) {
     const p = path.split("/").map(seg).join("/");
-    return this.call<string>(
+    return this.fetchJson(
       "GET",
       `/api/workflows/${seg(id)}/versions/${seg(versionId)}/sessions/${iteration}/${p}`,
       undefined,
-      true,
-    );
-  }
-  runWorkflow(id: string, request: RunInputs) {
-    return this.call<RunView>("POST", `/api/workflows/${seg(id)}/runs`, request);
-  }
-  listRuns(id: string) {
-    return this.call<RunView[]>("GET", `/api/workflows/${seg(id)}/runs`);
+      "text",
+    ) as Promise<string>;
   }
   testOutputLocation(id: string, versionId: string, name: string): Promise<OutputLocation> {
     return Promise.resolve({
@@ -245,66 +111,9 @@ export class HttpTransport implements Transport {
       url: `${this.origin}/api/workflows/${seg(id)}/versions/${seg(versionId)}/outputs/${encodeURIComponent(name)}`,
     });
   }
-  outputPreview(source: OutputSource, name: string) {
-    const n = encodeURIComponent(name);
-    return this.call<OutputPreview>(
-      "GET",
-      source.kind === "run"
-        ? `/api/runs/${seg(source.runId)}/previews/${n}`
-        : `/api/workflows/${seg(source.workflowId)}/versions/${seg(source.versionId)}/previews/${n}`,
-    );
-  }
-  environments() {
-    return this.call<EnvironmentsView>("GET", "/api/environments");
-  }
-  removeEnvironment(id: string) {
-    return this.call<EnvironmentsView>("DELETE", `/api/environments/${seg(id)}`);
-  }
-  installUv() {
-    return this.call<EnvironmentsView>("POST", "/api/environments/uv");
-  }
   outputLocation(runId: string, name: string): Promise<OutputLocation> {
     const p = name.split("/").map(seg).join("/");
     return Promise.resolve({ kind: "url", url: `${this.origin}/api/runs/${seg(runId)}/outputs/${p}` });
-  }
-  approve(id: string, versionId: string) {
-    return this.call<WorkflowView>(
-      "POST",
-      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/approve`,
-    );
-  }
-  edit(id: string, versionId: string) {
-    return this.call<CreatedVersion>(
-      "POST",
-      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/edit`,
-    );
-  }
-  updateWorkflow(id: string, patch: WorkflowPatch) {
-    return this.call<WorkflowView>("PATCH", `/api/workflows/${seg(id)}`, patch);
-  }
-  deleteWorkflow(id: string, confirm?: string) {
-    return safeDelete(this.origin, `/api/workflows/${seg(id)}`, confirm);
-  }
-  restoreVersion(id: string, versionId: string) {
-    return this.call<CreatedVersion>(
-      "POST",
-      `/api/workflows/${seg(id)}/versions/${seg(versionId)}/restore`,
-    );
-  }
-  backups() {
-    return this.call<BackupsView>("GET", "/api/backups");
-  }
-  createBackup() {
-    return this.call<Backup>("POST", "/api/backups");
-  }
-  setBackupRetention(retention: BackupRetention) {
-    return this.call<BackupsView>("PUT", "/api/backups/retention", retention);
-  }
-  restoreBackup(id: string) {
-    return this.call<RestoreReply>("POST", `/api/backups/${seg(id)}/restore`);
-  }
-  deleteBackup(id: string, confirm?: string) {
-    return safeDelete(this.origin, `/api/backups/${seg(id)}`, confirm);
   }
 
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile> {

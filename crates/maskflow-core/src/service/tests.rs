@@ -1,5 +1,6 @@
 //! Service tests with the replay provider and a deterministic clock.
 
+use super::uploads::safe_filename;
 use super::*;
 use crate::ids::StepClock;
 use crate::providers::{

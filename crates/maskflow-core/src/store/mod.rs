@@ -16,6 +16,7 @@ pub mod privacy_confirmations;
 pub mod python_locks;
 pub mod schema;
 pub mod settings;
+pub mod transitions;
 
 use std::path::Path;
 

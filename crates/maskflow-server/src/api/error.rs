@@ -1,39 +1,32 @@
-//! The one error type of the HTTP API: every failure becomes
-//! `{"error": code, "message": sentence}` with an honest status code, and
-//! internals (database, disk) are logged, never shown.
+//! The one error type of the HTTP API: every failure becomes core's
+//! [`ErrorBody`] `{code, message, matches?, detail?}` (plus `error`, the
+//! code again) with an honest status code; internals (database, disk) are
+//! logged, never shown.
 
 use axum::extract::multipart::MultipartError;
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use maskflow_core::api::ErrorBody;
 use maskflow_core::{CoreError, ErrorCode};
 use serde::Serialize;
 
-/// The error body.
+/// The error body over HTTP: the shells' one [`ErrorBody`] plus `error`,
+/// the same code under the name HTTP clients have read since seed 000.
 #[derive(Serialize, Debug, utoipa::ToSchema)]
-pub struct ErrorBody {
-    /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
-    /// `archived`, `payload_too_large`, `provider_error`, `privacy_blocked`,
-    /// `keyring_unavailable` or `internal`.
+pub struct HttpError {
+    /// The same as `code`.
     pub error: String,
-    /// What went wrong, for people.
-    pub message: String,
-    /// For `privacy_blocked`: each value found, masked, and where it came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
-    /// A finer code the UI branches on, e.g. `RUN_IN_PROGRESS`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    /// The body both shells answer.
+    #[serde(flatten)]
+    pub body: ErrorBody,
 }
 
 /// An error answered to the client.
 #[derive(Debug)]
 pub struct AppError {
     status: StatusCode,
-    code: &'static str,
-    message: String,
-    matches: Option<Vec<maskflow_core::privacy::GuardMatch>>,
-    detail: Option<&'static str>,
+    body: ErrorBody,
 }
 
 impl AppError {
@@ -41,16 +34,13 @@ impl AppError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         Self {
             status,
-            code,
-            message: message.into(),
-            matches: None,
-            detail: None,
+            body: ErrorBody::new(code, message),
         }
     }
 
     /// The code and sentence the client reads (for a WebSocket frame).
-    pub fn code_and_message(&self) -> (&'static str, &str) {
-        (self.code, &self.message)
+    pub fn code_and_message(&self) -> (&str, &str) {
+        (&self.body.code, &self.body.message)
     }
 
     /// 400 `invalid_request`.
@@ -74,38 +64,34 @@ impl AppError {
     }
 }
 
+/// The HTTP status of a service error's code.
+fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::InvalidRequest | ErrorCode::AgentMismatch => StatusCode::BAD_REQUEST,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Conflict => StatusCode::CONFLICT,
+        ErrorCode::Archived => StatusCode::GONE,
+        ErrorCode::KeyringUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::ProviderError => StatusCode::BAD_GATEWAY,
+        ErrorCode::PrivacyBlocked => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorCode::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 impl From<CoreError> for AppError {
     fn from(e: CoreError) -> Self {
-        let message = e.to_string();
-        if let CoreError::Provider(maskflow_core::ProviderError::PrivacyBlocked(matches)) = e {
-            let mut err = Self::new(StatusCode::UNPROCESSABLE_ENTITY, "privacy_blocked", message);
-            err.matches = Some(matches);
-            return err;
+        let status = status_of(e.code());
+        Self {
+            status,
+            body: ErrorBody::from_core(e, "server's log"),
         }
-        let detail = e.detail_code();
-        let mut err = match e.code() {
-            ErrorCode::InvalidRequest => Self::invalid(message),
-            ErrorCode::NotFound => Self::not_found(message),
-            ErrorCode::Conflict => Self::new(StatusCode::CONFLICT, "conflict", message),
-            ErrorCode::Archived => Self::new(StatusCode::GONE, "archived", message),
-            ErrorCode::KeyringUnavailable => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "keyring_unavailable",
-                message,
-            ),
-            ErrorCode::ProviderError => {
-                Self::new(StatusCode::BAD_GATEWAY, "provider_error", message)
-            }
-            ErrorCode::AgentMismatch => {
-                Self::new(StatusCode::BAD_REQUEST, "agent_mismatch", message)
-            }
-            ErrorCode::DiskFull => {
-                Self::new(StatusCode::INSUFFICIENT_STORAGE, "disk_full", message)
-            }
-            _ => Self::internal(message),
-        };
-        err.detail = detail;
-        err
+    }
+}
+
+impl From<QueryRejection> for AppError {
+    fn from(r: QueryRejection) -> Self {
+        Self::invalid(r.body_text())
     }
 }
 
@@ -149,11 +135,9 @@ impl From<axum::extract::multipart::MultipartRejection> for AppError {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let body = ErrorBody {
-            error: self.code.to_owned(),
-            message: self.message,
-            matches: self.matches,
-            code: self.detail.map(str::to_owned),
+        let body = HttpError {
+            error: self.body.code.clone(),
+            body: self.body,
         };
         (self.status, axum::Json(body)).into_response()
     }

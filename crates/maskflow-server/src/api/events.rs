@@ -61,8 +61,7 @@ fn handle(text: &str, service: &Service, replies: &mpsc::UnboundedSender<String>
             let (service, replies) = (service.clone(), replies.clone());
             tokio::spawn(async move {
                 let result = service
-                    .flows()
-                    .cancel_inflight(&conversation_id, inflight_id.as_deref())
+                    .flow_cancel_inflight(&conversation_id, inflight_id.as_deref())
                     .await;
                 if let Err(e) = result {
                     let e = super::error::AppError::from(e);

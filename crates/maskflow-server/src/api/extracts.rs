@@ -8,7 +8,7 @@ use maskflow_core::CoreError;
 use maskflow_core::service::UploadedFile;
 use tokio::io::AsyncWriteExt;
 
-use super::error::{AppError, ErrorBody};
+use super::error::{AppError, HttpError};
 use super::{ApiJson, AppState};
 
 /// The form of an upload (for the OpenAPI document).
@@ -25,9 +25,9 @@ pub struct UploadForm {
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "One entry per file, in order", body = Vec<UploadedFile>),
-        (status = 400, description = "Not a multipart upload, a part not named `file`, or a file Maskflow cannot read", body = ErrorBody),
-        (status = 413, description = "Too large", body = ErrorBody),
-        (status = 507, description = "The disk of the data folder has no room for the upload", body = ErrorBody),
+        (status = 400, description = "Not a multipart upload, a part not named `file`, or a file Maskflow cannot read", body = HttpError),
+        (status = 413, description = "Too large", body = HttpError),
+        (status = 507, description = "The disk of the data folder has no room for the upload", body = HttpError),
     ))]
 pub async fn upload(
     State(state): State<AppState>,

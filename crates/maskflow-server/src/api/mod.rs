@@ -2,26 +2,19 @@
 //! routes, uploads, the event WebSocket and the generated OpenAPI document.
 //!
 //! [`router`] builds everything from an [`AppState`]; `main` only binds a
-//! socket. Each handler calls one [`Service`] method; bad input of any kind
-//! is answered `{error, message}` through [`error::AppError`].
+//! socket. The handlers of the JSON calls are generated from core's list
+//! ([`calls`]); uploads, downloads, session files and events are written
+//! by hand. Bad input of any kind is answered with core's `ErrorBody`
+//! through [`error::AppError`].
 
 pub mod auth;
-mod backups;
-mod budgets;
-mod cancel;
+pub mod calls;
 mod deletes;
-mod environments;
 pub mod error;
 mod events;
 mod extracts;
-mod flows;
-mod isolation;
-mod llm;
-mod outputs;
-mod runs;
-mod storage;
+mod files;
 pub mod ui;
-mod workflows;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
 use axum::response::{IntoResponse, Response};
@@ -88,7 +81,7 @@ pub struct ApiPath<T>(pub T);
         title = "Maskflow API",
         description = "Local HTTP API of `maskflow serve`. Every request needs the token printed at start, as `Authorization: Bearer <token>`."
     ),
-    components(schemas(maskflow_core::Event, error::ErrorBody)),
+    components(schemas(maskflow_core::Event, error::HttpError)),
     modifiers(&TokenAuth),
     security(("token" = []))
 )]
@@ -111,56 +104,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(extracts::upload))
         .layer(DefaultBodyLimit::max(UPLOAD_LIMIT));
     OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(workflows::create, workflows::list))
-        .routes(routes!(
-            workflows::get,
-            workflows::update,
-            workflows::delete
-        ))
-        .routes(routes!(workflows::send_message))
-        .routes(routes!(cancel::cancel_message))
-        .routes(routes!(workflows::approve))
-        .routes(routes!(workflows::edit))
-        .routes(routes!(workflows::restore))
-        .routes(routes!(runs::create, runs::list))
-        .routes(routes!(runs::output))
-        .routes(routes!(outputs::run_preview))
-        .routes(routes!(outputs::test_preview))
-        .routes(routes!(outputs::test_output))
-        .routes(routes!(runs::gate))
-        .routes(routes!(runs::sessions))
-        .routes(routes!(workflows::get_version))
-        .routes(routes!(llm::get_settings, llm::put_settings))
-        .routes(routes!(llm::put_key, llm::delete_key))
-        .routes(routes!(llm::get_python, llm::put_python))
-        .routes(routes!(isolation::get_isolation, isolation::put_isolation))
-        .routes(routes!(budgets::get_budgets, budgets::put_budgets))
-        .routes(routes!(storage::get_storage, storage::put_storage))
-        .routes(routes!(storage::clear_storage))
-        .routes(routes!(environments::list))
-        .routes(routes!(environments::remove))
-        .routes(routes!(environments::install_uv))
-        .routes(routes!(llm::test_provider))
-        .routes(routes!(llm::detected))
-        .routes(routes!(llm::ledger))
-        .routes(routes!(llm::usage))
-        .routes(routes!(llm::manual_list))
-        .routes(routes!(llm::manual_answer))
-        .routes(routes!(llm::manual_dismiss))
-        .routes(routes!(flows::list))
-        .routes(routes!(flows::definition))
-        .routes(routes!(flows::run))
-        .routes(routes!(flows::runs))
-        .routes(routes!(flows::get_run, flows::patch_run, flows::delete_run))
-        .routes(routes!(flows::stop))
-        .routes(routes!(flows::gate))
-        .routes(routes!(flows::mermaid))
-        .routes(routes!(flows::export))
-        .routes(routes!(flows::import))
-        .routes(routes!(backups::list, backups::create))
-        .routes(routes!(backups::put_retention))
-        .routes(routes!(backups::restore))
-        .routes(routes!(backups::delete))
+        .merge(calls::routes())
+        .routes(routes!(files::run_output))
+        .routes(routes!(files::test_output))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
         .merge(uploads)
 }
@@ -185,7 +131,7 @@ pub fn router(state: AppState) -> Router {
     .route("/api/events", get(events::stream))
     .route(
         "/api/workflows/{id}/versions/{version_id}/sessions/{iteration}/{*path}",
-        get(runs::session_file),
+        get(files::session_file),
     )
     .route("/", get(ui::serve))
     .fallback(ui_or_not_found)

@@ -1,0 +1,581 @@
+//! The API both shells serve, declared once: [`api_calls!`] hands the list
+//! of calls to a macro of the caller's, which turns each entry into a Tauri
+//! command (the desktop), an axum handler with its OpenAPI entry (`maskflow
+//! serve`) or a line of the UI's typed client (`ui/src/generated/api.ts`).
+//! Core names no shell: the list carries only names, paths and types.
+//!
+//! Also here: the one error body of both shells ([`ErrorBody`]) and the
+//! small argument types that exist only on the wire.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::error::{CoreError, ErrorCode};
+use crate::privacy::GuardMatch;
+use crate::providers::ProviderError;
+
+/// Any JSON (a flow's definition is passed through as written).
+pub use serde_json::Value as JsonValue;
+
+/// A failed call as both shells answer it.
+#[derive(Serialize, Clone, Debug, ToSchema, TS)]
+pub struct ErrorBody {
+    /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
+    /// `archived`, `payload_too_large`, `provider_error`, `privacy_blocked`,
+    /// `keyring_unavailable`, `agent_mismatch`, `disk_full` or `internal`.
+    pub code: String,
+    /// What went wrong, for people.
+    pub message: String,
+    /// For `privacy_blocked`: each value found, masked, and where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub matches: Option<Vec<GuardMatch>>,
+    /// A finer code the UI branches on, e.g. `RUN_IN_PROGRESS`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub detail: Option<String>,
+}
+
+impl ErrorBody {
+    /// An error with a code and a sentence only.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            matches: None,
+            detail: None,
+        }
+    }
+
+    /// The body of a service error. Internal errors are logged to stderr
+    /// and shown as a sentence pointing at `log` (the server's or the app's
+    /// log): their text may name paths or database details.
+    pub fn from_core(e: CoreError, log: &str) -> Self {
+        let code = e.code();
+        let detail = e.detail_code().map(str::to_owned);
+        if code == ErrorCode::Internal {
+            eprintln!("maskflow: internal error: {e}");
+            return Self::new(
+                code.as_str(),
+                format!("something went wrong inside Maskflow; see the {log}"),
+            );
+        }
+        let message = e.to_string();
+        let matches = match e {
+            CoreError::Provider(ProviderError::PrivacyBlocked(m)) => Some(m),
+            _ => None,
+        };
+        Self {
+            code: code.as_str().to_owned(),
+            message,
+            matches,
+            detail,
+        }
+    }
+}
+
+/// `?confirm=TOKEN` of a two-step delete.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
+#[into_params(parameter_in = Query)]
+pub struct Confirm {
+    /// The token from the first call's answer; absent on the first call.
+    #[serde(default)]
+    #[ts(optional)]
+    pub confirm: Option<String>,
+}
+
+impl Confirm {
+    /// The token, if one was given (an empty one counts as none).
+    pub fn token(&self) -> Option<&str> {
+        self.confirm.as_deref().filter(|t| !t.is_empty())
+    }
+}
+
+/// Ledger search and paging.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
+#[into_params(parameter_in = Query)]
+pub struct LedgerQuery {
+    /// Text to look for in bodies, replies, roles, providers, models.
+    #[ts(optional)]
+    pub q: Option<String>,
+    /// Most entries (1–500, default 50).
+    #[ts(optional)]
+    pub limit: Option<u32>,
+    /// Entries to skip.
+    #[ts(optional)]
+    pub offset: Option<u32>,
+}
+
+/// An API key to store.
+#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct KeyInput {
+    /// The key (kept in the system keyring; never echoed).
+    pub key: String,
+}
+
+/// A pasted answer to a manual prompt.
+#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ManualAnswer {
+    /// The AI tool's reply, as pasted.
+    pub text: String,
+}
+
+/// Hands the list of API calls to `$callback!`.
+///
+/// Each entry reads:
+///
+/// ```text
+/// /// doc
+/// name: method "/api/path/{param}", tag "tag", reply status,
+///     path("param" arg: Type, …), query(arg: Type)?, body(arg: Type)?,
+///     returns Type, errors(404 "No such thing", …),
+///     blocking|async |s| call;
+/// ```
+///
+/// * `path`: the path parameters in order, each with its name in the URL and
+///   its argument name (the Tauri argument);
+/// * `query`: at most one struct read from the query string (over IPC its
+///   fields are top-level arguments);
+/// * `body`: at most one JSON body;
+/// * `reply`: `json` (the result as JSON), `empty` (no body), `text`
+///   (`text/plain`) or `delete` (a two-step delete: 409 until confirmed);
+/// * `errors`: the failures worth documenting (HTTP status and what it means);
+/// * `blocking` calls run on a blocking thread, `async` ones are awaited;
+/// * the call is an expression over `s: &Service` and the arguments,
+///   returning `Result<returns, CoreError>` (or a future of it).
+///
+/// Calls that are not plain JSON in and out (uploads, the event stream,
+/// session files, output downloads, a native drop) are written by hand in
+/// each shell.
+#[macro_export]
+macro_rules! api_calls {
+    ($callback:ident) => {
+        $callback! {
+            // ---- Workflows, versions and the conversation.
+
+            /// Every workflow, newest first.
+            list_workflows: get "/api/workflows", tag "workflows", json 200,
+                path(), query(), body(),
+                returns Vec<maskflow_core::service::WorkflowSummary>,
+                errors(),
+                blocking |s| s.list_workflows();
+
+            /// Creates a workflow and its first version from approved extracts.
+            create_workflow: post "/api/workflows", tag "workflows", json 201,
+                path(), query(), body(request: maskflow_core::service::CreateWorkflow),
+                returns maskflow_core::service::CreatedVersion,
+                errors(400 "Bad request"),
+                blocking |s| s.create_workflow(request);
+
+            /// A workflow with its current version, versions and conversation (poll this while building).
+            get_workflow: get "/api/workflows/{id}", tag "workflows", json 200,
+                path("id" workflow_id: String), query(), body(),
+                returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow"),
+                blocking |s| s.get_workflow(&workflow_id);
+
+            /// Renames, re-describes or relabels a workflow.
+            update_workflow: patch "/api/workflows/{id}", tag "workflows", json 200,
+                path("id" workflow_id: String), query(), body(patch: maskflow_core::service::WorkflowPatch),
+                returns maskflow_core::service::WorkflowView,
+                errors(400 "Bad request", 404 "No such workflow"),
+                blocking |s| s.update_workflow(&workflow_id, patch);
+
+            /// Deletes a workflow with its versions, conversation and runs, in two
+            /// steps: without `confirm` nothing is deleted and the answer (HTTP 409
+            /// `confirmation_required`) holds `would_delete`, `confirm_token` and
+            /// `expires_at`; with the token it is deleted. Ledger entries stay.
+            delete_workflow: delete "/api/workflows/{id}", tag "workflows", delete 200,
+                path("id" workflow_id: String), query(confirm: maskflow_core::api::Confirm), body(),
+                returns maskflow_core::service::DeleteReply,
+                errors(404 "No such workflow"),
+                blocking |s| s.delete_workflow(&workflow_id, confirm.token());
+
+            /// Sends a message; routed by the draft's status (validator, clarifier,
+            /// build). A `privacy_blocked` answer lists the `matches`; resend with
+            /// `confirm_privacy: true` to send the user's own text anyway.
+            send_message: post "/api/workflows/{id}/messages", tag "workflows", json 200,
+                path("id" workflow_id: String), query(), body(message: maskflow_core::service::SendMessage),
+                returns maskflow_core::service::MessageReply,
+                errors(400 "Bad request", 404 "No such workflow", 409 "A message is in progress, or the workflow is building or rejected", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed"),
+                async |s| s.send_message_cancellable(&workflow_id, &message.content, message.confirm_privacy);
+
+            /// Stops the LLM call of the message in flight on a workflow.
+            cancel_message: post "/api/workflows/{id}/cancel", tag "workflows", json 200,
+                path("id" workflow_id: String), query(), body(),
+                returns maskflow_core::service::CancelReply,
+                errors(404 "No such workflow"),
+                blocking |s| s.cancel_message(&workflow_id);
+
+            /// Approves a built version: it becomes active; the others are archived.
+            approve: post "/api/workflows/{id}/versions/{version_id}/approve", tag "workflows", json 200,
+                path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
+                returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow or version", 409 "The version is not pending approval", 410 "The version is archived"),
+                blocking |s| s.approve(&workflow_id, &version_id);
+
+            /// Edits a version: creates version N+1 (`validated`) with the same extracts.
+            edit: post "/api/workflows/{id}/versions/{version_id}/edit", tag "workflows", json 201,
+                path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
+                returns maskflow_core::service::CreatedVersion,
+                errors(404 "No such workflow or version", 409 "The version cannot be edited now", 410 "The version is archived"),
+                blocking |s| s.edit(&workflow_id, &version_id);
+
+            /// Restores an earlier (archived) version as a new version, tested on
+            /// the real files before approval.
+            restore_version: post "/api/workflows/{id}/versions/{version_id}/restore", tag "workflows", json 201,
+                path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
+                returns maskflow_core::service::CreatedVersion,
+                errors(404 "No such workflow or version", 409 "The version is not archived or was never built, or a build is running"),
+                blocking |s| s.restore(&workflow_id, &version_id);
+
+            /// One version in full (its script, fields and extracts), archived ones too.
+            get_version: get "/api/workflows/{id}/versions/{version_id}", tag "workflows", json 200,
+                path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
+                returns maskflow_core::service::VersionView,
+                errors(404 "No such workflow or version"),
+                blocking |s| s.get_version(&workflow_id, &version_id);
+
+            /// Resolves a build gate waiting for the user; the build continues in the background.
+            resolve_gate: post "/api/workflows/{id}/versions/{version_id}/gate", tag "workflows", json 200,
+                path("id" workflow_id: String, "version_id" version_id: String), query(),
+                body(request: maskflow_core::service::GateRequest),
+                returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow or version", 409 "No gate is waiting"),
+                blocking |s| s.resolve_gate(&workflow_id, &version_id, request);
+
+            /// A version's build session folder: the iterations and their files.
+            sessions: get "/api/workflows/{id}/versions/{version_id}/sessions", tag "workflows", json 200,
+                path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
+                returns Vec<maskflow_core::service::SessionIteration>,
+                errors(404 "No such workflow or version"),
+                blocking |s| s.sessions(&workflow_id, &version_id);
+
+            /// A preview of an output of a version's latest test run.
+            test_output_preview: get "/api/workflows/{id}/versions/{version_id}/previews/{name}", tag "workflows", json 200,
+                path("id" workflow_id: String, "version_id" version_id: String, "name" name: String), query(), body(),
+                returns maskflow_core::preview::OutputPreview,
+                errors(404 "No such workflow, version or output"),
+                blocking |s| s.test_output_preview(&workflow_id, &version_id, &name);
+
+            // ---- Runs.
+
+            /// Runs a workflow's approved version; the answer is the finished run
+            /// (it may have failed: see `status`).
+            run_workflow: post "/api/workflows/{id}/runs", tag "runs", json 201,
+                path("id" workflow_id: String), query(), body(request: maskflow_core::service::RunInputs),
+                returns maskflow_core::service::RunView,
+                errors(400 "Bad inputs", 404 "No such workflow", 409 "No approved version"),
+                async |s| s.run_workflow(&workflow_id, request);
+
+            /// A workflow's runs, newest first.
+            list_runs: get "/api/workflows/{id}/runs", tag "runs", json 200,
+                path("id" workflow_id: String), query(), body(),
+                returns Vec<maskflow_core::service::RunView>,
+                errors(404 "No such workflow"),
+                blocking |s| s.list_runs(&workflow_id);
+
+            /// A preview of a run's output: an image, a table per sheet, or text.
+            run_output_preview: get "/api/runs/{run_id}/previews/{name}", tag "runs", json 200,
+                path("run_id" run_id: String, "name" name: String), query(), body(),
+                returns maskflow_core::preview::OutputPreview,
+                errors(404 "No such run or output"),
+                blocking |s| s.run_output_preview(&run_id, &name);
+
+            // ---- Settings: back ends, keys, Python, isolation, budgets, storage.
+
+            /// The LLM settings (never a key, only where it comes from).
+            settings: get "/api/settings", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::settings::SettingsView,
+                errors(),
+                blocking |s| s.settings();
+
+            /// Replaces the LLM settings.
+            update_settings: put "/api/settings", tag "settings", json 200,
+                path(), query(), body(settings: maskflow_core::settings::LlmSettings),
+                returns maskflow_core::settings::SettingsView,
+                errors(400 "The settings are not valid"),
+                blocking |s| s.update_settings(settings);
+
+            /// Stores a provider's API key in the system keyring (503
+            /// `keyring_unavailable` names the environment variable to use instead).
+            set_key: put "/api/providers/{id}/key", tag "settings", empty 204,
+                path("id" id: String), query(), body(input: maskflow_core::api::KeyInput),
+                returns (),
+                errors(400 "The key is unusable", 404 "No such provider", 503 "No system keyring here; the message names the environment variable to use"),
+                blocking |s| s.set_key(&id, &input.key);
+
+            /// Removes a provider's API key from the system keyring.
+            delete_key: delete "/api/providers/{id}/key", tag "settings", empty 204,
+                path("id" id: String), query(), body(),
+                returns (),
+                errors(404 "No such provider", 503 "No system keyring here"),
+                blocking |s| s.delete_key(&id);
+
+            /// Tries a provider's connection and key.
+            test_provider: post "/api/providers/{id}/test", tag "settings", json 200,
+                path("id" id: String), query(), body(),
+                returns maskflow_core::settings::ConnectionTest,
+                errors(404 "No such provider"),
+                async |s| s.test_provider(&id);
+
+            /// Local LLM servers answering now.
+            detect_providers: get "/api/providers/detected", tag "settings", json 200,
+                path(), query(), body(),
+                returns Vec<maskflow_core::settings::Detected>,
+                errors(),
+                async |s| async { Ok(s.detect_providers().await) };
+
+            /// The Python interpreter setting.
+            python: get "/api/settings/python", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::PythonView,
+                errors(),
+                blocking |s| s.python();
+
+            /// Sets the Python interpreter (checked first; used from the next start).
+            set_python: put "/api/settings/python", tag "settings", json 200,
+                path(), query(), body(input: maskflow_core::service::PythonInput),
+                returns maskflow_core::service::PythonView,
+                errors(400 "The interpreter does not start or is too old"),
+                blocking |s| s.set_python(input);
+
+            /// The "run scripts without isolation" setting and this machine's isolation.
+            isolation: get "/api/settings/isolation", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::IsolationView,
+                errors(),
+                blocking |s| s.isolation();
+
+            /// Allows or forbids running scripts without isolation on this machine.
+            set_isolation: put "/api/settings/isolation", tag "settings", json 200,
+                path(), query(), body(input: maskflow_core::service::IsolationInput),
+                returns maskflow_core::service::IsolationView,
+                errors(400 "A malformed body"),
+                blocking |s| s.set_isolation(input);
+
+            /// The output budget of each LLM role.
+            role_budgets: get "/api/settings/budgets", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::providers::budget::BudgetsView,
+                errors(),
+                blocking |s| s.role_budgets();
+
+            /// Sets the output budgets of the LLM roles.
+            set_role_budgets: put "/api/settings/budgets", tag "settings", json 200,
+                path(), query(), body(budgets: maskflow_core::providers::budget::RoleBudgets),
+                returns maskflow_core::providers::budget::BudgetsView,
+                errors(400 "A budget is out of bounds"),
+                blocking |s| s.set_role_budgets(budgets);
+
+            /// The data folder's disk use by kind, free space and the upload expiry.
+            storage: get "/api/settings/storage", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::StorageView,
+                errors(),
+                blocking |s| s.storage();
+
+            /// Sets how long uploads that joined no workflow are kept.
+            set_storage: put "/api/settings/storage", tag "settings", json 200,
+                path(), query(), body(input: maskflow_core::service::StorageInput),
+                returns maskflow_core::service::StorageView,
+                errors(400 "An expiry out of range or a malformed body"),
+                blocking |s| s.set_storage(input);
+
+            /// Clears one kind: unattached uploads, finished runs' outputs or closed
+            /// versions' session folders (what each keeps is in the storage view).
+            clear_storage: post "/api/settings/storage/{kind}/clear", tag "settings", json 200,
+                path("kind" kind: maskflow_core::service::StorageKind), query(), body(),
+                returns maskflow_core::service::Cleared,
+                errors(400 "A kind that cannot be cleared here"),
+                blocking |s| s.clear_storage(kind);
+
+            /// The managed Python environments, their sizes, whether a version uses each, and `uv`.
+            environments: get "/api/environments", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::EnvironmentsView,
+                errors(),
+                blocking |s| s.list_environments();
+
+            /// Removes an environment no version uses any more.
+            remove_environment: delete "/api/environments/{id}", tag "settings", json 200,
+                path("id" id: String), query(), body(),
+                returns maskflow_core::service::EnvironmentsView,
+                errors(404 "No such environment", 409 "A version still uses it"),
+                blocking |s| s.remove_environment(&id);
+
+            /// Installs `uv` into the data folder (the user asked for it); progress comes as events.
+            install_uv: post "/api/environments/uv", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::EnvironmentsView,
+                errors(409 "The install failed"),
+                blocking |s| s.install_uv();
+
+            // ---- The privacy ledger and the manual back end.
+
+            /// Token totals from the ledger: in all, per role and per workflow.
+            usage: get "/api/ledger/usage", tag "privacy", json 200,
+                path(), query(), body(),
+                returns maskflow_core::privacy::ledger::Usage,
+                errors(),
+                blocking |s| s.usage();
+
+            /// What left the machine: every outbound LLM request, newest first, searched and paged.
+            ledger: get "/api/ledger", tag "privacy", json 200,
+                path(), query(query: maskflow_core::api::LedgerQuery), body(),
+                returns Vec<maskflow_core::privacy::LedgerEntry>,
+                errors(400 "Bad query"),
+                blocking |s| s.ledger(query.q.as_deref(), query.limit.unwrap_or(50), query.offset.unwrap_or(0));
+
+            /// Prompts waiting for the user to paste an answer (manual back end).
+            manual_prompts: get "/api/manual", tag "manual", json 200,
+                path(), query(), body(),
+                returns Vec<maskflow_core::providers::manual::ManualPrompt>,
+                errors(),
+                blocking |s| Ok(s.manual_prompts());
+
+            /// Answers a pending manual prompt; the waiting conversation continues.
+            answer_manual: post "/api/manual/{id}/answer", tag "manual", empty 204,
+                path("id" id: String), query(), body(answer: maskflow_core::api::ManualAnswer),
+                returns (),
+                errors(400 "The answer is empty", 404 "No such prompt waiting"),
+                blocking |s| s.answer_manual(&id, &answer.text);
+
+            /// Dismisses a pending manual prompt (its call fails as cancelled).
+            dismiss_manual: delete "/api/manual/{id}", tag "manual", empty 204,
+                path("id" id: String), query(), body(),
+                returns (),
+                errors(404 "No such prompt waiting"),
+                blocking |s| s.dismiss_manual(&id);
+
+            // ---- Database backups.
+
+            /// Every backup and the retention counts.
+            list_backups: get "/api/backups", tag "backups", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::BackupsView,
+                errors(),
+                blocking |s| s.backups();
+
+            /// Takes a backup now.
+            create_backup: post "/api/backups", tag "backups", json 201,
+                path(), query(), body(),
+                returns maskflow_core::store::backups::Backup,
+                errors(),
+                blocking |s| s.create_backup();
+
+            /// Sets the retention counts; the backups are pruned to them.
+            set_backup_retention: put "/api/backups/retention", tag "backups", json 200,
+                path(), query(), body(retention: maskflow_core::store::backups::Retention),
+                returns maskflow_core::service::BackupsView,
+                errors(400 "A count out of range"),
+                blocking |s| s.set_backup_retention(retention);
+
+            /// Restores a backup over the database; `previous` is the backup of the database as it was.
+            restore_backup: post "/api/backups/{id}/restore", tag "backups", json 200,
+                path("id" backup_id: String), query(), body(),
+                returns maskflow_core::service::RestoreReply,
+                errors(400 "The backup file is missing, damaged or from a newer Maskflow", 404 "No such backup", 409 "Something is in progress"),
+                blocking |s| s.restore_backup(&backup_id);
+
+            /// Deletes a backup in two steps (see `delete_workflow`).
+            delete_backup: delete "/api/backups/{id}", tag "backups", delete 200,
+                path("id" backup_id: String), query(confirm: maskflow_core::api::Confirm), body(),
+                returns maskflow_core::service::DeleteReply,
+                errors(404 "No such backup"),
+                blocking |s| s.delete_backup(&backup_id, confirm.token());
+
+            // ---- Flows (seed 004).
+
+            /// Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`.
+            flows_list: get "/api/flows", tag "flows", json 200,
+                path(), query(), body(),
+                returns maskflow_core::flows::FlowList,
+                errors(),
+                blocking |s| s.flow_list();
+
+            /// A flow's definition.
+            flows_definition: get "/api/flows/{name}", tag "flows", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::api::JsonValue,
+                errors(400 "The flow is invalid", 404 "No such flow"),
+                blocking |s| s.flow_definition(&name);
+
+            /// Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`).
+            flows_run: post "/api/flows/{name}/run", tag "flows", json 202,
+                path("name" name: String), query(), body(request: maskflow_core::flows::StartFlow),
+                returns maskflow_core::flows::Started,
+                errors(400 "Invalid flow, command, path or folder (`invalid_request`), or `agent_mismatch`", 404 "No such flow or run", 409 "`RUN_IN_PROGRESS`, or the run waits for an answer", 410 "The run is archived"),
+                blocking |s| s.flow_start(&name, request);
+
+            /// A flow's runs, newest first.
+            flows_runs: get "/api/flows/{name}/runs", tag "flows", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::flows::RunList,
+                errors(),
+                blocking |s| s.flow_runs(&name);
+
+            /// A flow as a Mermaid `graph TD` with its `WORKFLOW_CONFIG` block (seed 003).
+            flows_mermaid: get "/api/flows/{name}/mermaid", tag "flows", text 200,
+                path("name" name: String), query(), body(),
+                returns String,
+                errors(400 "The flow is invalid", 404 "No such flow"),
+                blocking |s| s.flow_mermaid(&name);
+
+            /// A flow with its agents as one JSON bundle (seed 003's export format).
+            flows_export: get "/api/flows/{name}/export", tag "flows", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::flows::bundle::FlowBundle,
+                errors(400 "The flow is invalid", 404 "No such flow"),
+                blocking |s| s.flow_export(&name);
+
+            /// Imports a bundle or a Mermaid diagram (`{bundle?, mermaid?, name?, overwrite?}`).
+            flows_import: post "/api/flows/import", tag "flows", json 200,
+                path(), query(), body(request: maskflow_core::flows::bundle::ImportRequest),
+                returns maskflow_core::flows::FlowSummary,
+                errors(400 "Invalid bundle, diagram or name", 409 "A flow or agent of that name exists (set overwrite)"),
+                blocking |s| s.flow_import(request);
+
+            /// A run: status, `flags.flow` (resume state), transcript, pending question.
+            flow_run_get: get "/api/flow-runs/{conversationId}", tag "flows", json 200,
+                path("conversationId" id: String), query(), body(),
+                returns maskflow_core::flows::RunView,
+                errors(404 "No such run"),
+                blocking |s| s.flow_run(&id);
+
+            /// Renames or (un)archives a run.
+            flow_run_patch: patch "/api/flow-runs/{conversationId}", tag "flows", json 200,
+                path("conversationId" id: String), query(), body(patch: maskflow_core::flows::RunPatch),
+                returns maskflow_core::flows::RunView,
+                errors(400 "Bad request", 404 "No such run", 409 "`RUN_IN_PROGRESS`"),
+                blocking |s| s.flow_patch(&id, patch);
+
+            /// Deletes a run with its subflow runs, transcript and checkpoints, in
+            /// two steps (see `delete_workflow`).
+            flow_run_delete: delete "/api/flow-runs/{conversationId}", tag "flows", delete 200,
+                path("conversationId" id: String), query(confirm: maskflow_core::api::Confirm), body(),
+                returns maskflow_core::service::DeleteReply,
+                errors(404 "No such run"),
+                blocking |s| s.delete_flow_run(&id, confirm.token());
+
+            /// Stops a run: the step in flight is cancelled and `stopped` recorded.
+            flow_run_stop: post "/api/flow-runs/{conversationId}/stop", tag "flows", json 200,
+                path("conversationId" id: String), query(), body(),
+                returns maskflow_core::flows::RunView,
+                errors(404 "No such run", 409 "The run is not running or waiting"),
+                async |s| s.flow_stop(&id);
+
+            /// Answers the gate the run waits at (`{option, input?}`), or a run that
+            /// needs attention (`retry`, `skip`, `stop`).
+            flow_run_answer: post "/api/flow-runs/{conversationId}/gate", tag "flows", json 202,
+                path("conversationId" id: String), query(), body(answer: maskflow_core::flows::GateAnswer),
+                returns maskflow_core::flows::Started,
+                errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
+                blocking |s| s.flow_answer(&id, answer);
+        }
+    };
+}

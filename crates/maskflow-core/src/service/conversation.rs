@@ -1,0 +1,414 @@
+//! The conversation of seed 000: creating a workflow, sending messages
+//! (validator → clarifier → build) and finishing a build.
+
+use super::*;
+
+impl Service {
+    /// Creates a workflow and its first version (`validating`) from the
+    /// extracts the user approved and the uploaded files behind them.
+    pub fn create_workflow(&self, request: CreateWorkflow) -> Result<CreatedVersion> {
+        if request.file_extracts.len() > MAX_FILES || request.file_ids.len() > MAX_FILES {
+            return Err(CoreError::InvalidRequest(format!(
+                "a workflow can start from at most {MAX_FILES} files"
+            )));
+        }
+        let unique: HashSet<&String> = request.file_ids.iter().collect();
+        if unique.len() != request.file_ids.len() {
+            return Err(CoreError::InvalidRequest(
+                "file_ids lists a file twice".into(),
+            ));
+        }
+        let now = self.now();
+        let workflow_id = self.id("wf");
+        let version_id = self.id("wv");
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let mut stored = Vec::new();
+        for id in &request.file_ids {
+            let file = store::get_file(&tx, id)?.ok_or_else(|| {
+                CoreError::InvalidRequest(format!("file_ids: file {id} was not uploaded"))
+            })?;
+            stored.push(file.extract);
+        }
+        let given: Vec<Value> = request
+            .file_extracts
+            .iter()
+            .map(|e| serde_json::to_value(&e.0))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| CoreError::InvalidRequest(format!("file_extracts: {e}")))?;
+        // The client's extracts are never trusted (#13): with files, the stored
+        // ones are used; alone, they must hold only masked samples.
+        let extracts: Vec<Value> = if !request.file_ids.is_empty() {
+            if !given.is_empty() {
+                crate::privacy::extracts::check_against_stored(&stored, &given)
+                    .map_err(CoreError::InvalidRequest)?;
+            }
+            stored
+        } else {
+            for e in &given {
+                crate::privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
+            }
+            given
+        };
+        if extracts.is_empty() {
+            return Err(CoreError::InvalidRequest(
+                "file_extracts must list at least one approved extract (or give file_ids)".into(),
+            ));
+        }
+        store::insert_workflow(
+            &tx,
+            &WorkflowRow {
+                id: workflow_id.clone(),
+                name: None,
+                description: None,
+                label: None,
+                created_at: now.clone(),
+                updated_at: now.clone(),
+            },
+        )?;
+        store::insert_version(
+            &tx,
+            &VersionRow {
+                id: version_id.clone(),
+                workflow_id: workflow_id.clone(),
+                version: 1,
+                status: versions::INITIAL,
+                is_active: false,
+                file_extracts: Value::Array(extracts),
+                fields: None,
+                execution: None,
+                script: None,
+                rejection_reason: None,
+                failure_reason: None,
+                created_at: now.clone(),
+                updated_at: now,
+                origin: store::Origin::Created,
+                origin_version_id: None,
+            },
+        )?;
+        store::link_files(&tx, &version_id, &request.file_ids)?;
+        tx.commit()?;
+        drop(db);
+        self.publish_status(&workflow_id, &version_id, versions::INITIAL, None);
+        Ok(CreatedVersion {
+            workflow_id,
+            version_id,
+            status: versions::INITIAL,
+        })
+    }
+
+    /// Sends the user's message and routes it by the draft's status (seed
+    /// 000): validator, then clarifier, then a background build. A second
+    /// call for the same workflow while one runs is a conflict at once.
+    pub async fn send_message(&self, workflow_id: &str, content: &str) -> Result<MessageReply> {
+        self.send_message_with(workflow_id, content, false).await
+    }
+
+    /// [`Service::send_message`]; with `confirm_privacy`, the user chose to
+    /// send `content` even though the privacy guard found values from their
+    /// files in it (only their own text is let through).
+    pub async fn send_message_with(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        confirm_privacy: bool,
+    ) -> Result<MessageReply> {
+        let content = content.trim();
+        if content.is_empty() {
+            return Err(CoreError::InvalidRequest(
+                "content must not be empty".into(),
+            ));
+        }
+        if content.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(CoreError::InvalidRequest(format!(
+                "content is longer than {MAX_MESSAGE_CHARS} characters"
+            )));
+        }
+        let _busy = self.claim(workflow_id)?;
+        let (mut version, created) = self.draft_for_message(workflow_id)?;
+        if let Some(v) = &created {
+            self.publish_status(workflow_id, &v.id, v.status, None);
+        }
+        let mut history = self.history(workflow_id)?;
+        history.push(ChatMessage::new(ChatRole::User, content));
+        if confirm_privacy {
+            self.confirm_privacy(workflow_id, content)?;
+        }
+
+        let mut user_stored = false;
+        let step = match version.status {
+            Status::Validating => Step::Validate,
+            _ => Step::Clarify,
+        };
+        let mut context_reductions = Vec::new();
+        if let Step::Validate = step {
+            let llm = self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?;
+            let request = self
+                .fitted_request(
+                    &llm,
+                    &Role::Validator,
+                    workflow_id,
+                    &version.file_extracts,
+                    &mut context_reductions,
+                    &|e| prompts::validator_request(e, &history),
+                )
+                .await?;
+            let verdict: Feasibility = ask_json(
+                &llm,
+                request,
+                &Feasibility::check,
+                &self.delta_sink(workflow_id, Role::Validator),
+            )
+            .await?;
+            let now = self.now();
+            let mut db = self.db();
+            let tx = db.transaction()?;
+            let user = self.add_message(&tx, workflow_id, &version.id, "user", content, &now)?;
+            user_stored = true;
+            if !verdict.feasible {
+                let reason = verdict
+                    .reason
+                    .map(|r| r.trim().to_owned())
+                    .unwrap_or_default();
+                version.rejection_reason = Some(reason.clone());
+                move_version(&tx, &mut version, VersionEvent::Infeasible, &now)?;
+                let reply =
+                    self.add_message(&tx, workflow_id, &version.id, "assistant", &reason, &now)?;
+                tx.commit()?;
+                drop(db);
+                self.publish_messages(workflow_id, [user, reply]);
+                self.publish_status(
+                    workflow_id,
+                    &version.id,
+                    Status::Rejected,
+                    Some(reason.clone()),
+                );
+                return Ok(MessageReply {
+                    status: Status::Rejected,
+                    message: reason,
+                    context_reductions,
+                });
+            }
+            move_version(&tx, &mut version, VersionEvent::Feasible, &now)?;
+            tx.commit()?;
+            drop(db);
+            self.publish_messages(workflow_id, [user]);
+            self.publish_status(workflow_id, &version.id, version.status, None);
+        }
+
+        let llm = self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?;
+        let request = self
+            .fitted_request(
+                &llm,
+                &Role::Clarifier,
+                workflow_id,
+                &version.file_extracts,
+                &mut context_reductions,
+                &|e| prompts::clarifier_request(e, &history),
+            )
+            .await?;
+        let verdict: Clarification = ask_json(
+            &llm,
+            request,
+            &Clarification::check,
+            &self.delta_sink(workflow_id, Role::Clarifier),
+        )
+        .await?;
+        let now = self.now();
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let mut published = Vec::new();
+        if !user_stored {
+            published.push(self.add_message(
+                &tx,
+                workflow_id,
+                &version.id,
+                "user",
+                content,
+                &now,
+            )?);
+        }
+        if version.status == Status::Validated {
+            move_version(&tx, &mut version, VersionEvent::StartClarifying, &now)?;
+        }
+        let reply_text = if verdict.needs_clarification {
+            move_version(&tx, &mut version, VersionEvent::AskQuestion, &now)?;
+            verdict.question.unwrap_or_default().trim().to_owned()
+        } else {
+            move_version(&tx, &mut version, VersionEvent::StartBuild, &now)?;
+            BUILDING_MESSAGE.to_owned()
+        };
+        published.push(self.add_message(
+            &tx,
+            workflow_id,
+            &version.id,
+            "assistant",
+            &reply_text,
+            &now,
+        )?);
+        tx.commit()?;
+        drop(db);
+        self.publish_messages(workflow_id, published);
+        self.publish_status(workflow_id, &version.id, version.status, None);
+        if version.status == Status::Building {
+            let service = self.clone();
+            let (wf, vid) = (workflow_id.to_owned(), version.id.clone());
+            tokio::spawn(async move { service.build(wf, vid).await });
+        }
+        Ok(MessageReply {
+            status: version.status,
+            message: reply_text,
+            context_reductions,
+        })
+    }
+
+    /// The version a new message works on, creating version N+1 when the
+    /// current one is built, failed or approved. Returns it and, when it was
+    /// just created, the new version too.
+    pub(super) fn draft_for_message(
+        &self,
+        workflow_id: &str,
+    ) -> Result<(VersionRow, Option<VersionRow>)> {
+        let now = self.now();
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let all = self.versions_or_404(&tx, workflow_id)?;
+        let current = current_of(&all)
+            .ok_or_else(|| CoreError::Corrupt(format!("workflow {workflow_id} has no version")))?
+            .clone();
+        let result = match current.status {
+            Status::Validating | Status::Validated | Status::Clarifying => (current, None),
+            Status::Building => {
+                return Err(CoreError::Conflict(
+                    "the workflow is being built; wait until the build finishes".into(),
+                ));
+            }
+            Status::Rejected => {
+                return Err(CoreError::Conflict(format!(
+                    "this workflow was rejected ({}); start a new workflow",
+                    current
+                        .rejection_reason
+                        .as_deref()
+                        .unwrap_or("not feasible")
+                )));
+            }
+            Status::Archived => {
+                return Err(CoreError::Archived(current.id));
+            }
+            Status::PendingUserApproval | Status::Failed | Status::Approved => {
+                let next = self.new_version_from(&tx, current, &all, &now)?;
+                (next.clone(), Some(next))
+            }
+        };
+        tx.commit()?;
+        Ok(result)
+    }
+
+    /// Edit (seed 000): `from` moves by the `edit` row of the table and
+    /// version N+1 starts in `validated` with the same extracts and files.
+    pub(super) fn new_version_from(
+        &self,
+        tx: &Transaction<'_>,
+        mut from: VersionRow,
+        all: &[VersionRow],
+        now: &str,
+    ) -> Result<VersionRow> {
+        if let Some(draft) = all.iter().find(|v| v.status.is_draft() && v.id != from.id) {
+            return Err(CoreError::Conflict(format!(
+                "version {} is already being drafted; continue that one",
+                draft.version
+            )));
+        }
+        move_version(tx, &mut from, VersionEvent::Edit, now)?;
+        let next = VersionRow {
+            id: self.id("wv"),
+            workflow_id: from.workflow_id.clone(),
+            version: all.iter().map(|v| v.version).max().unwrap_or(0) + 1,
+            status: versions::INITIAL_AFTER_EDIT,
+            is_active: false,
+            file_extracts: from.file_extracts.clone(),
+            fields: None,
+            execution: None,
+            script: None,
+            rejection_reason: None,
+            failure_reason: None,
+            created_at: now.to_owned(),
+            updated_at: now.to_owned(),
+            origin: store::Origin::Edited,
+            origin_version_id: Some(from.id.clone()),
+        };
+        store::insert_version(tx, &next)?;
+        store::link_files(tx, &next.id, &store::file_ids_of(tx, &from.id)?)?;
+        if from.status == Status::Archived {
+            self.publish_status(&from.workflow_id, &from.id, from.status, None);
+        }
+        Ok(next)
+    }
+
+    /// The background build: the phase engine (`crate::build`) generates,
+    /// tests on the real files and revises, then the version moves to
+    /// `pending_user_approval` or `failed`.
+    pub(super) async fn build(self, workflow_id: String, version_id: String) {
+        self.run_build(&workflow_id, &version_id, builds::Drive::Start)
+            .await;
+    }
+
+    pub(super) fn finish_build(
+        &self,
+        workflow_id: &str,
+        version_id: &str,
+        outcome: Result<WorkflowSpec>,
+    ) -> Result<()> {
+        let now = self.now();
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let Some(mut version) = store::get_version(&tx, version_id)? else {
+            return Ok(()); // deleted meanwhile
+        };
+        if version.status != Status::Building {
+            return Ok(());
+        }
+        let mut published = Vec::new();
+        let reason = match outcome {
+            Ok(spec) => {
+                version.fields = Some(to_json(&spec.fields)?);
+                version.execution = Some(to_json(&spec.execution)?);
+                version.script = Some(spec.script.clone());
+                move_version(&tx, &mut version, VersionEvent::BuildSucceeded, &now)?;
+                if let Some(mut wf) = store::get_workflow(&tx, workflow_id)?
+                    && wf.name.is_none()
+                {
+                    wf.name = Some(spec.name.trim().to_owned());
+                    wf.description = Some(spec.description.trim().to_owned());
+                    wf.updated_at = now.clone();
+                    store::update_workflow_meta(&tx, &wf)?;
+                }
+                let text = format!(
+                    "Built \u{201c}{}\u{201d}: {}",
+                    spec.name.trim(),
+                    spec.description.trim()
+                );
+                published.push(self.add_message(
+                    &tx,
+                    workflow_id,
+                    version_id,
+                    "assistant",
+                    &text,
+                    &now,
+                )?);
+                None
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                version.failure_reason = Some(reason.clone());
+                move_version(&tx, &mut version, VersionEvent::BuildFailed, &now)?;
+                Some(reason)
+            }
+        };
+        tx.commit()?;
+        drop(db);
+        self.publish_messages(workflow_id, published);
+        self.publish_status(workflow_id, version_id, version.status, reason);
+        Ok(())
+    }
+}

@@ -1,0 +1,153 @@
+//! Files the user gives: uploads (streamed or as bytes) and local files
+//! read where they lie, each extracted, masked and recorded.
+
+use super::*;
+
+impl Service {
+    /// Where to store a new upload: a fresh file id and a path under
+    /// `<home>/files/<file_id>/` named after the user's file.
+    pub fn new_upload(&self, filename: &str) -> Result<(String, PathBuf)> {
+        let id = self.id("file");
+        let dir = self.inner.home.join("files").join(&id);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| CoreError::io(format!("creating {}", dir.display()), e))?;
+        Ok((id, dir.join(safe_filename(filename))))
+    }
+
+    /// Extracts an upload written to the path [`Service::new_upload`] gave,
+    /// and records it. On failure the stored copy is removed and the error
+    /// names the file as the user did.
+    pub async fn add_upload(
+        &self,
+        file_id: &str,
+        filename: &str,
+        path: PathBuf,
+    ) -> Result<UploadedFile> {
+        let dir = path.parent().map(Path::to_path_buf);
+        let result = self.record_file(file_id, filename, path).await;
+        if result.is_err()
+            && let Some(d) = &dir
+        {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        result
+    }
+
+    /// Stores bytes the user picked in a shell that has no path for them (a
+    /// file chooser inside the desktop window), then extracts them like an
+    /// upload.
+    pub async fn add_upload_bytes(&self, filename: &str, bytes: &[u8]) -> Result<UploadedFile> {
+        self.ensure_space(
+            bytes.len() as u64,
+            &format!("the upload {}", safe_filename(filename)),
+        )?;
+        let (file_id, path) = self.new_upload(filename)?;
+        if let Err(e) = std::fs::write(&path, bytes) {
+            if let Some(d) = path.parent() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            return Err(CoreError::io(format!("writing {}", path.display()), e));
+        }
+        self.add_upload(&file_id, filename, path).await
+    }
+
+    /// Extracts a file where it lies on this machine (the desktop app's
+    /// dropped files) and records it with its path; nothing is copied or
+    /// removed. The path stays local: only the masked extract is returned.
+    pub async fn add_local_file(&self, path: PathBuf) -> Result<UploadedFile> {
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| CoreError::InvalidRequest(format!("{}: {e}", path.display())))?;
+        if !meta.is_file() {
+            return Err(CoreError::InvalidRequest(format!(
+                "{} is not a file",
+                path.display()
+            )));
+        }
+        let filename = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file_id = self.id("file");
+        self.record_file(&file_id, &filename, path).await
+    }
+
+    /// Runs the extractor over `path` (publishing [`Event::ExtractProgress`]
+    /// while a large file is counted) and stores the file's row.
+    pub(super) async fn record_file(
+        &self,
+        file_id: &str,
+        filename: &str,
+        path: PathBuf,
+    ) -> Result<UploadedFile> {
+        let display_name = safe_filename(filename);
+        let p = path.clone();
+        let events = self.inner.events.clone();
+        let (id, name) = (file_id.to_owned(), display_name.clone());
+        let extracted = tokio::task::spawn_blocking(move || {
+            let mut last_percent = u64::MAX;
+            let mut progress = |done: u64, total: u64| {
+                let percent = done.saturating_mul(100) / total.max(1);
+                if percent != last_percent {
+                    last_percent = percent;
+                    events.publish(Event::ExtractProgress {
+                        file_id: id.clone(),
+                        filename: name.clone(),
+                        done,
+                        total,
+                    });
+                }
+            };
+            maskflow_extractors::extract_path(
+                &p,
+                &maskflow_extractors::ExtractOptions::default(),
+                &mut |step| progress(step.done, step.total),
+            )
+        })
+        .await
+        .map_err(|e| CoreError::Corrupt(format!("the extractor stopped: {e}")))?;
+        let mut extract = match extracted {
+            Ok(extract) => extract,
+            Err(e) => {
+                let message = e
+                    .to_string()
+                    .replace(&path.display().to_string(), &display_name);
+                return Err(CoreError::InvalidRequest(message));
+            }
+        };
+        extract.filename = display_name.clone();
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let row = FileRow {
+            id: file_id.to_owned(),
+            filename: display_name,
+            path: path.display().to_string(),
+            size_bytes: i64::try_from(size).unwrap_or(i64::MAX),
+            extract: to_json(&extract)?,
+            created_at: self.now(),
+        };
+        store::insert_file(&self.db(), &row)?;
+        Ok(row.into())
+    }
+}
+
+/// The file's own name without folders or control characters ("upload" when empty).
+pub(super) fn safe_filename(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or("");
+    let cleaned: String = base
+        .chars()
+        .filter(|c| !c.is_control())
+        .map(|c| {
+            if matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .take(200)
+        .collect();
+    let cleaned = cleaned.trim().trim_start_matches('.').to_owned();
+    if cleaned.is_empty() {
+        "upload".into()
+    } else {
+        cleaned
+    }
+}
