@@ -211,7 +211,9 @@ impl Feed {
     /// Hands the scratch's keys to the table once a batch is full, or
     /// whatever is left at the end of a file (`all`).
     pub(super) fn pass(&self, s: &mut Scratch, all: bool) {
-        if s.keys.len() < BATCH && !(all && !s.keys.is_empty()) {
+        let full = s.keys.len() >= BATCH;
+        let last = all && !s.keys.is_empty();
+        if !full && !last {
             return;
         }
         let next = self
