@@ -181,19 +181,25 @@ impl GuardIndex {
     pub fn add_file(&mut self, path: &Path, name: &str, max_bytes: u64) {
         self.allow_name(name);
         let fallback = self.source(name.to_owned());
-        let mut sink = build::FileSink {
-            index: self,
-            file: name,
-            columns: Vec::new(),
-            fallback,
-            headerless: false,
-            text: None,
-            scratch: build::Scratch::default(),
-        };
-        let options = ValueOptions { max_bytes };
-        let read = Registry::with_defaults().values(path, &options, &mut sink);
-        let scratch = std::mem::take(&mut sink.scratch);
-        self.finish_file(scratch);
+        let read = self.with_filler(|index, feed| {
+            let mut sink = build::FileSink {
+                index,
+                file: name,
+                columns: Vec::new(),
+                fallback,
+                headerless: false,
+                text: None,
+                scratch: build::Scratch::default(),
+                feed,
+            };
+            let options = ValueOptions { max_bytes };
+            let read = Registry::with_defaults().values(path, &options, &mut sink);
+            let build::FileSink {
+                mut scratch, feed, ..
+            } = sink;
+            feed.pass(&mut scratch, true);
+            (scratch, read)
+        });
         if let Err(e) = read {
             self.skipped.push(e.to_string());
         }

@@ -1,12 +1,16 @@
 //! Building the guard's index: the keys of every value of a file, fed by
 //! the extractors' `values()` visitor (see the parent module's doc for what
 //! is keyed). Nothing here allocates per value: tokens and number keys go
-//! to scratch buffers reused across cells, keys go to the buffered
-//! [`KeyTable`](super::table::KeyTable).
+//! to scratch buffers reused across cells. The keys of a file go, in
+//! batches and in order, to a second thread that fills the
+//! [`KeyTable`](super::table::KeyTable): inserting is mostly waiting on
+//! cache misses, and it runs while the next cells are read and keyed.
+
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use maskflow_extractors::ValueSink;
 
-use super::table::{COMMON, SOURCE, STARTS_PHRASE, VALUE};
+use super::table::{COMMON, KeyTable, SOURCE, STARTS_PHRASE, VALUE};
 use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
 use crate::privacy::keys::{self, KeySet, MAX_PHRASE, Token};
 use crate::privacy::words::is_common;
@@ -45,26 +49,37 @@ impl Variety {
     }
 }
 
-/// Buffers reused from one value to the next.
+/// Buffers reused from one value to the next, and the keys of the values
+/// not yet handed to the table.
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
+    /// Keys with their entries, in the order the file gave them (the first
+    /// source of a key wins, so the table applies them in that order).
+    keys: Vec<(u64, u32)>,
     tokens: Vec<Token>,
     numbers: Vec<u64>,
     dates: Vec<(usize, usize, u64)>,
+    runs: Vec<std::ops::Range<usize>>,
+    /// Tokens of an e-mail address inside a value.
+    inner: Vec<Token>,
     /// Per source: how varied its phrases are.
     variety: Vec<Variety>,
 }
 
-impl GuardIndex {
-    /// Indexes one raw value (a cell, or a line of text) from `source`.
-    pub(super) fn add_value(&mut self, value: &str, source: u32, s: &mut Scratch) {
-        let mut toks = std::mem::take(&mut s.tokens);
+impl Scratch {
+    /// Keys one raw value (a cell, or a line of text) from `source`.
+    pub(super) fn add_value(&mut self, value: &str, source: u32) {
+        let mut toks = std::mem::take(&mut self.tokens);
         keys::tokenize_into(value, &mut toks);
-        self.add_tokens(value, &toks, source, s);
-        s.tokens = toks;
+        self.add_tokens(value, &toks, source);
+        self.tokens = toks;
     }
 
-    fn add_tokens(&mut self, value: &str, toks: &[Token], source: u32, s: &mut Scratch) {
+    fn insert(&mut self, key: u64, entry: u32) {
+        self.keys.push((key, entry));
+    }
+
+    fn add_tokens(&mut self, value: &str, toks: &[Token], source: u32) {
         if toks.is_empty() {
             return;
         }
@@ -73,13 +88,13 @@ impl GuardIndex {
             // The whole cell as a phrase.
             let h = self.add_phrase(toks, source);
             let at = source as usize;
-            if s.variety.len() <= at {
-                s.variety.resize_with(at + 1, Variety::default);
+            if self.variety.len() <= at {
+                self.variety.resize_with(at + 1, Variety::default);
             }
-            s.variety[at].count(h);
+            self.variety[at].count(h);
             // A code written without its separators: `AC-0100-0042` as `AC01000042`.
             if toks.iter().any(|t| t.digits) && toks.iter().any(|t| !t.digits) {
-                self.table.insert(keys::joined_hash(value, toks), of);
+                self.insert(keys::joined_hash(value, toks), of);
             }
             // A name of 2–3 capitalised words, last word first: `Smith, John`.
             if toks.len() <= 3 && toks.iter().all(|t| capitalised(value, t)) {
@@ -92,28 +107,29 @@ impl GuardIndex {
             self.add_capitalised_runs(value, toks, source);
         }
         if value.contains('@') {
-            self.add_emails(value, source);
+            let mut inner = std::mem::take(&mut self.inner);
+            self.add_emails(value, source, &mut inner);
+            self.inner = inner;
         }
         let mut any_digits = false;
         for t in toks {
             any_digits |= t.digits;
             if !t.digits && identifying(&value[t.start..t.end], t.hash) {
-                self.table.insert(t.hash, of);
+                self.insert(t.hash, of);
             }
         }
         if !any_digits {
             return;
         }
-        s.numbers.clear();
-        for r in keys::numeric_runs(value, toks) {
-            keys::number_keys(value, &toks[r], true, &mut s.numbers);
+        self.numbers.clear();
+        keys::numeric_runs_into(value, toks, &mut self.runs);
+        for r in &self.runs {
+            keys::number_keys(value, &toks[r.clone()], true, &mut self.numbers);
         }
-        s.dates.clear();
-        keys::month_name_dates(value, toks, &mut s.dates);
-        s.numbers.extend(s.dates.iter().map(|(_, _, k)| *k));
-        for &k in &s.numbers {
-            self.table.insert(k, of);
-        }
+        self.dates.clear();
+        keys::month_name_dates(value, toks, &mut self.dates);
+        self.numbers.extend(self.dates.iter().map(|(_, _, k)| *k));
+        self.keys.extend(self.numbers.iter().map(|&k| (k, of)));
     }
 
     /// Runs of capitalised words inside longer text: names in prose.
@@ -134,16 +150,16 @@ impl GuardIndex {
         }
     }
 
-    fn add_emails(&mut self, value: &str, source: u32) {
+    fn add_emails(&mut self, value: &str, source: u32, inner: &mut Vec<Token>) {
         for (a, b) in keys::email_spans(value) {
-            let inner = keys::tokenize(&value[a..b]);
+            keys::tokenize_into(&value[a..b], inner);
             if inner.len() >= 2 {
-                self.add_phrase(&inner, source);
+                self.add_phrase(inner, source);
             }
             if let Some(at) = value[a..b].find('@') {
-                let local = keys::tokenize(&value[a..a + at]);
-                if local.len() >= 2 {
-                    self.add_phrase(&local, source);
+                keys::tokenize_into(&value[a..a + at], inner);
+                if inner.len() >= 2 {
+                    self.add_phrase(inner, source);
                 }
             }
         }
@@ -154,15 +170,91 @@ impl GuardIndex {
         let common = toks.iter().all(|t| t.digits || is_common(t.hash));
         let h = keys::phrase_hash(toks);
         let flags = if common { VALUE | COMMON } else { VALUE };
-        self.table.insert(h, flags | source);
-        self.table.insert(toks[0].hash, STARTS_PHRASE);
+        self.insert(h, flags | source);
+        self.insert(toks[0].hash, STARTS_PHRASE);
         h
+    }
+}
+
+/// Keys per batch handed to the table's thread.
+const BATCH: usize = 1 << 15;
+/// Batches in flight between the two threads (bounds the memory held).
+const IN_FLIGHT: usize = 4;
+
+/// The thread that fills the table: applies batches of keys in the order
+/// sent and hands each emptied batch back for reuse.
+fn fill(
+    mut table: KeyTable,
+    batches: Receiver<Vec<(u64, u32)>>,
+    free: SyncSender<Vec<(u64, u32)>>,
+) -> KeyTable {
+    for mut batch in batches {
+        for &(k, e) in &batch {
+            table.insert(k, e);
+        }
+        batch.clear();
+        // The reader may have finished already: then the batch is dropped.
+        let _ = free.try_send(batch);
+    }
+    table.flush();
+    table
+}
+
+/// The way of a file's keys to the table's thread.
+#[derive(Debug)]
+pub(super) struct Feed {
+    to_table: SyncSender<Vec<(u64, u32)>>,
+    free: Receiver<Vec<(u64, u32)>>,
+}
+
+impl Feed {
+    /// Hands the scratch's keys to the table once a batch is full, or
+    /// whatever is left at the end of a file (`all`).
+    pub(super) fn pass(&self, s: &mut Scratch, all: bool) {
+        let full = s.keys.len() >= BATCH;
+        let last = all && !s.keys.is_empty();
+        if !full && !last {
+            return;
+        }
+        let next = self
+            .free
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut s.keys, next);
+        // Fails only if the filler panicked, which joining it reports.
+        let _ = self.to_table.send(batch);
+    }
+}
+
+impl GuardIndex {
+    /// Runs `read` (which keys a file into its [`Scratch`] and passes the
+    /// keys to the [`Feed`]) while a second thread fills the table from
+    /// them; then ends the file (see [`GuardIndex::finish_file`]).
+    pub(super) fn with_filler<R>(
+        &mut self,
+        read: impl FnOnce(&mut Self, Feed) -> (Scratch, R),
+    ) -> R {
+        let table = std::mem::take(&mut self.table);
+        let (to_table, batches) = std::sync::mpsc::sync_channel(IN_FLIGHT);
+        let (to_reader, free) = std::sync::mpsc::sync_channel(IN_FLIGHT + 1);
+        let (table, scratch, out) = std::thread::scope(|scope| {
+            let filler = scope.spawn(move || fill(table, batches, to_reader));
+            // `read` drops the feed when it returns: the filler sees the end.
+            let (scratch, out) = read(self, Feed { to_table, free });
+            let table = filler
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (table, scratch, out)
+        });
+        self.table = table;
+        self.finish_file(scratch);
+        out
     }
 
     /// Ends a file: applies buffered keys, and drops the phrases of common
     /// words in columns of a few repeated values: a category (`Order
     /// shipped`), not a value.
-    pub(super) fn finish_file(&mut self, s: Scratch) {
+    fn finish_file(&mut self, s: Scratch) {
         self.table.flush();
         let categories: Vec<bool> = s.variety.iter().map(Variety::categorical).collect();
         if !categories.contains(&true) {
@@ -218,6 +310,7 @@ pub(super) struct FileSink<'a> {
     pub(super) headerless: bool,
     pub(super) text: Option<u32>,
     pub(super) scratch: Scratch,
+    pub(super) feed: Feed,
 }
 
 /// Columns of a headerless table named by number; the rest share the table's name.
@@ -259,7 +352,8 @@ impl ValueSink for FileSink<'_> {
             }
         }
         let src = self.columns.get(column).copied().unwrap_or(self.fallback);
-        self.index.add_value(value, src, &mut self.scratch);
+        self.scratch.add_value(value, src);
+        self.feed.pass(&mut self.scratch, false);
     }
 
     fn text(&mut self, text: &str) {
@@ -271,7 +365,8 @@ impl ValueSink for FileSink<'_> {
                 s
             }
         };
-        self.index.add_value(text, src, &mut self.scratch);
+        self.scratch.add_value(text, src);
+        self.feed.pass(&mut self.scratch, false);
     }
 }
 
