@@ -1,0 +1,215 @@
+//! Answering a gate or a run that needs attention.
+
+use super::*;
+
+impl FlowEngine {
+    /// Answers the gate a run waits at, or a run that needs attention
+    /// (`retry`, `skip`, `stop`), and carries on in the background.
+    pub fn answer(&self, id: &str, answer: GateAnswer) -> Result<Started> {
+        let (started, handle) = self.prepare_answer(id, answer)?;
+        if let Some(h) = handle {
+            tokio::spawn(h.run());
+        }
+        Ok(started)
+    }
+
+    /// Like [`FlowEngine::answer`], returning the handle instead of spawning it.
+    pub fn prepare_answer(
+        &self,
+        id: &str,
+        answer: GateAnswer,
+    ) -> Result<(Started, Option<RunHandle>)> {
+        let row =
+            fstore::get_run(&self.db(), id)?.ok_or_else(|| CoreError::not_found("flow run", id))?;
+        if row.archived {
+            return Err(CoreError::Archived(format!("flow run {id}")));
+        }
+        if lock(&self.inner.inflight).contains_key(id) {
+            return Err(CoreError::RunInProgress(id.to_owned()));
+        }
+        self.check_lease(id)?;
+        let run = self.load(&row)?;
+        let option = answer.option.trim().to_owned();
+        let input = answer
+            .input
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        let mut next = row.state.clone();
+        let cursor = next
+            .cursor
+            .ok_or_else(|| CoreError::Conflict(format!("run {id} has no step waiting")))?;
+        let node = &run.program.nodes[cursor];
+        let kind = row
+            .pending
+            .as_ref()
+            .and_then(|p| p.get("kind"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut turns = Vec::new();
+        let mut stop = false;
+        match (row.status, kind) {
+            (RunStatus::Waiting, "gate") => {
+                let Op::Gate { step, targets } = &node.op else {
+                    return Err(CoreError::Corrupt(format!(
+                        "run {id} waits at a step that is not a gate"
+                    )));
+                };
+                let Some(i) = step
+                    .options
+                    .iter()
+                    .position(|o| o.label.as_str().eq_ignore_ascii_case(&option))
+                else {
+                    let labels: Vec<&str> = step.options.iter().map(|o| o.label.as_str()).collect();
+                    return Err(CoreError::InvalidRequest(format!(
+                        "option {option:?} is not one of {labels:?}"
+                    )));
+                };
+                let chosen = &step.options[i];
+                if chosen.requires_input && input.is_none() {
+                    return Err(CoreError::InvalidRequest(format!(
+                        "option {:?} requires input",
+                        chosen.label.as_str()
+                    )));
+                }
+                let decision = json!({"option": chosen.label.as_str(), "input": input});
+                next.output = decision.clone();
+                next.local.remove("output");
+                next.gate = Some(decision.clone());
+                if let Some(sid) = &node.id {
+                    next.steps.insert(sid.clone(), decision);
+                    next.local.remove(&format!("steps.{sid}"));
+                }
+                next.step_path = node.path.clone();
+                next.steps_done += 1;
+                let target = match &targets[i] {
+                    Target::Continue => node.next,
+                    Target::End => None,
+                    Target::Node(n) => Some(*n),
+                };
+                enter(&run.program, &mut next, target);
+                let content = match &input {
+                    Some(t) => format!("{}: {t}", chosen.label),
+                    None => chosen.label.to_string(),
+                };
+                turns.push(TurnRow {
+                    role: "user",
+                    content,
+                    command: meta(&run, node, None),
+                });
+            }
+            (RunStatus::NeedsAttention, _) => {
+                let choice = option.to_ascii_lowercase();
+                match choice.as_str() {
+                    "retry" => {
+                        next.pending_retry = None;
+                        if kind == "join"
+                            && let Some(p) = next.foreach.as_mut()
+                        {
+                            p.results.retain(|_, r| r.ok);
+                            let fnode = p.node;
+                            enter(&run.program, &mut next, Some(fnode));
+                        }
+                    }
+                    "skip" => {
+                        next.pending_retry = None;
+                        if kind == "join" {
+                            next.join_skip_failures = true;
+                        } else {
+                            next.step_path = node.path.clone();
+                            enter(&run.program, &mut next, node.next);
+                        }
+                    }
+                    "stop" => stop = true,
+                    _ => {
+                        return Err(CoreError::InvalidRequest(format!(
+                            "a run that needs attention takes retry, skip or stop, not {option:?}"
+                        )));
+                    }
+                }
+                turns.push(TurnRow {
+                    role: "user",
+                    content: choice,
+                    command: meta(&run, node, None),
+                });
+            }
+            (RunStatus::Waiting, "subflow") => {
+                let child = row
+                    .pending
+                    .as_ref()
+                    .and_then(|p| p.get("conversationId"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                return Err(CoreError::Conflict(format!(
+                    "run {id} waits for its subflow; answer run {child} instead"
+                )));
+            }
+            (status, _) => {
+                return Err(CoreError::Conflict(format!(
+                    "run {id} is {} and is not waiting for an answer",
+                    status.as_str()
+                )));
+            }
+        }
+        if stop {
+            self.record_status(
+                &run.id,
+                &run.flow_name,
+                RunStatus::Stopped,
+                &next,
+                None,
+                None,
+                turns,
+            )?;
+            let started = Started {
+                status: "stopped".into(),
+                flow_name: run.flow_name.clone(),
+                conversation_id: run.id.clone(),
+                inflight_id: String::new(),
+                model_id: self.model_id(&run.snapshot),
+            };
+            return Ok((started, None));
+        }
+        state::apply(row.status, RunEvent::Answer)
+            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        self.record_status(
+            &run.id,
+            &run.flow_name,
+            RunStatus::Running,
+            &next,
+            None,
+            None,
+            turns,
+        )?;
+        let inflight_id = self.inner.ids.next_id("inf");
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let (done_tx, done_rx) = watch::channel(false);
+        self.take_lease(&run.id)?;
+        lock(&self.inner.inflight).insert(
+            run.id.clone(),
+            Inflight {
+                inflight_id: inflight_id.clone(),
+                cancel: cancel_tx,
+                done: done_rx,
+            },
+        );
+        let started = Started {
+            status: "started".into(),
+            flow_name: run.flow_name.clone(),
+            conversation_id: run.id.clone(),
+            inflight_id,
+            model_id: self.model_id(&run.snapshot),
+        };
+        Ok((
+            started,
+            Some(RunHandle {
+                engine: self.clone(),
+                run: Arc::new(run),
+                state: next,
+                cancel: cancel_rx,
+                done: done_tx,
+            }),
+        ))
+    }
+}

@@ -1,0 +1,243 @@
+//! Driving a run step by step until it ends, waits or is stopped.
+
+use super::*;
+
+/// How a step ended.
+pub(super) enum Outcome {
+    Advance {
+        next: RunState,
+        turns: Vec<TurnRow>,
+        msgs: Vec<AgentMessageRow>,
+        check_post: bool,
+    },
+    Wait {
+        next: RunState,
+        status: RunStatus,
+        pending: Value,
+        turns: Vec<TurnRow>,
+    },
+    Stopped,
+}
+
+pub(super) struct StepFailure {
+    pub(super) message: String,
+    pub(super) turns: Vec<TurnRow>,
+}
+
+pub(super) fn failure(message: impl Into<String>) -> StepFailure {
+    StepFailure {
+        message: message.into(),
+        turns: Vec::new(),
+    }
+}
+
+/// Moves the cursor to `target`, closing loops the target is not in and
+/// opening (at iteration 1) those it is in.
+pub(super) fn enter(program: &Program, state: &mut RunState, target: Option<usize>) {
+    state.cursor = target;
+    let Some(t) = target else {
+        state.loop_stack.clear();
+        return;
+    };
+    let loops = &program.nodes[t].loops;
+    let keep = state
+        .loop_stack
+        .iter()
+        .zip(loops)
+        .take_while(|(f, l)| f.node == **l)
+        .count();
+    state.loop_stack.truncate(keep);
+    for &l in &loops[keep..] {
+        state.loop_stack.push(LoopFrame {
+            loop_step_path: program.nodes[l].path.clone(),
+            iteration: 1,
+            node: l,
+        });
+    }
+}
+
+impl FlowEngine {
+    pub(super) fn stop_flag(&self, id: &str) -> bool {
+        fstore::stop_requested(&self.db(), id).unwrap_or(false)
+    }
+
+    pub(super) async fn cancelled(&self, id: &str, cancel: &mut watch::Receiver<bool>) {
+        loop {
+            if *cancel.borrow() {
+                return;
+            }
+            tokio::select! {
+                r = cancel.changed() => {
+                    if r.is_err() {
+                        // The sender is gone: nobody can stop this run in-process any more.
+                        std::future::pending::<()>().await;
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                    if self.stop_flag(id) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn drive<'a>(
+        &'a self,
+        run: Arc<Loaded>,
+        mut st: RunState,
+        cancel: &'a mut watch::Receiver<bool>,
+    ) -> crate::providers::BoxFuture<'a, RunStatus> {
+        Box::pin(async move {
+            loop {
+                if *cancel.borrow() || self.stop_flag(&run.id) {
+                    return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
+                }
+                let Some(cur) = st.cursor else {
+                    return self.end(&run, &st, RunStatus::Completed, None, vec![]);
+                };
+                let node = &run.program.nodes[cur];
+                if !node.pre.is_empty() {
+                    let ctx = self.context(&run, &st);
+                    if let Some(c) = node.pre.iter().find(|c| !c.check.eval(&ctx)) {
+                        return self.fail(
+                            &run,
+                            &st,
+                            Some(cur),
+                            format!("precondition of step {:?} failed: {}", node.label, c.error),
+                            vec![],
+                        );
+                    }
+                }
+                let mut step_cancel = cancel.clone();
+                let result = tokio::select! {
+                    r = self.exec(run.clone(), cur, &st, &mut step_cancel) => r,
+                    _ = self.cancelled(&run.id, cancel) => {
+                        return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
+                    }
+                };
+                match result {
+                    Err(f) => return self.fail(&run, &st, Some(cur), f.message, f.turns),
+                    Ok(Outcome::Stopped) => {
+                        return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
+                    }
+                    Ok(Outcome::Wait {
+                        next,
+                        status,
+                        pending,
+                        turns,
+                    }) => {
+                        if let Err(e) =
+                            self.commit(&run, status, &next, Some(&pending), None, &turns, &[])
+                        {
+                            return self.fail(&run, &st, Some(cur), e, vec![]);
+                        }
+                        return status;
+                    }
+                    Ok(Outcome::Advance {
+                        mut next,
+                        mut turns,
+                        msgs,
+                        check_post,
+                    }) => {
+                        if check_post && !node.post.is_empty() {
+                            let ctx = self.context(&run, &next);
+                            if let Some(c) = node.post.iter().find(|c| !c.check.eval(&ctx)) {
+                                let error = format!(
+                                    "postcondition of step {:?} failed: {}",
+                                    node.label, c.error
+                                );
+                                let mut retry = st.clone();
+                                retry.agent_conversations = next.agent_conversations.clone();
+                                retry.conversation_agents = next.conversation_agents.clone();
+                                let attempt = st
+                                    .pending_retry
+                                    .as_ref()
+                                    .filter(|p| p.node == cur)
+                                    .map_or(0, |p| p.attempt);
+                                retry.pending_retry = Some(PendingRetry {
+                                    node: cur,
+                                    error: c.error.to_string(),
+                                    attempt: attempt + 1,
+                                });
+                                turns.push(TurnRow {
+                                    role: "system",
+                                    content: error.clone(),
+                                    command: meta(&run, node, None),
+                                });
+                                if attempt == 0 {
+                                    if let Err(e) = self.commit(
+                                        &run,
+                                        RunStatus::Running,
+                                        &retry,
+                                        None,
+                                        None,
+                                        &turns,
+                                        &msgs,
+                                    ) {
+                                        return self.fail(&run, &st, Some(cur), e, vec![]);
+                                    }
+                                    st = retry;
+                                    continue;
+                                }
+                                let pending = json!({
+                                    "kind": "attention",
+                                    "reason": "postcondition",
+                                    "step": node.label,
+                                    "stepPath": node.path,
+                                    "error": error,
+                                    "options": ["retry", "skip", "stop"],
+                                });
+                                if let Err(e) = self.commit(
+                                    &run,
+                                    RunStatus::NeedsAttention,
+                                    &retry,
+                                    Some(&pending),
+                                    None,
+                                    &turns,
+                                    &msgs,
+                                ) {
+                                    return self.fail(&run, &st, Some(cur), e, vec![]);
+                                }
+                                return RunStatus::NeedsAttention;
+                            }
+                        }
+                        next.pending_retry = None;
+                        if let Err(e) =
+                            self.commit(&run, RunStatus::Running, &next, None, None, &turns, &msgs)
+                        {
+                            return self.fail(&run, &st, Some(cur), e, vec![]);
+                        }
+                        st = next;
+                    }
+                }
+            }
+        })
+    }
+
+    /// Marks `next` as having completed `node` with `output`.
+    pub(super) fn complete_with(
+        next: &mut RunState,
+        node: &compile::Node,
+        output: Value,
+        local: bool,
+    ) {
+        next.output = output.clone();
+        if local {
+            next.local.insert("output".into());
+        } else {
+            next.local.remove("output");
+        }
+        if let Some(id) = &node.id {
+            next.steps.insert(id.clone(), output);
+            let key = format!("steps.{id}");
+            if local {
+                next.local.insert(key);
+            } else {
+                next.local.remove(&key);
+            }
+        }
+        next.step_path = node.path.clone();
+        next.steps_done += 1;
+    }
+}

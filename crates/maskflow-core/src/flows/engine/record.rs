@@ -1,0 +1,150 @@
+//! Committing steps and statuses, and publishing them.
+
+use super::*;
+
+impl FlowEngine {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_status(
+        &self,
+        id: &str,
+        flow_name: &str,
+        status: RunStatus,
+        st: &RunState,
+        pending: Option<&Value>,
+        error: Option<&str>,
+        turns: Vec<TurnRow>,
+    ) -> Result<()> {
+        let now = self.now();
+        let ids = {
+            let mut db = self.db();
+            fstore::commit_step(
+                &mut db,
+                &StepCommit {
+                    run_id: id,
+                    status,
+                    state: st,
+                    pending,
+                    error,
+                    turns: &turns,
+                    agent_messages: &[],
+                    now: &now,
+                },
+            )?
+        };
+        self.publish_turns(id, flow_name, &turns, &ids, &now);
+        self.inner.events.publish(Event::FlowStatus {
+            conversation_id: id.to_owned(),
+            flow_name: flow_name.to_owned(),
+            status,
+            error: error.map(str::to_owned),
+        });
+        Ok(())
+    }
+
+    pub(super) fn publish_status(&self, run: &Loaded, status: RunStatus, error: Option<String>) {
+        self.inner.events.publish(Event::FlowStatus {
+            conversation_id: run.id.clone(),
+            flow_name: run.flow_name.clone(),
+            status,
+            error,
+        });
+    }
+
+    pub(super) fn publish_turns(
+        &self,
+        id: &str,
+        flow_name: &str,
+        turns: &[TurnRow],
+        _ids: &[i64],
+        now: &str,
+    ) {
+        for t in turns {
+            self.inner.events.publish(Event::FlowTurn {
+                conversation_id: id.to_owned(),
+                flow_name: flow_name.to_owned(),
+                turn: TurnView {
+                    role: t.role.to_owned(),
+                    content: t.content.clone(),
+                    created_at: now.to_owned(),
+                    command: t.command.clone(),
+                },
+            });
+        }
+    }
+
+    /// Commits one step; a database failure is returned as the message to fail the run with.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn commit(
+        &self,
+        run: &Loaded,
+        status: RunStatus,
+        st: &RunState,
+        pending: Option<&Value>,
+        error: Option<&str>,
+        turns: &[TurnRow],
+        msgs: &[AgentMessageRow],
+    ) -> std::result::Result<(), String> {
+        let now = self.now();
+        let ids = {
+            let mut db = self.db();
+            fstore::commit_step(
+                &mut db,
+                &StepCommit {
+                    run_id: &run.id,
+                    status,
+                    state: st,
+                    pending,
+                    error,
+                    turns,
+                    agent_messages: msgs,
+                    now: &now,
+                },
+            )
+            .map_err(|e| format!("could not save the step: {e}"))?
+        };
+        self.publish_turns(&run.id, &run.flow_name, turns, &ids, &now);
+        if status != RunStatus::Running {
+            self.publish_status(run, status, error.map(str::to_owned));
+        }
+        Ok(())
+    }
+
+    pub(super) fn end(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        status: RunStatus,
+        error: Option<String>,
+        turns: Vec<TurnRow>,
+    ) -> RunStatus {
+        let pending = None;
+        if let Err(e) = self.commit(run, status, st, pending, error.as_deref(), &turns, &[]) {
+            eprintln!("maskflow flows: run {}: {e}", run.id);
+            return RunStatus::Failed;
+        }
+        if status == RunStatus::Stopped {
+            let _ = fstore::set_stop_requested(&self.db(), &run.id, false);
+        }
+        status
+    }
+
+    pub(super) fn fail(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        node: Option<usize>,
+        message: String,
+        mut turns: Vec<TurnRow>,
+    ) -> RunStatus {
+        let command = node.map_or_else(
+            || json!({"name": "flow"}),
+            |n| meta(run, &run.program.nodes[n], None),
+        );
+        turns.push(TurnRow {
+            role: "system",
+            content: format!("Failed: {message}"),
+            command,
+        });
+        self.end(run, st, RunStatus::Failed, Some(message), turns)
+    }
+}
