@@ -47,92 +47,13 @@ impl FlowEngine {
             .and_then(|p| p.get("kind"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let mut turns = Vec::new();
-        let mut stop = false;
-        match (row.status, kind) {
+        let (turn, stop) = match (row.status, kind) {
             (RunStatus::Waiting, "gate") => {
-                let Op::Gate { step, targets } = &node.op else {
-                    return Err(CoreError::Corrupt(format!(
-                        "run {id} waits at a step that is not a gate"
-                    )));
-                };
-                let Some(i) = step
-                    .options
-                    .iter()
-                    .position(|o| o.label.as_str().eq_ignore_ascii_case(&option))
-                else {
-                    let labels: Vec<&str> = step.options.iter().map(|o| o.label.as_str()).collect();
-                    return Err(CoreError::InvalidRequest(format!(
-                        "option {option:?} is not one of {labels:?}"
-                    )));
-                };
-                let chosen = &step.options[i];
-                if chosen.requires_input && input.is_none() {
-                    return Err(CoreError::InvalidRequest(format!(
-                        "option {:?} requires input",
-                        chosen.label.as_str()
-                    )));
-                }
-                let decision = json!({"option": chosen.label.as_str(), "input": input});
-                next.output = decision.clone();
-                next.local.remove("output");
-                next.gate = Some(decision.clone());
-                if let Some(sid) = &node.id {
-                    next.steps.insert(sid.clone(), decision);
-                    next.local.remove(&format!("steps.{sid}"));
-                }
-                next.step_path = node.path.clone();
-                next.steps_done += 1;
-                let target = match &targets[i] {
-                    Target::Continue => node.next,
-                    Target::End => None,
-                    Target::Node(n) => Some(*n),
-                };
-                enter(&run.program, &mut next, target);
-                let content = match &input {
-                    Some(t) => format!("{}: {t}", chosen.label),
-                    None => chosen.label.to_string(),
-                };
-                turns.push(TurnRow {
-                    role: "user",
-                    content,
-                    command: meta(&run, node, None),
-                });
+                let turn = answer_gate(&run, node, &mut next, &option, input)?;
+                (turn, false)
             }
             (RunStatus::NeedsAttention, _) => {
-                let choice = option.to_ascii_lowercase();
-                match choice.as_str() {
-                    "retry" => {
-                        next.pending_retry = None;
-                        if kind == "join"
-                            && let Some(p) = next.foreach.as_mut()
-                        {
-                            p.results.retain(|_, r| r.ok);
-                            let fnode = p.node;
-                            enter(&run.program, &mut next, Some(fnode));
-                        }
-                    }
-                    "skip" => {
-                        next.pending_retry = None;
-                        if kind == "join" {
-                            next.join_skip_failures = true;
-                        } else {
-                            next.step_path = node.path.clone();
-                            enter(&run.program, &mut next, node.next);
-                        }
-                    }
-                    "stop" => stop = true,
-                    _ => {
-                        return Err(CoreError::InvalidRequest(format!(
-                            "a run that needs attention takes retry, skip or stop, not {option:?}"
-                        )));
-                    }
-                }
-                turns.push(TurnRow {
-                    role: "user",
-                    content: choice,
-                    command: meta(&run, node, None),
-                });
+                answer_attention(&run, node, &mut next, &option, kind)?
             }
             (RunStatus::Waiting, "subflow") => {
                 let child = row
@@ -151,28 +72,49 @@ impl FlowEngine {
                     status.as_str()
                 )));
             }
-        }
+        };
+        let turns = vec![turn];
         if stop {
-            self.record_status(
-                &run.id,
-                &run.flow_name,
-                RunStatus::Stopped,
-                &next,
-                None,
-                None,
-                turns,
-            )?;
-            let started = Started {
-                status: "stopped".into(),
-                flow_name: run.flow_name.clone(),
-                conversation_id: run.id.clone(),
-                inflight_id: String::new(),
-                model_id: self.model_id(&run.snapshot),
-            };
-            return Ok((started, None));
+            return self.record_stop(&run, &next, turns);
         }
         state::apply(row.status, RunEvent::Answer)
             .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        self.resume_answered(run, next, turns)
+    }
+
+    /// Records the stop an answer asked for.
+    fn record_stop(
+        &self,
+        run: &Loaded,
+        next: &RunState,
+        turns: Vec<TurnRow>,
+    ) -> Result<(Started, Option<RunHandle>)> {
+        self.record_status(
+            &run.id,
+            &run.flow_name,
+            RunStatus::Stopped,
+            next,
+            None,
+            None,
+            turns,
+        )?;
+        let started = Started {
+            status: "stopped".into(),
+            flow_name: run.flow_name.clone(),
+            conversation_id: run.id.clone(),
+            inflight_id: String::new(),
+            model_id: self.model_id(&run.snapshot),
+        };
+        Ok((started, None))
+    }
+
+    /// Records the run as running again and returns the handle that drives it on.
+    fn resume_answered(
+        &self,
+        run: Loaded,
+        next: RunState,
+        turns: Vec<TurnRow>,
+    ) -> Result<(Started, Option<RunHandle>)> {
         self.record_status(
             &run.id,
             &run.flow_name,
@@ -212,4 +154,110 @@ impl FlowEngine {
             }),
         ))
     }
+}
+
+/// The answer to a gate: the chosen option (and its input) becomes the
+/// step's output and `gate`, and the run moves to the option's target.
+fn answer_gate(
+    run: &Loaded,
+    node: &compile::Node,
+    next: &mut RunState,
+    option: &str,
+    input: Option<String>,
+) -> Result<TurnRow> {
+    let Op::Gate { step, targets } = &node.op else {
+        return Err(CoreError::Corrupt(format!(
+            "run {} waits at a step that is not a gate",
+            run.id
+        )));
+    };
+    let Some(i) = step
+        .options
+        .iter()
+        .position(|o| o.label.as_str().eq_ignore_ascii_case(option))
+    else {
+        let labels: Vec<&str> = step.options.iter().map(|o| o.label.as_str()).collect();
+        return Err(CoreError::InvalidRequest(format!(
+            "option {option:?} is not one of {labels:?}"
+        )));
+    };
+    let chosen = &step.options[i];
+    if chosen.requires_input && input.is_none() {
+        return Err(CoreError::InvalidRequest(format!(
+            "option {:?} requires input",
+            chosen.label.as_str()
+        )));
+    }
+    let decision = json!({"option": chosen.label.as_str(), "input": input});
+    next.output = decision.clone();
+    next.local.remove("output");
+    next.gate = Some(decision.clone());
+    if let Some(sid) = &node.id {
+        next.steps.insert(sid.clone(), decision);
+        next.local.remove(&format!("steps.{sid}"));
+    }
+    next.step_path = node.path.clone();
+    next.steps_done += 1;
+    let target = match &targets[i] {
+        Target::Continue => node.next,
+        Target::End => None,
+        Target::Node(n) => Some(*n),
+    };
+    enter(&run.program, next, target);
+    let content = match &input {
+        Some(t) => format!("{}: {t}", chosen.label),
+        None => chosen.label.to_string(),
+    };
+    Ok(TurnRow {
+        role: "user",
+        content,
+        command: meta(run, node, None),
+    })
+}
+
+/// The answer to a run that needs attention: `retry`, `skip` or `stop` (true).
+fn answer_attention(
+    run: &Loaded,
+    node: &compile::Node,
+    next: &mut RunState,
+    option: &str,
+    kind: &str,
+) -> Result<(TurnRow, bool)> {
+    let choice = option.to_ascii_lowercase();
+    let mut stop = false;
+    match choice.as_str() {
+        "retry" => {
+            next.pending_retry = None;
+            if kind == "join"
+                && let Some(p) = next.foreach.as_mut()
+            {
+                p.results.retain(|_, r| r.ok);
+                let fnode = p.node;
+                enter(&run.program, next, Some(fnode));
+            }
+        }
+        "skip" => {
+            next.pending_retry = None;
+            if kind == "join" {
+                next.join_skip_failures = true;
+            } else {
+                next.step_path = node.path.clone();
+                enter(&run.program, next, node.next);
+            }
+        }
+        "stop" => stop = true,
+        _ => {
+            return Err(CoreError::InvalidRequest(format!(
+                "a run that needs attention takes retry, skip or stop, not {option:?}"
+            )));
+        }
+    }
+    Ok((
+        TurnRow {
+            role: "user",
+            content: choice,
+            command: meta(run, node, None),
+        },
+        stop,
+    ))
 }

@@ -1,6 +1,16 @@
 //! Driving a run step by step until it ends, waits or is stopped.
 
+use std::ops::ControlFlow;
+
 use super::*;
+
+/// A step that moved on, before its postconditions are checked.
+struct Advanced {
+    next: RunState,
+    turns: Vec<TurnRow>,
+    msgs: Vec<AgentMessageRow>,
+    check_post: bool,
+}
 
 /// How a step ended.
 pub(super) enum Outcome {
@@ -135,84 +145,104 @@ impl FlowEngine {
                         return status;
                     }
                     Ok(Outcome::Advance {
-                        mut next,
-                        mut turns,
+                        next,
+                        turns,
                         msgs,
                         check_post,
                     }) => {
-                        if check_post && !node.post.is_empty() {
-                            let ctx = self.context(&run, &next);
-                            if let Some(c) = node.post.iter().find(|c| !c.check.eval(&ctx)) {
-                                let error = format!(
-                                    "postcondition of step {:?} failed: {}",
-                                    node.label, c.error
-                                );
-                                let mut retry = st.clone();
-                                retry.agent_conversations = next.agent_conversations.clone();
-                                retry.conversation_agents = next.conversation_agents.clone();
-                                let attempt = st
-                                    .pending_retry
-                                    .as_ref()
-                                    .filter(|p| p.node == cur)
-                                    .map_or(0, |p| p.attempt);
-                                retry.pending_retry = Some(PendingRetry {
-                                    node: cur,
-                                    error: c.error.to_string(),
-                                    attempt: attempt + 1,
-                                });
-                                turns.push(TurnRow {
-                                    role: "system",
-                                    content: error.clone(),
-                                    command: meta(&run, node, None),
-                                });
-                                if attempt == 0 {
-                                    if let Err(e) = self.commit(
-                                        &run,
-                                        RunStatus::Running,
-                                        &retry,
-                                        None,
-                                        None,
-                                        &turns,
-                                        &msgs,
-                                    ) {
-                                        return self.fail(&run, &st, Some(cur), e, vec![]);
-                                    }
-                                    st = retry;
-                                    continue;
-                                }
-                                let pending = json!({
-                                    "kind": "attention",
-                                    "reason": "postcondition",
-                                    "step": node.label,
-                                    "stepPath": node.path,
-                                    "error": error,
-                                    "options": ["retry", "skip", "stop"],
-                                });
-                                if let Err(e) = self.commit(
-                                    &run,
-                                    RunStatus::NeedsAttention,
-                                    &retry,
-                                    Some(&pending),
-                                    None,
-                                    &turns,
-                                    &msgs,
-                                ) {
-                                    return self.fail(&run, &st, Some(cur), e, vec![]);
-                                }
-                                return RunStatus::NeedsAttention;
-                            }
+                        let advanced = Advanced {
+                            next,
+                            turns,
+                            msgs,
+                            check_post,
+                        };
+                        match self.settle(&run, &st, cur, advanced) {
+                            ControlFlow::Continue(next) => st = next,
+                            ControlFlow::Break(status) => return status,
                         }
-                        next.pending_retry = None;
-                        if let Err(e) =
-                            self.commit(&run, RunStatus::Running, &next, None, None, &turns, &msgs)
-                        {
-                            return self.fail(&run, &st, Some(cur), e, vec![]);
-                        }
-                        st = next;
                     }
                 }
             }
         })
+    }
+
+    /// Checks the postconditions of an advanced step and commits it. A first
+    /// failure retries the step with the error as feedback; a second one
+    /// waits for attention. Continues with the state to run next, or breaks
+    /// with the status the run ends (or waits) in.
+    fn settle(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        advanced: Advanced,
+    ) -> ControlFlow<RunStatus, RunState> {
+        let node = &run.program.nodes[cur];
+        let Advanced {
+            mut next,
+            mut turns,
+            msgs,
+            check_post,
+        } = advanced;
+        let failed = if check_post && !node.post.is_empty() {
+            let ctx = self.context(run, &next);
+            node.post.iter().find(|c| !c.check.eval(&ctx))
+        } else {
+            None
+        };
+        let Some(c) = failed else {
+            next.pending_retry = None;
+            if let Err(e) = self.commit(run, RunStatus::Running, &next, None, None, &turns, &msgs) {
+                return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
+            }
+            return ControlFlow::Continue(next);
+        };
+        let error = format!("postcondition of step {:?} failed: {}", node.label, c.error);
+        let mut retry = st.clone();
+        retry.agent_conversations = next.agent_conversations.clone();
+        retry.conversation_agents = next.conversation_agents.clone();
+        let attempt = st
+            .pending_retry
+            .as_ref()
+            .filter(|p| p.node == cur)
+            .map_or(0, |p| p.attempt);
+        retry.pending_retry = Some(PendingRetry {
+            node: cur,
+            error: c.error.to_string(),
+            attempt: attempt + 1,
+        });
+        turns.push(TurnRow {
+            role: "system",
+            content: error.clone(),
+            command: meta(run, node, None),
+        });
+        if attempt == 0 {
+            if let Err(e) = self.commit(run, RunStatus::Running, &retry, None, None, &turns, &msgs)
+            {
+                return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
+            }
+            return ControlFlow::Continue(retry);
+        }
+        let pending = json!({
+            "kind": "attention",
+            "reason": "postcondition",
+            "step": node.label,
+            "stepPath": node.path,
+            "error": error,
+            "options": ["retry", "skip", "stop"],
+        });
+        if let Err(e) = self.commit(
+            run,
+            RunStatus::NeedsAttention,
+            &retry,
+            Some(&pending),
+            None,
+            &turns,
+            &msgs,
+        ) {
+            return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
+        }
+        ControlFlow::Break(RunStatus::NeedsAttention)
     }
 
     /// Marks `next` as having completed `node` with `output`.

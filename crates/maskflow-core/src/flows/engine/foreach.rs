@@ -2,6 +2,65 @@
 
 use super::*;
 
+/// What every attempt at one foreach item needs.
+struct ItemCall<'a> {
+    run: &'a Loaded,
+    node: &'a compile::Node,
+    step: &'a Step,
+    var: &'a str,
+    /// The item as agents see it (masked when it is local).
+    masked_item: Value,
+    /// The prompt context (without `output` and `steps`, local values masked).
+    pctx: Value,
+    /// The expression context, with the item and its index.
+    ctx: Value,
+    local: bool,
+}
+
+/// The item's result and its transcript turn.
+fn item_turn(
+    run: &Loaded,
+    node: &compile::Node,
+    index: usize,
+    last: (String, std::result::Result<Value, String>),
+) -> (ItemResult, TurnRow) {
+    let mut command = meta(run, node, Some(index));
+    if let Value::Object(m) = &mut command {
+        m.insert("itemIndex".into(), Value::from(index));
+    }
+    let (text, result) = last;
+    let (result, content) = match result {
+        Ok(output) => (
+            ItemResult {
+                ok: true,
+                output: Some(output),
+                error: None,
+            },
+            text,
+        ),
+        Err(e) => (
+            ItemResult {
+                ok: false,
+                output: None,
+                error: Some(e.clone()),
+            },
+            if text.is_empty() || text == e {
+                format!("Failed: {e}")
+            } else {
+                format!("{text}\nFailed: {e}")
+            },
+        ),
+    };
+    (
+        result,
+        TurnRow {
+            role: "assistant",
+            content,
+            command,
+        },
+    )
+}
+
 impl FlowEngine {
     pub(super) async fn foreach(
         &self,
@@ -164,78 +223,26 @@ impl FlowEngine {
                     })
             })
             .collect();
+        let call = ItemCall {
+            run: &run,
+            node,
+            step,
+            var,
+            masked_item,
+            pctx,
+            ctx,
+            local,
+        };
         let mut feedback: Option<String> = None;
         let mut last = (String::new(), Err(String::new()));
         for _attempt in 0..2 {
-            let mut scratch = RunState::default();
-            let attempt: std::result::Result<(String, Value), String> = match step {
-                Step::Llm(s) => {
-                    let msgs = render_messages(&s.messages, &pctx);
-                    self.ask(
-                        &run,
-                        node,
-                        &mut scratch,
-                        s.agent_type.as_str(),
-                        s.identifier.as_str(),
-                        msgs,
-                        feedback.as_deref(),
-                        false,
-                        Some((var.to_owned(), masked_item.clone())),
-                    )
-                    .await
-                    .map(|(r, _)| (r.clone(), prompt::parse_output(&r)))
-                    .map_err(|f| f.message)
-                }
-                Step::Command(s) => match run
-                    .snapshot
-                    .commands
-                    .get(&format!("{}/{}", s.agent_type, s.command_name))
-                {
-                    Some(cmd) => {
-                        let msgs = render_messages(&cmd.messages, &pctx);
-                        self.ask(
-                            &run,
-                            node,
-                            &mut scratch,
-                            s.agent_type.as_str(),
-                            s.identifier.as_str(),
-                            msgs,
-                            feedback.as_deref(),
-                            false,
-                            Some((var.to_owned(), masked_item.clone())),
-                        )
-                        .await
-                        .map(|(r, _)| (r.clone(), prompt::parse_output(&r)))
-                        .map_err(|f| f.message)
-                    }
-                    None => Err(format!("unknown command {:?}", s.command_name.as_str())),
-                },
-                Step::Script(s) => self
-                    .run_script(&run, s, &ctx)
-                    .await
-                    .map(|v| (v.to_string(), v)),
-                Step::Subflow(s) => {
-                    match self.create_child(&run, s.flow.as_str(), &s.input, &ctx, local) {
-                        Ok(child) => match self.run_child(&child, cancel).await {
-                            ChildResult::Done(v, _) => Ok((v.to_string(), v)),
-                            ChildResult::Failed(e) => Err(e),
-                            ChildResult::Stopped => Err("stopped".into()),
-                            ChildResult::Waiting => {
-                                Err("a subflow run per item cannot wait at a gate".into())
-                            }
-                        },
-                        Err(e) => Err(e),
-                    }
-                }
-                _ => Err("a foreach item must be an llm, command, script or subflow step".into()),
-            };
-            match attempt {
+            match self.attempt_item(&call, feedback.as_deref(), cancel).await {
                 Err(e) => {
                     last = (e.clone(), Err(e));
                     break;
                 }
                 Ok((text, output)) => {
-                    let mut check = ctx.clone();
+                    let mut check = call.ctx.clone();
                     if let Value::Object(m) = &mut check {
                         m.insert("output".into(), output.clone());
                     }
@@ -252,42 +259,76 @@ impl FlowEngine {
                 }
             }
         }
-        let mut command = meta(&run, node, Some(index));
-        if let Value::Object(m) = &mut command {
-            m.insert("itemIndex".into(), Value::from(index));
-        }
-        let (text, result) = last;
-        let (result, content) = match result {
-            Ok(output) => (
-                ItemResult {
-                    ok: true,
-                    output: Some(output),
-                    error: None,
-                },
-                text,
+        let (result, turn) = item_turn(&run, node, index, last);
+        (index, result, turn)
+    }
+
+    /// One attempt at an item: its reply text and output, or why it failed.
+    /// Agent items take the same agent-turn path as agent steps, without history.
+    async fn attempt_item(
+        &self,
+        call: &ItemCall<'_>,
+        feedback: Option<&str>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> std::result::Result<(String, Value), String> {
+        let run = call.run;
+        let (agent, identifier, msgs) = match call.step {
+            Step::Llm(s) => (
+                &s.agent_type,
+                &s.identifier,
+                render_messages(&s.messages, &call.pctx),
             ),
-            Err(e) => (
-                ItemResult {
-                    ok: false,
-                    output: None,
-                    error: Some(e.clone()),
-                },
-                if text.is_empty() || text == e {
-                    format!("Failed: {e}")
-                } else {
-                    format!("{text}\nFailed: {e}")
-                },
-            ),
-        };
-        (
-            index,
-            result,
-            TurnRow {
-                role: "assistant",
-                content,
-                command,
+            Step::Command(s) => match run
+                .snapshot
+                .commands
+                .get(&format!("{}/{}", s.agent_type, s.command_name))
+            {
+                Some(cmd) => (
+                    &s.agent_type,
+                    &s.identifier,
+                    render_messages(&cmd.messages, &call.pctx),
+                ),
+                None => return Err(format!("unknown command {:?}", s.command_name.as_str())),
             },
+            Step::Script(s) => {
+                return self
+                    .run_script(run, s, &call.ctx)
+                    .await
+                    .map(|v| (v.to_string(), v));
+            }
+            Step::Subflow(s) => {
+                let child =
+                    self.create_child(run, s.flow.as_str(), &s.input, &call.ctx, call.local)?;
+                return match self.run_child(&child, cancel).await {
+                    ChildResult::Done(v, _) => Ok((v.to_string(), v)),
+                    ChildResult::Failed(e) => Err(e),
+                    ChildResult::Stopped => Err("stopped".into()),
+                    ChildResult::Waiting => {
+                        Err("a subflow run per item cannot wait at a gate".into())
+                    }
+                };
+            }
+            _ => {
+                return Err(
+                    "a foreach item must be an llm, command, script or subflow step".into(),
+                );
+            }
+        };
+        let mut scratch = RunState::default();
+        self.ask(
+            run,
+            call.node,
+            &mut scratch,
+            agent.as_str(),
+            identifier.as_str(),
+            msgs,
+            feedback,
+            false,
+            Some((call.var.to_owned(), call.masked_item.clone())),
         )
+        .await
+        .map(|(r, _)| (r.clone(), prompt::parse_output(&r)))
+        .map_err(|f| f.message)
     }
 }
 
