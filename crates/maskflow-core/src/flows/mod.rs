@@ -10,6 +10,7 @@
 //! - [`state`]: the run-status table and the checkpointed run state.
 //! - [`store`]: the flow tables (migration 4) and the one-transaction step commit.
 //! - [`script`]: the "run a script" contract.
+//! - [`error`]: [`FlowError`], why a step failed, with a code.
 //! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
 
 pub mod agents;
@@ -17,6 +18,7 @@ pub mod bundle;
 pub mod compile;
 pub mod definition;
 pub mod engine;
+pub mod error;
 pub mod expr;
 pub mod mermaid;
 pub mod prompt;
@@ -31,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use engine::{FlowConfig, FlowEngine, RunHandle, Synchronous};
+pub use error::{FlowError, FlowErrorCode};
 pub use state::RunStatus;
 
 /// Deepest subflow nesting: a run at this depth may not start another subflow.

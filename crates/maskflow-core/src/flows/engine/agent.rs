@@ -94,7 +94,7 @@ impl FlowEngine {
             Ok(a) => a,
             Err(e) => {
                 return Err(StepFailure {
-                    message: format!("break step {:?}: {e}", node.label),
+                    error: FlowError::reply(format!("break step {:?}: {e}", node.label)),
                     turns: vec![turn],
                 });
             }
@@ -134,8 +134,10 @@ impl FlowEngine {
                     c
                 }
             };
-            let (h, _) = fstore::conversation_tail(&self.db(), &conv, HISTORY_LIMIT)
-                .map_err(|e| failure(format!("could not read the agent conversation: {e}")))?;
+            let (h, _) =
+                fstore::conversation_tail(&self.db(), &conv, HISTORY_LIMIT).map_err(|e| {
+                    FlowError::store(format!("could not read the agent conversation: {e}"))
+                })?;
             Some((conv, h))
         } else {
             None
@@ -159,9 +161,7 @@ impl FlowEngine {
             schema: None,
         };
         let authored = serde_json::to_string(&run.snapshot).unwrap_or_default();
-        let provider = self
-            .agent_backend(agent, &def, &authored)
-            .map_err(failure)?;
+        let provider = self.agent_backend(agent, &def, &authored)?;
         let events = self.inner.events.clone();
         let conversation_id = run.id.clone();
         let sink = move |d: &str| {
@@ -173,7 +173,7 @@ impl FlowEngine {
         let reply = provider
             .complete(&request, &sink)
             .await
-            .map_err(|e| failure(format!("agent {agent:?} failed: {e}")))?;
+            .map_err(|e| FlowError::agent(format!("agent {agent:?} failed: {e}")))?;
         let mut rows = Vec::new();
         if let Some((conv, _)) = history {
             let mut sent = msgs;

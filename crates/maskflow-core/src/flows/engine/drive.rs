@@ -30,14 +30,23 @@ pub(super) enum Outcome {
 }
 
 pub(super) struct StepFailure {
-    pub(super) message: String,
+    pub(super) error: FlowError,
     pub(super) turns: Vec<TurnRow>,
 }
 
 pub(super) fn failure(message: impl Into<String>) -> StepFailure {
     StepFailure {
-        message: message.into(),
+        error: FlowError::step(message),
         turns: Vec::new(),
+    }
+}
+
+impl From<FlowError> for StepFailure {
+    fn from(error: FlowError) -> Self {
+        StepFailure {
+            error,
+            turns: Vec::new(),
+        }
     }
 }
 
@@ -114,7 +123,10 @@ impl FlowEngine {
                             &run,
                             &st,
                             Some(cur),
-                            format!("precondition of step {:?} failed: {}", node.label, c.error),
+                            FlowError::contract(format!(
+                                "precondition of step {:?} failed: {}",
+                                node.label, c.error
+                            )),
                             vec![],
                         );
                     }
@@ -127,7 +139,7 @@ impl FlowEngine {
                     }
                 };
                 match result {
-                    Err(f) => return self.fail(&run, &st, Some(cur), f.message, f.turns),
+                    Err(f) => return self.fail(&run, &st, Some(cur), f.error, f.turns),
                     Ok(Outcome::Stopped) => {
                         return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
                     }

@@ -22,7 +22,7 @@ fn item_turn(
     run: &Loaded,
     node: &compile::Node,
     index: usize,
-    last: (String, std::result::Result<Value, String>),
+    last: (String, std::result::Result<Value, FlowError>),
 ) -> (ItemResult, TurnRow) {
     let mut command = meta(run, node, Some(index));
     if let Value::Object(m) = &mut command {
@@ -38,7 +38,7 @@ fn item_turn(
             },
             text,
         ),
-        Err(e) => (
+        Err(FlowError { message: e, .. }) => (
             ItemResult {
                 ok: false,
                 output: None,
@@ -151,8 +151,7 @@ impl FlowEngine {
             progress.results.insert(index, result);
             let mut partial = st.clone();
             partial.foreach = Some(progress.clone());
-            self.commit(&run, RunStatus::Running, &partial, None, None, &[turn], &[])
-                .map_err(failure)?;
+            self.commit(&run, RunStatus::Running, &partial, None, None, &[turn], &[])?;
             if let Some(i) = todo.pop() {
                 spawn(&mut set, i);
             }
@@ -234,11 +233,11 @@ impl FlowEngine {
             local,
         };
         let mut feedback: Option<String> = None;
-        let mut last = (String::new(), Err(String::new()));
+        let mut last = (String::new(), Err(FlowError::step(String::new())));
         for _attempt in 0..2 {
             match self.attempt_item(&call, feedback.as_deref(), cancel).await {
                 Err(e) => {
-                    last = (e.clone(), Err(e));
+                    last = (e.message.clone(), Err(e));
                     break;
                 }
                 Ok((text, output)) => {
@@ -253,7 +252,13 @@ impl FlowEngine {
                         }
                         Some(c) => {
                             feedback = Some(c.error.clone());
-                            last = (text, Err(format!("postcondition failed: {}", c.error)));
+                            last = (
+                                text,
+                                Err(FlowError::contract(format!(
+                                    "postcondition failed: {}",
+                                    c.error
+                                ))),
+                            );
                         }
                     }
                 }
@@ -270,7 +275,7 @@ impl FlowEngine {
         call: &ItemCall<'_>,
         feedback: Option<&str>,
         cancel: &mut watch::Receiver<bool>,
-    ) -> std::result::Result<(String, Value), String> {
+    ) -> std::result::Result<(String, Value), FlowError> {
         let run = call.run;
         let (agent, identifier, msgs) = match call.step {
             Step::Llm(s) => (
@@ -288,7 +293,12 @@ impl FlowEngine {
                     &s.identifier,
                     render_messages(&cmd.messages, &call.pctx),
                 ),
-                None => return Err(format!("unknown command {:?}", s.command_name.as_str())),
+                None => {
+                    return Err(FlowError::step(format!(
+                        "unknown command {:?}",
+                        s.command_name.as_str()
+                    )));
+                }
             },
             Step::Script(s) => {
                 return self
@@ -301,17 +311,17 @@ impl FlowEngine {
                     self.create_child(run, s.flow.as_str(), &s.input, &call.ctx, call.local)?;
                 return match self.run_child(&child, cancel).await {
                     ChildResult::Done(v, _) => Ok((v.to_string(), v)),
-                    ChildResult::Failed(e) => Err(e),
-                    ChildResult::Stopped => Err("stopped".into()),
-                    ChildResult::Waiting => {
-                        Err("a subflow run per item cannot wait at a gate".into())
-                    }
+                    ChildResult::Failed(e) => Err(FlowError::subflow(e)),
+                    ChildResult::Stopped => Err(FlowError::subflow("stopped")),
+                    ChildResult::Waiting => Err(FlowError::subflow(
+                        "a subflow run per item cannot wait at a gate",
+                    )),
                 };
             }
             _ => {
-                return Err(
-                    "a foreach item must be an llm, command, script or subflow step".into(),
-                );
+                return Err(FlowError::step(
+                    "a foreach item must be an llm, command, script or subflow step",
+                ));
             }
         };
         let mut scratch = RunState::default();
@@ -328,7 +338,7 @@ impl FlowEngine {
         )
         .await
         .map(|(r, _)| (r.clone(), prompt::parse_output(&r)))
-        .map_err(|f| f.message)
+        .map_err(|f| f.error)
     }
 }
 

@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use super::agents::{self, AgentCommand, AgentDef, LoadError};
 use super::compile::{self, Op, Program, Target};
 use super::definition::{FlowDef, JoinPolicy, MessageDef, Step};
+use super::error::FlowError;
 use super::expr;
 use super::prompt::{self, TaskContext};
 use super::script::{PythonProcess, ScriptRequest, ScriptRunner};
@@ -99,7 +100,7 @@ pub trait AgentBackends: Send + Sync + std::fmt::Debug {
         agent: &str,
         def: &AgentDef,
         authored: &str,
-    ) -> std::result::Result<Arc<dyn Provider>, String>;
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError>;
 }
 
 impl AgentBackends for Roles {
@@ -108,7 +109,7 @@ impl AgentBackends for Roles {
         agent: &str,
         _def: &AgentDef,
         _authored: &str,
-    ) -> std::result::Result<Arc<dyn Provider>, String> {
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
         Ok(self.for_role(&Role::Agent(agent.to_owned())).clone())
     }
 }
@@ -232,7 +233,7 @@ impl FlowEngine {
         agent: &str,
         def: &AgentDef,
         authored: &str,
-    ) -> std::result::Result<Arc<dyn Provider>, String> {
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
         let backends = lock(&self.inner.backends).clone();
         backends.agent_backend(agent, def, authored)
     }

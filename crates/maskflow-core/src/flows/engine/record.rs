@@ -72,7 +72,7 @@ impl FlowEngine {
         }
     }
 
-    /// Commits one step; a database failure is returned as the message to fail the run with.
+    /// Commits one step; a database failure is returned as the error to fail the run with.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn commit(
         &self,
@@ -83,7 +83,7 @@ impl FlowEngine {
         error: Option<&str>,
         turns: &[TurnRow],
         msgs: &[AgentMessageRow],
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), FlowError> {
         let now = self.now();
         let ids = {
             let mut db = self.db();
@@ -100,7 +100,7 @@ impl FlowEngine {
                     now: &now,
                 },
             )
-            .map_err(|e| format!("could not save the step: {e}"))?
+            .map_err(|e| FlowError::store(format!("could not save the step: {e}")))?
         };
         self.publish_turns(&run.id, &run.flow_name, turns, &ids, &now);
         if status != RunStatus::Running {
@@ -133,9 +133,11 @@ impl FlowEngine {
         run: &Loaded,
         st: &RunState,
         node: Option<usize>,
-        message: String,
+        error: FlowError,
         mut turns: Vec<TurnRow>,
     ) -> RunStatus {
+        // The run keeps only the sentence: its `error` column is text.
+        let message = error.message;
         let command = node.map_or_else(
             || json!({"name": "flow"}),
             |n| meta(run, &run.program.nodes[n], None),

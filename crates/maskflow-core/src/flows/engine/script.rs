@@ -14,7 +14,7 @@ impl FlowEngine {
         let node = &run.program.nodes[cur];
         let mut next = st.clone();
         let ctx = self.context(run, st);
-        let output = self.run_script(run, s, &ctx).await.map_err(failure)?;
+        let output = self.run_script(run, s, &ctx).await?;
         let content = output
             .get("stdout")
             .and_then(Value::as_str)
@@ -35,7 +35,7 @@ impl FlowEngine {
         run: &Loaded,
         s: &crate::flows::definition::ScriptStep,
         ctx: &Value,
-    ) -> std::result::Result<Value, String> {
+    ) -> std::result::Result<Value, FlowError> {
         let file = match (&s.path, &s.workflow) {
             (Some(p), _) => {
                 let p = PathBuf::from(p.as_str());
@@ -52,18 +52,23 @@ impl FlowEngine {
                         [wf.as_str()],
                         |r| r.get(0),
                     )
-                    .map_err(|_| format!("workflow {wf} has no approved version"))?;
-                let script = script
-                    .ok_or_else(|| format!("workflow {wf}'s approved version has no script"))?;
+                    .map_err(|_| FlowError::script(format!("workflow {wf} has no approved version")))?;
+                let script = script.ok_or_else(|| {
+                    FlowError::script(format!("workflow {wf}'s approved version has no script"))
+                })?;
                 let dir = self.inner.home.join("flow-scripts").join(&run.id);
                 std::fs::create_dir_all(&dir)
-                    .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+                    .map_err(|e| FlowError::script(format!("creating {}: {e}", dir.display())))?;
                 let file = dir.join(format!("{wf}.py"));
                 std::fs::write(&file, script)
-                    .map_err(|e| format!("writing {}: {e}", file.display()))?;
+                    .map_err(|e| FlowError::script(format!("writing {}: {e}", file.display())))?;
                 file
             }
-            (None, None) => return Err("a script step needs a workflow or a path".into()),
+            (None, None) => {
+                return Err(FlowError::script(
+                    "a script step needs a workflow or a path",
+                ));
+            }
         };
         let request = ScriptRequest {
             file,
@@ -76,7 +81,10 @@ impl FlowEngine {
             timeout: Duration::from_secs(u64::from(s.timeout_seconds.unwrap_or(300))),
         };
         let runner = lock(&self.inner.scripts).clone();
-        let out = runner.run(&request).await.map_err(|e| e.to_string())?;
+        let out = runner
+            .run(&request)
+            .await
+            .map_err(|e| FlowError::script(e.to_string()))?;
         if out.exit_code != Some(0) {
             let tail: String = out
                 .stderr
@@ -88,11 +96,11 @@ impl FlowEngine {
                 .rev()
                 .collect::<Vec<_>>()
                 .join("\n");
-            return Err(format!(
+            return Err(FlowError::script(format!(
                 "the script exited with {}: {tail}",
                 out.exit_code
                     .map_or_else(|| "a signal".to_owned(), |c| format!("code {c}"))
-            ));
+            )));
         }
         Ok(match serde_json::from_str::<Value>(out.stdout.trim()) {
             Ok(v @ Value::Object(_)) => v,

@@ -23,14 +23,11 @@ impl FlowEngine {
         let child = match &st.child {
             Some(c) => c.clone(),
             None => {
-                let id = self
-                    .create_child(run, s.flow.as_str(), &s.input, &ctx, local_input)
-                    .map_err(failure)?;
+                let id = self.create_child(run, s.flow.as_str(), &s.input, &ctx, local_input)?;
                 next.child = Some(id.clone());
                 let mut partial = st.clone();
                 partial.child = Some(id.clone());
-                self.commit(run, RunStatus::Running, &partial, None, None, &[], &[])
-                    .map_err(failure)?;
+                self.commit(run, RunStatus::Running, &partial, None, None, &[], &[])?;
                 id
             }
         };
@@ -46,10 +43,9 @@ impl FlowEngine {
                 enter(&run.program, &mut next, node.next);
                 advance(next, vec![turn], vec![], true)
             }
-            ChildResult::Failed(e) => Err(failure(format!(
-                "subflow {:?} failed: {e}",
-                s.flow.as_str()
-            ))),
+            ChildResult::Failed(e) => {
+                Err(FlowError::subflow(format!("subflow {:?} failed: {e}", s.flow.as_str())).into())
+            }
             ChildResult::Stopped => Ok(Outcome::Stopped),
             ChildResult::Waiting => Ok(Outcome::Wait {
                 next,
@@ -67,17 +63,21 @@ impl FlowEngine {
         mapping: &BTreeMap<String, crate::flows::definition::Text>,
         ctx: &Value,
         local: bool,
-    ) -> std::result::Result<String, String> {
+    ) -> std::result::Result<String, FlowError> {
         let depth = run.depth + 1;
         if depth > MAX_SUBFLOW_DEPTH {
-            return Err(format!(
+            return Err(FlowError::subflow(format!(
                 "the subflow depth limit ({MAX_SUBFLOW_DEPTH}) is reached: flow {:?} at depth {} cannot start {flow:?}",
                 run.flow_name, run.depth
-            ));
+            )));
         }
-        let def = agents::load_flow(&self.inner.home, flow).map_err(|e| e.to_string())?;
-        let snapshot = self.snapshot_of(def).map_err(|e| e.to_string())?;
-        let program = compile::compile(&snapshot.flow).map_err(|e| e.to_string())?;
+        let def = agents::load_flow(&self.inner.home, flow)
+            .map_err(|e| FlowError::subflow(e.to_string()))?;
+        let snapshot = self
+            .snapshot_of(def)
+            .map_err(|e| FlowError::subflow(e.to_string()))?;
+        let program =
+            compile::compile(&snapshot.flow).map_err(|e| FlowError::subflow(e.to_string()))?;
         let mut input = Map::new();
         for (k, v) in mapping {
             let text = v.as_str();
@@ -102,11 +102,11 @@ impl FlowEngine {
                 Some((&run.id, depth)),
                 &now,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| FlowError::subflow(e.to_string()))?;
         if local {
             row.state.local.insert("input".into());
         }
-        fstore::insert_run(&self.db(), &row).map_err(|e| e.to_string())?;
+        fstore::insert_run(&self.db(), &row).map_err(|e| FlowError::store(e.to_string()))?;
         Ok(row.id)
     }
 
