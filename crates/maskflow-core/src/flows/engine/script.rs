@@ -45,14 +45,9 @@ impl FlowEngine {
                 }
             }
             (None, Some(wf)) => {
-                let script: Option<String> = self
-                    .db()
-                    .query_row(
-                        "SELECT script FROM workflow_versions WHERE workflow_id = ?1 AND is_active = 1",
-                        [wf.as_str()],
-                        |r| r.get(0),
-                    )
-                    .map_err(|_| FlowError::script(format!("workflow {wf} has no approved version")))?;
+                let script = fstore::approved_script(&self.db(), wf.as_str()).map_err(|_| {
+                    FlowError::script(format!("workflow {wf} has no approved version"))
+                })?;
                 let script = script.ok_or_else(|| {
                     FlowError::script(format!("workflow {wf}'s approved version has no script"))
                 })?;

@@ -343,10 +343,7 @@ impl FlowEngine {
                 },
             )?;
             if let Some(w) = &loaded.working_folder {
-                db.execute(
-                    "UPDATE flow_runs SET working_folder = ?2 WHERE id = ?1",
-                    rusqlite::params![id, w.display().to_string()],
-                )?;
+                fstore::set_working_folder(&db, id, &w.display().to_string())?;
             }
         }
         Ok((loaded, st))
