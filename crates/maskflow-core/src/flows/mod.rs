@@ -11,6 +11,7 @@
 //! - [`store`]: the flow tables (migration 4) and the one-transaction step commit.
 //! - [`script`]: the "run a script" contract.
 //! - [`error`]: [`FlowError`], why a step failed, with a code.
+//! - [`turn`]: the typed pending state, turn metadata and roles the engine stores.
 //! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
 
 pub mod agents;
@@ -26,6 +27,7 @@ pub mod script;
 pub mod state;
 pub mod store;
 pub mod template;
+pub mod turn;
 
 use std::collections::BTreeMap;
 

@@ -47,7 +47,7 @@ impl FlowEngine {
             .await?;
         Self::complete_with(&mut next, node, prompt::parse_output(&reply), false);
         let turn = TurnRow {
-            role: "assistant",
+            role: TurnRole::Assistant,
             content: reply,
             command: meta(run, node, None),
         };
@@ -86,7 +86,7 @@ impl FlowEngine {
             )
             .await?;
         let turn = TurnRow {
-            role: "assistant",
+            role: TurnRole::Assistant,
             content: reply.clone(),
             command: meta(run, node, None),
         };

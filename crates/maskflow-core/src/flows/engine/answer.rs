@@ -41,27 +41,17 @@ impl FlowEngine {
             .cursor
             .ok_or_else(|| CoreError::Conflict(format!("run {id} has no step waiting")))?;
         let node = &run.program.nodes[cursor];
-        let kind = row
-            .pending
-            .as_ref()
-            .and_then(|p| p.get("kind"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let (turn, stop) = match (row.status, kind) {
-            (RunStatus::Waiting, "gate") => {
+        let (turn, stop) = match (row.status, &row.pending) {
+            (RunStatus::Waiting, Some(Pending::Gate { .. })) => {
                 let turn = answer_gate(&run, node, &mut next, &option, input)?;
                 (turn, false)
             }
-            (RunStatus::NeedsAttention, _) => {
-                answer_attention(&run, node, &mut next, &option, kind)?
+            (RunStatus::NeedsAttention, pending) => {
+                let join = matches!(pending, Some(Pending::Join { .. }));
+                answer_attention(&run, node, &mut next, &option, join)?
             }
-            (RunStatus::Waiting, "subflow") => {
-                let child = row
-                    .pending
-                    .as_ref()
-                    .and_then(|p| p.get("conversationId"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+            (RunStatus::Waiting, Some(Pending::Subflow { conversation_id })) => {
+                let child = conversation_id;
                 return Err(CoreError::Conflict(format!(
                     "run {id} waits for its subflow; answer run {child} instead"
                 )));
@@ -209,28 +199,27 @@ fn answer_gate(
         None => chosen.label.to_string(),
     };
     Ok(TurnRow {
-        role: "user",
+        role: TurnRole::User,
         content,
         command: meta(run, node, None),
     })
 }
 
-/// The answer to a run that needs attention: `retry`, `skip` or `stop` (true).
+/// The answer to a run that needs attention: `retry`, `skip` or `stop`
+/// (true); `join` when failed foreach items are what needs it.
 fn answer_attention(
     run: &Loaded,
     node: &compile::Node,
     next: &mut RunState,
     option: &str,
-    kind: &str,
+    join: bool,
 ) -> Result<(TurnRow, bool)> {
     let choice = option.to_ascii_lowercase();
     let mut stop = false;
     match choice.as_str() {
         "retry" => {
             next.pending_retry = None;
-            if kind == "join"
-                && let Some(p) = next.foreach.as_mut()
-            {
+            if join && let Some(p) = next.foreach.as_mut() {
                 p.results.retain(|_, r| r.ok);
                 let fnode = p.node;
                 enter(&run.program, next, Some(fnode));
@@ -238,7 +227,7 @@ fn answer_attention(
         }
         "skip" => {
             next.pending_retry = None;
-            if kind == "join" {
+            if join {
                 next.join_skip_failures = true;
             } else {
                 next.step_path = node.path.clone();
@@ -254,7 +243,7 @@ fn answer_attention(
     }
     Ok((
         TurnRow {
-            role: "user",
+            role: TurnRole::User,
             content: choice,
             command: meta(run, node, None),
         },

@@ -83,7 +83,7 @@ pub(super) fn template_uses_local(text: &str, local: &std::collections::BTreeSet
 }
 
 /// Seed 004's turn metadata.
-pub(super) fn meta(run: &Loaded, node: &compile::Node, item: Option<usize>) -> Value {
+pub(super) fn meta(run: &Loaded, node: &compile::Node, item: Option<usize>) -> StepMeta {
     let (agent, identifier) = match &node.op {
         Op::Llm(s) => (
             Some(s.agent_type.to_string()),
@@ -110,16 +110,18 @@ pub(super) fn meta(run: &Loaded, node: &compile::Node, item: Option<usize>) -> V
         },
         _ => (None, None),
     };
-    let _ = item;
-    json!({
-        "name": "flow",
-        "stepIndex": node.step_index,
-        "totalSteps": node.total_steps,
-        "loopDepth": node.loops.len(),
-        "agentType": agent,
-        "identifier": identifier,
-        "label": node.label,
-        "stepPath": node.path,
-        "depth": run.depth,
-    })
+    StepMeta {
+        step: Some(StepPlace {
+            step_index: node.step_index,
+            total_steps: node.total_steps,
+            loop_depth: node.loops.len(),
+            agent_type: agent,
+            identifier,
+            label: node.label.clone(),
+            step_path: node.path.clone(),
+            depth: run.depth,
+            item_index: item,
+        }),
+        ..StepMeta::flow()
+    }
 }

@@ -23,7 +23,7 @@ pub(super) enum Outcome {
     Wait {
         next: RunState,
         status: RunStatus,
-        pending: Value,
+        pending: Pending,
         turns: Vec<TurnRow>,
     },
     Stopped,
@@ -224,7 +224,7 @@ impl FlowEngine {
             attempt: attempt + 1,
         });
         turns.push(TurnRow {
-            role: "system",
+            role: TurnRole::System,
             content: error.clone(),
             command: meta(run, node, None),
         });
@@ -235,14 +235,13 @@ impl FlowEngine {
             }
             return ControlFlow::Continue(retry);
         }
-        let pending = json!({
-            "kind": "attention",
-            "reason": "postcondition",
-            "step": node.label,
-            "stepPath": node.path,
-            "error": error,
-            "options": ["retry", "skip", "stop"],
-        });
+        let pending = Pending::Attention {
+            reason: "postcondition".into(),
+            step: node.label.clone(),
+            step_path: node.path.clone(),
+            error,
+            options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
+        };
         if let Err(e) = self.commit(
             run,
             RunStatus::NeedsAttention,

@@ -24,10 +24,7 @@ fn item_turn(
     index: usize,
     last: (String, std::result::Result<Value, FlowError>),
 ) -> (ItemResult, TurnRow) {
-    let mut command = meta(run, node, Some(index));
-    if let Value::Object(m) = &mut command {
-        m.insert("itemIndex".into(), Value::from(index));
-    }
+    let command = meta(run, node, Some(index));
     let (text, result) = last;
     let (result, content) = match result {
         Ok(output) => (
@@ -54,7 +51,7 @@ fn item_turn(
     (
         result,
         TurnRow {
-            role: "assistant",
+            role: TurnRole::Assistant,
             content,
             command,
         },
@@ -358,11 +355,14 @@ pub(super) fn exec_join(
             node.label
         )));
     };
-    let failed: Vec<Value> = progress
+    let failed: Vec<FailedItem> = progress
         .results
         .iter()
         .filter(|(_, r)| !r.ok)
-        .map(|(i, r)| json!({"index": i, "error": r.error}))
+        .map(|(i, r)| FailedItem {
+            index: *i,
+            error: r.error.clone(),
+        })
         .collect();
     let results: Vec<Value> = progress
         .results
@@ -377,11 +377,7 @@ pub(super) fn exec_join(
     };
     next.join_skip_failures = false;
     if !failed.is_empty() {
-        let first = failed[0]
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let first = failed[0].error.clone().unwrap_or_default();
         let message = format!(
             "{} of {} items failed (first: {first})",
             failed.len(),
@@ -394,9 +390,15 @@ pub(super) fn exec_join(
             JoinPolicy::NeedsAttention => {
                 let mut waiting = st.clone();
                 waiting.foreach = Some(progress);
-                let pending = json!({"kind": "join", "reason": "items failed", "step": node.label, "error": message, "failed": failed, "options": ["retry", "skip", "stop"]});
+                let pending = Pending::Join {
+                    reason: "items failed".into(),
+                    step: node.label.clone(),
+                    error: message.clone(),
+                    failed,
+                    options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
+                };
                 let turn = TurnRow {
-                    role: "system",
+                    role: TurnRole::System,
                     content: message,
                     command: meta(run, node, None),
                 };
@@ -414,7 +416,7 @@ pub(super) fn exec_join(
     next.local.remove("foreach");
     let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed});
     let turn = TurnRow {
-        role: "system",
+        role: TurnRole::System,
         content: format!(
             "Joined {} of {} items ({} failed)",
             progress.total - failed.len(),

@@ -32,6 +32,9 @@ use super::state::{
 };
 use super::store::{self as fstore, AgentMessageRow, RunRow, StepCommit, TurnRow};
 use super::template;
+use super::turn::{
+    ATTENTION_OPTIONS, FailedItem, GateChoice, Pending, StepMeta, StepPlace, TurnRole,
+};
 use super::{
     FlowFlags, FlowList, FlowSummary, GateAnswer, HISTORY_LIMIT, MAX_SUBFLOW_DEPTH, RunFlags,
     RunList, RunPatch, RunSummary, RunView, StartFlow, Started, TurnView,

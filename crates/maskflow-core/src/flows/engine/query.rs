@@ -61,7 +61,9 @@ impl FlowEngine {
                     command: t.command,
                 })
                 .collect(),
-            pending: row.pending,
+            pending: row
+                .pending
+                .map(|p| serde_json::to_value(p).unwrap_or(Value::Null)),
             parent_id: row.parent_id,
             created_at: row.created_at,
             updated_at: row.updated_at,

@@ -10,7 +10,7 @@ impl FlowEngine {
         flow_name: &str,
         status: RunStatus,
         st: &RunState,
-        pending: Option<&Value>,
+        pending: Option<&Pending>,
         error: Option<&str>,
         turns: Vec<TurnRow>,
     ) -> Result<()> {
@@ -63,10 +63,11 @@ impl FlowEngine {
                 conversation_id: id.to_owned(),
                 flow_name: flow_name.to_owned(),
                 turn: TurnView {
-                    role: t.role.to_owned(),
+                    role: t.role.as_str().to_owned(),
                     content: t.content.clone(),
                     created_at: now.to_owned(),
-                    command: t.command.clone(),
+                    // A plain struct: serialising it cannot fail.
+                    command: serde_json::to_value(&t.command).unwrap_or(Value::Null),
                 },
             });
         }
@@ -79,7 +80,7 @@ impl FlowEngine {
         run: &Loaded,
         status: RunStatus,
         st: &RunState,
-        pending: Option<&Value>,
+        pending: Option<&Pending>,
         error: Option<&str>,
         turns: &[TurnRow],
         msgs: &[AgentMessageRow],
@@ -138,12 +139,9 @@ impl FlowEngine {
     ) -> RunStatus {
         // The run keeps only the sentence: its `error` column is text.
         let message = error.message;
-        let command = node.map_or_else(
-            || json!({"name": "flow"}),
-            |n| meta(run, &run.program.nodes[n], None),
-        );
+        let command = node.map_or_else(StepMeta::flow, |n| meta(run, &run.program.nodes[n], None));
         turns.push(TurnRow {
-            role: "system",
+            role: TurnRole::System,
             content: format!("Failed: {message}"),
             command,
         });

@@ -23,7 +23,7 @@ impl FlowEngine {
         Self::complete_with(&mut next, node, output, true);
         enter(&run.program, &mut next, node.next);
         let turn = TurnRow {
-            role: "assistant",
+            role: TurnRole::Assistant,
             content,
             command: meta(run, node, None),
         };

@@ -93,7 +93,7 @@ impl FlowEngine {
         next.steps_done += 1;
         enter(&run.program, &mut next, target);
         let turn = TurnRow {
-            role: "system",
+            role: TurnRole::System,
             content: format!("→ {why}"),
             command: meta(run, node, None),
         };
@@ -119,15 +119,21 @@ impl FlowEngine {
             shown.insert(c.to_string(), v);
         }
         let prompt_text = template::render(step.prompt.as_str(), &ctx);
-        let pending = json!({
-            "kind": "gate",
-            "prompt": prompt_text,
-            "context": shown,
-            "stepPath": node.path,
-            "options": step.options.iter().map(|o| json!({"label": o.label.as_str(), "requiresInput": o.requires_input})).collect::<Vec<_>>(),
-        });
+        let pending = Pending::Gate {
+            prompt: prompt_text.clone(),
+            context: shown,
+            step_path: node.path.clone(),
+            options: step
+                .options
+                .iter()
+                .map(|o| GateChoice {
+                    label: o.label.to_string(),
+                    requires_input: o.requires_input,
+                })
+                .collect(),
+        };
         let turn = TurnRow {
-            role: "system",
+            role: TurnRole::System,
             content: prompt_text,
             command: meta(run, node, None),
         };

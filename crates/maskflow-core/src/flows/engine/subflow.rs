@@ -35,7 +35,7 @@ impl FlowEngine {
             ChildResult::Done(output, local) => {
                 next.child = None;
                 let turn = TurnRow {
-                    role: "assistant",
+                    role: TurnRole::Assistant,
                     content: output.to_string(),
                     command: meta(run, node, None),
                 };
@@ -50,7 +50,9 @@ impl FlowEngine {
             ChildResult::Waiting => Ok(Outcome::Wait {
                 next,
                 status: RunStatus::Waiting,
-                pending: json!({"kind": "subflow", "conversationId": child}),
+                pending: Pending::Subflow {
+                    conversation_id: child,
+                },
                 turns: vec![],
             }),
         }
@@ -166,12 +168,7 @@ impl FlowEngine {
             return;
         };
         let waits = row.status == RunStatus::Waiting
-            && row
-                .pending
-                .as_ref()
-                .and_then(|p| p.get("conversationId"))
-                .and_then(Value::as_str)
-                == Some(run.id.as_str());
+            && row.pending.as_ref().and_then(Pending::child) == Some(run.id.as_str());
         if !waits || lock(&self.inner.inflight).contains_key(parent) {
             return;
         }
