@@ -65,24 +65,24 @@ impl FlowEngine {
         };
         let turns = vec![turn];
         if stop {
-            return self.record_stop(&run, &next, turns);
+            return self.record_stop(&run, row.status, &next, turns);
         }
-        state::apply(row.status, RunEvent::Answer)
-            .map_err(|e| CoreError::Conflict(e.to_string()))?;
-        self.resume_answered(run, next, turns)
+        self.resume_answered(run, row.status, next, turns)
     }
 
     /// Records the stop an answer asked for.
     fn record_stop(
         &self,
         run: &Loaded,
+        from: RunStatus,
         next: &RunState,
         turns: Vec<TurnRow>,
     ) -> Result<(Started, Option<RunHandle>)> {
         self.record_status(
             &run.id,
             &run.flow_name,
-            RunStatus::Stopped,
+            from,
+            RunEvent::Stop,
             next,
             None,
             None,
@@ -102,13 +102,15 @@ impl FlowEngine {
     fn resume_answered(
         &self,
         run: Loaded,
+        from: RunStatus,
         next: RunState,
         turns: Vec<TurnRow>,
     ) -> Result<(Started, Option<RunHandle>)> {
         self.record_status(
             &run.id,
             &run.flow_name,
-            RunStatus::Running,
+            from,
+            RunEvent::Answer,
             &next,
             None,
             None,

@@ -22,7 +22,8 @@ pub(super) enum Outcome {
     },
     Wait {
         next: RunState,
-        status: RunStatus,
+        /// [`RunEvent::Wait`] or [`RunEvent::Escalate`].
+        event: RunEvent,
         pending: Pending,
         turns: Vec<TurnRow>,
     },
@@ -110,10 +111,10 @@ impl FlowEngine {
         Box::pin(async move {
             loop {
                 if *cancel.borrow() || self.stop_flag(&run.id) {
-                    return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
+                    return self.end(&run, &st, RunEvent::Stop, None, vec![]);
                 }
                 let Some(cur) = st.cursor else {
-                    return self.end(&run, &st, RunStatus::Completed, None, vec![]);
+                    return self.end(&run, &st, RunEvent::Complete, None, vec![]);
                 };
                 let node = &run.program.nodes[cur];
                 if !node.pre.is_empty() {
@@ -135,26 +136,32 @@ impl FlowEngine {
                 let result = tokio::select! {
                     r = self.exec(run.clone(), cur, &st, &mut step_cancel) => r,
                     _ = self.cancelled(&run.id, cancel) => {
-                        return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
+                        return self.end(&run, &st, RunEvent::Stop, None, vec![]);
                     }
                 };
                 match result {
                     Err(f) => return self.fail(&run, &st, Some(cur), f.error, f.turns),
                     Ok(Outcome::Stopped) => {
-                        return self.end(&run, &st, RunStatus::Stopped, None, vec![]);
+                        return self.end(&run, &st, RunEvent::Stop, None, vec![]);
                     }
                     Ok(Outcome::Wait {
                         next,
-                        status,
+                        event,
                         pending,
                         turns,
                     }) => {
-                        if let Err(e) =
-                            self.commit(&run, status, &next, Some(&pending), None, &turns, &[])
-                        {
-                            return self.fail(&run, &st, Some(cur), e, vec![]);
-                        }
-                        return status;
+                        return match self.commit(
+                            &run,
+                            event,
+                            &next,
+                            Some(&pending),
+                            None,
+                            &turns,
+                            &[],
+                        ) {
+                            Ok(status) => status,
+                            Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
+                        };
                     }
                     Ok(Outcome::Advance {
                         next,
@@ -204,7 +211,7 @@ impl FlowEngine {
         };
         let Some(c) = failed else {
             next.pending_retry = None;
-            if let Err(e) = self.commit(run, RunStatus::Running, &next, None, None, &turns, &msgs) {
+            if let Err(e) = self.commit(run, RunEvent::StepDone, &next, None, None, &turns, &msgs) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
             }
             return ControlFlow::Continue(next);
@@ -229,7 +236,7 @@ impl FlowEngine {
             command: meta(run, node, None),
         });
         if attempt == 0 {
-            if let Err(e) = self.commit(run, RunStatus::Running, &retry, None, None, &turns, &msgs)
+            if let Err(e) = self.commit(run, RunEvent::StepDone, &retry, None, None, &turns, &msgs)
             {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
             }
@@ -242,18 +249,18 @@ impl FlowEngine {
             error,
             options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
         };
-        if let Err(e) = self.commit(
+        match self.commit(
             run,
-            RunStatus::NeedsAttention,
+            RunEvent::Escalate,
             &retry,
             Some(&pending),
             None,
             &turns,
             &msgs,
         ) {
-            return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
+            Ok(status) => ControlFlow::Break(status),
+            Err(e) => ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![])),
         }
-        ControlFlow::Break(RunStatus::NeedsAttention)
     }
 
     /// Marks `next` as having completed `node` with `output`.

@@ -148,7 +148,7 @@ impl FlowEngine {
             progress.results.insert(index, result);
             let mut partial = st.clone();
             partial.foreach = Some(progress.clone());
-            self.commit(&run, RunStatus::Running, &partial, None, None, &[turn], &[])?;
+            self.commit(&run, RunEvent::StepDone, &partial, None, None, &[turn], &[])?;
             if let Some(i) = todo.pop() {
                 spawn(&mut set, i);
             }
@@ -404,7 +404,7 @@ pub(super) fn exec_join(
                 };
                 return Ok(Outcome::Wait {
                     next: waiting,
-                    status: RunStatus::NeedsAttention,
+                    event: RunEvent::Escalate,
                     pending,
                     turns: vec![turn],
                 });

@@ -3,17 +3,21 @@
 use super::*;
 
 impl FlowEngine {
+    /// Records a status move outside a running step (a stop, an answer, a
+    /// woken parent): the state table decides the status `event` leads to from `from`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record_status(
         &self,
         id: &str,
         flow_name: &str,
-        status: RunStatus,
+        from: RunStatus,
+        event: RunEvent,
         st: &RunState,
         pending: Option<&Pending>,
         error: Option<&str>,
         turns: Vec<TurnRow>,
     ) -> Result<()> {
+        let status = state::apply(from, event).map_err(|e| CoreError::Conflict(e.to_string()))?;
         let now = self.now();
         let ids = {
             let mut db = self.db();
@@ -78,13 +82,16 @@ impl FlowEngine {
     pub(super) fn commit(
         &self,
         run: &Loaded,
-        status: RunStatus,
+        event: RunEvent,
         st: &RunState,
         pending: Option<&Pending>,
         error: Option<&str>,
         turns: &[TurnRow],
         msgs: &[AgentMessageRow],
-    ) -> std::result::Result<(), FlowError> {
+    ) -> std::result::Result<RunStatus, FlowError> {
+        // A step is committed while its run is running; the state table says where `event` leads.
+        let status =
+            state::apply(RunStatus::Running, event).map_err(|e| FlowError::step(e.to_string()))?;
         let now = self.now();
         let ids = {
             let mut db = self.db();
@@ -107,22 +114,25 @@ impl FlowEngine {
         if status != RunStatus::Running {
             self.publish_status(run, status, error.map(str::to_owned));
         }
-        Ok(())
+        Ok(status)
     }
 
     pub(super) fn end(
         &self,
         run: &Loaded,
         st: &RunState,
-        status: RunStatus,
+        event: RunEvent,
         error: Option<String>,
         turns: Vec<TurnRow>,
     ) -> RunStatus {
         let pending = None;
-        if let Err(e) = self.commit(run, status, st, pending, error.as_deref(), &turns, &[]) {
-            eprintln!("maskflow flows: run {}: {e}", run.id);
-            return RunStatus::Failed;
-        }
+        let status = match self.commit(run, event, st, pending, error.as_deref(), &turns, &[]) {
+            Ok(status) => status,
+            Err(e) => {
+                eprintln!("maskflow flows: run {}: {e}", run.id);
+                return RunStatus::Failed;
+            }
+        };
         if status == RunStatus::Stopped {
             let _ = fstore::set_stop_requested(&self.db(), &run.id, false);
         }
@@ -145,6 +155,6 @@ impl FlowEngine {
             content: format!("Failed: {message}"),
             command,
         });
-        self.end(run, st, RunStatus::Failed, Some(message), turns)
+        self.end(run, st, RunEvent::Fail, Some(message), turns)
     }
 }

@@ -139,7 +139,7 @@ impl FlowEngine {
         };
         Ok(Outcome::Wait {
             next: st.clone(),
-            status: RunStatus::Waiting,
+            event: RunEvent::Wait,
             pending,
             turns: vec![turn],
         })

@@ -20,7 +20,8 @@ impl FlowEngine {
                 self.record_status(
                     &row.id,
                     &row.flow_name,
-                    RunStatus::Stopped,
+                    row.status,
+                    RunEvent::Stop,
                     &row.state,
                     None,
                     None,
@@ -43,7 +44,8 @@ impl FlowEngine {
                 self.record_status(
                     &row.id,
                     &row.flow_name,
-                    RunStatus::Stopped,
+                    row.status,
+                    RunEvent::Stop,
                     &row.state,
                     None,
                     None,

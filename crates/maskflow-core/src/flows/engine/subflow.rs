@@ -27,7 +27,7 @@ impl FlowEngine {
                 next.child = Some(id.clone());
                 let mut partial = st.clone();
                 partial.child = Some(id.clone());
-                self.commit(run, RunStatus::Running, &partial, None, None, &[], &[])?;
+                self.commit(run, RunEvent::StepDone, &partial, None, None, &[], &[])?;
                 id
             }
         };
@@ -49,7 +49,7 @@ impl FlowEngine {
             ChildResult::Stopped => Ok(Outcome::Stopped),
             ChildResult::Waiting => Ok(Outcome::Wait {
                 next,
-                status: RunStatus::Waiting,
+                event: RunEvent::Wait,
                 pending: Pending::Subflow {
                     conversation_id: child,
                 },
@@ -177,7 +177,8 @@ impl FlowEngine {
             .record_status(
                 &row.id,
                 &row.flow_name,
-                RunStatus::Running,
+                row.status,
+                RunEvent::Answer,
                 &row.state,
                 None,
                 None,
