@@ -10,6 +10,8 @@
 //! - [`state`]: the run-status table and the checkpointed run state.
 //! - [`store`]: the flow tables (migration 4) and the one-transaction step commit.
 //! - [`script`]: the "run a script" contract.
+//! - [`error`]: [`FlowError`], why a step failed, with a code.
+//! - [`turn`]: the typed pending state, turn metadata and roles the engine stores.
 //! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
 
 pub mod agents;
@@ -17,6 +19,7 @@ pub mod bundle;
 pub mod compile;
 pub mod definition;
 pub mod engine;
+pub mod error;
 pub mod expr;
 pub mod mermaid;
 pub mod prompt;
@@ -24,6 +27,7 @@ pub mod script;
 pub mod state;
 pub mod store;
 pub mod template;
+pub mod turn;
 
 use std::collections::BTreeMap;
 
@@ -31,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use engine::{FlowConfig, FlowEngine, RunHandle, Synchronous};
+pub use error::{FlowError, FlowErrorCode};
 pub use state::RunStatus;
 
 /// Deepest subflow nesting: a run at this depth may not start another subflow.

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::definition::YesNo;
+use super::error::FlowError;
 use crate::providers::{ChatMessage, ChatRole, extract_json};
 
 /// Layer 1: the response format every flow agent is asked for.
@@ -90,19 +91,21 @@ pub fn break_question(question: &str) -> String {
 }
 
 /// Parses a break reply: `{"answer": "yes"|"no"}` or an error saying what is wrong.
-pub fn parse_break(text: &str) -> Result<YesNo, String> {
+pub fn parse_break(text: &str) -> Result<YesNo, FlowError> {
     let value = extract_json(text).map_err(|e| {
-        format!("the break reply is not JSON ({e}); expected {{\"answer\": \"yes\"|\"no\"}}")
+        FlowError::reply(format!(
+            "the break reply is not JSON ({e}); expected {{\"answer\": \"yes\"|\"no\"}}"
+        ))
     })?;
     match value.get("answer").and_then(Value::as_str).map(str::trim) {
         Some(a) if a.eq_ignore_ascii_case("yes") => Ok(YesNo::Yes),
         Some(a) if a.eq_ignore_ascii_case("no") => Ok(YesNo::No),
-        Some(a) => Err(format!(
+        Some(a) => Err(FlowError::reply(format!(
             "the break reply's answer is {a:?}; expected \"yes\" or \"no\""
-        )),
-        None => Err(format!(
+        ))),
+        None => Err(FlowError::reply(format!(
             "the break reply {value} has no \"answer\" string; expected {{\"answer\": \"yes\"|\"no\"}}"
-        )),
+        ))),
     }
 }
 
@@ -220,16 +223,19 @@ mod tests {
         assert!(
             parse_break("yes")
                 .expect_err("not json")
+                .message
                 .contains("not JSON")
         );
         assert!(
             parse_break(r#"{"answer":"maybe"}"#)
                 .expect_err("maybe")
+                .message
                 .contains("\"maybe\"")
         );
         assert!(
             parse_break(r#"{"result":"yes"}"#)
                 .expect_err("shape")
+                .message
                 .contains("no \"answer\"")
         );
     }

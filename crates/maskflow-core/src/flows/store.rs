@@ -10,6 +10,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::state::{FORMAT, RunState, RunStatus};
+use super::turn::{Pending, StepMeta, TurnRole};
 use crate::providers::{ChatMessage, ChatRole};
 
 /// The migration's SQL.
@@ -84,7 +85,7 @@ pub struct RunRow {
     /// The checkpointed state.
     pub state: RunState,
     /// What a waiting or needs-attention run asks.
-    pub pending: Option<Value>,
+    pub pending: Option<Pending>,
     /// Why it failed.
     pub error: Option<String>,
     /// The working folder.
@@ -106,12 +107,12 @@ pub struct RunRow {
 /// A transcript turn to write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnRow {
-    /// `assistant`, `user` or `system`.
-    pub role: &'static str,
+    /// Who speaks.
+    pub role: TurnRole,
     /// The text.
     pub content: String,
     /// Seed 004's step metadata.
-    pub command: Value,
+    pub command: StepMeta,
 }
 
 /// A stored transcript turn.
@@ -152,7 +153,7 @@ pub struct StepCommit<'a> {
     /// Its new state.
     pub state: &'a RunState,
     /// What it now asks, if waiting.
-    pub pending: Option<&'a Value>,
+    pub pending: Option<&'a Pending>,
     /// Why it failed.
     pub error: Option<&'a str>,
     /// Transcript turns of the step.
@@ -204,6 +205,12 @@ fn run_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
     })
 }
 
+/// JSON text for a column; these types always serialise, but a failure is
+/// an error rather than an invalid row.
+fn json_text<T: serde::Serialize>(v: &T) -> rusqlite::Result<String> {
+    serde_json::to_string(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
 fn state_text(state: &RunState) -> String {
     serde_json::to_string(state).unwrap_or_else(|_| "{}".into())
 }
@@ -219,7 +226,7 @@ pub fn insert_run(conn: &Connection, r: &RunRow) -> rusqlite::Result<()> {
             r.status.as_str(),
             r.definition.to_string(),
             state_text(&r.state),
-            r.pending.as_ref().map(Value::to_string),
+            r.pending.as_ref().map(json_text).transpose()?,
             r.error,
             r.working_folder,
             r.archived,
@@ -271,6 +278,24 @@ pub fn set_stop_requested(conn: &Connection, id: &str, requested: bool) -> rusql
     )
 }
 
+/// Records the folder a resumed run's scripts now run in.
+pub fn set_working_folder(conn: &Connection, id: &str, folder: &str) -> rusqlite::Result<usize> {
+    conn.execute(
+        "UPDATE flow_runs SET working_folder = ?2 WHERE id = ?1",
+        params![id, folder],
+    )
+}
+
+/// The script of a workflow's approved version (an error when it has none;
+/// `None` when that version has no script).
+pub fn approved_script(conn: &Connection, workflow_id: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT script FROM workflow_versions WHERE workflow_id = ?1 AND is_active = 1",
+        [workflow_id],
+        |r| r.get(0),
+    )
+}
+
 /// Whether another process asked the run to stop.
 pub fn stop_requested(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(conn
@@ -293,7 +318,7 @@ pub fn commit_step(conn: &mut Connection, c: &StepCommit<'_>) -> rusqlite::Resul
     let changed = tx.prepare_cached(
         "UPDATE flow_runs SET status = ?2, state = ?3, pending = ?4, error = ?5, updated_at = ?6 WHERE id = ?1",
     )?
-    .execute(params![c.run_id, c.status.as_str(), state, c.pending.map(Value::to_string), c.error, c.now])?;
+    .execute(params![c.run_id, c.status.as_str(), state, c.pending.map(json_text).transpose()?, c.error, c.now])?;
     if changed != 1 {
         return Err(rusqlite::Error::QueryReturnedNoRows);
     }
@@ -305,9 +330,9 @@ pub fn commit_step(conn: &mut Connection, c: &StepCommit<'_>) -> rusqlite::Resul
         for t in c.turns {
             stmt.execute(params![
                 c.run_id,
-                t.role,
+                t.role.as_str(),
                 t.content,
-                t.command.to_string(),
+                json_text(&t.command)?,
                 c.now
             ])?;
             ids.push(tx.last_insert_rowid());
@@ -454,9 +479,9 @@ mod tests {
             ..RunState::default()
         };
         let turns = [TurnRow {
-            role: "assistant",
+            role: TurnRole::Assistant,
             content: "hi".into(),
-            command: json!({"name": "flow"}),
+            command: StepMeta::flow(),
         }];
         let msgs = [AgentMessageRow {
             conversation_id: "c1".into(),
@@ -508,5 +533,40 @@ mod tests {
         assert!(conn.execute("INSERT INTO flow_runs (id, account_id, flow_name, title, status, definition, state, created_at, updated_at) VALUES ('x', 'l', 'f', 't', 'running', '{}', '{}', 't', 't')", []).is_err());
         assert!(delete_run(&conn, "flow_1").expect("delete"));
         assert_eq!(checkpoint_stats(&conn, "flow_1").expect("stats").0, 0);
+    }
+
+    /// A pending state and a turn written as plain JSON before the typed
+    /// forms existed read back as those types.
+    #[test]
+    fn an_old_shape_pending_row_still_reads() {
+        let conn = crate::store::open_in_memory().expect("db");
+        insert_run(&conn, &row("flow_old")).expect("insert");
+        conn.execute(
+            r#"UPDATE flow_runs SET status = 'waiting', pending = '{"context":{"output":null},"kind":"gate","options":[{"label":"Yes","requiresInput":false}],"prompt":"Ship?","stepPath":[1]}' WHERE id = 'flow_old'"#,
+            [],
+        )
+        .expect("old row");
+        let read = get_run(&conn, "flow_old").expect("get").expect("row");
+        let Some(Pending::Gate {
+            prompt,
+            options,
+            step_path,
+            ..
+        }) = read.pending
+        else {
+            panic!("not a gate: {:?}", read.pending);
+        };
+        assert_eq!((prompt.as_str(), step_path), ("Ship?", vec![1]));
+        assert_eq!(options[0].label, "Yes");
+        conn.execute(
+            r#"UPDATE flow_runs SET pending = '{"kind":"subflow","conversationId":"flow_child"}' WHERE id = 'flow_old'"#,
+            [],
+        )
+        .expect("old subflow row");
+        let read = get_run(&conn, "flow_old").expect("get").expect("row");
+        assert_eq!(
+            read.pending.as_ref().and_then(Pending::child),
+            Some("flow_child")
+        );
     }
 }

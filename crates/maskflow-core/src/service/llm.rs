@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::{Service, lock};
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
+use crate::flows::FlowError;
 use crate::flows::agents::AgentDef;
 use crate::flows::engine::AgentBackends;
 use crate::ids::{Clock, IdGen};
@@ -544,9 +545,15 @@ impl AgentBackends for ServiceBackends {
         agent: &str,
         def: &AgentDef,
         authored: &str,
-    ) -> std::result::Result<Arc<dyn Provider>, String> {
-        let inner = self.0.upgrade().ok_or("the service has closed")?;
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
+        let inner = self
+            .0
+            .upgrade()
+            .ok_or_else(|| FlowError::backend("the service has closed"))?;
         let service = Service { inner };
-        Ok(Arc::new(service.agent_llm(agent, def, authored)?))
+        let provider = service
+            .agent_llm(agent, def, authored)
+            .map_err(FlowError::backend)?;
+        Ok(Arc::new(provider))
     }
 }
