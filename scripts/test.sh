@@ -15,6 +15,9 @@ echo "== format"
 cargo fmt --all --check
 echo "== lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
+cargo deny --log-level error check bans licenses sources
+cargo machete
 echo "== structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt lists the known ones)"
 python3 scripts/structure.py --self-test
 python3 scripts/structure.py
