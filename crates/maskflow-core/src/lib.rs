@@ -24,6 +24,8 @@ pub mod service;
 pub mod settings;
 pub mod spec;
 pub mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod versions;
 
 pub use error::{CoreError, ErrorCode};
