@@ -6,6 +6,8 @@
 //! a path and get back an extract or an [`ExtractError`] that names the file
 //! and the problem.
 
+#![deny(missing_docs)]
+
 pub mod csv;
 pub mod error;
 pub mod excel;
