@@ -18,6 +18,8 @@ pub mod mask;
 pub mod ole;
 pub mod pdf;
 pub mod registry;
+#[cfg(test)]
+mod snapshots;
 pub mod sniff;
 pub mod table;
 pub mod values;
