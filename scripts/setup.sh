@@ -40,9 +40,12 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  quietly "apt-get update" $SUDO apt-get update -qq
-  quietly "installing ${missing[*]}" $SUDO env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # One step, so one line: the package lists, then the packages.
+  apt_install() {
+    $SUDO apt-get update -qq \
+      && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+  }
+  quietly "installing ${missing[*]} (apt)" apt_install "${missing[@]}"
 fi
 
 command -v cargo >/dev/null || { echo "setup: Rust is not installed; see https://rustup.rs" >&2; exit 1; }
