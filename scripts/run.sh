@@ -14,8 +14,16 @@ if [ "${1:-}" = "extract" ]; then
   exec "$CARGO_TARGET_DIR/release/maskflow" extract "${@:-samples/sales.csv}"
 fi
 
+# The UI build prints one line; its whole log only if it fails.
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
 echo "run: building the UI" >&2
-npm --prefix ui run --silent build -- --logLevel warn
+if ! npm --prefix ui run --silent build -- --logLevel warn >"$LOG" 2>&1; then
+  cat "$LOG" >&2
+  echo "run: building the UI failed (log above)" >&2
+  exit 1
+fi
+rm -f "$LOG"
 
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   echo "run: building the desktop app (the first build takes several minutes)" >&2

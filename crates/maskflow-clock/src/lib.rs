@@ -4,6 +4,8 @@
 //! sortable by creation time as plain strings. Times are RFC 3339 UTC strings
 //! with milliseconds, which also sort as strings.
 
+#![deny(missing_docs)]
+
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -30,6 +30,8 @@ pub mod settings;
 pub mod spec;
 pub mod store;
 pub mod table;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod versions;
 
 pub use error::{CoreError, ErrorCode};

@@ -226,3 +226,6 @@ mod tests {
         assert_eq!(builder.role, Role::Builder);
     }
 }
+
+#[cfg(test)]
+mod snapshots;

@@ -6,10 +6,9 @@
 
 use std::sync::Arc;
 
-use maskflow_core::providers::{
-    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider, Role,
-};
+use maskflow_core::providers::{Provider, ReplayProvider, Role};
 use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest};
+use maskflow_core::testing::Posing;
 use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
 use serde_json::{Value, json};
 
@@ -56,26 +55,6 @@ fn replay(builds: &[&str]) -> Arc<ReplayProvider> {
         }))
         .expect("replay"),
     )
-}
-
-/// A replay provider that says a person answers (the manual back end).
-#[derive(Debug)]
-struct Manual(Arc<ReplayProvider>);
-
-impl Provider for Manual {
-    fn name(&self) -> &str {
-        "manual-test"
-    }
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-        on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        self.0.complete(request, on_delta)
-    }
-    fn is_manual(&self) -> bool {
-        true
-    }
 }
 
 async fn start(
@@ -252,7 +231,8 @@ async fn a_second_failure_fails_the_build_with_the_reason() {
 async fn a_manual_back_end_pauses_at_the_gate() {
     let home = tempfile::tempdir().expect("home");
     let replay = replay(&[GOOD]);
-    let (service, wf, vid, mut rx) = start(home.path(), Arc::new(Manual(replay.clone()))).await;
+    let (service, wf, vid, mut rx) =
+        start(home.path(), Arc::new(Posing::manual(replay.clone()))).await;
     loop {
         if let Event::BuildChanged { build, .. } = rx.recv().await.expect("event")
             && build.pending_gate
@@ -291,27 +271,6 @@ async fn a_manual_back_end_pauses_at_the_gate() {
     assert!(err.to_string().contains("no build gate"));
 }
 
-/// A replay provider whose model has a small context window.
-#[derive(Debug)]
-struct Windowed(Arc<ReplayProvider>, u32);
-
-impl Provider for Windowed {
-    fn name(&self) -> &str {
-        "windowed-test"
-    }
-    fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
-        let w = self.1;
-        Box::pin(async move { Some(w) })
-    }
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-        on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        self.0.complete(request, on_delta)
-    }
-}
-
 #[tokio::test]
 async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_so() {
     let home = tempfile::tempdir().expect("home");
@@ -328,7 +287,7 @@ async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_s
             wide.push_str(&format!(",Called on {c} March about the invoice"));
         }
     }
-    let windowed = Arc::new(Windowed(provider.clone(), 4096));
+    let windowed = Arc::new(Posing::windowed(provider.clone(), 4096));
     let (service, wf, vid, mut rx) = start_with(home.path(), windowed, &wide).await;
     assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
     let view = service.get_workflow(&wf).expect("view");

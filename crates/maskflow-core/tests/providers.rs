@@ -530,3 +530,57 @@ async fn no_server_is_named_plainly() {
         );
     }
 }
+
+#[tokio::test]
+async fn probe_lists_the_models_with_the_key_through_the_trait() {
+    for (kind, list_path, body, expected) in [
+        (
+            Kind::OpenAi,
+            "/v1/models",
+            json!({"data": [{"id": "m-1"}, {"id": "m-2"}]}),
+            "models: m-1, m-2",
+        ),
+        (
+            Kind::Ollama,
+            "/api/tags",
+            json!({"models": [{"name": "llama3:8b"}]}),
+            "models: llama3:8b",
+        ),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path(list_path))
+            .and(header("authorization", format!("Bearer {KEY}").as_str()))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let p = kind.provider(&kind.base(&server.uri()), |_| {});
+        let line = p.probe().await.expect("probe");
+        assert!(line.starts_with("connected to "), "{line}");
+        assert!(line.ends_with(expected), "{line}");
+    }
+    // Anthropic's key travels as x-api-key, and its list is not shown.
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .and(header("x-api-key", KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": []})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let p = Kind::Anthropic.provider(&server.uri(), |_| {});
+    assert_eq!(
+        p.probe().await.expect("probe"),
+        format!("connected to {}", server.uri())
+    );
+    // A back end that reaches no server has nothing to check.
+    let replay = maskflow_core::providers::ReplayProvider::from_value(&json!({})).expect("replay");
+    assert!(
+        replay
+            .probe()
+            .await
+            .expect("probe")
+            .contains("nothing to check")
+    );
+}

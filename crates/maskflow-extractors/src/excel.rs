@@ -83,13 +83,17 @@ impl Extractor for ExcelExtractor {
             reader.rewind().map_err(|e| ExtractError::io(file, e))?;
             match input.mime {
                 sniff::XLSB => {
-                    read_xlsb(file, open_with(file, reader)?, samples, total, &mut report)?
+                    let workbook: Xlsb<_> = open_with(file, reader)?;
+                    read_streamed(file, workbook, samples, total, &mut report)?
                 }
                 sniff::ODS => {
                     let workbook: Ods<_> = open_with(file, reader)?;
                     read_ranges(file, workbook, samples, total, &mut report)?
                 }
-                _ => read_xlsx(file, open_with(file, reader)?, samples, total, &mut report)?,
+                _ => {
+                    let workbook: Xlsx<_> = open_with(file, reader)?;
+                    read_streamed(file, workbook, samples, total, &mut report)?
+                }
             }
         } else {
             return Err(ExtractError::damaged(
@@ -258,70 +262,68 @@ fn worksheet_names<R: Read + Seek, W: Reader<R>>(workbook: &W) -> Vec<String> {
         .collect()
 }
 
-/// Reads xlsx/xlsm by streaming each sheet's cells.
-fn read_xlsx<R: Read + Seek>(
-    file: &str,
-    mut workbook: Xlsx<R>,
-    samples: usize,
-    size: u64,
-    report: &mut dyn FnMut(u64),
-) -> Result<Vec<SheetResult>, ExtractError> {
-    let names = worksheet_names(&workbook);
-    let declared: Vec<u64> = names
-        .iter()
-        .map(|n| {
-            workbook
-                .worksheet_cells_reader(n)
-                .map(|r| declared_rows(r.dimensions()))
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut meter = Meter::new(size, &declared, report);
-    let mut out = Vec::with_capacity(names.len());
-    for (i, name) in names.iter().enumerate() {
-        let err = |e: XlsxError| calamine_error(file, Some(name), e.into());
-        let mut cells = workbook.worksheet_cells_reader(name).map_err(err)?;
-        let mut scan = SheetScan::new(samples);
-        while let Some(cell) = cells.next_cell().map_err(err)? {
-            let (row, col) = cell.get_position();
-            scan.push(row, col, cell.get_value());
-            meter.row(i, row);
-        }
-        meter.sheet_done(i);
-        out.push(scan.finish(name));
-    }
-    Ok(out)
+/// The workbooks calamine streams cell by cell (xlsx/xlsm and xlsb), so that
+/// one reader serves both.
+trait StreamedCells {
+    /// Rows `sheet` declares in its `dimension` (0 when unknown).
+    fn declared_rows(&mut self, sheet: &str) -> u64;
+    /// Calls `each` with the row, column and value of every cell of `sheet`.
+    fn each_cell(
+        &mut self,
+        sheet: &str,
+        each: &mut dyn FnMut(u32, u32, &DataRef<'_>),
+    ) -> Result<(), calamine::Error>;
 }
 
-/// Reads xlsb by streaming each sheet's cells.
-fn read_xlsb<R: Read + Seek>(
+/// Implements [`StreamedCells`] for a calamine workbook type whose
+/// `worksheet_cells_reader` yields cells (the two differ only in their types).
+macro_rules! streamed_cells {
+    ($workbook:ident) => {
+        impl<R: Read + Seek> StreamedCells for $workbook<R> {
+            fn declared_rows(&mut self, sheet: &str) -> u64 {
+                self.worksheet_cells_reader(sheet)
+                    .map(|r| declared_rows(r.dimensions()))
+                    .unwrap_or(0)
+            }
+            fn each_cell(
+                &mut self,
+                sheet: &str,
+                each: &mut dyn FnMut(u32, u32, &DataRef<'_>),
+            ) -> Result<(), calamine::Error> {
+                let mut cells = self.worksheet_cells_reader(sheet)?;
+                while let Some(cell) = cells.next_cell()? {
+                    let (row, col) = cell.get_position();
+                    each(row, col, cell.get_value());
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+streamed_cells!(Xlsx);
+streamed_cells!(Xlsb);
+
+/// Reads xlsx, xlsm and xlsb by streaming each sheet's cells.
+fn read_streamed<R: Read + Seek, W: Reader<R> + StreamedCells>(
     file: &str,
-    mut workbook: Xlsb<R>,
+    mut workbook: W,
     samples: usize,
     size: u64,
     report: &mut dyn FnMut(u64),
 ) -> Result<Vec<SheetResult>, ExtractError> {
     let names = worksheet_names(&workbook);
-    let declared: Vec<u64> = names
-        .iter()
-        .map(|n| {
-            workbook
-                .worksheet_cells_reader(n)
-                .map(|r| declared_rows(r.dimensions()))
-                .unwrap_or(0)
-        })
-        .collect();
+    let declared: Vec<u64> = names.iter().map(|n| workbook.declared_rows(n)).collect();
     let mut meter = Meter::new(size, &declared, report);
     let mut out = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
-        let err = |e: calamine::XlsbError| calamine_error(file, Some(name), e.into());
-        let mut cells = workbook.worksheet_cells_reader(name).map_err(err)?;
         let mut scan = SheetScan::new(samples);
-        while let Some(cell) = cells.next_cell().map_err(err)? {
-            let (row, col) = cell.get_position();
-            scan.push(row, col, cell.get_value());
-            meter.row(i, row);
-        }
+        workbook
+            .each_cell(name, &mut |row, col, value| {
+                scan.push(row, col, value);
+                meter.row(i, row);
+            })
+            .map_err(|e| calamine_error(file, Some(name), e))?;
         meter.sheet_done(i);
         out.push(scan.finish(name));
     }

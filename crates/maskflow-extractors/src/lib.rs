@@ -6,6 +6,8 @@
 //! a path and get back an extract or an [`ExtractError`] that names the file
 //! and the problem.
 
+#![deny(missing_docs)]
+
 pub mod csv;
 pub mod error;
 pub mod excel;
@@ -16,6 +18,8 @@ pub mod mask;
 pub mod ole;
 pub mod pdf;
 pub mod registry;
+#[cfg(test)]
+mod snapshots;
 pub mod sniff;
 pub mod table;
 pub mod values;

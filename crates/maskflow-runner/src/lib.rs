@@ -8,6 +8,8 @@
 //! and sends nothing anywhere: its results (stdout, stderr, output previews)
 //! hold real data and stay local; callers mask before anything is sent.
 
+#![deny(missing_docs)]
+
 #[cfg(target_os = "linux")]
 mod cgroup;
 mod execute;

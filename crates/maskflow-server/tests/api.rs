@@ -9,9 +9,7 @@ mod support {
     use axum::Router;
     use axum::body::Body;
     use axum::http::{Request, StatusCode, header};
-    use maskflow_core::providers::{
-        BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
-    };
+    pub use maskflow_core::testing::Gate;
     use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
     use maskflow_server::api::{AppState, router};
     use serde_json::{Value, json};
@@ -103,36 +101,6 @@ mod support {
             {
                 return status;
             }
-        }
-    }
-
-    /// A provider that holds each call until released.
-    #[derive(Debug, Default)]
-    pub struct Gate {
-        pub release: tokio::sync::Notify,
-        pub entered: tokio::sync::Notify,
-    }
-
-    impl Provider for Gate {
-        fn name(&self) -> &str {
-            "gate"
-        }
-        fn complete<'a>(
-            &'a self,
-            request: &'a LlmRequest,
-            _on_delta: DeltaSink<'a>,
-        ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-            Box::pin(async move {
-                self.entered.notify_one();
-                self.release.notified().await;
-                let text = match request.role {
-                    Role::Validator => json!({"feasible": true}),
-                    _ => json!({"needs_clarification": true, "question": "Which column?"}),
-                };
-                Ok(LlmReply {
-                    text: text.to_string(),
-                })
-            })
         }
     }
 }

@@ -7,24 +7,14 @@ mod common;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::http::StatusCode;
 use common::{app, call, send, upload};
-use maskflow_core::{Clock, Service, ServiceConfig, UlidGen};
+use maskflow_core::testing::OffsetClock;
+use maskflow_core::{Service, ServiceConfig, UlidGen};
 use serde_json::{Value, json};
 
-/// The wall clock moved on by a settable amount: hours pass in a test.
-#[derive(Debug, Default)]
-struct Later(AtomicU64);
-
-impl Clock for Later {
-    fn now_ms(&self) -> u64 {
-        maskflow_core::SystemClock.now_ms() + self.0.load(Ordering::SeqCst)
-    }
-}
-
-fn open(home: &Path, clock: Arc<Later>) -> Service {
+fn open(home: &Path, clock: Arc<OffsetClock>) -> Service {
     let mut config = ServiceConfig::from_settings(home);
     config.ids = Arc::new(UlidGen::new(clock.clone()));
     config.clock = clock;
@@ -82,7 +72,7 @@ fn bytes(view: &Value, k: &str) -> u64 {
 #[tokio::test]
 async fn a_folder_flooded_with_orphan_uploads_returns_to_its_size_after_expiry() {
     let home = tempfile::tempdir().expect("tmp");
-    let clock = Arc::new(Later::default());
+    let clock = Arc::new(OffsetClock::default());
     let service = open(home.path(), clock.clone());
     let api = app(service);
 
@@ -166,7 +156,7 @@ async fn a_folder_flooded_with_orphan_uploads_returns_to_its_size_after_expiry()
     // Three hours later the app starts again: the start-up sweep removes
     // every upload older than the expiry that joined no workflow.
     drop(api);
-    clock.0.store(3 * 3_600_000, Ordering::SeqCst);
+    clock.set_offset(3 * 3_600_000);
     let api = app(open(home.path(), clock.clone()));
     let (_, after) = call(&api, "GET", "/api/settings/storage", None).await;
     assert_eq!(bytes(&after, "uploads"), kept_bytes, "{after}");
@@ -197,7 +187,7 @@ async fn a_folder_flooded_with_orphan_uploads_returns_to_its_size_after_expiry()
 #[tokio::test]
 async fn clear_removes_old_unattached_uploads_and_refuses_what_it_cannot_clear() {
     let home = tempfile::tempdir().expect("tmp");
-    let clock = Arc::new(Later::default());
+    let clock = Arc::new(OffsetClock::default());
     let api = app(open(home.path(), clock.clone()));
     for i in 0..3 {
         let (s, r) = send(
@@ -214,7 +204,7 @@ async fn clear_removes_old_unattached_uploads_and_refuses_what_it_cannot_clear()
         "too new: {none}"
     );
 
-    clock.0.store(20 * 60_000, Ordering::SeqCst);
+    clock.set_offset(20 * 60_000);
     let (_, view) = call(&api, "GET", "/api/settings/storage", None).await;
     let clearable = kind(&view, "uploads")["clearable_bytes"]
         .as_u64()
@@ -275,7 +265,7 @@ async fn a_full_disk_is_a_clear_error_and_loses_nothing() {
         return;
     };
     let home = disk.0.path().join("maskflow");
-    let api = app(open(&home, Arc::new(Later::default())));
+    let api = app(open(&home, Arc::new(OffsetClock::default())));
     let (s, first) = send(&api, upload(&[("customers.csv", &customers(300, 0))])).await;
     assert_eq!(s, StatusCode::OK, "{first}");
     let (s, wf) = call(

@@ -1,15 +1,12 @@
 //! Approval gates (seed 001): after each piece of content is created, an
 //! [`Approver`] returns APPROVED, REJECTED (with feedback) or PENDING (a
 //! person decides later). Automated back ends approve automatically; the
-//! manual back end pauses for the user; [`AiReviewer`] lets any provider act
-//! as a reviewer.
-
-use std::sync::Arc;
+//! manual back end pauses for the user.
 
 use serde::{Deserialize, Serialize};
 
 use super::table::{Phase, Stage};
-use crate::providers::{BoxFuture, ChatMessage, ChatRole, LlmRequest, Provider, Role, parse_reply};
+use crate::providers::BoxFuture;
 
 /// A gate's decision.
 #[derive(
@@ -88,66 +85,6 @@ impl Approver for ManualApproval {
                 }
             } else {
                 ApprovalResult::approved()
-            }
-        })
-    }
-}
-
-/// Any provider as a reviewer of the builder's replies: it answers
-/// `{"approved": bool, "feedback"?: string}`. An unusable answer or a
-/// failed call is PENDING (a person decides) rather than a silent approval.
-#[derive(Debug, Clone)]
-pub struct AiReviewer {
-    /// The reviewing back end.
-    pub provider: Arc<dyn Provider>,
-}
-
-#[derive(Deserialize)]
-struct Review {
-    approved: bool,
-    #[serde(default)]
-    feedback: Option<String>,
-}
-
-impl Approver for AiReviewer {
-    fn evaluate<'a>(&'a self, input: &'a GateInput) -> BoxFuture<'a, ApprovalResult> {
-        Box::pin(async move {
-            if input.stage != Stage::Response || input.phase == Phase::Review {
-                return ApprovalResult::approved();
-            }
-            let request = LlmRequest {
-                role: Role::Agent("reviewer".into()),
-                messages: vec![
-                    ChatMessage::new(
-                        ChatRole::System,
-                        "You review a workflow (a Python script and its inputs) that another assistant wrote. \
-Reply with only {\"approved\": true} or {\"approved\": false, \"feedback\": \"what to fix\"}.",
-                    ),
-                    ChatMessage::new(ChatRole::User, input.content.clone()),
-                ],
-                schema: Some(serde_json::json!({
-                    "type": "object",
-                    "properties": {"approved": {"type": "boolean"}, "feedback": {"type": "string"}},
-                    "required": ["approved"]
-                })),
-            };
-            let pending = ApprovalResult {
-                decision: Decision::Pending,
-                feedback: None,
-            };
-            let Ok(reply) = self.provider.complete(&request, &|_| {}).await else {
-                return pending;
-            };
-            match parse_reply::<Review>(&reply.text, &|_| Ok(())) {
-                Ok(r) if r.approved => ApprovalResult::approved(),
-                Ok(r) => ApprovalResult {
-                    decision: Decision::Rejected,
-                    feedback: Some(
-                        r.feedback
-                            .unwrap_or_else(|| "the reviewer rejected it".into()),
-                    ),
-                },
-                Err(_) => pending,
             }
         })
     }

@@ -402,6 +402,89 @@ impl Parser<'_> {
     }
 }
 
+/// Prints an expression in the syntax `parse` reads, with only the
+/// parentheses the precedence needs: `parse(&e.to_string()) == Ok(e)` for
+/// every expression the parser can produce (literals other than arrays and
+/// objects, paths that start with a name).
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expr::Lit(Value::String(s)) => {
+                f.write_str("'")?;
+                for c in s.chars() {
+                    match c {
+                        '\\' => f.write_str("\\\\")?,
+                        '\'' => f.write_str("\\'")?,
+                        '\n' => f.write_str("\\n")?,
+                        '\t' => f.write_str("\\t")?,
+                        c => write!(f, "{c}")?,
+                    }
+                }
+                f.write_str("'")
+            }
+            Expr::Lit(v) => write!(f, "{v}"),
+            Expr::Path(path) => {
+                for (i, seg) in path.iter().enumerate() {
+                    match seg {
+                        Segment::Key(k) if i == 0 => f.write_str(k)?,
+                        Segment::Key(k) => write!(f, ".{k}")?,
+                        Segment::Index(n) => write!(f, "[{n}]")?,
+                    }
+                }
+                Ok(())
+            }
+            // `!` binds tighter than `&&` but takes a whole comparison.
+            Expr::Not(e) => match **e {
+                Expr::And(..) | Expr::Or(..) => write!(f, "!({e})"),
+                _ => write!(f, "!{e}"),
+            },
+            Expr::And(a, b) => {
+                let left_paren = matches!(**a, Expr::Or(..));
+                let right_paren = matches!(**b, Expr::And(..) | Expr::Or(..));
+                write_side(f, a, left_paren)?;
+                f.write_str(" && ")?;
+                write_side(f, b, right_paren)
+            }
+            Expr::Or(a, b) => {
+                write_side(f, a, false)?;
+                f.write_str(" || ")?;
+                write_side(f, b, matches!(**b, Expr::Or(..)))
+            }
+            // Each side of a comparison is a primary: a literal, a path or
+            // a parenthesised expression.
+            Expr::Compare(a, op, b) => {
+                let primary = |e: &Expr| matches!(e, Expr::Lit(_) | Expr::Path(_));
+                write_side(f, a, !primary(a))?;
+                write!(f, " {op} ")?;
+                write_side(f, b, !primary(b))
+            }
+        }
+    }
+}
+
+fn write_side(f: &mut std::fmt::Formatter<'_>, e: &Expr, paren: bool) -> std::fmt::Result {
+    if paren {
+        write!(f, "({e})")
+    } else {
+        write!(f, "{e}")
+    }
+}
+
+/// Prints the operator (`==` and `!=` for the strict equalities, which the
+/// language reads the same as `===` and `!==`).
+impl std::fmt::Display for Cmp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+            Cmp::Ge => ">=",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Lt => "<",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,3 +551,6 @@ mod tests {
         assert!(parse_path("a > 1").is_err());
     }
 }
+
+#[cfg(test)]
+mod proptests;

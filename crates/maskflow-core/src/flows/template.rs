@@ -36,6 +36,56 @@ pub fn render(template: &str, ctx: &Value) -> String {
     out
 }
 
+/// One piece of a template: text as written, or a `{{...}}` hole with its
+/// inner text as written (spaces included).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Text copied as it is.
+    Text(String),
+    /// A hole: what stands between `{{` and `}}`.
+    Hole(String),
+}
+
+/// Splits `template` into pieces the way [`render`] reads it: a `{{` without
+/// a closing `}}` is text. Printing the pieces gives `template` back.
+pub fn parse(template: &str) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut rest = template;
+    let mut text = String::new();
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            break;
+        };
+        text.push_str(&rest[..start]);
+        if !text.is_empty() {
+            pieces.push(Piece::Text(std::mem::take(&mut text)));
+        }
+        pieces.push(Piece::Hole(after[..end].to_owned()));
+        rest = &after[end + 2..];
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    pieces
+}
+
+/// Prints a piece as written in a template.
+impl std::fmt::Display for Piece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Piece::Text(t) => f.write_str(t),
+            Piece::Hole(h) => write!(f, "{{{{{h}}}}}"),
+        }
+    }
+}
+
+/// Prints pieces back into a template.
+pub fn print(pieces: &[Piece]) -> String {
+    pieces.iter().map(ToString::to_string).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,3 +108,6 @@ mod tests {
         assert_eq!(render("{{input.n[1]}}", &ctx), "2");
     }
 }
+
+#[cfg(test)]
+mod proptests;

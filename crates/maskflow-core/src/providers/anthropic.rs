@@ -255,6 +255,10 @@ pub fn request_body(
 }
 
 impl Provider for AnthropicProvider {
+    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        Box::pin(self.test_connection())
+    }
+
     fn name(&self) -> &str {
         "anthropic"
     }

@@ -158,6 +158,50 @@ impl HttpClient {
         }
     }
 
+    /// The `authorization: Bearer` header of the endpoint's key, if it has
+    /// one (OpenAI-compatible servers and Ollama behind a proxy).
+    pub fn bearer(&self) -> Vec<(&'static str, String)> {
+        match &self.endpoint.api_key {
+            Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
+            None => Vec::new(),
+        }
+    }
+
+    /// The models the server lists: `GET path`, then the `field` of each
+    /// entry of the body's `list` array (a body it cannot read lists none).
+    pub async fn list_models(
+        &self,
+        path: &str,
+        headers: &[(&str, String)],
+        list: &str,
+        field: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let response = self.get(path, headers).await?;
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        Ok(body[list]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m[field].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// The line a connection check shows: the base URL and the models, or
+    /// `none` when the server lists none.
+    pub fn connected(&self, models: &[String], none: &str) -> String {
+        format!(
+            "connected to {}; models: {}",
+            self.endpoint.base_url,
+            if models.is_empty() {
+                none.to_owned()
+            } else {
+                models.join(", ")
+            }
+        )
+    }
+
     /// Sends a GET (for "test connection"), with the same error wording.
     pub async fn get(
         &self,

@@ -228,6 +228,15 @@ pub trait Provider: Send + Sync + Debug {
         Box::pin(async { None })
     }
 
+    /// Checks that the back end can be reached, for Settings' "Test
+    /// connection": a line saying where it connected and, where the server
+    /// lists them, its models. Back ends that reach no server have nothing
+    /// to check.
+    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        let line = format!("{} reaches no server; nothing to check", self.name());
+        Box::pin(async move { Ok(line) })
+    }
+
     /// Sends `request` and returns the whole reply, calling `on_delta` with
     /// each piece of text as it streams in.
     fn complete<'a>(

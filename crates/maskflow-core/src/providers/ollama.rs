@@ -29,33 +29,16 @@ impl OllamaProvider {
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
-        match &self.client.endpoint().api_key {
-            Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
-            None => Vec::new(),
-        }
+        self.client.bearer()
     }
 
     /// Checks that the server answers (`GET /api/tags`) and lists its models.
     pub async fn test_connection(&self) -> Result<String, ProviderError> {
-        let response = self.client.get("/api/tags", &self.headers()).await?;
-        let body: Value = response.json().await.unwrap_or(Value::Null);
-        let names: Vec<String> = body["models"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m["name"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(format!(
-            "connected to {}; models: {}",
-            self.client.endpoint().base_url,
-            if names.is_empty() {
-                "(none pulled)".to_owned()
-            } else {
-                names.join(", ")
-            }
-        ))
+        let names = self
+            .client
+            .list_models("/api/tags", &self.headers(), "models", "name")
+            .await?;
+        Ok(self.client.connected(&names, "(none pulled)"))
     }
 
     /// The model's context window from `POST /api/show` (`num_ctx`, else
@@ -172,6 +155,10 @@ pub fn request_body(
 }
 
 impl Provider for OllamaProvider {
+    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        Box::pin(self.test_connection())
+    }
+
     fn name(&self) -> &str {
         "ollama"
     }

@@ -73,33 +73,16 @@ impl OpenAiProvider {
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
-        match &self.client.endpoint().api_key {
-            Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
-            None => Vec::new(),
-        }
+        self.client.bearer()
     }
 
     /// Checks that the server answers and knows the model (`GET /models`).
     pub async fn test_connection(&self) -> Result<String, ProviderError> {
-        let response = self.client.get("/models", &self.headers()).await?;
-        let body: Value = response.json().await.unwrap_or(Value::Null);
-        let ids: Vec<String> = body["data"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m["id"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(format!(
-            "connected to {}; models: {}",
-            self.client.endpoint().base_url,
-            if ids.is_empty() {
-                "(none listed)".to_owned()
-            } else {
-                ids.join(", ")
-            }
-        ))
+        let ids = self
+            .client
+            .list_models("/models", &self.headers(), "data", "id")
+            .await?;
+        Ok(self.client.connected(&ids, "(none listed)"))
     }
 }
 
@@ -266,6 +249,10 @@ impl OpenAiProvider {
 }
 
 impl Provider for OpenAiProvider {
+    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        Box::pin(self.test_connection())
+    }
+
     fn name(&self) -> &str {
         "openai"
     }

@@ -170,24 +170,15 @@ fn deleted(counts: DeleteCounts, message: String) -> DeleteReply {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicU64, Ordering};
 
     use super::*;
     use crate::ids::{Clock, UlidGen};
     use crate::service::{CreateWorkflow, ServiceConfig};
     use crate::store::MessageRow;
+    use crate::testing::HandClock;
 
-    #[derive(Debug)]
-    struct Hand(AtomicU64);
-
-    impl Clock for Hand {
-        fn now_ms(&self) -> u64 {
-            self.0.load(Ordering::SeqCst)
-        }
-    }
-
-    fn service(home: &std::path::Path) -> (Service, Arc<Hand>) {
-        let hand = Arc::new(Hand(AtomicU64::new(1_700_000_000_000)));
+    fn service(home: &std::path::Path) -> (Service, Arc<HandClock>) {
+        let hand = Arc::new(HandClock::at(1_700_000_000_000));
         let clock: Arc<dyn Clock> = hand.clone();
         let s = Service::open(ServiceConfig {
             ids: Arc::new(UlidGen::new(clock.clone())),
@@ -213,7 +204,7 @@ mod tests {
 
         // Expired.
         let first = s.delete_workflow(&wf, None).expect("preview");
-        hand.0.fetch_add(CONFIRM_TTL_MS + 1, Ordering::SeqCst);
+        hand.advance(CONFIRM_TTL_MS + 1);
         let again = s
             .delete_workflow(&wf, first.confirm_token.as_deref())
             .expect("expired");

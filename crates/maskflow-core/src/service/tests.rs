@@ -6,6 +6,7 @@ use crate::ids::StepClock;
 use crate::providers::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
+use crate::testing::Gate;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -300,36 +301,6 @@ async fn a_blocked_automatic_repair_says_what_happened_and_what_to_do() {
             && reason.contains("send a message"),
         "{reason}"
     );
-}
-
-/// A provider that waits until released, to hold a message in flight.
-#[derive(Debug, Default)]
-struct Gate {
-    release: tokio::sync::Notify,
-    entered: tokio::sync::Notify,
-}
-
-impl Provider for Gate {
-    fn name(&self) -> &str {
-        "gate"
-    }
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-        _d: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        Box::pin(async move {
-            self.entered.notify_one();
-            self.release.notified().await;
-            let text = match request.role {
-                Role::Validator => json!({"feasible": true}),
-                _ => json!({"needs_clarification": true, "question": "Which column?"}),
-            };
-            Ok(LlmReply {
-                text: text.to_string(),
-            })
-        })
-    }
 }
 
 #[tokio::test]

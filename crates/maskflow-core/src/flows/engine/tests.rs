@@ -8,6 +8,7 @@ use serde_json::json;
 use super::*;
 use crate::ids::{StepClock, UlidGen};
 use crate::providers::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
+use crate::testing::Hang;
 
 struct Env {
     home: tempfile::TempDir,
@@ -591,23 +592,6 @@ async fn script_output_is_masked_before_it_reaches_an_agent() {
         .content
         .clone();
     assert_eq!(sent, "The customer is Aaaa Aaaaa with # rows");
-}
-
-/// Never answers (a step that runs until it is stopped).
-#[derive(Debug)]
-struct Hang;
-
-impl Provider for Hang {
-    fn name(&self) -> &str {
-        "hang"
-    }
-    fn complete<'a>(
-        &'a self,
-        _r: &'a LlmRequest,
-        _d: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        Box::pin(std::future::pending())
-    }
 }
 
 #[tokio::test]

@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""The structure check of issue 15, run by scripts/test.sh.
+
+Reports, for every crate under crates/ and the desktop crate in src-tauri/:
+  cycle      an import between two top-level modules of a crate (or two files
+             of ui/src) that lie on a cycle: `cycle CRATE: a -> b`
+  long-file  a Rust source file over 800 lines, tests and generated code not
+             counted: `long-file PATH`
+  long-fn    a non-test Rust function over 120 lines: `long-fn PATH NAME`
+  sql        SQL outside store/ and flows/store.rs: `sql PATH`
+  dep        a forbidden crate dependency (from `cargo metadata`):
+             `dep CRATE -> DEPENDENCY`
+
+Known violations are listed in scripts/structure-allow.txt, one per line. The
+check fails on a violation that is not listed and on a listed one that no
+longer occurs, so the list can only shrink (a ratchet): when you fix one,
+delete its line.
+
+  python3 scripts/structure.py              the check
+  python3 scripts/structure.py --list       every violation found, one a line
+  python3 scripts/structure.py --no-deps    without `cargo metadata`
+  python3 scripts/structure.py --self-test  the checker's own tests
+
+Python 3 standard library only.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+MAX_FILE_LINES = 800
+MAX_FN_LINES = 120
+
+# Crates that depend on no other crate of the workspace, and crates that must
+# not reach a network server or shell crate, even indirectly.
+LEAF_CRATES = ("maskflow-extractors", "maskflow-clock", "maskflow-runner")
+FORBIDDEN = {
+    "maskflow-extractors": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
+    "maskflow-clock": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
+    "maskflow-runner": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
+    "maskflow-core": ("axum", "tauri", "tao", "wry"),
+}
+
+SQL_RE = re.compile(r"SELECT|INSERT INTO|UPDATE .* SET")
+CFG_TEST_RE = re.compile(r"#\s*\[\s*cfg\s*\(\s*(?:all\s*\(\s*)?test\b")
+TEST_ATTR_RE = re.compile(r"#\s*\[\s*(?:tokio::)?test\b")
+FN_RE = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
+CRATE_PATH_RE = re.compile(r"(?<![\w$])crate\s*::\s*(\{|[A-Za-z_][A-Za-z0-9_]*)")
+SUPER_PATH_RE = re.compile(r"(?<![\w$])super\s*::\s*(\{|[A-Za-z_][A-Za-z0-9_]*)")
+TS_IMPORT_RE = re.compile(
+    r"""(?:\bimport|\bexport)\s[^'";]*?\bfrom\s*['"]([^'"]+)['"]"""
+    r"""|\bimport\s*['"]([^'"]+)['"]"""
+    r"""|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)"""
+)
+
+
+# ---------------------------------------------------------------- Rust lexing
+
+
+def lex_rust(src):
+    """Returns (no_comments, blanked): the source without comments, and the
+    source without comments and with the contents of string and char literals
+    blanked. Both keep every newline, so line numbers stay."""
+    keep, blank = [], []
+    i, n = 0, len(src)
+
+    def put(text, blank_text=None):
+        keep.append(text)
+        blank.append(text if blank_text is None else blank_text)
+
+    def blanked(text):
+        return re.sub(r"[^\n]", " ", text)
+
+    while i < n:
+        c = src[i]
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            put(" " * (j - i))
+            i = j
+        elif src.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if src.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif src.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            put(blanked(src[i:j]))
+            i = j
+        elif (m := re.match(r'b?r(#*)"', src[i:i + 260])) and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_")):
+            end = '"' + m.group(1)
+            j = src.find(end, i + m.end())
+            j = n if j < 0 else j + len(end)
+            put(src[i:j], blanked(src[i:j]))
+            i = j
+        elif c == '"' or (c == "b" and src.startswith('b"', i) and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_"))):
+            j = i + (2 if c == "b" else 1)
+            while j < n and src[j] != '"':
+                j += 2 if src[j] == "\\" else 1
+            j = min(n, j + 1)
+            put(src[i:j], blanked(src[i:j]))
+            i = j
+        elif c == "'":
+            m = re.match(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'", src[i:i + 16])
+            if m:
+                put(src[i:i + m.end()], "' '".ljust(m.end()))
+                i += m.end()
+            else:  # a lifetime
+                put(c)
+                i += 1
+        else:
+            put(c)
+            i += 1
+    return "".join(keep), "".join(blank)
+
+
+def match_brace(code, open_at):
+    """Index just past the brace that closes the one at `open_at`."""
+    depth = 0
+    for j in range(open_at, len(code)):
+        if code[j] == "{":
+            depth += 1
+        elif code[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(code)
+
+
+def item_end(code, start):
+    """From `start` (past an item's attributes), the end of the item: past its
+    `;` or its closing brace, whichever comes first at bracket depth 0."""
+    depth = 0
+    for j in range(start, len(code)):
+        ch = code[j]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and ch == ";":
+            return j + 1
+        elif depth == 0 and ch == "{":
+            return match_brace(code, j)
+    return len(code)
+
+
+def skip_attributes(code, pos):
+    """Past whitespace and `#[...]` attributes from `pos`."""
+    while True:
+        while pos < len(code) and code[pos].isspace():
+            pos += 1
+        if code.startswith("#[", pos) or code.startswith("#![", pos):
+            depth = 0
+            for j in range(code.index("[", pos), len(code)):
+                if code[j] == "[":
+                    depth += 1
+                elif code[j] == "]":
+                    depth -= 1
+                    if depth == 0:
+                        pos = j + 1
+                        break
+            else:
+                return len(code)
+        else:
+            return pos
+
+
+class RustFile:
+    """One Rust source file, with its test-only parts found."""
+
+    def __init__(self, path, src):
+        self.path = path
+        self.src = src
+        self.code, self.blank = lex_rust(src)
+        self.test_spans = []  # (start, end) offsets of #[cfg(test)] items
+        self.test_mods = []  # names of `#[cfg(test)] mod x;` declarations
+        for m in CFG_TEST_RE.finditer(self.blank):
+            attr_start = m.start()
+            begin = skip_attributes(self.blank, attr_start)
+            end = item_end(self.blank, begin)
+            decl = re.match(r"(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", self.blank[begin:end])
+            if decl:
+                self.test_mods.append(decl.group(1))
+            self.test_spans.append((attr_start, end))
+        for m in TEST_ATTR_RE.finditer(self.blank):
+            begin = skip_attributes(self.blank, m.start())
+            self.test_spans.append((m.start(), item_end(self.blank, begin)))
+
+    def in_test(self, offset):
+        return any(a <= offset < b for a, b in self.test_spans)
+
+    def line_of(self, offset):
+        return self.src.count("\n", 0, offset) + 1
+
+    def counted_lines(self):
+        """Lines outside test-only items."""
+        lines = set(range(1, self.src.count("\n") + 1 + (0 if self.src.endswith("\n") else 1)))
+        for a, b in self.test_spans:
+            lines -= set(range(self.line_of(a), self.line_of(max(a, b - 1)) + 1))
+        return len(lines)
+
+    def long_functions(self, limit=MAX_FN_LINES):
+        """(name, lines) of non-test functions with a body over `limit` lines."""
+        out = []
+        for m in FN_RE.finditer(self.blank):
+            if self.in_test(m.start()):
+                continue
+            end = item_end(self.blank, m.end())
+            if self.blank[end - 1] != "}":
+                continue  # a declaration without a body
+            lines = self.line_of(end - 1) - self.line_of(m.start()) + 1
+            if lines > limit:
+                out.append((m.group(1), lines))
+        return out
+
+    def crate_refs(self):
+        """Top-level modules named by `crate::` paths outside tests."""
+        return self._paths(CRATE_PATH_RE)
+
+    def super_refs(self):
+        return self._paths(SUPER_PATH_RE)
+
+    def _paths(self, regex):
+        names = set()
+        for m in regex.finditer(self.blank):
+            if self.in_test(m.start()):
+                continue
+            if m.group(1) == "{":
+                end = match_brace(self.blank, m.end() - 1)
+                group = self.blank[m.end():end - 1]
+                depth, part = 0, []
+                for ch in group + ",":
+                    if ch == "{":
+                        depth += 1
+                    elif ch == "}":
+                        depth -= 1
+                    if ch == "," and depth == 0:
+                        head = re.match(r"\s*([A-Za-z_]\w*)", "".join(part))
+                        if head:
+                            names.add(head.group(1))
+                        part = []
+                    else:
+                        part.append(ch)
+            else:
+                names.add(m.group(1))
+        return names - {"self", "super", "crate"}
+
+
+# ---------------------------------------------------------------- graphs
+
+
+def cycle_edges(graph):
+    """The edges (a, b) of `graph` (node -> set of nodes) that lie on a cycle:
+    those whose two ends are in one strongly connected component."""
+    index, low, on_stack, stack, comp = {}, {}, set(), [], {}
+    counter = [0]
+    nodes = set(graph) | {v for vs in graph.values() for v in vs}
+
+    def strongconnect(v):
+        # Iterative Tarjan: deep module graphs must not hit the recursion limit.
+        work = [(v, iter(sorted(graph.get(v, ()))))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[node] = min(low[node], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp[w] = node
+                    if w == node:
+                        break
+
+    for v in sorted(nodes):
+        if v not in index:
+            strongconnect(v)
+    return sorted((a, b) for a, bs in graph.items() for b in bs if a != b and comp[a] == comp[b])
+
+
+# ---------------------------------------------------------------- the tree
+
+
+def is_generated(path, src):
+    return "/generated/" in path or "@generated" in src[:500]
+
+
+def rust_files(root):
+    """(crate, relative path) of every Rust file of the crates and the desktop."""
+    out = []
+    bases = [("crates/" + d, d) for d in sorted(os.listdir(os.path.join(root, "crates")))
+             if os.path.isfile(os.path.join(root, "crates", d, "Cargo.toml"))]
+    bases.append(("src-tauri", "maskflow-desktop"))
+    for base, crate in bases:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, base)):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("target", "node_modules", ".git"))
+            for f in sorted(filenames):
+                if f.endswith(".rs"):
+                    out.append((crate, os.path.relpath(os.path.join(dirpath, f), root)))
+    return out
+
+
+def is_test_path(rel):
+    parts = rel.split("/")
+    return parts[-1] == "tests.rs" or "tests" in parts[:-1] or "benches" in parts[:-1]
+
+
+def module_of(rel):
+    """(src dir, top-level module, depth below it) of a file under a crate's
+    src/, or None for a crate root or a file outside src/."""
+    parts = rel.split("/")
+    if "src" not in parts:
+        return None
+    k = parts.index("src")
+    inner = parts[k + 1:]
+    if len(inner) == 1 and inner[0] in ("lib.rs", "main.rs"):
+        return None
+    if inner[0] == "bin":
+        return None
+    top = inner[0][:-3] if inner[0].endswith(".rs") else inner[0]
+    depth = len(inner) - 1
+    if inner[-1] == "mod.rs":
+        depth -= 1
+    return "/".join(parts[:k + 1]), top, depth
+
+
+def rust_violations(files):
+    """Violations of the Rust rules in `files`: a list of (crate, rel, source)."""
+    found = {}
+    parsed = [(crate, rel, RustFile(rel, src)) for crate, rel, src in files]
+    # Files declared by `#[cfg(test)] mod x;` are test code.
+    test_files = set()
+    for _crate, rel, rf in parsed:
+        here = os.path.dirname(rel)
+        stem = os.path.basename(rel)[:-3]
+        sub = here if stem in ("mod", "lib", "main") else os.path.join(here, stem)
+        for name in rf.test_mods:
+            test_files.add(os.path.join(sub, name + ".rs"))
+            test_files.add(os.path.join(sub, name, "mod.rs"))
+    graphs = {}
+    for crate, rel, rf in parsed:
+        if is_test_path(rel) or rel in test_files:
+            sql_ok = True
+        else:
+            sql_ok = False
+        generated = is_generated(rel, rf.src)
+        if not (is_test_path(rel) or rel in test_files or generated):
+            lines = rf.counted_lines()
+            if lines > MAX_FILE_LINES:
+                found[f"long-file {rel}"] = f"{lines} lines (limit {MAX_FILE_LINES})"
+            for name, n in rf.long_functions():
+                found[f"long-fn {rel} {name}"] = f"{n} lines (limit {MAX_FN_LINES})"
+            mod = module_of(rel)
+            if mod:
+                src_dir, top, depth = mod
+                graph = graphs.setdefault(f"{crate} ({src_dir})", {})
+                targets = rf.crate_refs()
+                if depth == 0:
+                    targets |= rf.super_refs()
+                graph.setdefault(top, set()).update(t for t in targets if t != top)
+        if not sql_ok and not ("/store/" in rel or rel.endswith("flows/store.rs")):
+            hits = [i + 1 for i, line in enumerate(rf.code.splitlines()) if SQL_RE.search(line)]
+            if hits:
+                found[f"sql {rel}"] = "SQL on line(s) " + ", ".join(map(str, hits[:8])) + (" …" if len(hits) > 8 else "")
+    for name, graph in graphs.items():
+        # Only edges to real top-level modules of the crate count (not to
+        # items of the crate root, as `crate::Error`).
+        modules = set(graph)
+        pruned = {a: {b for b in bs if b in modules} for a, bs in graph.items()}
+        for a, b in cycle_edges(pruned):
+            found[f"cycle {name.split(' ')[0]}: {a} -> {b}"] = f"{a} imports {b}, and {b} leads back to {a}"
+    return found
+
+
+def ts_strip_comments(src):
+    src = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
+    return re.sub(r"(?m)^\s*//.*$", "", src)
+
+
+def ts_violations(files):
+    """Import cycles between the files of ui/src: `files` maps a path relative
+    to ui/src to its source."""
+    graph = {}
+    for rel, src in files.items():
+        deps = graph.setdefault(rel, set())
+        for m in TS_IMPORT_RE.finditer(ts_strip_comments(src)):
+            spec = m.group(1) or m.group(2) or m.group(3)
+            if not spec.startswith("."):
+                continue
+            base = os.path.normpath(os.path.join(os.path.dirname(rel), spec))
+            stem = re.sub(r"\.(js|jsx)$", "", base)
+            for cand in (base, stem + ".ts", stem + ".tsx", stem + "/index.ts", stem + "/index.tsx"):
+                if cand in files:
+                    deps.add(cand)
+                    break
+    return {f"cycle ui/src: {a} -> {b}": f"{a} imports {b}, and {b} leads back to {a}" for a, b in cycle_edges(graph)}
+
+
+def ui_files(root):
+    out = {}
+    base = os.path.join(root, "ui", "src")
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if d not in ("node_modules", "__tests__")]
+        for f in filenames:
+            if re.search(r"\.tsx?$", f) and not re.search(r"\.(test|spec)\.tsx?$", f) and not f.endswith(".d.ts"):
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8") as fh:
+                    out[os.path.relpath(path, base)] = fh.read()
+    return out
+
+
+def dep_violations(metadata):
+    """Forbidden dependencies in `cargo metadata` output: the leaf crates use
+    no other workspace crate, and no listed crate reaches a forbidden one
+    through normal (non-dev, non-build) dependencies."""
+    packages = {p["id"]: p for p in metadata["packages"]}
+    members = {packages[i]["name"] for i in metadata["workspace_members"]}
+    nodes = {n["id"]: n for n in metadata["resolve"]["nodes"]}
+    found = {}
+    for pid in metadata["workspace_members"]:
+        name = packages[pid]["name"]
+        if name not in FORBIDDEN:
+            continue
+        seen, todo = set(), [pid]
+        while todo:
+            cur = todo.pop()
+            for dep in nodes[cur]["deps"]:
+                if not any(k.get("kind") is None for k in dep.get("dep_kinds", [{"kind": None}])):
+                    continue
+                if dep["pkg"] not in seen:
+                    seen.add(dep["pkg"])
+                    todo.append(dep["pkg"])
+        for dep_id in seen:
+            dep_name = packages[dep_id]["name"]
+            if dep_name in FORBIDDEN[name]:
+                found[f"dep {name} -> {dep_name}"] = "a forbidden dependency"
+        if name in LEAF_CRATES:
+            for dep in nodes[pid]["deps"]:
+                dep_name = packages[dep["pkg"]]["name"]
+                normal = any(k.get("kind") is None for k in dep.get("dep_kinds", [{"kind": None}]))
+                if normal and dep_name in members:
+                    found[f"dep {name} -> {dep_name}"] = "a leaf crate uses another crate of the workspace"
+    return found
+
+
+def collect(root, with_deps=True):
+    files = []
+    for crate, rel in rust_files(root):
+        with open(os.path.join(root, rel), encoding="utf-8") as fh:
+            files.append((crate, rel, fh.read()))
+    found = rust_violations(files)
+    found.update(ts_violations(ui_files(root)))
+    if with_deps:
+        meta = subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--locked"],
+            cwd=root, check=True, capture_output=True, text=True,
+        ).stdout
+        found.update(dep_violations(json.loads(meta)))
+    return found
+
+
+def read_allow(path):
+    allowed = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    allowed.append(line)
+    return allowed
+
+
+def compare(found, allowed):
+    """(new violations, stale allow-list entries)."""
+    return sorted(set(found) - set(allowed)), sorted(set(allowed) - set(found))
+
+
+# ---------------------------------------------------------------- self-test
+
+
+def self_test():
+    # Lexing: comments go, strings keep their text but not their braces.
+    code, blank = lex_rust('let a = "{ // x"; // crate::gone\nlet c = \'{\'; /* crate::gone */ let l: &\'a str;')
+    assert "gone" not in code and '"{ // x"' in code, code
+    assert "{" not in blank and "'a str" in blank, blank
+
+    # Test-only code is not counted; a long function is.
+    body = "\n".join(f"    let x{i} = {i};" for i in range(130))
+    rf = RustFile("src/a.rs", f"fn long() {{\n{body}\n}}\nfn short() {{}}\n"
+                  f"#[cfg(test)]\nmod tests {{\n    fn long_test() {{\n{body}\n    }}\n}}\n")
+    assert [n for n, _ in rf.long_functions()] == ["long"], rf.long_functions()
+    assert rf.counted_lines() == 133, rf.counted_lines()
+    assert RustFile("x.rs", "trait T { fn f(&self); }").long_functions(0) == []
+
+    # Imports between top-level modules, with groups; a cycle is reported
+    # edge by edge, an edge off the cycle is not.
+    files = [
+        ("c", "crates/c/src/lib.rs", "mod a; mod b; mod d;"),
+        ("c", "crates/c/src/a.rs", "use crate::{b::X, d::{Y, Z}};"),
+        ("c", "crates/c/src/b/mod.rs", "use super::a::Q; // crate::d in a comment"),
+        ("c", "crates/c/src/b/inner.rs", "fn f() -> crate::Error { todo!() }"),
+        ("c", "crates/c/src/d.rs", "#[cfg(test)]\nmod tests { use crate::a; }\n"),
+        ("c", "crates/c/src/store/q.rs", 'const Q: &str = "SELECT 1";'),
+        ("c", "crates/c/src/e.rs", 'const Q: &str = "UPDATE t SET x = 1";'),
+        ("c", "crates/c/src/e/tests.rs", 'const Q: &str = "SELECT 1";'),
+    ]
+    found = rust_violations(files)
+    assert set(found) == {"cycle c: a -> b", "cycle c: b -> a", "sql crates/c/src/e.rs"}, found
+
+    # `#[cfg(test)] mod x;` makes x.rs test code.
+    long_src = "\n".join("fn f() {}" for _ in range(900))
+    files = [("c", "crates/c/src/lib.rs", "mod a;"), ("c", "crates/c/src/a.rs", "#[cfg(test)]\nmod checks;\n"),
+             ("c", "crates/c/src/a/checks.rs", long_src), ("c", "crates/c/src/big.rs", long_src)]
+    assert set(rust_violations(files)) == {"long-file crates/c/src/big.rs"}
+
+    # ui/src: relative imports resolved to files; packages ignored.
+    ui = {
+        "app.tsx": "import { x } from './lib/x';\nimport { h } from 'preact';",
+        "lib/x.ts": "import type { T } from '../transport';\nexport const x = 1;",
+        "transport/index.ts": "// import { x } from '../lib/x'\nexport { y } from './y';",
+        "transport/y.ts": "import { x } from '../lib/x';",
+    }
+    assert set(ts_violations(ui)) == {
+        "cycle ui/src: lib/x.ts -> transport/index.ts",
+        "cycle ui/src: transport/index.ts -> transport/y.ts",
+        "cycle ui/src: transport/y.ts -> lib/x.ts",
+    }, ts_violations(ui)
+
+    # Dependencies: transitive normal ones count, dev ones do not.
+    pkg = lambda n: {"id": n, "name": n}  # noqa: E731
+    dep = lambda n, kind=None: {"pkg": n, "dep_kinds": [{"kind": kind}]}  # noqa: E731
+    meta = {
+        "packages": [pkg(n) for n in ("maskflow-core", "maskflow-clock", "mid", "axum", "tauri")],
+        "workspace_members": ["maskflow-core", "maskflow-clock"],
+        "resolve": {"nodes": [
+            {"id": "maskflow-core", "deps": [dep("mid"), dep("tauri", "dev")]},
+            {"id": "maskflow-clock", "deps": [dep("maskflow-core", "dev")]},
+            {"id": "mid", "deps": [dep("axum")]},
+            {"id": "axum", "deps": []}, {"id": "tauri", "deps": []},
+        ]},
+    }
+    assert set(dep_violations(meta)) == {"dep maskflow-core -> axum"}, dep_violations(meta)
+    meta["resolve"]["nodes"][1]["deps"] = [dep("maskflow-core")]
+    assert "dep maskflow-clock -> maskflow-core" in dep_violations(meta)
+
+    # The ratchet: new and stale entries both fail.
+    assert compare({"a": "", "b": ""}, ["b", "c"]) == (["a"], ["c"])
+    print("structure.py self-test: ok")
+
+
+def main(argv):
+    if "--self-test" in argv:
+        self_test()
+        return 0
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = collect(root, with_deps="--no-deps" not in argv)
+    if "--list" in argv:
+        for key in sorted(found):
+            print(key)
+        return 0
+    allow_path = os.path.join(root, "scripts", "structure-allow.txt")
+    allowed = read_allow(allow_path)
+    if "--no-deps" in argv:
+        allowed = [a for a in allowed if not a.startswith("dep ")]
+    new, stale = compare(found, allowed)
+    for key in new:
+        print(f"structure: {key}: {found[key]}", file=sys.stderr)
+    for key in stale:
+        print(f"structure: {key}: fixed, so delete its line from scripts/structure-allow.txt", file=sys.stderr)
+    if new or stale:
+        print(f"structure: {len(new)} new violation(s), {len(stale)} stale allow-list entr(ies)"
+              " (scripts/structure.py explains the rules)", file=sys.stderr)
+        return 1
+    print(f"structure: ok ({len(allowed)} known violation(s) left in scripts/structure-allow.txt)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
