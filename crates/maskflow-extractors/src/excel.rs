@@ -21,8 +21,8 @@ use calamine::{Data, DataRef, ExcelDateTime, Ods, Reader, SheetType, Xls, Xlsb, 
 
 use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, SheetExtract};
+use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, MAX_SAMPLES};
-use crate::registry::{Extractor, Input, Progress};
 use crate::table::TableSample;
 use crate::{ole, sniff, zipguard};
 

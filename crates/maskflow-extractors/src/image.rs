@@ -13,9 +13,9 @@ use image::{ImageError, ImageFormat, ImageReader};
 
 use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, ImageExtract};
+use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
 use crate::mask::mask;
-use crate::registry::{Extractor, Input, Progress};
 use crate::sniff;
 use crate::table::cut;
 

@@ -12,6 +12,7 @@ pub mod csv;
 pub mod error;
 pub mod excel;
 pub mod extract;
+pub mod extractor;
 pub mod image;
 pub mod limits;
 pub mod mask;
@@ -31,7 +32,8 @@ pub use extract::{
     DocumentExtract, FileExtract, FileKind, Heading, ImageExtract, SheetExtract, TableExtract,
     TextFormat,
 };
+pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;
 pub use mask::mask;
-pub use registry::{Extractor, Input, Progress, Registry, extract_path, quiet_contained_panics};
+pub use registry::{Registry, extract_path, quiet_contained_panics};
 pub use values::{ValueOptions, ValueSink};

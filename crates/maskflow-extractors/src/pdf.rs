@@ -11,9 +11,9 @@ use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId};
 
 use crate::error::ExtractError;
 use crate::extract::{DocumentExtract, FileExtract, FileKind, Heading};
+use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, MAX_VALUE_CHARS, PREVIEW_PAGES, TEXT_PREVIEW_CHARS};
 use crate::mask::mask;
-use crate::registry::{Extractor, Input, Progress};
 use crate::sniff;
 use crate::table::cut;
 use crate::values::{ValueOptions, ValueSink, visit_text};

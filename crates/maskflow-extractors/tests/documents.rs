@@ -9,9 +9,9 @@ use maskflow_extractors::extract::{FileExtract, FileKind};
 use maskflow_extractors::image::{ImageExtractor, TESSERACT_MISSING};
 use maskflow_extractors::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
 use maskflow_extractors::pdf::PdfExtractor;
-use maskflow_extractors::registry::{Extractor, Input, Registry};
 use maskflow_extractors::sniff;
 use maskflow_extractors::word::WordExtractor;
+use maskflow_extractors::{Extractor, Input, Registry};
 
 /// Words written into the fixtures; none may appear anywhere in an extract.
 const SECRETS: &[&str] = &[

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::sandbox::kill;
+use super::signal::kill;
 
 /// The cgroup v2 mount the runner uses (as root).
 const V2_ROOT: &str = "/sys/fs/cgroup";

@@ -20,6 +20,8 @@ mod python;
 mod report;
 #[cfg(target_os = "linux")]
 mod sandbox;
+#[cfg(target_os = "linux")]
+mod signal;
 mod workdir;
 
 use std::collections::BTreeMap;

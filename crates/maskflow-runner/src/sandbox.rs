@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 use super::Limits;
 use super::cgroup::{self, Cgroup, Choice, Controllers, Mechanism, Offer, Scope, ScopeRequest};
 use super::isolation::Plan;
+use super::signal::kill;
 
 /// What the child reported from its `pre_exec` hook.
 const NET_ISOLATED: u8 = 1;
@@ -29,14 +30,6 @@ const SOCKETS_FILTERED: u8 = 16;
 /// processes (else the child sets the rlimit).
 const SCOPE_MEMORY: u8 = 1;
 const SCOPE_PIDS: u8 = 2;
-
-/// Sends `signal` to `pid` (negative: a process group).
-pub fn kill(pid: i32, signal: i32) {
-    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
-    unsafe {
-        libc::kill(pid, signal);
-    }
-}
 
 /// The containment prepared for one child, before it is spawned.
 #[derive(Debug)]

@@ -236,18 +236,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
             } => {
                 let service = open(replay.as_ref())?;
                 let run = service.flow_run(&id)?;
-                let path = match step_path {
-                    None => None,
-                    Some(p) => Some(
-                        p.split(',')
-                            .map(|s| {
-                                s.trim()
-                                    .parse::<i64>()
-                                    .with_context(|| format!("--step-path: {s:?} is not a number"))
-                            })
-                            .collect::<anyhow::Result<Vec<_>>>()?,
-                    ),
-                };
+                let path = step_path.as_deref().map(parse_step_path).transpose()?;
                 let request = StartFlow {
                     conversation_id: Some(id),
                     resume_step_path: path,
@@ -267,47 +256,7 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                 }
                 Ok(ExitCode::SUCCESS)
             }
-            FlowsCommand::Import { file, name, force } => {
-                let text = std::fs::read_to_string(&file)
-                    .with_context(|| format!("reading {}", file.display()))?;
-                let is_mermaid = file
-                    .extension()
-                    .is_some_and(|e| e == "mmd" || e == "mermaid")
-                    || !text.trim_start().starts_with('{');
-                let request = if is_mermaid {
-                    let stem = file
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    ImportRequest {
-                        mermaid: Some(text),
-                        name: Some(name.unwrap_or(stem)),
-                        overwrite: Some(force),
-                        ..ImportRequest::default()
-                    }
-                } else {
-                    let bundle = serde_json::from_str(&text)
-                        .with_context(|| format!("{} is not a flow bundle", file.display()))?;
-                    ImportRequest {
-                        bundle: Some(bundle),
-                        name,
-                        overwrite: Some(force),
-                        ..ImportRequest::default()
-                    }
-                };
-                let service = open(None)?;
-                match service.flow_import(request) {
-                    Ok(f) => {
-                        println!("imported {}", f.name);
-                        Ok(ExitCode::SUCCESS)
-                    }
-                    Err(maskflow_core::CoreError::Conflict(m)) => {
-                        eprintln!("{m}\nre-run with --force to overwrite");
-                        Ok(ExitCode::from(3))
-                    }
-                    Err(e) => Err(e.into()),
-                }
-            }
+            FlowsCommand::Import { file, name, force } => import(&file, name, force),
             FlowsCommand::Stop { id } => {
                 let service = open(None)?;
                 let view = service.flow_stop(&id).await?;
@@ -408,5 +357,59 @@ async fn drive(
         }
         RunStatus::Failed => bail!("the run failed: {}", view.error.unwrap_or_default()),
         RunStatus::Running => Ok(ExitCode::FAILURE),
+    }
+}
+
+/// `--step-path 0,2,1`: the step path a resumed run starts from.
+fn parse_step_path(text: &str) -> anyhow::Result<Vec<i64>> {
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<i64>()
+                .with_context(|| format!("--step-path: {s:?} is not a number"))
+        })
+        .collect()
+}
+
+/// `maskflow flows import FILE`: a Mermaid diagram or a flow bundle.
+fn import(file: &std::path::Path, name: Option<String>, force: bool) -> anyhow::Result<ExitCode> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let is_mermaid = file
+        .extension()
+        .is_some_and(|e| e == "mmd" || e == "mermaid")
+        || !text.trim_start().starts_with('{');
+    let request = if is_mermaid {
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        ImportRequest {
+            mermaid: Some(text),
+            name: Some(name.unwrap_or(stem)),
+            overwrite: Some(force),
+            ..ImportRequest::default()
+        }
+    } else {
+        let bundle = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a flow bundle", file.display()))?;
+        ImportRequest {
+            bundle: Some(bundle),
+            name,
+            overwrite: Some(force),
+            ..ImportRequest::default()
+        }
+    };
+    let service = open(None)?;
+    match service.flow_import(request) {
+        Ok(f) => {
+            println!("imported {}", f.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(maskflow_core::CoreError::Conflict(m)) => {
+            eprintln!("{m}\nre-run with --force to overwrite");
+            Ok(ExitCode::from(3))
+        }
+        Err(e) => Err(e.into()),
     }
 }

@@ -135,67 +135,109 @@ impl Service {
             self.confirm_privacy(workflow_id, content)?;
         }
 
-        let mut user_stored = false;
-        let step = match version.status {
-            Status::Validating => Step::Validate,
-            _ => Step::Clarify,
-        };
-        let mut context_reductions = Vec::new();
-        if let Step::Validate = step {
-            let llm = self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?;
-            let request = self
-                .fitted_request(
-                    &llm,
-                    &Role::Validator,
+        let mut reductions = Vec::new();
+        let user_stored = if version.status == Status::Validating {
+            if let Some(rejected) = self
+                .validate_turn(
                     workflow_id,
-                    &version.file_extracts,
-                    &mut context_reductions,
-                    &|e| prompts::validator_request(e, &history),
+                    content,
+                    &history,
+                    &mut version,
+                    &mut reductions,
                 )
-                .await?;
-            let verdict: Feasibility = ask_json(
+                .await?
+            {
+                return Ok(rejected);
+            }
+            true
+        } else {
+            false
+        };
+        self.clarify_turn(
+            workflow_id,
+            content,
+            &history,
+            version,
+            reductions,
+            user_stored,
+        )
+        .await
+    }
+
+    /// The validator's turn: stores the user's message and moves the version
+    /// to validated, or to rejected — then the reply to send is returned.
+    async fn validate_turn(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        history: &[ChatMessage],
+        version: &mut VersionRow,
+        context_reductions: &mut Vec<crate::fit::ContextReduction>,
+    ) -> Result<Option<MessageReply>> {
+        let llm = self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?;
+        let request = self
+            .fitted_request(
                 &llm,
-                request,
-                &Feasibility::check,
-                &self.delta_sink(workflow_id, Role::Validator),
+                &Role::Validator,
+                workflow_id,
+                &version.file_extracts,
+                context_reductions,
+                &|e| prompts::validator_request(e, history),
             )
             .await?;
-            let now = self.now();
-            let mut db = self.db();
-            let tx = db.transaction()?;
-            let user = self.add_message(&tx, workflow_id, &version.id, "user", content, &now)?;
-            user_stored = true;
-            if !verdict.feasible {
-                let reason = verdict
-                    .reason
-                    .map(|r| r.trim().to_owned())
-                    .unwrap_or_default();
-                version.rejection_reason = Some(reason.clone());
-                move_version(&tx, &mut version, VersionEvent::Infeasible, &now)?;
-                let reply =
-                    self.add_message(&tx, workflow_id, &version.id, "assistant", &reason, &now)?;
-                tx.commit()?;
-                drop(db);
-                self.publish_messages(workflow_id, [user, reply]);
-                self.publish_status(
-                    workflow_id,
-                    &version.id,
-                    Status::Rejected,
-                    Some(reason.clone()),
-                );
-                return Ok(MessageReply {
-                    status: Status::Rejected,
-                    message: reason,
-                    context_reductions,
-                });
-            }
-            move_version(&tx, &mut version, VersionEvent::Feasible, &now)?;
+        let verdict: Feasibility = ask_json(
+            &llm,
+            request,
+            &Feasibility::check,
+            &self.delta_sink(workflow_id, Role::Validator),
+        )
+        .await?;
+        let now = self.now();
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let user = self.add_message(&tx, workflow_id, &version.id, "user", content, &now)?;
+        if !verdict.feasible {
+            let reason = verdict
+                .reason
+                .map(|r| r.trim().to_owned())
+                .unwrap_or_default();
+            version.rejection_reason = Some(reason.clone());
+            move_version(&tx, version, VersionEvent::Infeasible, &now)?;
+            let reply =
+                self.add_message(&tx, workflow_id, &version.id, "assistant", &reason, &now)?;
             tx.commit()?;
             drop(db);
-            self.publish_messages(workflow_id, [user]);
-            self.publish_status(workflow_id, &version.id, version.status, None);
+            self.publish_messages(workflow_id, [user, reply]);
+            self.publish_status(
+                workflow_id,
+                &version.id,
+                Status::Rejected,
+                Some(reason.clone()),
+            );
+            return Ok(Some(MessageReply {
+                status: Status::Rejected,
+                message: reason,
+                context_reductions: std::mem::take(context_reductions),
+            }));
         }
+        move_version(&tx, version, VersionEvent::Feasible, &now)?;
+        tx.commit()?;
+        drop(db);
+        self.publish_messages(workflow_id, [user]);
+        self.publish_status(workflow_id, &version.id, version.status, None);
+        Ok(None)
+    }
 
+    /// The clarifier's turn: a question back, or the start of the build.
+    async fn clarify_turn(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        history: &[ChatMessage],
+        mut version: VersionRow,
+        mut context_reductions: Vec<crate::fit::ContextReduction>,
+        user_stored: bool,
+    ) -> Result<MessageReply> {
         let llm = self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?;
         let request = self
             .fitted_request(
@@ -204,7 +246,7 @@ impl Service {
                 workflow_id,
                 &version.file_extracts,
                 &mut context_reductions,
-                &|e| prompts::clarifier_request(e, &history),
+                &|e| prompts::clarifier_request(e, history),
             )
             .await?;
         let verdict: Clarification = ask_json(

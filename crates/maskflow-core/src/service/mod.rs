@@ -151,12 +151,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// What the conversation does next for a message.
-enum Step {
-    Validate,
-    Clarify,
-}
-
 impl Service {
     /// Opens the store under `config.home` (backing it up before migrations)
     /// and marks builds cut off by a previous process as failed ("interrupted").

@@ -15,8 +15,8 @@ use encoding_rs::{UTF_8, WINDOWS_1252};
 
 use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, TextFormat};
+use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, SAMPLE_WINDOW_BYTES};
-use crate::registry::{Extractor, Input, Progress};
 use crate::sniff;
 use crate::table::TableSample;
 use dialect::Detected;

@@ -10,7 +10,7 @@ use encoding_rs::UTF_8;
 
 use super::{dialect, read_head};
 use crate::error::ExtractError;
-use crate::registry::Input;
+use crate::extractor::Input;
 use crate::sniff;
 use crate::values::{HEADER_VOTE_ROWS, ValueOptions, ValueSink, visit_table, visit_text};
 

@@ -12,7 +12,7 @@ use super::{
     read_head, render, worksheet_names,
 };
 use crate::error::ExtractError;
-use crate::registry::Input;
+use crate::extractor::Input;
 use crate::values::{HEADER_VOTE_ROWS, ValueSink};
 use crate::{ole, sniff, zipguard};
 

@@ -18,8 +18,8 @@ use zip::result::ZipError;
 
 use crate::error::ExtractError;
 use crate::extract::{DocumentExtract, FileExtract, FileKind};
+use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, MAX_SAMPLES, MAX_ZIP_MEMBER_BYTES};
-use crate::registry::{Extractor, Input, Progress};
 use crate::{sniff, zipguard};
 
 use body::{PartError, StyleLevels};
