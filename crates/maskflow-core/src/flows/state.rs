@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::table::{Edge, Table};
+
 /// The checkpoint format written by this version.
 pub const FORMAT: u32 = 1;
 
@@ -115,22 +117,23 @@ pub struct InvalidRunTransition {
     pub event: RunEvent,
 }
 
+/// [`TRANSITIONS`] as a table: its lookup, drawing and walk.
+pub const TABLE: Table<RunStatus, RunEvent, RunStatus> = Table::new(TRANSITIONS);
+
 /// The status after `event`, or why it is not allowed.
 pub fn apply(from: RunStatus, event: RunEvent) -> Result<RunStatus, InvalidRunTransition> {
-    TRANSITIONS
-        .iter()
-        .find(|(f, e, _)| *f == from && *e == event)
-        .map(|(_, _, to)| *to)
+    TABLE
+        .apply(from, event)
         .ok_or(InvalidRunTransition { from, event })
 }
 
 /// The table as a Mermaid state diagram (docs and UI).
 pub fn mermaid() -> String {
-    let mut out = String::from("stateDiagram-v2\n    [*] --> running\n");
-    for (f, e, t) in TRANSITIONS {
-        out.push_str(&format!("    {} --> {}: {:?}\n", f.as_str(), t.as_str(), e));
-    }
-    out
+    TABLE.mermaid(&["[*] --> running".into()], |from, event, to| Edge {
+        from: from.as_str().into(),
+        to: to.as_str().into(),
+        label: format!("{event:?}"),
+    })
 }
 
 /// One open loop.
@@ -244,26 +247,24 @@ mod tests {
             E::Fail,
             E::Resume,
         ];
-        let mut seen = 0;
-        for from in ALL {
-            for event in events {
-                let row = TRANSITIONS
-                    .iter()
-                    .find(|(f, e, _)| *f == from && *e == event);
-                match (apply(from, event), row) {
-                    (Ok(to), Some((_, _, t))) => {
-                        assert_eq!(to, *t);
-                        seen += 1;
-                    }
-                    (Err(err), None) => assert!(err.to_string().contains(from.as_str())),
-                    other => panic!("{from:?} {event:?}: {other:?}"),
+        // The walk also refuses a (status, event) pair listed twice.
+        let walk = TABLE.walk(&ALL, &events, apply).expect("the table walks");
+        assert_eq!(walk.rows, TRANSITIONS.len());
+        for (from, event, err) in &walk.refused {
+            assert_eq!(
+                *err,
+                InvalidRunTransition {
+                    from: *from,
+                    event: *event
                 }
-            }
+            );
+            assert!(err.to_string().contains(from.as_str()));
         }
-        assert_eq!(seen, TRANSITIONS.len());
+        assert_eq!(walk.rows + walk.refused.len(), ALL.len() * events.len());
         for s in ALL {
             assert_eq!(RunStatus::parse(s.as_str()), Some(s));
         }
         assert!(mermaid().contains("running --> waiting: Wait"));
+        assert!(mermaid().starts_with("stateDiagram-v2\n    [*] --> running\n"));
     }
 }
