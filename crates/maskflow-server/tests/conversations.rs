@@ -68,7 +68,10 @@ async fn builder_conversations_and_flow_runs_are_listed_together_and_filtered() 
 
     // Nothing yet: an empty list, not an error.
     let (status, list) = call(&app, "GET", "/api/conversations", None).await;
-    assert_eq!((status, list), (StatusCode::OK, json!({"conversations": []})));
+    assert_eq!(
+        (status, list),
+        (StatusCode::OK, json!({"conversations": []}))
+    );
 
     // A builder conversation with one exchange.
     let extract = json!({"filename": "sales.csv", "columns": ["date", "revenue"],
@@ -90,7 +93,10 @@ async fn builder_conversations_and_flow_runs_are_listed_together_and_filtered() 
         Some(json!({"content": "merge these files by the date column\nand sort them"})),
     )
     .await;
-    assert_eq!((status, &reply["status"]), (StatusCode::OK, &json!("clarifying")));
+    assert_eq!(
+        (status, &reply["status"]),
+        (StatusCode::OK, &json!("clarifying"))
+    );
 
     // Then a flow run.
     clock.advance(1_000);
@@ -140,14 +146,25 @@ async fn builder_conversations_and_flow_runs_are_listed_together_and_filtered() 
 
     // A later message moves the builder conversation to the top.
     clock.advance(1_000);
-    let (status, _) = call(&app, "POST", &messages, Some(json!({"content": "all of them"}))).await;
+    let (status, _) = call(
+        &app,
+        "POST",
+        &messages,
+        Some(json!({"content": "all of them"})),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     let (_, list) = call(&app, "GET", "/api/conversations", None).await;
     assert_eq!(ids(&list), [wf.clone(), run.clone()]);
 
     // The filters of seed 004.
-    let (status, only_flow) =
-        call(&app, "GET", "/api/conversations?flowName=seed_example", None).await;
+    let (status, only_flow) = call(
+        &app,
+        "GET",
+        "/api/conversations?flowName=seed_example",
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(ids(&only_flow), [run.clone()]);
     assert_eq!(only_flow["conversations"][0], list["conversations"][1]);
@@ -156,7 +173,10 @@ async fn builder_conversations_and_flow_runs_are_listed_together_and_filtered() 
     assert_eq!(ids(&none), [wf.clone()]);
     assert_eq!(none["conversations"][0], list["conversations"][0]);
     let (status, unknown) = call(&app, "GET", "/api/conversations?flowName=nope", None).await;
-    assert_eq!((status, unknown), (StatusCode::OK, json!({"conversations": []})));
+    assert_eq!(
+        (status, unknown),
+        (StatusCode::OK, json!({"conversations": []}))
+    );
     let (status, empty) = call(&app, "GET", "/api/conversations?flowName=", None).await;
     assert_eq!((status, ids(&empty)), (StatusCode::OK, ids(&list)));
 }

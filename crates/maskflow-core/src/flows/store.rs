@@ -276,7 +276,10 @@ pub struct RunOutline {
 }
 
 /// Top-level runs of `flow_name` (of every flow when `None`), newest first.
-pub fn run_outlines(conn: &Connection, flow_name: Option<&str>) -> rusqlite::Result<Vec<RunOutline>> {
+pub fn run_outlines(
+    conn: &Connection,
+    flow_name: Option<&str>,
+) -> rusqlite::Result<Vec<RunOutline>> {
     let mut stmt = conn.prepare(
         "SELECT r.id, r.flow_name, r.title, r.status, r.archived, r.created_at,
                 COALESCE((SELECT MAX(t.created_at) FROM flow_turns t WHERE t.run_id = r.id), r.created_at)

@@ -178,8 +178,14 @@ mod tests {
             created_at: "t".into(),
             last_message_at: "t".into(),
         };
-        assert_eq!(builder_summary(c(Some("Merge"), Some("x")), "approved").title, "Merge");
-        assert_eq!(builder_summary(c(None, Some("\n merge them \nplease")), "validated").title, "merge them");
+        assert_eq!(
+            builder_summary(c(Some("Merge"), Some("x")), "approved").title,
+            "Merge"
+        );
+        assert_eq!(
+            builder_summary(c(None, Some("\n merge them \nplease")), "validated").title,
+            "merge them"
+        );
         assert_eq!(builder_summary(c(None, None), "validating").title, UNTITLED);
         let long = "a".repeat(200);
         let t = builder_summary(c(None, Some(&long)), "validating").title;
