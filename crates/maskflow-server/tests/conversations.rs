@@ -166,11 +166,11 @@ async fn builder_conversations_and_flow_runs_are_listed_together_and_filtered() 
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(ids(&only_flow), [run.clone()]);
+    assert_eq!(ids(&only_flow), [run.as_str()]);
     assert_eq!(only_flow["conversations"][0], list["conversations"][1]);
     let (status, none) = call(&app, "GET", "/api/conversations?flowName=__none__", None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(ids(&none), [wf.clone()]);
+    assert_eq!(ids(&none), [wf.as_str()]);
     assert_eq!(none["conversations"][0], list["conversations"][0]);
     let (status, unknown) = call(&app, "GET", "/api/conversations?flowName=nope", None).await;
     assert_eq!(
@@ -179,4 +179,18 @@ async fn builder_conversations_and_flow_runs_are_listed_together_and_filtered() 
     );
     let (status, empty) = call(&app, "GET", "/api/conversations?flowName=", None).await;
     assert_eq!((status, ids(&empty)), (StatusCode::OK, ids(&list)));
+}
+
+#[test]
+fn the_openapi_document_names_the_filter_flow_name() {
+    let doc = serde_json::to_value(maskflow_server::api::openapi()).expect("OpenAPI as JSON");
+    let params = &doc["paths"]["/api/conversations"]["get"]["parameters"];
+    let names: Vec<&str> = params
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["flowName"]);
+    assert_eq!(params[0]["in"], "query");
 }
