@@ -5,6 +5,7 @@ import { Workflows } from "./screens/Workflows";
 import { Settings } from "./screens/Settings";
 import { Ledger } from "./screens/Ledger";
 import { Flows } from "./screens/Flows";
+import { SidebarConversations } from "./components/SidebarConversations";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -54,6 +55,7 @@ export function App() {
             </li>
           ))}
         </ul>
+        <SidebarConversations route={route} />
         <p class="privacy-note">
           Your files stay on this machine. An AI only ever sees masked extracts you approved.
         </p>

@@ -107,6 +107,18 @@ pub struct LedgerQuery {
     pub offset: Option<u32>,
 }
 
+/// `?flowName=` of the conversation list (seed 004).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationQuery {
+    /// A flow's name: only its runs; `__none__`: only the conversations
+    /// without a flow name (the builder's); absent: everything.
+    #[serde(default)]
+    #[ts(optional)]
+    pub flow_name: Option<String>,
+}
+
 /// An API key to store.
 #[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
 #[serde(deny_unknown_fields)]
@@ -260,6 +272,15 @@ macro_rules! api_calls {
                 returns maskflow_core::preview::OutputPreview,
                 errors(404 "No such workflow, version or output"),
                 blocking |s| s.test_output_preview(&workflow_id, &version_id, &name);
+
+            /// Builder conversations and flow runs together, most recent activity first
+            /// (seed 004); `flowName=NAME` keeps one flow's runs, `flowName=__none__`
+            /// the conversations without a flow name.
+            list_conversations: get "/api/conversations", tag "workflows", json 200,
+                path(), query(query: maskflow_core::api::ConversationQuery), body(),
+                returns maskflow_core::service::ConversationList,
+                errors(),
+                blocking |s| s.list_conversations(query.flow_name.as_deref());
 
             // ---- Runs.
 

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -33,6 +33,7 @@ export const calls = {
   resolve_gate: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/gate", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: "request", reply: "json" },
   sessions: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/sessions", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
   test_output_preview: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/previews/{name}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"], ["name", "name"]], query: false, body: null, reply: "json" },
+  list_conversations: { method: "GET", path: "/api/conversations", pathParams: [], query: true, body: null, reply: "json" },
   run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: "request", reply: "json" },
   list_runs: { method: "GET", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
   run_output_preview: { method: "GET", path: "/api/runs/{run_id}/previews/{name}", pathParams: [["run_id", "run_id"], ["name", "name"]], query: false, body: null, reply: "json" },
@@ -114,6 +115,10 @@ export interface Calls {
   sessions: { args: { workflow_id: string; version_id: string }; result: Array<SessionIteration> };
   /** A preview of an output of a version's latest test run. */
   test_output_preview: { args: { workflow_id: string; version_id: string; name: string }; result: OutputPreview };
+  /** Builder conversations and flow runs together, most recent activity first */
+  /** (seed 004); `flowName=NAME` keeps one flow's runs, `flowName=__none__` */
+  /** the conversations without a flow name. */
+  list_conversations: { args: ConversationQuery; result: ConversationList };
   /** Runs a workflow's approved version; the answer is the finished run */
   /** (it may have failed: see `status`). */
   run_workflow: { args: { workflow_id: string; request: RunInputs }; result: RunView };

@@ -78,6 +78,10 @@ export abstract class CallTransport {
       ? this.call("run_output_preview", { run_id: source.runId, name })
       : this.call("test_output_preview", { workflow_id: source.workflowId, version_id: source.versionId, name });
   }
+  /** Builder conversations and flow runs, most recent first; `flowName` is a flow or `__none__`. */
+  listConversations(flowName?: string) {
+    return this.call("list_conversations", { flowName });
+  }
   // Runs.
   runWorkflow(workflow_id: string, request: RunInputs) {
     return this.call("run_workflow", { workflow_id, request });

@@ -2,6 +2,7 @@
 // two implementations can import them without an import cycle.
 import type {
   ConnectionTest,
+  ConversationList,
   CreateWorkflow,
   CreatedVersion,
   Detected,
@@ -77,6 +78,8 @@ export type OnProgress = (fraction: number) => void;
 export interface Transport {
   listWorkflows(): Promise<WorkflowSummary[]>;
   getWorkflow(workflowId: string): Promise<WorkflowView>;
+  /** Builder conversations and flow runs, most recent first; `flowName`: a flow, or `__none__` for the builder's. */
+  listConversations(flowName?: string): Promise<ConversationList>;
   getVersion(workflowId: string, versionId: string): Promise<VersionView>;
   createWorkflow(request: CreateWorkflow): Promise<CreatedVersion>;
   /** `confirmPrivacy`: the user confirmed what the privacy guard found. */

@@ -256,6 +256,51 @@ pub fn runs_of(conn: &Connection, flow_name: &str) -> rusqlite::Result<Vec<RunRo
     stmt.query_map([flow_name], run_from)?.collect()
 }
 
+/// A top-level run as the conversation list shows it (no definition or state).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutline {
+    /// `flow_…`
+    pub id: String,
+    /// The flow's file stem.
+    pub flow_name: String,
+    /// `Flow: <name>` unless renamed.
+    pub title: String,
+    /// The stored status (`running`, `completed`…).
+    pub status: String,
+    /// Hidden from lists; cannot run.
+    pub archived: bool,
+    /// RFC 3339.
+    pub created_at: String,
+    /// The last transcript turn's time, else the run's creation (RFC 3339).
+    pub last_turn_at: String,
+}
+
+/// Top-level runs of `flow_name` (of every flow when `None`), newest first.
+pub fn run_outlines(
+    conn: &Connection,
+    flow_name: Option<&str>,
+) -> rusqlite::Result<Vec<RunOutline>> {
+    let mut stmt = conn.prepare(
+        "SELECT r.id, r.flow_name, r.title, r.status, r.archived, r.created_at,
+                COALESCE((SELECT MAX(t.created_at) FROM flow_turns t WHERE t.run_id = r.id), r.created_at)
+         FROM flow_runs r
+         WHERE r.parent_id IS NULL AND (?1 IS NULL OR r.flow_name = ?1)
+         ORDER BY r.id DESC",
+    )?;
+    stmt.query_map([flow_name], |r| {
+        Ok(RunOutline {
+            id: r.get(0)?,
+            flow_name: r.get(1)?,
+            title: r.get(2)?,
+            status: r.get(3)?,
+            archived: r.get(4)?,
+            created_at: r.get(5)?,
+            last_turn_at: r.get(6)?,
+        })
+    })?
+    .collect()
+}
+
 /// Sets title and archived.
 pub fn update_meta(
     conn: &Connection,

@@ -40,6 +40,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::settings::Detected::export_all_to(dir)?;
     crate::providers::budget::BudgetsView::export_all_to(dir)?;
     CancelReply::export_all_to(dir)?;
+    ConversationList::export_all_to(dir)?;
     DeleteReply::export_all_to(dir)?;
     BackupsView::export_all_to(dir)?;
     RestoreReply::export_all_to(dir)?;
@@ -66,6 +67,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::api::ErrorBody::export_all_to(dir)?;
     crate::api::Confirm::export_all_to(dir)?;
     crate::api::LedgerQuery::export_all_to(dir)?;
+    crate::api::ConversationQuery::export_all_to(dir)?;
     crate::api::KeyInput::export_all_to(dir)?;
     crate::api::ManualAnswer::export_all_to(dir)?;
     Ok(())

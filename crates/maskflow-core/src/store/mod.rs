@@ -8,6 +8,7 @@
 
 pub mod backups;
 pub mod builds;
+pub mod conversations;
 pub mod deletes;
 pub mod input_files;
 pub mod leases;
