@@ -9,6 +9,7 @@
 pub mod backups;
 pub mod builds;
 pub mod deletes;
+pub mod flow_storage;
 pub mod input_files;
 pub mod leases;
 pub mod llm_calls;
