@@ -73,7 +73,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         roles: Roles::all(provider),
         ids: Arc::new(UlidGen::new(clock.clone())),
         clock,
-        events: EventBus::default(),
+        events: Arc::new(EventBus::default()),
+        storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
         synchronous: sync,
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()

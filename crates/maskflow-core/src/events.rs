@@ -4,8 +4,10 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::service::MessageView;
+use crate::flows::{FlowEvent, FlowEvents};
+use crate::providers::manual::{ManualEvent, ManualEvents};
 use crate::versions::Status;
+use crate::views::{BuildView, MessageView};
 
 /// How many events a slow subscriber may fall behind before it misses some.
 pub const CAPACITY: usize = 1024;
@@ -104,7 +106,7 @@ pub enum Event {
         /// The version being built.
         version_id: String,
         /// Its build's position.
-        build: crate::service::BuildView,
+        build: BuildView,
     },
     /// A run of a workflow started or ended.
     RunChanged {
@@ -183,5 +185,54 @@ impl EventBus {
     /// A new receiver of every later event.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.tx.subscribe()
+    }
+}
+
+/// The manual back end announces through the bus: its events become the wire
+/// `ManualPrompt` and `ManualPromptClosed`.
+impl ManualEvents for EventBus {
+    fn publish(&self, event: ManualEvent) {
+        let event = match event {
+            ManualEvent::Prompt(prompt) => Event::ManualPrompt { prompt },
+            ManualEvent::Closed { id, reason } => Event::ManualPromptClosed { id, reason },
+        };
+        let _ = self.tx.send(event);
+    }
+}
+
+/// The flow engine announces through the bus: its events become the wire
+/// `FlowTurn`, `FlowStatus` and `FlowDelta`.
+impl FlowEvents for EventBus {
+    fn publish(&self, event: FlowEvent) {
+        let event = match event {
+            FlowEvent::Turn {
+                conversation_id,
+                flow_name,
+                turn,
+            } => Event::FlowTurn {
+                conversation_id,
+                flow_name,
+                turn,
+            },
+            FlowEvent::Status {
+                conversation_id,
+                flow_name,
+                status,
+                error,
+            } => Event::FlowStatus {
+                conversation_id,
+                flow_name,
+                status,
+                error,
+            },
+            FlowEvent::Delta {
+                conversation_id,
+                delta,
+            } => Event::FlowDelta {
+                conversation_id,
+                delta,
+            },
+        };
+        let _ = self.tx.send(event);
     }
 }

@@ -33,6 +33,7 @@ pub mod table;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod versions;
+pub mod views;
 
 pub use error::{CoreError, ErrorCode};
 pub use events::Event;

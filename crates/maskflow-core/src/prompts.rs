@@ -182,12 +182,8 @@ the complete Python script, its inputs (`fields`, usually one `file` field per u
     req
 }
 
-/// The message that sends an unusable reply back once, with what was wrong.
-pub fn repair_prompt(reason: &str) -> String {
-    format!(
-        "Your reply could not be used: {reason}. Reply again with only one JSON object that matches the schema."
-    )
-}
+/// The repair message lives with the structured replies it serves.
+pub use crate::providers::structured::repair_prompt;
 
 #[cfg(test)]
 mod tests {

@@ -20,11 +20,13 @@ pub mod compile;
 pub mod definition;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod expr;
 pub mod mermaid;
 pub mod prompt;
 pub mod script;
 pub mod state;
+pub mod storage;
 pub mod store;
 pub mod template;
 pub mod turn;
@@ -36,7 +38,9 @@ use serde_json::Value;
 
 pub use engine::{FlowConfig, FlowEngine, RunHandle, Synchronous};
 pub use error::{FlowError, FlowErrorCode};
+pub use events::{FlowEvent, FlowEvents};
 pub use state::RunStatus;
+pub use storage::FlowStorage;
 
 /// Deepest subflow nesting: a run at this depth may not start another subflow.
 pub const MAX_SUBFLOW_DEPTH: u32 = 3;

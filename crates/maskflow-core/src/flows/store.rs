@@ -216,7 +216,7 @@ fn state_text(state: &RunState) -> String {
 }
 
 /// Inserts a new run.
-pub fn insert_run(conn: &Connection, r: &RunRow) -> rusqlite::Result<()> {
+pub fn insert_run(conn: &Connection, r: &RunRow, account: &str) -> rusqlite::Result<()> {
     conn.execute(
         &format!("INSERT INTO flow_runs ({RUN_COLS}, account_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
         params![
@@ -235,7 +235,7 @@ pub fn insert_run(conn: &Connection, r: &RunRow) -> rusqlite::Result<()> {
             r.depth,
             r.created_at,
             r.updated_at,
-            crate::store::LOCAL_ACCOUNT,
+            account,
         ],
     )?;
     Ok(())
@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn migration_4_creates_the_tables_and_a_step_commits_atomically() {
         let mut conn = crate::store::open_in_memory().expect("db");
-        insert_run(&conn, &row("flow_1")).expect("insert");
+        insert_run(&conn, &row("flow_1"), "local").expect("insert");
         let state = RunState {
             steps_done: 1,
             step_path: vec![0, 1],
@@ -585,7 +585,7 @@ mod tests {
     #[test]
     fn an_old_shape_pending_row_still_reads() {
         let conn = crate::store::open_in_memory().expect("db");
-        insert_run(&conn, &row("flow_old")).expect("insert");
+        insert_run(&conn, &row("flow_old"), "local").expect("insert");
         conn.execute(
             r#"UPDATE flow_runs SET status = 'waiting', pending = '{"context":{"output":null},"kind":"gate","options":[{"label":"Yes","requiresInput":false}],"prompt":"Ship?","stepPath":[1]}' WHERE id = 'flow_old'"#,
             [],

@@ -37,7 +37,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use maskflow_extractors::{Registry, ValueOptions};
-use serde::Serialize;
 
 use self::table::KeyTable;
 use super::keys::{self, KeySet, MAX_PHRASE};
@@ -52,59 +51,11 @@ pub const MAX_MATCHES: usize = 20;
 /// A column whose values repeat this often on average holds categories.
 pub const CATEGORY_REPEATS: u32 = 10;
 
-/// A raw value found in an outbound request, shown masked.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
-pub struct GuardMatch {
-    /// The matching text, masked (`John` → `Aaaa`).
-    pub masked: String,
-    /// Where the value came from: `sales.csv, column "customer"`.
-    pub source: String,
-    /// Whether it is in text the user typed (which the user may confirm).
-    #[serde(skip)]
-    pub in_user_text: bool,
-}
-
-/// The sentence for a blocked request.
-pub fn blocked_message(matches: &[GuardMatch]) -> String {
-    let hint = if !matches.is_empty() && matches.iter().all(|m| m.in_user_text) {
-        "; if you meant to send it, send the message again with confirmation"
-    } else {
-        ""
-    };
-    format!(
-        "the request was not sent: it contains values from your files: {}{hint}",
-        listed(matches)
-    )
-}
-
-/// The sentence for a blocked automatic step, one Maskflow takes by itself
-/// (the builder's repair after a failed test or an unusable reply): there
-/// is no message of the user's to confirm, so it says what the user can do.
-pub fn blocked_repair_message(matches: &[GuardMatch]) -> String {
-    format!(
-        "the automatic repair was not sent to the LLM: its feedback (the test run's error \
-         output, or the builder's reply it answers) contains values from your files: {}. \
-         Nothing left your machine and the build stopped here. To go on, send a message \
-         that says in your own words what to change, without those values: Maskflow then \
-         builds a new version",
-        listed(matches)
-    )
-}
-
-/// The first matches, masked, with where they came from.
-fn listed(matches: &[GuardMatch]) -> String {
-    let shown: Vec<String> = matches
-        .iter()
-        .take(5)
-        .map(|m| format!("{} (from {})", m.masked, m.source))
-        .collect();
-    let more = matches.len().saturating_sub(5);
-    if more > 0 {
-        format!("{} and {more} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
-}
+/// A match is the provider-level blocked value (`GuardMatch` on the wire), so a
+/// provider error can carry it without the back ends knowing the guard.
+pub use crate::providers::blocked::{
+    BlockedValue as GuardMatch, blocked_message, blocked_repair_message,
+};
 
 /// The index of one version's files.
 #[derive(Debug, Default, Clone)]

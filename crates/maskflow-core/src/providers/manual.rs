@@ -1,6 +1,6 @@
 //! The manual back end (seed 001's `ManualAI`): no network at all. A request
 //! becomes a [`ManualPrompt`] that the UI shows with a copy button (and an
-//! [`Event::ManualPrompt`] announces); the user pastes the answer from any
+//! [`ManualEvent::Prompt`] announces); the user pastes the answer from any
 //! AI tool, and [`ManualProvider::answer`] resolves the waiting call. The
 //! answer is then validated like any other reply. A prompt the user
 //! dismisses fails with [`ProviderError::Cancelled`]; a call that is
@@ -16,7 +16,6 @@ use tokio::sync::oneshot;
 use super::{
     BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, call,
 };
-use crate::events::{Event, EventBus};
 use crate::ids::{Clock, IdGen, format_rfc3339};
 
 /// A prompt waiting for the user to paste an answer.
@@ -40,6 +39,27 @@ pub struct ManualPrompt {
     pub created_at: String,
 }
 
+/// What the manual back end announces (the app turns it into its wire event).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ManualEvent {
+    /// A prompt waits for the user to paste an answer.
+    Prompt(ManualPrompt),
+    /// A prompt was answered, dismissed or abandoned.
+    Closed {
+        /// `mp_…`
+        id: String,
+        /// `answered`, `dismissed` or `abandoned`.
+        reason: String,
+    },
+}
+
+/// Where the manual back end announces its prompts: it is handed one, so it
+/// need not know the app's event bus.
+pub trait ManualEvents: Send + Sync + std::fmt::Debug {
+    /// Announces `event`; never blocks.
+    fn publish(&self, event: ManualEvent);
+}
+
 /// Why an answer could not be given.
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -59,7 +79,7 @@ type Waiter = oneshot::Sender<Result<String, ProviderError>>;
 #[derive(Debug)]
 pub struct ManualProvider {
     pending: Mutex<BTreeMap<String, (ManualPrompt, Waiter)>>,
-    events: EventBus,
+    events: Arc<dyn ManualEvents>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
 }
@@ -73,7 +93,7 @@ struct Withdraw<'a> {
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
         if self.provider.lock().remove(&self.id).is_some() {
-            self.provider.events.publish(Event::ManualPromptClosed {
+            self.provider.events.publish(ManualEvent::Closed {
                 id: self.id.clone(),
                 reason: "abandoned".into(),
             });
@@ -83,7 +103,7 @@ impl Drop for Withdraw<'_> {
 
 impl ManualProvider {
     /// A manual back end announcing prompts on `events`.
-    pub fn new(events: EventBus, clock: Arc<dyn Clock>, ids: Arc<dyn IdGen>) -> Self {
+    pub fn new(events: Arc<dyn ManualEvents>, clock: Arc<dyn Clock>, ids: Arc<dyn IdGen>) -> Self {
         Self {
             pending: Mutex::new(BTreeMap::new()),
             events,
@@ -111,7 +131,7 @@ impl ManualProvider {
             .remove(id)
             .ok_or_else(|| ManualError::NotFound(id.to_owned()))?;
         let _ = waiter.send(Ok(text.to_owned()));
-        self.events.publish(Event::ManualPromptClosed {
+        self.events.publish(ManualEvent::Closed {
             id: id.to_owned(),
             reason: "answered".into(),
         });
@@ -128,7 +148,7 @@ impl ManualProvider {
             provider: "manual".into(),
             reason: "the user dismissed the prompt".into(),
         }));
-        self.events.publish(Event::ManualPromptClosed {
+        self.events.publish(ManualEvent::Closed {
             id: id.to_owned(),
             reason: "dismissed".into(),
         });
@@ -155,7 +175,7 @@ impl ManualProvider {
             provider: self,
             id: id.clone(),
         };
-        self.events.publish(Event::ManualPrompt { prompt });
+        self.events.publish(ManualEvent::Prompt(prompt));
         let text = rx.await.map_err(|_| ProviderError::Cancelled {
             provider: "manual".into(),
             reason: "the prompt was withdrawn".into(),
@@ -189,13 +209,23 @@ mod tests {
     use crate::ids::{StepClock, UlidGen};
     use crate::providers::{ChatRole, Role};
 
-    fn provider() -> Arc<ManualProvider> {
+    use tokio::sync::broadcast;
+
+    impl ManualEvents for broadcast::Sender<ManualEvent> {
+        fn publish(&self, event: ManualEvent) {
+            let _ = self.send(event);
+        }
+    }
+
+    fn provider() -> (Arc<ManualProvider>, broadcast::Receiver<ManualEvent>) {
         let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-        Arc::new(ManualProvider::new(
-            EventBus::default(),
+        let (tx, rx) = broadcast::channel(16);
+        let p = Arc::new(ManualProvider::new(
+            Arc::new(tx),
             clock.clone(),
             Arc::new(UlidGen::new(clock)),
-        ))
+        ));
+        (p, rx)
     }
 
     fn request() -> LlmRequest {
@@ -206,9 +236,9 @@ mod tests {
         }
     }
 
-    async fn wait_for_prompt(rx: &mut tokio::sync::broadcast::Receiver<Event>) -> ManualPrompt {
+    async fn wait_for_prompt(rx: &mut broadcast::Receiver<ManualEvent>) -> ManualPrompt {
         loop {
-            if let Ok(Event::ManualPrompt { prompt }) = rx.recv().await {
+            if let Ok(ManualEvent::Prompt(prompt)) = rx.recv().await {
                 return prompt;
             }
         }
@@ -216,8 +246,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_resolves_the_waiting_call() {
-        let p = provider();
-        let mut rx = p.events.subscribe();
+        let (p, mut rx) = provider();
         let q = p.clone();
         let call = tokio::spawn(async move { q.complete(&request(), &|_| {}).await });
         let prompt = wait_for_prompt(&mut rx).await;
@@ -236,8 +265,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_dismissed_prompt_fails_as_cancelled_and_a_dropped_call_withdraws_it() {
-        let p = provider();
-        let mut rx = p.events.subscribe();
+        let (p, mut rx) = provider();
         let q = p.clone();
         let call = tokio::spawn(async move { q.complete(&request(), &|_| {}).await });
         let prompt = wait_for_prompt(&mut rx).await;

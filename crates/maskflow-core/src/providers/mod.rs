@@ -9,6 +9,7 @@
 //! [`ask_json`] so that every back end behaves the same.
 
 pub mod anthropic;
+pub mod blocked;
 pub mod budget;
 pub mod call;
 pub mod context;
@@ -17,17 +18,18 @@ pub mod manual;
 pub mod ollama;
 pub mod openai;
 pub mod replay;
+pub mod structured;
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use replay::ReplayProvider;
+pub use structured::{ask_json, extract_json, parse_reply};
 
 /// A boxed, sendable future (the trait stays object-safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -201,8 +203,8 @@ or smaller files",
     },
     /// The privacy guard refused to send the request: it contains raw
     /// values of the user's files.
-    #[error("{}", crate::privacy::guard::blocked_message(.0))]
-    PrivacyBlocked(Vec<crate::privacy::guard::GuardMatch>),
+    #[error("{}", blocked::blocked_message(.0))]
+    PrivacyBlocked(Vec<blocked::BlockedValue>),
 }
 
 /// An LLM back end.
@@ -299,112 +301,9 @@ impl Provider for Unconfigured {
     }
 }
 
-/// Takes the JSON value out of a reply: the whole text, or the content of a
-/// fenced code block, or the outermost `{…}`.
-pub fn extract_json(text: &str) -> Result<Value, String> {
-    let trimmed = text.trim();
-    if let Ok(v) = serde_json::from_str(trimmed) {
-        return Ok(v);
-    }
-    if let Some(start) = trimmed.find("```") {
-        let after = &trimmed[start + 3..];
-        let body = after.split_once('\n').map(|(_, b)| b).unwrap_or(after);
-        if let Some(end) = body.find("```")
-            && let Ok(v) = serde_json::from_str(body[..end].trim())
-        {
-            return Ok(v);
-        }
-    }
-    if let (Some(a), Some(b)) = (trimmed.find('{'), trimmed.rfind('}'))
-        && a < b
-        && let Ok(v) = serde_json::from_str(&trimmed[a..=b])
-    {
-        return Ok(v);
-    }
-    Err(match serde_json::from_str::<Value>(trimmed) {
-        Err(e) => format!("the reply is not valid JSON ({e})"),
-        Ok(_) => "the reply is not valid JSON".to_owned(),
-    })
-}
-
-/// Parses `text` as a `T` and runs `check` on it.
-pub fn parse_reply<T: DeserializeOwned>(
-    text: &str,
-    check: &dyn Fn(&T) -> Result<(), String>,
-) -> Result<T, String> {
-    let value = extract_json(text)?;
-    let parsed: T = serde_json::from_value(value)
-        .map_err(|e| format!("the JSON does not match the schema: {e}"))?;
-    check(&parsed)?;
-    Ok(parsed)
-}
-
-/// Asks for a structured reply: sends `request`, parses and checks the reply,
-/// and on failure sends it back once with the error ("repair"). A second
-/// failure is [`ProviderError::InvalidReply`].
-pub async fn ask_json<T: DeserializeOwned>(
-    provider: &dyn Provider,
-    mut request: LlmRequest,
-    check: &(dyn Fn(&T) -> Result<(), String> + Sync),
-    on_delta: DeltaSink<'_>,
-) -> Result<T, ProviderError> {
-    match provider.complete(&request, on_delta).await {
-        Ok(first) => {
-            let reason = match parse_reply(&first.text, check) {
-                Ok(v) => return Ok(v),
-                Err(reason) => reason,
-            };
-            request
-                .messages
-                .push(ChatMessage::new(ChatRole::Assistant, first.text));
-            request.messages.push(ChatMessage::new(
-                ChatRole::User,
-                crate::prompts::repair_prompt(&reason),
-            ));
-        }
-        // A reply cut at its budget is the role's one repair: the cut text
-        // is not sent back (it is long and useless), only the instruction.
-        // (When the context window set the limit, asking again cannot help.)
-        Err(ProviderError::BudgetExceeded {
-            budget,
-            window: None,
-            ..
-        }) => {
-            request.messages.push(ChatMessage::new(
-                ChatRole::User,
-                crate::prompts::repair_prompt(&format!(
-                    "it passed the limit of {} tokens without ending; be brief",
-                    budget::thousands(u64::from(budget))
-                )),
-            ));
-        }
-        Err(e) => return Err(e),
-    }
-    let second = provider.complete(&request, on_delta).await?;
-    parse_reply(&second.text, check).map_err(|reason| ProviderError::InvalidReply {
-        role: request.role.key(),
-        reason,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn json_is_found_in_fences_and_prose() {
-        assert_eq!(extract_json(r#" {"a":1} "#), Ok(json!({"a":1})));
-        assert_eq!(
-            extract_json("Here:\n```json\n{\"a\":2}\n```\n"),
-            Ok(json!({"a":2}))
-        );
-        assert_eq!(
-            extract_json("Sure! {\"a\":3} Hope it helps"),
-            Ok(json!({"a":3}))
-        );
-        assert!(extract_json("no json here").is_err());
-    }
 
     #[test]
     fn role_keys_round_trip() {

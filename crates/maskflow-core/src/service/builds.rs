@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use super::{Service, VersionView, WorkflowView, flow_scripts as flow_runner};
 use crate::build::{
-    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome, Phase,
-    Stage, TestReport, script_builder::ScriptBuilder,
+    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome,
+    TestReport, script_builder::ScriptBuilder,
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;
@@ -20,46 +20,12 @@ use crate::providers::Role;
 use crate::runner::Runner;
 use crate::store::{self, builds as rows};
 use crate::versions::Status;
+use crate::views::BuildView;
 
 /// The settings key of the Python to use (a JSON string path).
 pub const PYTHON_SETTING: &str = "python_path";
 /// Largest session file served, in bytes.
 pub const MAX_SESSION_FILE: u64 = 8 << 20;
-
-/// Where a version's build is.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
-pub struct BuildView {
-    /// The phase: `generate`, `review`, `revise`, `complete`, `failed`.
-    pub phase: Phase,
-    /// `prompt` or `response` (none when finished).
-    pub stage: Option<Stage>,
-    /// 1-based iteration.
-    pub iteration: u32,
-    /// Whether a gate waits for the user's decision.
-    pub pending_gate: bool,
-    /// What the builder's prompt left out to fit the model's context window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub context_reduction: Option<crate::fit::ContextReduction>,
-    /// Python packages outside the curated set waiting for the user's
-    /// approval (the gate decides: approve installs them, reject ends the build).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub pending_packages: Option<Vec<crate::pyenv::PackageRequest>>,
-}
-
-impl From<&BuildState> for BuildView {
-    fn from(s: &BuildState) -> Self {
-        Self {
-            phase: s.phase,
-            stage: s.stage,
-            iteration: s.iteration,
-            pending_gate: s.pending_gate,
-            context_reduction: s.context_reduction.clone(),
-            pending_packages: s.pending_packages.clone(),
-        }
-    }
-}
 
 /// The user's decision on a pending build gate.
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]

@@ -69,7 +69,7 @@ impl LlmState {
         ids: Arc<dyn IdGen>,
     ) -> Self {
         Self {
-            manual: Arc::new(ManualProvider::new(events.clone(), clock, ids)),
+            manual: Arc::new(ManualProvider::new(Arc::new(events.clone()), clock, ids)),
             source,
             keys,
             env: keys::process_env,

@@ -37,9 +37,10 @@ use rusqlite::{Connection, Transaction};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use crate::views::{BuildView, MessageView};
 pub use backups::{BackupsView, RestoreReply};
 pub use budgets::BUDGETS_SETTING;
-pub use builds::{BuildView, GateChoice, GateRequest, SessionFile, SessionIteration};
+pub use builds::{GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use cancel::CancelReply;
 pub use conversations::{ConversationKind, ConversationList, ConversationSummary, NO_FLOW};
 pub use deletes::{CONFIRM_TTL_MS, DeleteReply};
@@ -50,8 +51,8 @@ pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
 pub use types::{
-    CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, MessageView, SendMessage,
-    UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
+    CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage, UploadedFile,
+    VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 
 use crate::error::{CoreError, Result};
@@ -176,7 +177,8 @@ impl Service {
             roles: fixed,
             clock: config.clock.clone(),
             ids: config.ids.clone(),
-            events: events.clone(),
+            events: Arc::new(events.clone()),
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: crate::flows::Synchronous::Normal,
         })?;
         let service = Service {

@@ -10,8 +10,9 @@ use utoipa::ToSchema;
 
 use crate::error::{CoreError, Result};
 use crate::spec::{Execution, Field};
-use crate::store::{FileRow, MessageRow, Origin, VersionRow, WorkflowRow};
+use crate::store::{FileRow, Origin, VersionRow, WorkflowRow};
 use crate::versions::Status;
+use crate::views::{BuildView, MessageView};
 
 /// A [`FileExtract`] as clients send it. The seed's shape has no `kind`;
 /// when it is missing it is taken from the file name's extension (CSV when
@@ -126,35 +127,6 @@ pub struct WorkflowPatch {
     pub label: Option<String>,
 }
 
-/// One message of a conversation.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
-#[ts(optional_fields)]
-pub struct MessageView {
-    /// `msg_…`
-    pub id: String,
-    /// `user` or `assistant`.
-    pub role: String,
-    /// The text.
-    pub content: String,
-    /// The version that was the draft when it was sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version_id: Option<String>,
-    /// RFC 3339.
-    pub created_at: String,
-}
-
-impl From<MessageRow> for MessageView {
-    fn from(m: MessageRow) -> Self {
-        Self {
-            id: m.id,
-            role: m.role,
-            content: m.content,
-            version_id: m.version_id,
-            created_at: m.created_at,
-        }
-    }
-}
-
 /// A version, in full.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, TS)]
 #[ts(optional_fields)]
@@ -195,7 +167,7 @@ pub struct VersionView {
     pub updated_at: String,
     /// Where its build is (once building started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<super::builds::BuildView>,
+    pub build: Option<BuildView>,
     /// The auto-test's report (local only: it shows real output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_report: Option<crate::build::TestReport>,

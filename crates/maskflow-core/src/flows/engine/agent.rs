@@ -165,7 +165,7 @@ impl FlowEngine {
         let events = self.inner.events.clone();
         let conversation_id = run.id.clone();
         let sink = move |d: &str| {
-            events.publish(Event::FlowDelta {
+            events.publish(FlowEvent::Delta {
                 conversation_id: conversation_id.clone(),
                 delta: d.to_owned(),
             })

@@ -24,12 +24,14 @@ use super::agents::{self, AgentCommand, AgentDef, LoadError};
 use super::compile::{self, Op, Program, Target};
 use super::definition::{FlowDef, JoinPolicy, MessageDef, Step};
 use super::error::FlowError;
+use super::events::{FlowEvent, FlowEvents};
 use super::expr;
 use super::prompt::{self, TaskContext};
 use super::script::{PythonProcess, ScriptRequest, ScriptRunner};
 use super::state::{
     self, ForeachProgress, ItemResult, LoopFrame, PendingRetry, RunEvent, RunState, RunStatus,
 };
+use super::storage::FlowStorage;
 use super::store::{self as fstore, AgentMessageRow, RunRow, StepCommit, TurnRow};
 use super::template;
 use super::turn::{
@@ -40,7 +42,6 @@ use super::{
     RunList, RunPatch, RunSummary, RunView, StartFlow, Started, TurnView,
 };
 use crate::error::{CoreError, Result};
-use crate::events::{Event, EventBus};
 use crate::ids::{Clock, IdGen, format_rfc3339};
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider, Role, Roles};
 
@@ -86,7 +87,9 @@ pub struct FlowConfig {
     /// Ids.
     pub ids: Arc<dyn IdGen>,
     /// Where turns and statuses are published.
-    pub events: EventBus,
+    pub events: Arc<dyn FlowEvents>,
+    /// The app's database: opening it, backups, leases, the account.
+    pub storage: Arc<dyn FlowStorage>,
     /// Durability of each step's commit.
     pub synchronous: Synchronous,
 }
@@ -137,7 +140,8 @@ struct Inner {
     backends: Mutex<Arc<dyn AgentBackends>>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
-    events: EventBus,
+    events: Arc<dyn FlowEvents>,
+    storage: Arc<dyn FlowStorage>,
     scripts: Mutex<Arc<dyn ScriptRunner>>,
     inflight: Mutex<HashMap<String, Inflight>>,
 }
@@ -201,7 +205,7 @@ impl FlowEngine {
     /// Opens the engine over `<home>/maskflow.db` (migrating it if needed).
     pub fn open(config: FlowConfig) -> Result<FlowEngine> {
         let stamp = format_rfc3339(config.clock.now_ms());
-        let conn = crate::store::open(&config.home, &stamp)?;
+        let conn = config.storage.open(&config.home, &stamp)?;
         let sync = match config.synchronous {
             Synchronous::Normal => "NORMAL",
             Synchronous::Full => "FULL",
@@ -215,6 +219,7 @@ impl FlowEngine {
                 clock: config.clock,
                 ids: config.ids,
                 events: config.events,
+                storage: config.storage,
                 scripts: Mutex::new(Arc::new(PythonProcess::default())),
                 inflight: Mutex::new(HashMap::new()),
             }),
@@ -244,11 +249,6 @@ impl FlowEngine {
     /// Replaces the script runner (e.g. with the sandboxed one).
     pub fn set_script_runner(&self, runner: Arc<dyn ScriptRunner>) {
         *lock(&self.inner.scripts) = runner;
-    }
-
-    /// A receiver of every later event.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Event> {
-        self.inner.events.subscribe()
     }
 
     fn now(&self) -> String {

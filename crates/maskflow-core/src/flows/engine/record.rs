@@ -36,7 +36,7 @@ impl FlowEngine {
             )?
         };
         self.publish_turns(id, flow_name, &turns, &ids, &now);
-        self.inner.events.publish(Event::FlowStatus {
+        self.inner.events.publish(FlowEvent::Status {
             conversation_id: id.to_owned(),
             flow_name: flow_name.to_owned(),
             status,
@@ -46,7 +46,7 @@ impl FlowEngine {
     }
 
     pub(super) fn publish_status(&self, run: &Loaded, status: RunStatus, error: Option<String>) {
-        self.inner.events.publish(Event::FlowStatus {
+        self.inner.events.publish(FlowEvent::Status {
             conversation_id: run.id.clone(),
             flow_name: run.flow_name.clone(),
             status,
@@ -63,7 +63,7 @@ impl FlowEngine {
         now: &str,
     ) {
         for t in turns {
-            self.inner.events.publish(Event::FlowTurn {
+            self.inner.events.publish(FlowEvent::Turn {
                 conversation_id: id.to_owned(),
                 flow_name: flow_name.to_owned(),
                 turn: TurnView {

@@ -41,13 +41,9 @@ impl FlowEngine {
             )?,
             None => self.prepare_new(name, working_folder, &now)?,
         };
-        crate::store::backups::take(
-            &self.db(),
-            &self.inner.home,
-            crate::store::backups::Reason::PreFlowRun,
-            Some(&run.id),
-            &now,
-        )?;
+        self.inner
+            .storage
+            .backup_before_run(&self.db(), &self.inner.home, &run.id, &now)?;
         let model_id = self.model_id(&run.snapshot);
         let inflight_id = self.inner.ids.next_id("inf");
         let (cancel_tx, cancel_rx) = watch::channel(false);
@@ -255,7 +251,7 @@ impl FlowEngine {
             None,
             now,
         )?;
-        fstore::insert_run(&self.db(), &row)?;
+        fstore::insert_run(&self.db(), &row, self.inner.storage.account())?;
         let state = row.state.clone();
         Ok((self.load(&row)?, state))
     }

@@ -108,7 +108,8 @@ impl FlowEngine {
         if local {
             row.state.local.insert("input".into());
         }
-        fstore::insert_run(&self.db(), &row).map_err(|e| FlowError::store(e.to_string()))?;
+        fstore::insert_run(&self.db(), &row, self.inner.storage.account())
+            .map_err(|e| FlowError::store(e.to_string()))?;
         Ok(row.id)
     }
 

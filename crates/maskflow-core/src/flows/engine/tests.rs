@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 
 use super::*;
+use crate::events::EventBus;
 use crate::ids::{StepClock, UlidGen};
 use crate::providers::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
 use crate::testing::Hang;
@@ -31,7 +32,8 @@ fn env_with(provider: Arc<dyn Provider>, flows: &[(&str, Value)]) -> Env {
         roles: Roles::all(provider),
         ids: Arc::new(UlidGen::new(clock.clone())),
         clock,
-        events: EventBus::default(),
+        events: Arc::new(EventBus::default()),
+        storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
     })
     .expect("engine");

@@ -1,0 +1,72 @@
+//! The views the wire events carry (and the service's replies share): they
+//! live below both, so the events need not reach into the service.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::build::{BuildState, Phase, Stage};
+use crate::store::MessageRow;
+
+/// One message of a conversation.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[ts(optional_fields)]
+pub struct MessageView {
+    /// `msg_…`
+    pub id: String,
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// The version that was the draft when it was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+impl From<MessageRow> for MessageView {
+    fn from(m: MessageRow) -> Self {
+        Self {
+            id: m.id,
+            role: m.role,
+            content: m.content,
+            version_id: m.version_id,
+            created_at: m.created_at,
+        }
+    }
+}
+
+/// Where a version's build is.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+pub struct BuildView {
+    /// The phase: `generate`, `review`, `revise`, `complete`, `failed`.
+    pub phase: Phase,
+    /// `prompt` or `response` (none when finished).
+    pub stage: Option<Stage>,
+    /// 1-based iteration.
+    pub iteration: u32,
+    /// Whether a gate waits for the user's decision.
+    pub pending_gate: bool,
+    /// What the builder's prompt left out to fit the model's context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context_reduction: Option<crate::fit::ContextReduction>,
+    /// Python packages outside the curated set waiting for the user's
+    /// approval (the gate decides: approve installs them, reject ends the build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_packages: Option<Vec<crate::pyenv::PackageRequest>>,
+}
+
+impl From<&BuildState> for BuildView {
+    fn from(s: &BuildState) -> Self {
+        Self {
+            phase: s.phase,
+            stage: s.stage,
+            iteration: s.iteration,
+            pending_gate: s.pending_gate,
+            context_reduction: s.context_reduction.clone(),
+            pending_packages: s.pending_packages.clone(),
+        }
+    }
+}
