@@ -33,10 +33,17 @@ import sys
 MAX_FILE_LINES = 800
 MAX_FN_LINES = 120
 
-# Crates that depend on no other crate of the workspace, and crates that must
-# not reach a network server or shell crate, even indirectly.
-LEAF_CRATES = ("maskflow-extractors", "maskflow-clock", "maskflow-runner")
+# The layers: the workspace crates each lower crate may use (issue 15's table;
+# a crate not listed here may use any), and the crates none of them may reach,
+# even indirectly.
+LAYERS = {
+    "maskflow-extractors": (),
+    "maskflow-clock": (),
+    "maskflow-runner": (),
+    "maskflow-llm": ("maskflow-clock",),
+}
 FORBIDDEN = {
+    "maskflow-llm": ("axum", "tauri", "tao", "wry", "rusqlite"),
     "maskflow-extractors": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-clock": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-runner": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
@@ -432,8 +439,8 @@ def ui_files(root):
 
 
 def dep_violations(metadata):
-    """Forbidden dependencies in `cargo metadata` output: the leaf crates use
-    no other workspace crate, and no listed crate reaches a forbidden one
+    """Forbidden dependencies in `cargo metadata` output: a layered crate uses
+    only the workspace crates below it, and no listed crate reaches a forbidden one
     through normal (non-dev, non-build) dependencies."""
     packages = {p["id"]: p for p in metadata["packages"]}
     members = {packages[i]["name"] for i in metadata["workspace_members"]}
@@ -456,12 +463,12 @@ def dep_violations(metadata):
             dep_name = packages[dep_id]["name"]
             if dep_name in FORBIDDEN[name]:
                 found[f"dep {name} -> {dep_name}"] = "a forbidden dependency"
-        if name in LEAF_CRATES:
+        if name in LAYERS:
             for dep in nodes[pid]["deps"]:
                 dep_name = packages[dep["pkg"]]["name"]
                 normal = any(k.get("kind") is None for k in dep.get("dep_kinds", [{"kind": None}]))
-                if normal and dep_name in members:
-                    found[f"dep {name} -> {dep_name}"] = "a leaf crate uses another crate of the workspace"
+                if normal and dep_name in members and dep_name not in LAYERS[name]:
+                    found[f"dep {name} -> {dep_name}"] = "a crate uses one that is not below it"
     return found
 
 

@@ -3,6 +3,8 @@
 //! Ids are a prefix (`wf_`, `wv_`, `msg_`, `file_`) and a ULID: unique, and
 //! sortable by creation time as plain strings. Times are RFC 3339 UTC strings
 //! with milliseconds, which also sort as strings.
+//!
+//! It must never depend on another Maskflow crate: everything else uses it.
 
 #![deny(missing_docs)]
 

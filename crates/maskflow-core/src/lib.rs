@@ -11,6 +11,7 @@
 extern crate self as maskflow_core;
 
 pub use maskflow_clock as ids;
+pub use maskflow_llm as providers;
 pub use maskflow_runner as runner;
 
 pub mod api;
@@ -23,7 +24,6 @@ pub mod keys;
 pub mod preview;
 pub mod privacy;
 pub mod prompts;
-pub mod providers;
 pub mod pyenv;
 pub mod service;
 pub mod settings;

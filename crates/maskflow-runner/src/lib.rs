@@ -7,6 +7,9 @@
 //! here once and put into the builder's prompt. The runner does no masking
 //! and sends nothing anywhere: its results (stdout, stderr, output previews)
 //! hold real data and stay local; callers mask before anything is sent.
+//!
+//! It must never depend on another Maskflow crate, the network or a database
+//! (checked by `scripts/structure.py`): it only runs what it is given.
 
 #![deny(missing_docs)]
 

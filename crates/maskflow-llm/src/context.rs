@@ -153,7 +153,7 @@ pub fn fit(prompt_tokens: u32, window: Option<u32>, budget: u32) -> Result<u32, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ChatRole;
+    use crate::ChatRole;
     use serde_json::json;
 
     #[test]

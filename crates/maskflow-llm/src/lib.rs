@@ -7,6 +7,13 @@
 //! returns the reply's text, streaming deltas as they come. Parsing and
 //! validating the reply, and the one "repair" round trip, live here in
 //! [`ask_json`] so that every back end behaves the same.
+//!
+//! It must never depend on the privacy guard, the store, the app (maskflow-core)
+//! or a shell: it sits below them all and uses only `maskflow-clock`
+//! (checked by `scripts/structure.py`). The privacy guard wraps providers from
+//! above; nothing here knows it exists.
+
+#![deny(missing_docs)]
 
 pub mod anthropic;
 pub mod blocked;

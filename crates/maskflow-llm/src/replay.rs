@@ -127,7 +127,7 @@ impl Provider for ReplayProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{ChatMessage, ChatRole};
+    use crate::{ChatMessage, ChatRole};
     use std::sync::Arc;
 
     fn request(role: Role) -> LlmRequest {

@@ -1,5 +1,5 @@
 //! The context of one outbound LLM call, carried as a tokio task-local so
-//! the [`crate::privacy::GuardedProvider`] decorator can learn what a back
+//! the privacy guard's `GuardedProvider` decorator (in maskflow-core) can learn what a back
 //! end really sent (the exact body, token counts) without changing the
 //! [`super::Provider`] trait. Back ends call [`record_request`] and
 //! [`record_usage`]; outside a call scope those calls do nothing.

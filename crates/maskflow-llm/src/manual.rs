@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use super::{
     BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, call,
 };
-use crate::ids::{Clock, IdGen, format_rfc3339};
+use maskflow_clock::{Clock, IdGen, format_rfc3339};
 
 /// A prompt waiting for the user to paste an answer.
 #[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
@@ -206,8 +206,8 @@ impl Provider for ManualProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{StepClock, UlidGen};
-    use crate::providers::{ChatRole, Role};
+    use crate::{ChatRole, Role};
+    use maskflow_clock::{StepClock, UlidGen};
 
     use tokio::sync::broadcast;
 

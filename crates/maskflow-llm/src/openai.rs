@@ -277,7 +277,7 @@ impl Provider for OpenAiProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ChatRole;
+    use crate::ChatRole;
 
     #[test]
     fn the_body_asks_for_a_stream_and_the_schema() {
