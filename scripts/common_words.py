@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerates crates/maskflow-core/src/privacy/data/common_en.txt, the common English words
+"""Regenerates crates/maskflow-privacy/src/data/common_en.txt, the common English words
 the egress guard never blocks alone (issue #13), from the wordfreq package's
 data (https://github.com/rspeer/wordfreq, data CC BY-SA 4.0):
 
     pip download wordfreq==3.1.1 --no-deps && unzip wordfreq-*.whl && pip install msgpack
-    python3 scripts/common_words.py wordfreq/data/small_en.msgpack.gz > crates/maskflow-core/src/privacy/data/common_en.txt
+    python3 scripts/common_words.py wordfreq/data/small_en.msgpack.gz > crates/maskflow-privacy/src/data/common_en.txt
 
 Words with a Zipf frequency of at least 3.0 (one in a million words or more),
 letters only, most frequent first."""

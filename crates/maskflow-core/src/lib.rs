@@ -12,6 +12,7 @@ extern crate self as maskflow_core;
 
 pub use maskflow_clock as ids;
 pub use maskflow_llm as providers;
+pub use maskflow_privacy as privacy;
 pub use maskflow_runner as runner;
 
 pub mod api;
@@ -22,7 +23,8 @@ pub mod fit;
 pub mod flows;
 pub mod keys;
 pub mod preview;
-pub mod privacy;
+#[cfg(test)]
+mod privacy_eval;
 pub mod prompts;
 pub mod pyenv;
 pub mod service;

@@ -15,14 +15,18 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "http")]
 pub mod anthropic;
 pub mod blocked;
 pub mod budget;
 pub mod call;
 pub mod context;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod manual;
+#[cfg(feature = "http")]
 pub mod ollama;
+#[cfg(feature = "http")]
 pub mod openai;
 pub mod replay;
 pub mod structured;

@@ -2,7 +2,7 @@
 //! was sent (the exact body), to whom, what came back, how long it took and
 //! whether the guard blocked it. This is the user's answer to "what left my
 //! machine". A blocked request records no body (it was not sent). The rows
-//! are read and written by [`crate::store::llm_calls`].
+//! are read and written by `maskflow_core::store::llm_calls`.
 
 use serde::{Deserialize, Serialize};
 

@@ -40,7 +40,7 @@ use maskflow_extractors::{Registry, ValueOptions};
 
 use self::table::KeyTable;
 use super::keys::{self, KeySet, MAX_PHRASE};
-use crate::providers::{ChatRole, LlmRequest};
+use maskflow_llm::{ChatRole, LlmRequest};
 
 /// The shortest single token indexed, in characters.
 pub const MIN_TOKEN_CHARS: usize = 4;
@@ -53,7 +53,7 @@ pub const CATEGORY_REPEATS: u32 = 10;
 
 /// A match is the provider-level blocked value (`GuardMatch` on the wire), so a
 /// provider error can carry it without the back ends knowing the guard.
-pub use crate::providers::blocked::{
+pub use maskflow_llm::blocked::{
     BlockedValue as GuardMatch, blocked_message, blocked_repair_message,
 };
 

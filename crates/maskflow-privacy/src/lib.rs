@@ -4,20 +4,23 @@
 //! leaves — a match fails with [`ProviderError::PrivacyBlocked`] and nothing
 //! is sent — and every request, sent or blocked, is recorded in the ledger,
 //! written ahead: a sent request's row exists before it is sent.
+//!
+//! It must never depend on the store, the app (maskflow-core) or a shell: it
+//! uses only the back ends (`maskflow-llm`), the extractors and the clock
+//! (checked by `scripts/structure.py`). The ledger is written through the
+//! [`CallSink`] its caller hands it, not by SQL here.
 
-#[cfg(test)]
-mod eval;
 pub mod extracts;
 pub mod guard;
 pub mod keys;
 pub mod ledger;
-mod words;
+pub mod words;
 
 use std::sync::{Arc, Mutex};
 
-use crate::ids::{Clock, IdGen, format_rfc3339};
-use crate::providers::call::{self, CallRecord};
-use crate::providers::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+use maskflow_clock::{Clock, IdGen, format_rfc3339};
+use maskflow_llm::call::{self, CallRecord};
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
 pub use guard::{GuardIndex, GuardMatch};
 pub use ledger::{CallSink, LedgerEntry};
@@ -234,8 +237,8 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use super::*;
-    use crate::ids::{StepClock, UlidGen};
-    use crate::providers::{ChatMessage, ChatRole, Role};
+    use maskflow_clock::{StepClock, UlidGen};
+    use maskflow_llm::{ChatMessage, ChatRole, Role};
 
     /// Records what the ledger was told, in order.
     #[derive(Debug, Default)]

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
 use crate::build::mask::{Allowlist, mask_error};
+use crate::privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
 use crate::prompts;
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
 
@@ -168,7 +168,7 @@ fn must_block(people: &[Person]) -> Vec<(&'static str, String)> {
         out.push(("name", p.name.to_uppercase()));
         out.push(("name", format!("customer {} asked", p.name.to_lowercase())));
         out.push(("name", p.name.replace(' ', "  ")));
-        if !super::words::is_common(super::keys::token_hash(p.last)) {
+        if !crate::privacy::words::is_common(crate::privacy::keys::token_hash(p.last)) {
             out.push(("rare name", format!("Mr {}", p.last)));
         }
         out.push(("email", p.email.clone()));

@@ -12,8 +12,8 @@ use maskflow_extractors::ValueSink;
 
 use super::table::{COMMON, KeyTable, SOURCE, STARTS_PHRASE, VALUE};
 use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
-use crate::privacy::keys::{self, KeySet, MAX_PHRASE, Token};
-use crate::privacy::words::is_common;
+use crate::keys::{self, KeySet, MAX_PHRASE, Token};
+use crate::words::is_common;
 
 /// Most distinct values tracked per column to tell categories from values:
 /// a column with more is not a handful of categories (and a small set stays

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::providers::{ChatMessage, Role};
+use maskflow_llm::{ChatMessage, Role};
 
 fn index_files(files: &[(&str, &[u8])]) -> GuardIndex {
     let dir = tempfile::tempdir().expect("tmp");
