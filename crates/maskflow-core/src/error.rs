@@ -172,3 +172,34 @@ impl CoreError {
 
 /// Result of a service call.
 pub type Result<T, E = CoreError> = std::result::Result<T, E>;
+
+/// The flows' errors keep their code and sentence on the wire: each maps to
+/// the `CoreError` of the same name, and an app error handed through a port
+/// comes back as it was.
+impl From<crate::flows::error::Error> for CoreError {
+    fn from(e: crate::flows::error::Error) -> Self {
+        use crate::flows::error::Error as F;
+        match e {
+            F::InvalidRequest(m) => CoreError::InvalidRequest(m),
+            F::NotFound { what, id } => CoreError::NotFound { what, id },
+            F::Conflict(m) => CoreError::Conflict(m),
+            F::Archived(m) => CoreError::Archived(m),
+            F::RunInProgress(id) => CoreError::RunInProgress(id),
+            F::AgentMismatch(m) => CoreError::AgentMismatch(m),
+            F::Db(e) => CoreError::Db(e),
+            F::Io { context, source } => CoreError::io(context, source),
+            F::Corrupt(m) => CoreError::Corrupt(m),
+            F::App(e) => match e.downcast::<CoreError>() {
+                Ok(core) => *core,
+                Err(other) => CoreError::Corrupt(other.to_string()),
+            },
+        }
+    }
+}
+
+/// An app error on its way through a flows port ([`crate::flows::FlowStorage`]).
+impl From<CoreError> for crate::flows::error::Error {
+    fn from(e: CoreError) -> Self {
+        crate::flows::error::Error::App(Box::new(e))
+    }
+}

@@ -11,16 +11,19 @@
 extern crate self as maskflow_core;
 
 pub use maskflow_clock as ids;
+pub use maskflow_flows as flows;
 pub use maskflow_llm as providers;
 pub use maskflow_privacy as privacy;
 pub use maskflow_runner as runner;
+pub use maskflow_table as table;
 
 pub mod api;
 pub mod build;
 pub mod error;
 pub mod events;
 pub mod fit;
-pub mod flows;
+#[cfg(test)]
+mod flow_engine_tests;
 pub mod keys;
 pub mod preview;
 #[cfg(test)]
@@ -31,7 +34,6 @@ pub mod service;
 pub mod settings;
 pub mod spec;
 pub mod store;
-pub mod table;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod versions;

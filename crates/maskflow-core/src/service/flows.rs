@@ -1,5 +1,6 @@
 //! Flows behind the facade: one method per flow call the shells make, so
-//! no shell reaches into the [`FlowEngine`](crate::flows::FlowEngine).
+//! no shell reaches into the [`FlowEngine`](crate::flows::FlowEngine). The
+//! engine's errors become `CoreError`s of the same name here.
 
 use serde_json::Value;
 
@@ -12,48 +13,48 @@ use crate::flows::{StartFlow, Started};
 impl Service {
     /// Every flow in `flows/` (re-read now); invalid ones are disabled.
     pub fn flow_list(&self) -> Result<FlowList> {
-        self.flows().list()
+        Ok(self.flows().list()?)
     }
 
     /// A flow's definition as written.
     pub fn flow_definition(&self, name: &str) -> Result<Value> {
-        self.flows().definition(name)
+        Ok(self.flows().definition(name)?)
     }
 
     /// Starts a run, or resumes one; the run goes on in the background.
     pub fn flow_start(&self, name: &str, request: StartFlow) -> Result<Started> {
-        self.flows().start(name, request)
+        Ok(self.flows().start(name, request)?)
     }
 
     /// Like [`Service::flow_start`], returning the run's handle to drive
     /// (the CLI waits on it).
     pub fn flow_prepare(&self, name: &str, request: StartFlow) -> Result<(Started, RunHandle)> {
-        self.flows().prepare(name, request)
+        Ok(self.flows().prepare(name, request)?)
     }
 
     /// A flow's runs, newest first.
     pub fn flow_runs(&self, name: &str) -> Result<RunList> {
-        self.flows().runs(name)
+        Ok(self.flows().runs(name)?)
     }
 
     /// One run with its transcript and pending question.
     pub fn flow_run(&self, id: &str) -> Result<RunView> {
-        self.flows().get_run(id)
+        Ok(self.flows().get_run(id)?)
     }
 
     /// Renames or (un)archives a run.
     pub fn flow_patch(&self, id: &str, patch: RunPatch) -> Result<RunView> {
-        self.flows().patch(id, patch)
+        Ok(self.flows().patch(id, patch)?)
     }
 
     /// Stops a run: the step in flight is cancelled.
     pub async fn flow_stop(&self, id: &str) -> Result<RunView> {
-        self.flows().stop(id).await
+        Ok(self.flows().stop(id).await?)
     }
 
     /// Answers the gate a run waits at; the run carries on in the background.
     pub fn flow_answer(&self, id: &str, answer: GateAnswer) -> Result<Started> {
-        self.flows().answer(id, answer)
+        Ok(self.flows().answer(id, answer)?)
     }
 
     /// Like [`Service::flow_answer`], returning the handle instead of spawning it.
@@ -62,7 +63,7 @@ impl Service {
         id: &str,
         answer: GateAnswer,
     ) -> Result<(Started, Option<RunHandle>)> {
-        self.flows().prepare_answer(id, answer)
+        Ok(self.flows().prepare_answer(id, answer)?)
     }
 
     /// Cancels the LLM call in flight in a run's step (a stale `inflight_id` is refused).
@@ -71,23 +72,24 @@ impl Service {
         conversation_id: &str,
         inflight_id: Option<&str>,
     ) -> Result<RunView> {
-        self.flows()
+        Ok(self
+            .flows()
             .cancel_inflight(conversation_id, inflight_id)
-            .await
+            .await?)
     }
 
     /// A flow as Mermaid.
     pub fn flow_mermaid(&self, name: &str) -> Result<String> {
-        self.flows().mermaid(name)
+        Ok(self.flows().mermaid(name)?)
     }
 
     /// A flow with its agents as one bundle.
     pub fn flow_export(&self, name: &str) -> Result<FlowBundle> {
-        self.flows().export_bundle(name)
+        Ok(self.flows().export_bundle(name)?)
     }
 
     /// Imports a bundle or a Mermaid diagram.
     pub fn flow_import(&self, request: ImportRequest) -> Result<FlowSummary> {
-        self.flows().import_flow(request)
+        Ok(self.flows().import_flow(request)?)
     }
 }

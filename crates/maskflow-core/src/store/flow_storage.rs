@@ -5,8 +5,8 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use super::{LOCAL_ACCOUNT, backups, leases};
-use crate::error::Result;
 use crate::flows::FlowStorage;
+use crate::flows::error::Result;
 
 /// The store as the flow engine's database: this process's leases, the
 /// local account.
@@ -15,7 +15,7 @@ pub struct StoreFlowStorage;
 
 impl FlowStorage for StoreFlowStorage {
     fn open(&self, home: &Path, stamp: &str) -> Result<Connection> {
-        super::open(home, stamp)
+        Ok(super::open(home, stamp)?)
     }
 
     fn backup_before_run(
@@ -25,7 +25,8 @@ impl FlowStorage for StoreFlowStorage {
         run_id: &str,
         now: &str,
     ) -> Result<()> {
-        backups::take(conn, home, backups::Reason::PreFlowRun, Some(run_id), now).map(|_| ())
+        backups::take(conn, home, backups::Reason::PreFlowRun, Some(run_id), now)?;
+        Ok(())
     }
 
     fn lease_ttl_ms(&self) -> i64 {
@@ -34,16 +35,22 @@ impl FlowStorage for StoreFlowStorage {
 
     fn acquire_lease(&self, conn: &Connection, resource: &str, now_ms: i64) -> Result<()> {
         let owner = leases::LeaseOwner::this_process();
-        leases::acquire(conn, resource, &owner, now_ms, leases::DEFAULT_TTL_MS).map(|_| ())
+        leases::acquire(conn, resource, &owner, now_ms, leases::DEFAULT_TTL_MS)?;
+        Ok(())
     }
 
     fn renew_lease(&self, conn: &Connection, resource: &str, now_ms: i64) -> Result<()> {
         let owner = leases::LeaseOwner::this_process();
-        leases::heartbeat(conn, resource, &owner, now_ms, leases::DEFAULT_TTL_MS).map(|_| ())
+        leases::heartbeat(conn, resource, &owner, now_ms, leases::DEFAULT_TTL_MS)?;
+        Ok(())
     }
 
     fn release_lease(&self, conn: &Connection, resource: &str) -> Result<()> {
-        leases::release(conn, resource, &leases::LeaseOwner::this_process())
+        Ok(leases::release(
+            conn,
+            resource,
+            &leases::LeaseOwner::this_process(),
+        )?)
     }
 
     fn account(&self) -> &str {

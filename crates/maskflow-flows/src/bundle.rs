@@ -1,0 +1,304 @@
+//! Seed 003's export/import format: one JSON file with a flow (its definition
+//! and Mermaid source) and the agents and agent commands it uses, versioned by
+//! `exportVersion`, plus the file I/O of writing an imported flow into the
+//! data folder. A name clash (the flow, or an agent whose file differs) is
+//! refused unless the caller says to overwrite.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::agents::{self, AgentCommand, AgentDef};
+use super::definition::{self, FlowDef, Step};
+use super::engine::FlowEngine;
+use super::{FlowSummary, mermaid};
+use crate::error::{Error, Result};
+
+/// The bundle version this build writes (and the major version it reads).
+pub const EXPORT_VERSION: &str = "2.0";
+
+/// `GET /api/flows/{name}/export`: a flow with its agents.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowBundle {
+    /// The flow.
+    pub workflow: BundledFlow,
+    /// The agents its steps name (those with a file), with their commands.
+    #[serde(default)]
+    pub agents: Vec<BundledAgent>,
+    /// `2.0`.
+    pub export_version: String,
+    /// RFC 3339.
+    pub exported_at: String,
+}
+
+/// The flow of a bundle.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BundledFlow {
+    /// The file stem.
+    pub name: String,
+    /// The description.
+    #[serde(default)]
+    pub description: String,
+    /// The flow as Mermaid with its config block.
+    #[serde(default)]
+    pub mermaid_source: String,
+    /// The flow file's JSON (read first; `mermaidSource` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    #[ts(type = "unknown")]
+    pub definition: Option<Value>,
+}
+
+/// An agent of a bundle: `agents/<id>.json` and its commands.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BundledAgent {
+    /// The agent's name.
+    pub id: String,
+    /// The agent file's JSON.
+    #[schema(value_type = Object)]
+    #[ts(type = "unknown")]
+    pub agent: Value,
+    /// Command name → the command file's JSON.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    #[ts(type = "Record<string, unknown>")]
+    pub commands: BTreeMap<String, Value>,
+}
+
+/// `POST /api/flows/import`: a bundle or a Mermaid text.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "FlowImport")]
+pub struct ImportRequest {
+    /// A bundle (as exported).
+    #[serde(default)]
+    #[ts(optional)]
+    pub bundle: Option<FlowBundle>,
+    /// A Mermaid diagram with its config block.
+    #[serde(default)]
+    #[ts(optional)]
+    pub mermaid: Option<String>,
+    /// The name to save it as (required for Mermaid; defaults to the bundle's).
+    #[serde(default)]
+    #[ts(optional)]
+    pub name: Option<String>,
+    /// Replace a flow (and agents) of the same name.
+    #[serde(default)]
+    #[ts(optional)]
+    pub overwrite: Option<bool>,
+}
+
+fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
+    for s in steps {
+        out.push(s);
+        match s {
+            Step::StartLoop(l) => walk(&l.steps, out),
+            Step::Decision(d) => {
+                for b in &d.branches {
+                    walk(b.steps.as_deref().unwrap_or(&[]), out);
+                }
+                if let Some(df) = &d.default {
+                    walk(df.steps.as_deref().unwrap_or(&[]), out);
+                }
+            }
+            Step::Foreach(f) => walk(std::slice::from_ref(&f.step), out),
+            _ => {}
+        }
+    }
+}
+
+/// Every step of a flow, nested ones included.
+fn all_steps(def: &FlowDef) -> Vec<&Step> {
+    let mut out = Vec::new();
+    walk(def.steps.as_deref().unwrap_or(&[]), &mut out);
+    walk(def.nodes.as_deref().unwrap_or(&[]), &mut out);
+    out
+}
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io { context, source }
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string_pretty(v).map_err(|e| Error::Corrupt(e.to_string()))
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))?;
+    }
+    std::fs::write(path, format!("{text}\n"))
+        .map_err(io(format!("cannot write {}", path.display())))
+}
+
+fn bad(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::InvalidRequest(format!("{what}: {e}"))
+}
+
+impl FlowEngine {
+    /// A flow as Mermaid (seed 003's diagram and config block).
+    pub fn mermaid(&self, name: &str) -> Result<String> {
+        Ok(mermaid::export(&self.load_definition(name)?))
+    }
+
+    /// A flow with its agents, ready to import on another machine.
+    pub fn export_bundle(&self, name: &str) -> Result<FlowBundle> {
+        let def = self.load_definition(name)?;
+        let mut agents: BTreeMap<String, BundledAgent> = BTreeMap::new();
+        for step in all_steps(&def) {
+            let Some((agent, _)) = step.agent() else {
+                continue;
+            };
+            let id = agent.to_string();
+            let file = self.home().join("agents").join(format!("{id}.json"));
+            if !agents.contains_key(&id) {
+                let a = agents::load_agent(self.home(), &id).map_err(|e| bad("agent", e))?;
+                if !file.exists() {
+                    continue;
+                }
+                agents.insert(
+                    id.clone(),
+                    BundledAgent {
+                        id: id.clone(),
+                        agent: serde_json::to_value(a)
+                            .map_err(|e| Error::Corrupt(e.to_string()))?,
+                        commands: BTreeMap::new(),
+                    },
+                );
+            }
+            if let Step::Command(c) = step
+                && let Some(entry) = agents.get_mut(&id)
+            {
+                let cmd = agents::load_command(self.home(), &id, c.command_name.as_str())
+                    .map_err(|e| bad("command", e))?;
+                entry.commands.insert(
+                    c.command_name.to_string(),
+                    serde_json::to_value(cmd).map_err(|e| Error::Corrupt(e.to_string()))?,
+                );
+            }
+        }
+        Ok(FlowBundle {
+            workflow: BundledFlow {
+                name: name.to_owned(),
+                description: def.description.clone().unwrap_or_default(),
+                mermaid_source: mermaid::export(&def),
+                definition: Some(
+                    serde_json::to_value(&def).map_err(|e| Error::Corrupt(e.to_string()))?,
+                ),
+            },
+            agents: agents.into_values().collect(),
+            export_version: EXPORT_VERSION.to_owned(),
+            exported_at: self.now_rfc3339(),
+        })
+    }
+
+    /// Writes an imported flow (and a bundle's agents) into the data folder.
+    /// A clash is a `Conflict` unless `overwrite` is set.
+    pub fn import_flow(&self, request: ImportRequest) -> Result<FlowSummary> {
+        let overwrite = request.overwrite.unwrap_or(false);
+        let (def, name, agents) = match (request.bundle, request.mermaid) {
+            (Some(_), Some(_)) => {
+                return Err(Error::InvalidRequest(
+                    "give either bundle or mermaid, not both".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(Error::InvalidRequest(
+                    "give a bundle or a mermaid text".into(),
+                ));
+            }
+            (None, Some(text)) => {
+                let def = mermaid::import(&text).map_err(|e| bad("the Mermaid diagram", e))?;
+                let name = request.name.ok_or_else(|| {
+                    Error::InvalidRequest("name is required to import a Mermaid diagram".into())
+                })?;
+                (def, name, Vec::new())
+            }
+            (Some(b), None) => {
+                if !b.export_version.starts_with("2.") {
+                    return Err(Error::InvalidRequest(format!(
+                        "exportVersion {:?} is not supported (this version reads 2.x)",
+                        b.export_version
+                    )));
+                }
+                let def = match &b.workflow.definition {
+                    Some(v) => definition::from_value(v).map_err(|e| bad("the bundled flow", e))?,
+                    None => mermaid::import(&b.workflow.mermaid_source)
+                        .map_err(|e| bad("the bundled Mermaid source", e))?,
+                };
+                (def, request.name.unwrap_or(b.workflow.name), b.agents)
+            }
+        };
+        if !agents::valid_name(&name) {
+            return Err(Error::InvalidRequest(format!(
+                "flow name {name:?} may only use letters, digits, - and _"
+            )));
+        }
+        let home = self.home();
+        let flow_path = agents::flows_dir(home).join(format!("{name}.json"));
+        let mut writes: Vec<(std::path::PathBuf, String)> =
+            vec![(flow_path.clone(), to_json(&def)?)];
+        let mut clashes = Vec::new();
+        if flow_path.exists() {
+            clashes.push(format!("flow {name}"));
+        }
+        for a in &agents {
+            if !agents::valid_name(&a.id) {
+                return Err(Error::InvalidRequest(format!(
+                    "agent name {:?} is not valid",
+                    a.id
+                )));
+            }
+            let parsed: AgentDef = serde_json::from_value(a.agent.clone())
+                .map_err(|e| bad(&format!("agent {}", a.id), e))?;
+            let path = home.join("agents").join(format!("{}.json", a.id));
+            let text = to_json(&parsed)?;
+            if path.exists() && agents::load_agent(home, &a.id).ok().as_ref() != Some(&parsed) {
+                clashes.push(format!("agent {}", a.id));
+            }
+            writes.push((path, text));
+            for (cname, c) in &a.commands {
+                if !agents::valid_name(cname) {
+                    return Err(Error::InvalidRequest(format!(
+                        "command name {cname:?} is not valid"
+                    )));
+                }
+                let cmd: AgentCommand = serde_json::from_value(c.clone())
+                    .map_err(|e| bad(&format!("command {cname}"), e))?;
+                let path = home
+                    .join("agents")
+                    .join(&a.id)
+                    .join("commands")
+                    .join(format!("{cname}.json"));
+                if path.exists()
+                    && agents::load_command(home, &a.id, cname).ok().as_ref() != Some(&cmd)
+                {
+                    clashes.push(format!("command {}/{cname}", a.id));
+                }
+                writes.push((path, to_json(&cmd)?));
+            }
+        }
+        if !clashes.is_empty() && !overwrite {
+            return Err(Error::Conflict(format!(
+                "{} already exist{}; import again with overwrite to replace {}",
+                clashes.join(", "),
+                if clashes.len() == 1 { "s" } else { "" },
+                if clashes.len() == 1 { "it" } else { "them" },
+            )));
+        }
+        for (path, text) in writes {
+            write(&path, &text)?;
+        }
+        Ok(FlowSummary {
+            name,
+            description: def.description.unwrap_or_default(),
+            disabled: false,
+            error: None,
+        })
+    }
+}

@@ -1,0 +1,206 @@
+//! Asking an agent.
+
+use super::*;
+
+impl FlowEngine {
+    /// An `llm` or `command` step: an inline prompt, or one of the agent's commands.
+    pub(super) async fn exec_agent(&self, run: &Loaded, cur: usize, st: &RunState) -> StepResult {
+        let node = &run.program.nodes[cur];
+        let mut next = st.clone();
+        let pctx = self.prompt_context(run, st);
+        let (agent, identifier, msgs) = match &node.op {
+            Op::Llm(s) => (
+                s.agent_type.as_str(),
+                s.identifier.as_str(),
+                render_messages(&s.messages, &pctx),
+            ),
+            Op::Command(s) => {
+                let key = format!("{}/{}", s.agent_type, s.command_name);
+                let cmd = run.snapshot.commands.get(&key).ok_or_else(|| {
+                    failure(format!(
+                        "unknown command {:?} of agent {:?}",
+                        s.command_name.as_str(),
+                        s.agent_type.as_str()
+                    ))
+                })?;
+                (
+                    s.agent_type.as_str(),
+                    s.identifier.as_str(),
+                    render_messages(&cmd.messages, &pctx),
+                )
+            }
+            _ => return Err(failure("not an agent step".to_owned())),
+        };
+        let feedback = retry_feedback(st, cur);
+        let (reply, rows) = self
+            .ask(
+                run,
+                node,
+                &mut next,
+                agent,
+                identifier,
+                msgs,
+                feedback.as_deref(),
+                true,
+                None,
+            )
+            .await?;
+        Self::complete_with(&mut next, node, prompt::parse_output(&reply), false);
+        let turn = TurnRow {
+            role: TurnRole::Assistant,
+            content: reply,
+            command: meta(run, node, None),
+        };
+        enter(&run.program, &mut next, node.next);
+        advance(next, vec![turn], rows, true)
+    }
+
+    /// A `break` step: asks the agent yes or no and leaves the loop on `breakOn`.
+    pub(super) async fn exec_break(
+        &self,
+        run: &Loaded,
+        cur: usize,
+        st: &RunState,
+        step: &crate::definition::BreakStep,
+        loop_start: usize,
+    ) -> StepResult {
+        let node = &run.program.nodes[cur];
+        let program = &run.program;
+        let mut next = st.clone();
+        let msgs = vec![ChatMessage::new(
+            ChatRole::User,
+            prompt::break_question(step.question.as_str()),
+        )];
+        let feedback = retry_feedback(st, cur);
+        let (reply, rows) = self
+            .ask(
+                run,
+                node,
+                &mut next,
+                step.agent_type.as_str(),
+                step.identifier.as_str(),
+                msgs,
+                feedback.as_deref(),
+                true,
+                None,
+            )
+            .await?;
+        let turn = TurnRow {
+            role: TurnRole::Assistant,
+            content: reply.clone(),
+            command: meta(run, node, None),
+        };
+        let answer = match prompt::parse_break(&reply) {
+            Ok(a) => a,
+            Err(e) => {
+                return Err(StepFailure {
+                    error: FlowError::reply(format!("break step {:?}: {e}", node.label)),
+                    turns: vec![turn],
+                });
+            }
+        };
+        Self::complete_with(&mut next, node, json!({"answer": answer.as_str()}), false);
+        if answer == step.break_on {
+            enter(program, &mut next, program.nodes[loop_start].next);
+        } else {
+            enter(program, &mut next, node.next);
+        }
+        advance(next, vec![turn], rows, true)
+    }
+
+    /// Sends one agent request; returns the reply and the messages to store.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ask(
+        &self,
+        run: &Loaded,
+        node: &compile::Node,
+        next: &mut RunState,
+        agent: &str,
+        identifier: &str,
+        msgs: Vec<ChatMessage>,
+        feedback: Option<&str>,
+        keep_history: bool,
+        item: Option<(String, Value)>,
+    ) -> std::result::Result<(String, Vec<AgentMessageRow>), StepFailure> {
+        let def = run.snapshot.agents.get(agent).cloned().unwrap_or_default();
+        let history = if keep_history {
+            let key = format!("{agent}:{identifier}");
+            let conv = match next.agent_conversations.get(&key) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = self.inner.ids.next_id("conv");
+                    next.agent_conversations.insert(key, c.clone());
+                    next.conversation_agents.insert(c.clone(), agent.to_owned());
+                    c
+                }
+            };
+            let (h, _) =
+                fstore::conversation_tail(&self.db(), &conv, HISTORY_LIMIT).map_err(|e| {
+                    FlowError::store(format!("could not read the agent conversation: {e}"))
+                })?;
+            Some((conv, h))
+        } else {
+            None
+        };
+        let task = TaskContext {
+            flow: run.flow_name.clone(),
+            step: node.label.clone(),
+            iterations: next.loop_stack.iter().map(|f| f.iteration).collect(),
+            item,
+        };
+        let system = prompt::system_message(def.prompt.as_ref().map(|p| p.as_str()), None, &task);
+        let empty = Vec::new();
+        let request = LlmRequest {
+            role: Role::Agent(agent.to_owned()),
+            messages: prompt::assemble(
+                system,
+                history.as_ref().map_or(&empty, |(_, h)| h),
+                msgs.clone(),
+                feedback,
+            ),
+            schema: None,
+        };
+        let authored = serde_json::to_string(&run.snapshot).unwrap_or_default();
+        let provider = self.agent_backend(agent, &def, &authored)?;
+        let events = self.inner.events.clone();
+        let conversation_id = run.id.clone();
+        let sink = move |d: &str| {
+            events.publish(FlowEvent::Delta {
+                conversation_id: conversation_id.clone(),
+                delta: d.to_owned(),
+            })
+        };
+        let reply = provider
+            .complete(&request, &sink)
+            .await
+            .map_err(|e| FlowError::agent(format!("agent {agent:?} failed: {e}")))?;
+        let mut rows = Vec::new();
+        if let Some((conv, _)) = history {
+            let mut sent = msgs;
+            if let Some(f) = feedback {
+                sent.push(ChatMessage::new(
+                    ChatRole::User,
+                    format!("Previous attempt failed: {f}"),
+                ));
+            }
+            sent.push(ChatMessage::new(ChatRole::Assistant, reply.text.clone()));
+            rows = sent
+                .into_iter()
+                .map(|message| AgentMessageRow {
+                    conversation_id: conv.clone(),
+                    agent: agent.to_owned(),
+                    message,
+                })
+                .collect();
+        }
+        Ok((reply.text, rows))
+    }
+}
+
+/// The postcondition error of the previous attempt at `cur`, told to the agent on a retry.
+fn retry_feedback(st: &RunState, cur: usize) -> Option<String> {
+    st.pending_retry
+        .as_ref()
+        .filter(|p| p.node == cur)
+        .map(|p| p.error.clone())
+}

@@ -1,0 +1,254 @@
+//! Answering a gate or a run that needs attention.
+
+use super::*;
+
+impl FlowEngine {
+    /// Answers the gate a run waits at, or a run that needs attention
+    /// (`retry`, `skip`, `stop`), and carries on in the background.
+    pub fn answer(&self, id: &str, answer: GateAnswer) -> Result<Started> {
+        let (started, handle) = self.prepare_answer(id, answer)?;
+        if let Some(h) = handle {
+            tokio::spawn(h.run());
+        }
+        Ok(started)
+    }
+
+    /// Like [`FlowEngine::answer`], returning the handle instead of spawning it.
+    pub fn prepare_answer(
+        &self,
+        id: &str,
+        answer: GateAnswer,
+    ) -> Result<(Started, Option<RunHandle>)> {
+        let row =
+            fstore::get_run(&self.db(), id)?.ok_or_else(|| Error::not_found("flow run", id))?;
+        if row.archived {
+            return Err(Error::Archived(format!("flow run {id}")));
+        }
+        if lock(&self.inner.inflight).contains_key(id) {
+            return Err(Error::RunInProgress(id.to_owned()));
+        }
+        self.check_lease(id)?;
+        let run = self.load(&row)?;
+        let option = answer.option.trim().to_owned();
+        let input = answer
+            .input
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        let mut next = row.state.clone();
+        let cursor = next
+            .cursor
+            .ok_or_else(|| Error::Conflict(format!("run {id} has no step waiting")))?;
+        let node = &run.program.nodes[cursor];
+        let (turn, stop) = match (row.status, &row.pending) {
+            (RunStatus::Waiting, Some(Pending::Gate { .. })) => {
+                let turn = answer_gate(&run, node, &mut next, &option, input)?;
+                (turn, false)
+            }
+            (RunStatus::NeedsAttention, pending) => {
+                let join = matches!(pending, Some(Pending::Join { .. }));
+                answer_attention(&run, node, &mut next, &option, join)?
+            }
+            (RunStatus::Waiting, Some(Pending::Subflow { conversation_id })) => {
+                let child = conversation_id;
+                return Err(Error::Conflict(format!(
+                    "run {id} waits for its subflow; answer run {child} instead"
+                )));
+            }
+            (status, _) => {
+                return Err(Error::Conflict(format!(
+                    "run {id} is {} and is not waiting for an answer",
+                    status.as_str()
+                )));
+            }
+        };
+        let turns = vec![turn];
+        if stop {
+            return self.record_stop(&run, row.status, &next, turns);
+        }
+        self.resume_answered(run, row.status, next, turns)
+    }
+
+    /// Records the stop an answer asked for.
+    fn record_stop(
+        &self,
+        run: &Loaded,
+        from: RunStatus,
+        next: &RunState,
+        turns: Vec<TurnRow>,
+    ) -> Result<(Started, Option<RunHandle>)> {
+        self.record_status(
+            &run.id,
+            &run.flow_name,
+            from,
+            RunEvent::Stop,
+            next,
+            None,
+            None,
+            turns,
+        )?;
+        let started = Started {
+            status: "stopped".into(),
+            flow_name: run.flow_name.clone(),
+            conversation_id: run.id.clone(),
+            inflight_id: String::new(),
+            model_id: self.model_id(&run.snapshot),
+        };
+        Ok((started, None))
+    }
+
+    /// Records the run as running again and returns the handle that drives it on.
+    fn resume_answered(
+        &self,
+        run: Loaded,
+        from: RunStatus,
+        next: RunState,
+        turns: Vec<TurnRow>,
+    ) -> Result<(Started, Option<RunHandle>)> {
+        self.record_status(
+            &run.id,
+            &run.flow_name,
+            from,
+            RunEvent::Answer,
+            &next,
+            None,
+            None,
+            turns,
+        )?;
+        let inflight_id = self.inner.ids.next_id("inf");
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let (done_tx, done_rx) = watch::channel(false);
+        self.take_lease(&run.id)?;
+        lock(&self.inner.inflight).insert(
+            run.id.clone(),
+            Inflight {
+                inflight_id: inflight_id.clone(),
+                cancel: cancel_tx,
+                done: done_rx,
+            },
+        );
+        let started = Started {
+            status: "started".into(),
+            flow_name: run.flow_name.clone(),
+            conversation_id: run.id.clone(),
+            inflight_id,
+            model_id: self.model_id(&run.snapshot),
+        };
+        Ok((
+            started,
+            Some(RunHandle {
+                engine: self.clone(),
+                run: Arc::new(run),
+                state: next,
+                cancel: cancel_rx,
+                done: done_tx,
+            }),
+        ))
+    }
+}
+
+/// The answer to a gate: the chosen option (and its input) becomes the
+/// step's output and `gate`, and the run moves to the option's target.
+fn answer_gate(
+    run: &Loaded,
+    node: &compile::Node,
+    next: &mut RunState,
+    option: &str,
+    input: Option<String>,
+) -> Result<TurnRow> {
+    let Op::Gate { step, targets } = &node.op else {
+        return Err(Error::Corrupt(format!(
+            "run {} waits at a step that is not a gate",
+            run.id
+        )));
+    };
+    let Some(i) = step
+        .options
+        .iter()
+        .position(|o| o.label.as_str().eq_ignore_ascii_case(option))
+    else {
+        let labels: Vec<&str> = step.options.iter().map(|o| o.label.as_str()).collect();
+        return Err(Error::InvalidRequest(format!(
+            "option {option:?} is not one of {labels:?}"
+        )));
+    };
+    let chosen = &step.options[i];
+    if chosen.requires_input && input.is_none() {
+        return Err(Error::InvalidRequest(format!(
+            "option {:?} requires input",
+            chosen.label.as_str()
+        )));
+    }
+    let decision = json!({"option": chosen.label.as_str(), "input": input});
+    next.output = decision.clone();
+    next.local.remove("output");
+    next.gate = Some(decision.clone());
+    if let Some(sid) = &node.id {
+        next.steps.insert(sid.clone(), decision);
+        next.local.remove(&format!("steps.{sid}"));
+    }
+    next.step_path = node.path.clone();
+    next.steps_done += 1;
+    let target = match &targets[i] {
+        Target::Continue => node.next,
+        Target::End => None,
+        Target::Node(n) => Some(*n),
+    };
+    enter(&run.program, next, target);
+    let content = match &input {
+        Some(t) => format!("{}: {t}", chosen.label),
+        None => chosen.label.to_string(),
+    };
+    Ok(TurnRow {
+        role: TurnRole::User,
+        content,
+        command: meta(run, node, None),
+    })
+}
+
+/// The answer to a run that needs attention: `retry`, `skip` or `stop`
+/// (true); `join` when failed foreach items are what needs it.
+fn answer_attention(
+    run: &Loaded,
+    node: &compile::Node,
+    next: &mut RunState,
+    option: &str,
+    join: bool,
+) -> Result<(TurnRow, bool)> {
+    let choice = option.to_ascii_lowercase();
+    let mut stop = false;
+    match choice.as_str() {
+        "retry" => {
+            next.pending_retry = None;
+            if join && let Some(p) = next.foreach.as_mut() {
+                p.results.retain(|_, r| r.ok);
+                let fnode = p.node;
+                enter(&run.program, next, Some(fnode));
+            }
+        }
+        "skip" => {
+            next.pending_retry = None;
+            if join {
+                next.join_skip_failures = true;
+            } else {
+                next.step_path = node.path.clone();
+                enter(&run.program, next, node.next);
+            }
+        }
+        "stop" => stop = true,
+        _ => {
+            return Err(Error::InvalidRequest(format!(
+                "a run that needs attention takes retry, skip or stop, not {option:?}"
+            )));
+        }
+    }
+    Ok((
+        TurnRow {
+            role: TurnRole::User,
+            content: choice,
+            command: meta(run, node, None),
+        },
+        stop,
+    ))
+}

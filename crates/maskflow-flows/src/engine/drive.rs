@@ -1,0 +1,291 @@
+//! Driving a run step by step until it ends, waits or is stopped.
+
+use std::ops::ControlFlow;
+
+use super::*;
+
+/// A step that moved on, before its postconditions are checked.
+struct Advanced {
+    next: RunState,
+    turns: Vec<TurnRow>,
+    msgs: Vec<AgentMessageRow>,
+    check_post: bool,
+}
+
+/// How a step ended.
+pub(super) enum Outcome {
+    Advance {
+        next: RunState,
+        turns: Vec<TurnRow>,
+        msgs: Vec<AgentMessageRow>,
+        check_post: bool,
+    },
+    Wait {
+        next: RunState,
+        /// [`RunEvent::Wait`] or [`RunEvent::Escalate`].
+        event: RunEvent,
+        pending: Pending,
+        turns: Vec<TurnRow>,
+    },
+    Stopped,
+}
+
+pub(super) struct StepFailure {
+    pub(super) error: FlowError,
+    pub(super) turns: Vec<TurnRow>,
+}
+
+pub(super) fn failure(message: impl Into<String>) -> StepFailure {
+    StepFailure {
+        error: FlowError::step(message),
+        turns: Vec::new(),
+    }
+}
+
+impl From<FlowError> for StepFailure {
+    fn from(error: FlowError) -> Self {
+        StepFailure {
+            error,
+            turns: Vec::new(),
+        }
+    }
+}
+
+/// Moves the cursor to `target`, closing loops the target is not in and
+/// opening (at iteration 1) those it is in.
+pub(super) fn enter(program: &Program, state: &mut RunState, target: Option<usize>) {
+    state.cursor = target;
+    let Some(t) = target else {
+        state.loop_stack.clear();
+        return;
+    };
+    let loops = &program.nodes[t].loops;
+    let keep = state
+        .loop_stack
+        .iter()
+        .zip(loops)
+        .take_while(|(f, l)| f.node == **l)
+        .count();
+    state.loop_stack.truncate(keep);
+    for &l in &loops[keep..] {
+        state.loop_stack.push(LoopFrame {
+            loop_step_path: program.nodes[l].path.clone(),
+            iteration: 1,
+            node: l,
+        });
+    }
+}
+
+impl FlowEngine {
+    pub(super) fn stop_flag(&self, id: &str) -> bool {
+        fstore::stop_requested(&self.db(), id).unwrap_or(false)
+    }
+
+    pub(super) async fn cancelled(&self, id: &str, cancel: &mut watch::Receiver<bool>) {
+        loop {
+            if *cancel.borrow() {
+                return;
+            }
+            tokio::select! {
+                r = cancel.changed() => {
+                    if r.is_err() {
+                        // The sender is gone: nobody can stop this run in-process any more.
+                        std::future::pending::<()>().await;
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                    if self.stop_flag(id) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn drive<'a>(
+        &'a self,
+        run: Arc<Loaded>,
+        mut st: RunState,
+        cancel: &'a mut watch::Receiver<bool>,
+    ) -> maskflow_llm::BoxFuture<'a, RunStatus> {
+        Box::pin(async move {
+            loop {
+                if *cancel.borrow() || self.stop_flag(&run.id) {
+                    return self.end(&run, &st, RunEvent::Stop, None, vec![]);
+                }
+                let Some(cur) = st.cursor else {
+                    return self.end(&run, &st, RunEvent::Complete, None, vec![]);
+                };
+                let node = &run.program.nodes[cur];
+                if !node.pre.is_empty() {
+                    let ctx = self.context(&run, &st);
+                    if let Some(c) = node.pre.iter().find(|c| !c.check.eval(&ctx)) {
+                        return self.fail(
+                            &run,
+                            &st,
+                            Some(cur),
+                            FlowError::contract(format!(
+                                "precondition of step {:?} failed: {}",
+                                node.label, c.error
+                            )),
+                            vec![],
+                        );
+                    }
+                }
+                let mut step_cancel = cancel.clone();
+                let result = tokio::select! {
+                    r = self.exec(run.clone(), cur, &st, &mut step_cancel) => r,
+                    _ = self.cancelled(&run.id, cancel) => {
+                        return self.end(&run, &st, RunEvent::Stop, None, vec![]);
+                    }
+                };
+                match result {
+                    Err(f) => return self.fail(&run, &st, Some(cur), f.error, f.turns),
+                    Ok(Outcome::Stopped) => {
+                        return self.end(&run, &st, RunEvent::Stop, None, vec![]);
+                    }
+                    Ok(Outcome::Wait {
+                        next,
+                        event,
+                        pending,
+                        turns,
+                    }) => {
+                        return match self.commit(
+                            &run,
+                            event,
+                            &next,
+                            Some(&pending),
+                            None,
+                            &turns,
+                            &[],
+                        ) {
+                            Ok(status) => status,
+                            Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
+                        };
+                    }
+                    Ok(Outcome::Advance {
+                        next,
+                        turns,
+                        msgs,
+                        check_post,
+                    }) => {
+                        let advanced = Advanced {
+                            next,
+                            turns,
+                            msgs,
+                            check_post,
+                        };
+                        match self.settle(&run, &st, cur, advanced) {
+                            ControlFlow::Continue(next) => st = next,
+                            ControlFlow::Break(status) => return status,
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// Checks the postconditions of an advanced step and commits it. A first
+    /// failure retries the step with the error as feedback; a second one
+    /// waits for attention. Continues with the state to run next, or breaks
+    /// with the status the run ends (or waits) in.
+    fn settle(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        advanced: Advanced,
+    ) -> ControlFlow<RunStatus, RunState> {
+        let node = &run.program.nodes[cur];
+        let Advanced {
+            mut next,
+            mut turns,
+            msgs,
+            check_post,
+        } = advanced;
+        let failed = if check_post && !node.post.is_empty() {
+            let ctx = self.context(run, &next);
+            node.post.iter().find(|c| !c.check.eval(&ctx))
+        } else {
+            None
+        };
+        let Some(c) = failed else {
+            next.pending_retry = None;
+            if let Err(e) = self.commit(run, RunEvent::StepDone, &next, None, None, &turns, &msgs) {
+                return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
+            }
+            return ControlFlow::Continue(next);
+        };
+        let error = format!("postcondition of step {:?} failed: {}", node.label, c.error);
+        let mut retry = st.clone();
+        retry.agent_conversations = next.agent_conversations.clone();
+        retry.conversation_agents = next.conversation_agents.clone();
+        let attempt = st
+            .pending_retry
+            .as_ref()
+            .filter(|p| p.node == cur)
+            .map_or(0, |p| p.attempt);
+        retry.pending_retry = Some(PendingRetry {
+            node: cur,
+            error: c.error.to_string(),
+            attempt: attempt + 1,
+        });
+        turns.push(TurnRow {
+            role: TurnRole::System,
+            content: error.clone(),
+            command: meta(run, node, None),
+        });
+        if attempt == 0 {
+            if let Err(e) = self.commit(run, RunEvent::StepDone, &retry, None, None, &turns, &msgs)
+            {
+                return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
+            }
+            return ControlFlow::Continue(retry);
+        }
+        let pending = Pending::Attention {
+            reason: "postcondition".into(),
+            step: node.label.clone(),
+            step_path: node.path.clone(),
+            error,
+            options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
+        };
+        match self.commit(
+            run,
+            RunEvent::Escalate,
+            &retry,
+            Some(&pending),
+            None,
+            &turns,
+            &msgs,
+        ) {
+            Ok(status) => ControlFlow::Break(status),
+            Err(e) => ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![])),
+        }
+    }
+
+    /// Marks `next` as having completed `node` with `output`.
+    pub(super) fn complete_with(
+        next: &mut RunState,
+        node: &compile::Node,
+        output: Value,
+        local: bool,
+    ) {
+        next.output = output.clone();
+        if local {
+            next.local.insert("output".into());
+        } else {
+            next.local.remove("output");
+        }
+        if let Some(id) = &node.id {
+            next.steps.insert(id.clone(), output);
+            let key = format!("steps.{id}");
+            if local {
+                next.local.insert(key);
+            } else {
+                next.local.remove(&key);
+            }
+        }
+        next.step_path = node.path.clone();
+        next.steps_done += 1;
+    }
+}

@@ -1,0 +1,308 @@
+//! [`FlowEngine`]: starts, runs, stops, resumes and answers flow runs. It
+//! alone does the I/O of flows — the database, the providers, scripts — and
+//! commits each step (state, transcript turn, agent messages, checkpoint) in
+//! one SQLite transaction before the next one starts, so a killed process
+//! resumes at the step in flight without losing or repeating a completed one.
+//!
+//! A run keeps the snapshot it started with (the flow definition, its agents
+//! and their commands) in its row. Status moves go through
+//! [`super::state::apply`]. Stop cancels the step in flight (dropping its
+//! future kills a script); a stop asked by another process is seen through
+//! the run's `stop_requested` flag.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+
+use super::agents::{self, AgentCommand, AgentDef, LoadError};
+use super::compile::{self, Op, Program, Target};
+use super::definition::{FlowDef, JoinPolicy, MessageDef, Step};
+use super::error::FlowError;
+use super::events::{FlowEvent, FlowEvents};
+use super::expr;
+use super::prompt::{self, TaskContext};
+use super::script::{PythonProcess, ScriptRequest, ScriptRunner};
+use super::state::{
+    self, ForeachProgress, ItemResult, LoopFrame, PendingRetry, RunEvent, RunState, RunStatus,
+};
+use super::storage::FlowStorage;
+use super::store::{self as fstore, AgentMessageRow, RunRow, StepCommit, TurnRow};
+use super::template;
+use super::turn::{
+    ATTENTION_OPTIONS, FailedItem, GateChoice, Pending, StepMeta, StepPlace, TurnRole,
+};
+use super::{
+    FlowFlags, FlowList, FlowSummary, GateAnswer, HISTORY_LIMIT, MAX_SUBFLOW_DEPTH, RunFlags,
+    RunList, RunPatch, RunSummary, RunView, StartFlow, Started, TurnView,
+};
+use crate::error::{Error, Result};
+use maskflow_clock::{Clock, IdGen, format_rfc3339};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, Roles};
+
+mod agent;
+mod answer;
+mod context;
+mod drive;
+mod foreach;
+mod lease;
+mod query;
+mod record;
+mod script;
+mod start;
+mod step;
+mod stop;
+mod subflow;
+
+use context::{is_local, mask_local, meta, render_messages, template_uses_local};
+use drive::{Outcome, StepFailure, enter, failure};
+use foreach::exec_join;
+use step::{StepResult, advance};
+use subflow::ChildResult;
+
+/// SQLite's `synchronous` setting for the flow connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// WAL + NORMAL: a committed step survives a killed process (not a power cut).
+    #[default]
+    Normal,
+    /// FULL: it survives a power cut too, at a higher cost per step.
+    Full,
+}
+
+/// What the engine needs.
+#[derive(Clone, Debug)]
+pub struct FlowConfig {
+    /// The data folder (`flows/`, `agents/`, the database, backups).
+    pub home: PathBuf,
+    /// The agents' back ends until [`FlowEngine::set_agent_backends`] replaces them.
+    pub roles: Roles,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// Ids.
+    pub ids: Arc<dyn IdGen>,
+    /// Where turns and statuses are published.
+    pub events: Arc<dyn FlowEvents>,
+    /// The app's database: opening it, backups, leases, the account.
+    pub storage: Arc<dyn FlowStorage>,
+    /// Durability of each step's commit.
+    pub synchronous: Synchronous,
+}
+
+/// Where the engine gets each agent's back end. The service implements it
+/// (the agent's own `provider`/`model`, else the settings' roles, behind the
+/// privacy guard and the ledger); fixed [`Roles`] serve the engine's own tests.
+pub trait AgentBackends: Send + Sync + std::fmt::Debug {
+    /// The back end for one call of `agent` (defined by `def`); `authored`
+    /// is the run's flow and agent definitions (text the user wrote, not
+    /// data). The error says which agent and which setting is wrong.
+    fn agent_backend(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+        authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError>;
+}
+
+impl AgentBackends for Roles {
+    fn agent_backend(
+        &self,
+        agent: &str,
+        _def: &AgentDef,
+        _authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
+        Ok(self.for_role(&Role::Agent(agent.to_owned())).clone())
+    }
+}
+
+/// The engine. Cheap to clone; clones share everything.
+#[derive(Clone, Debug)]
+pub struct FlowEngine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inflight {
+    inflight_id: String,
+    cancel: watch::Sender<bool>,
+    done: watch::Receiver<bool>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    home: PathBuf,
+    db: Mutex<Connection>,
+    backends: Mutex<Arc<dyn AgentBackends>>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+    events: Arc<dyn FlowEvents>,
+    storage: Arc<dyn FlowStorage>,
+    scripts: Mutex<Arc<dyn ScriptRunner>>,
+    inflight: Mutex<HashMap<String, Inflight>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a run runs: kept in its row so a changed file does not change it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct Snapshot {
+    flow: FlowDef,
+    #[serde(default)]
+    agents: BTreeMap<String, AgentDef>,
+    /// `agent/command` → command.
+    #[serde(default)]
+    commands: BTreeMap<String, AgentCommand>,
+}
+
+#[derive(Debug)]
+struct Loaded {
+    id: String,
+    flow_name: String,
+    program: Program,
+    snapshot: Snapshot,
+    depth: u32,
+    working_folder: Option<PathBuf>,
+    parent_id: Option<String>,
+}
+
+/// A prepared run: [`RunHandle::run`] drives it to its end (or a gate, a stop…).
+#[derive(Debug)]
+pub struct RunHandle {
+    engine: FlowEngine,
+    run: Arc<Loaded>,
+    state: RunState,
+    cancel: watch::Receiver<bool>,
+    done: watch::Sender<bool>,
+}
+
+impl RunHandle {
+    /// The run's id.
+    pub fn conversation_id(&self) -> &str {
+        &self.run.id
+    }
+
+    /// Runs until the run completes, fails, waits or is stopped; returns its status.
+    pub async fn run(mut self) -> RunStatus {
+        let status = self
+            .engine
+            .drive(self.run.clone(), self.state, &mut self.cancel)
+            .await;
+        self.engine.release(&self.run.id);
+        let _ = self.done.send(true);
+        self.engine.after_child_finished(&self.run, status);
+        status
+    }
+}
+
+impl FlowEngine {
+    /// Opens the engine over `<home>/maskflow.db` (migrating it if needed).
+    pub fn open(config: FlowConfig) -> Result<FlowEngine> {
+        let stamp = format_rfc3339(config.clock.now_ms());
+        let conn = config.storage.open(&config.home, &stamp)?;
+        let sync = match config.synchronous {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        };
+        conn.pragma_update(None, "synchronous", sync)?;
+        Ok(FlowEngine {
+            inner: Arc::new(Inner {
+                home: config.home,
+                db: Mutex::new(conn),
+                backends: Mutex::new(Arc::new(config.roles)),
+                clock: config.clock,
+                ids: config.ids,
+                events: config.events,
+                storage: config.storage,
+                scripts: Mutex::new(Arc::new(PythonProcess::default())),
+                inflight: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// Whether any run is in flight in this process (a database restore waits).
+    pub fn any_in_flight(&self) -> bool {
+        !lock(&self.inner.inflight).is_empty()
+    }
+
+    /// Replaces where agents get their back ends (the service's settings).
+    pub fn set_agent_backends(&self, backends: Arc<dyn AgentBackends>) {
+        *lock(&self.inner.backends) = backends;
+    }
+
+    fn agent_backend(
+        &self,
+        agent: &str,
+        def: &AgentDef,
+        authored: &str,
+    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
+        let backends = lock(&self.inner.backends).clone();
+        backends.agent_backend(agent, def, authored)
+    }
+
+    /// Replaces the script runner (e.g. with the sandboxed one).
+    pub fn set_script_runner(&self, runner: Arc<dyn ScriptRunner>) {
+        *lock(&self.inner.scripts) = runner;
+    }
+
+    fn now(&self) -> String {
+        format_rfc3339(self.inner.clock.now_ms())
+    }
+
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        lock(&self.inner.db)
+    }
+
+    /// The data folder (flows, agents).
+    pub fn home(&self) -> &Path {
+        &self.inner.home
+    }
+
+    /// Now, RFC 3339, from the injected clock.
+    pub fn now_rfc3339(&self) -> String {
+        format_rfc3339(self.inner.clock.now_ms())
+    }
+
+    /// A flow read from disk (for Mermaid export and bundles).
+    pub fn load_definition(&self, name: &str) -> Result<FlowDef> {
+        agents::load_flow(&self.inner.home, name).map_err(load_error)
+    }
+
+    /// Every flow on disk, re-read now.
+    pub fn list(&self) -> Result<FlowList> {
+        let entries = agents::list_flows(&self.inner.home)
+            .map_err(|e| Error::InvalidRequest(e.to_string()))?;
+        Ok(FlowList {
+            flows: entries
+                .into_iter()
+                .map(|e| FlowSummary {
+                    name: e.name,
+                    description: e.description,
+                    disabled: e.flow.is_err(),
+                    error: e.flow.err().map(|err| err.to_string()),
+                })
+                .collect(),
+        })
+    }
+
+    /// A flow's definition as JSON (re-read now).
+    pub fn definition(&self, name: &str) -> Result<Value> {
+        let def = agents::load_flow(&self.inner.home, name).map_err(load_error)?;
+        serde_json::to_value(def).map_err(|e| Error::Corrupt(e.to_string()))
+    }
+}
+
+fn load_error(e: LoadError) -> Error {
+    match e {
+        LoadError::Missing { what, name, .. } => Error::NotFound { what, id: name },
+        LoadError::BadName { what, name } => Error::NotFound { what, id: name },
+        LoadError::Invalid { .. } => Error::InvalidRequest(format!("the flow is disabled: {e}")),
+        LoadError::Unreadable { .. } => Error::InvalidRequest(e.to_string()),
+    }
+}

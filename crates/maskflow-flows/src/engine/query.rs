@@ -1,0 +1,118 @@
+//! Reading, renaming and deleting runs.
+
+use super::*;
+
+impl FlowEngine {
+    /// The runs of a flow, newest first.
+    pub fn runs(&self, name: &str) -> Result<RunList> {
+        let rows = fstore::runs_of(&self.db(), name)?;
+        Ok(RunList {
+            runs: rows
+                .into_iter()
+                .map(|r| RunSummary {
+                    conversation_id: r.id,
+                    flow_name: r.flow_name,
+                    title: r.title,
+                    status: r.status,
+                    archived: r.archived,
+                    error: r.error,
+                    created_at: r.created_at,
+                    updated_at: r.updated_at,
+                })
+                .collect(),
+        })
+    }
+
+    /// A run with its resume state and transcript.
+    pub fn get_run(&self, id: &str) -> Result<RunView> {
+        let db = self.db();
+        let row = fstore::get_run(&db, id)?.ok_or_else(|| Error::not_found("flow run", id))?;
+        let turns = fstore::turns_of(&db, id)?;
+        drop(db);
+        let next_step_path = match serde_json::from_value::<Snapshot>(row.definition.clone()) {
+            Ok(snap) => compile::compile(&snap.flow).ok().and_then(|p| {
+                row.state
+                    .cursor
+                    .and_then(|c| p.nodes.get(c).map(|n| n.path.clone()))
+            }),
+            Err(_) => None,
+        };
+        Ok(RunView {
+            conversation_id: row.id,
+            flow_name: row.flow_name,
+            title: row.title,
+            status: row.status,
+            archived: row.archived,
+            error: row.error,
+            flags: RunFlags {
+                flow: FlowFlags {
+                    step_path: row.state.step_path.clone(),
+                    next_step_path,
+                    loop_stack: row.state.loop_stack.clone(),
+                    agent_conversations: row.state.agent_conversations.clone(),
+                },
+            },
+            turns: turns
+                .into_iter()
+                .map(|t| TurnView {
+                    role: t.role,
+                    content: t.content,
+                    created_at: t.created_at,
+                    command: t.command,
+                })
+                .collect(),
+            pending: row
+                .pending
+                .map(|p| serde_json::to_value(p).unwrap_or(Value::Null)),
+            parent_id: row.parent_id,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+
+    /// Renames or (un)archives a run.
+    pub fn patch(&self, id: &str, patch: RunPatch) -> Result<RunView> {
+        let now = self.now();
+        {
+            let db = self.db();
+            let row = fstore::get_run(&db, id)?.ok_or_else(|| Error::not_found("flow run", id))?;
+            let title = match patch.title.as_deref().map(str::trim) {
+                Some("") => {
+                    return Err(Error::InvalidRequest("title must not be empty".into()));
+                }
+                Some(t) if t.chars().count() > 200 => {
+                    return Err(Error::InvalidRequest(
+                        "title is longer than 200 characters".into(),
+                    ));
+                }
+                Some(t) => t.to_owned(),
+                None => row.title.clone(),
+            };
+            let archived = patch.archived.unwrap_or(row.archived);
+            if archived && !row.archived && lock(&self.inner.inflight).contains_key(id) {
+                return Err(Error::RunInProgress(id.to_owned()));
+            }
+            fstore::update_meta(&db, id, &title, archived, &now)?;
+        }
+        self.get_run(id)
+    }
+
+    /// Deletes a run (not while it runs, here or in another process).
+    pub fn delete(&self, id: &str) -> Result<()> {
+        if lock(&self.inner.inflight).contains_key(id) {
+            return Err(Error::RunInProgress(id.to_owned()));
+        }
+        self.check_lease(id)?;
+        if !fstore::delete_run(&self.db(), id)? {
+            return Err(Error::not_found("flow run", id));
+        }
+        Ok(())
+    }
+
+    /// The inflight id of a running run in this process.
+    pub fn inflight_id(&self, id: &str) -> Option<String> {
+        lock(&self.inner.inflight)
+            .get(id)
+            .map(|f| f.inflight_id.clone())
+    }
+}

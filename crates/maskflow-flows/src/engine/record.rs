@@ -1,0 +1,160 @@
+//! Committing steps and statuses, and publishing them.
+
+use super::*;
+
+impl FlowEngine {
+    /// Records a status move outside a running step (a stop, an answer, a
+    /// woken parent): the state table decides the status `event` leads to from `from`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_status(
+        &self,
+        id: &str,
+        flow_name: &str,
+        from: RunStatus,
+        event: RunEvent,
+        st: &RunState,
+        pending: Option<&Pending>,
+        error: Option<&str>,
+        turns: Vec<TurnRow>,
+    ) -> Result<()> {
+        let status = state::apply(from, event).map_err(|e| Error::Conflict(e.to_string()))?;
+        let now = self.now();
+        let ids = {
+            let mut db = self.db();
+            fstore::commit_step(
+                &mut db,
+                &StepCommit {
+                    run_id: id,
+                    status,
+                    state: st,
+                    pending,
+                    error,
+                    turns: &turns,
+                    agent_messages: &[],
+                    now: &now,
+                },
+            )?
+        };
+        self.publish_turns(id, flow_name, &turns, &ids, &now);
+        self.inner.events.publish(FlowEvent::Status {
+            conversation_id: id.to_owned(),
+            flow_name: flow_name.to_owned(),
+            status,
+            error: error.map(str::to_owned),
+        });
+        Ok(())
+    }
+
+    pub(super) fn publish_status(&self, run: &Loaded, status: RunStatus, error: Option<String>) {
+        self.inner.events.publish(FlowEvent::Status {
+            conversation_id: run.id.clone(),
+            flow_name: run.flow_name.clone(),
+            status,
+            error,
+        });
+    }
+
+    pub(super) fn publish_turns(
+        &self,
+        id: &str,
+        flow_name: &str,
+        turns: &[TurnRow],
+        _ids: &[i64],
+        now: &str,
+    ) {
+        for t in turns {
+            self.inner.events.publish(FlowEvent::Turn {
+                conversation_id: id.to_owned(),
+                flow_name: flow_name.to_owned(),
+                turn: TurnView {
+                    role: t.role.as_str().to_owned(),
+                    content: t.content.clone(),
+                    created_at: now.to_owned(),
+                    // A plain struct: serialising it cannot fail.
+                    command: serde_json::to_value(&t.command).unwrap_or(Value::Null),
+                },
+            });
+        }
+    }
+
+    /// Commits one step; a database failure is returned as the error to fail the run with.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn commit(
+        &self,
+        run: &Loaded,
+        event: RunEvent,
+        st: &RunState,
+        pending: Option<&Pending>,
+        error: Option<&str>,
+        turns: &[TurnRow],
+        msgs: &[AgentMessageRow],
+    ) -> std::result::Result<RunStatus, FlowError> {
+        // A step is committed while its run is running; the state table says where `event` leads.
+        let status =
+            state::apply(RunStatus::Running, event).map_err(|e| FlowError::step(e.to_string()))?;
+        let now = self.now();
+        let ids = {
+            let mut db = self.db();
+            fstore::commit_step(
+                &mut db,
+                &StepCommit {
+                    run_id: &run.id,
+                    status,
+                    state: st,
+                    pending,
+                    error,
+                    turns,
+                    agent_messages: msgs,
+                    now: &now,
+                },
+            )
+            .map_err(|e| FlowError::store(format!("could not save the step: {e}")))?
+        };
+        self.publish_turns(&run.id, &run.flow_name, turns, &ids, &now);
+        if status != RunStatus::Running {
+            self.publish_status(run, status, error.map(str::to_owned));
+        }
+        Ok(status)
+    }
+
+    pub(super) fn end(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        event: RunEvent,
+        error: Option<String>,
+        turns: Vec<TurnRow>,
+    ) -> RunStatus {
+        let pending = None;
+        let status = match self.commit(run, event, st, pending, error.as_deref(), &turns, &[]) {
+            Ok(status) => status,
+            Err(e) => {
+                eprintln!("maskflow flows: run {}: {e}", run.id);
+                return RunStatus::Failed;
+            }
+        };
+        if status == RunStatus::Stopped {
+            let _ = fstore::set_stop_requested(&self.db(), &run.id, false);
+        }
+        status
+    }
+
+    pub(super) fn fail(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        node: Option<usize>,
+        error: FlowError,
+        mut turns: Vec<TurnRow>,
+    ) -> RunStatus {
+        // The run keeps only the sentence: its `error` column is text.
+        let message = error.message;
+        let command = node.map_or_else(StepMeta::flow, |n| meta(run, &run.program.nodes[n], None));
+        turns.push(TurnRow {
+            role: TurnRole::System,
+            content: format!("Failed: {message}"),
+            command,
+        });
+        self.end(run, st, RunEvent::Fail, Some(message), turns)
+    }
+}

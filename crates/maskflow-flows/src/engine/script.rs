@@ -1,0 +1,105 @@
+//! Running a script step.
+
+use super::*;
+
+impl FlowEngine {
+    /// A `script` step: its JSON object on stdout is the output (else the stdout itself).
+    pub(super) async fn exec_script(
+        &self,
+        run: &Loaded,
+        cur: usize,
+        st: &RunState,
+        s: &crate::definition::ScriptStep,
+    ) -> StepResult {
+        let node = &run.program.nodes[cur];
+        let mut next = st.clone();
+        let ctx = self.context(run, st);
+        let output = self.run_script(run, s, &ctx).await?;
+        let content = output
+            .get("stdout")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| output.to_string());
+        Self::complete_with(&mut next, node, output, true);
+        enter(&run.program, &mut next, node.next);
+        let turn = TurnRow {
+            role: TurnRole::Assistant,
+            content,
+            command: meta(run, node, None),
+        };
+        advance(next, vec![turn], vec![], true)
+    }
+
+    pub(super) async fn run_script(
+        &self,
+        run: &Loaded,
+        s: &crate::definition::ScriptStep,
+        ctx: &Value,
+    ) -> std::result::Result<Value, FlowError> {
+        let file = match (&s.path, &s.workflow) {
+            (Some(p), _) => {
+                let p = PathBuf::from(p.as_str());
+                match (&run.working_folder, p.is_absolute()) {
+                    (Some(w), false) => w.join(p),
+                    _ => p,
+                }
+            }
+            (None, Some(wf)) => {
+                let script = fstore::approved_script(&self.db(), wf.as_str()).map_err(|_| {
+                    FlowError::script(format!("workflow {wf} has no approved version"))
+                })?;
+                let script = script.ok_or_else(|| {
+                    FlowError::script(format!("workflow {wf}'s approved version has no script"))
+                })?;
+                let dir = self.inner.home.join("flow-scripts").join(&run.id);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| FlowError::script(format!("creating {}: {e}", dir.display())))?;
+                let file = dir.join(format!("{wf}.py"));
+                std::fs::write(&file, script)
+                    .map_err(|e| FlowError::script(format!("writing {}: {e}", file.display())))?;
+                file
+            }
+            (None, None) => {
+                return Err(FlowError::script(
+                    "a script step needs a workflow or a path",
+                ));
+            }
+        };
+        let request = ScriptRequest {
+            file,
+            args: s
+                .args
+                .iter()
+                .map(|a| template::render(a.as_str(), ctx))
+                .collect(),
+            working_folder: run.working_folder.clone(),
+            timeout: Duration::from_secs(u64::from(s.timeout_seconds.unwrap_or(300))),
+        };
+        let runner = lock(&self.inner.scripts).clone();
+        let out = runner
+            .run(&request)
+            .await
+            .map_err(|e| FlowError::script(e.to_string()))?;
+        if out.exit_code != Some(0) {
+            let tail: String = out
+                .stderr
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(FlowError::script(format!(
+                "the script exited with {}: {tail}",
+                out.exit_code
+                    .map_or_else(|| "a signal".to_owned(), |c| format!("code {c}"))
+            )));
+        }
+        Ok(match serde_json::from_str::<Value>(out.stdout.trim()) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => json!({"stdout": out.stdout, "exitCode": 0}),
+        })
+    }
+}

@@ -1,0 +1,244 @@
+//! The flow engine (seeds 002, 003, 004): multi-step flows on disk with
+//! loops, branches, fan-out, human gates, contracts and checkpoints that
+//! survive a crash.
+//!
+//! - [`definition`]: the strict schema of both shapes, with JSON-path errors.
+//! - [`compile`]: both shapes → one graph program.
+//! - [`expr`] and [`template`]: the condition language and `{{path}}`.
+//! - [`prompt`]: layered prompts and reply parsers (pure).
+//! - [`agents`]: flows, agents and commands read from the data folder.
+//! - [`state`]: the run-status table and the checkpointed run state.
+//! - [`store`]: the flow tables (migration 4) and the one-transaction step commit.
+//! - [`script`]: the "run a script" contract.
+//! - [`error`]: [`FlowError`], why a step failed, with a code, and
+//!   [`error::Error`], why a call on the flows API failed.
+//! - [`turn`]: the typed pending state, turn metadata and roles the engine stores.
+//! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
+//!
+//! It must never depend on the app (maskflow-core), its store, the privacy
+//! guard's internals, the network or a shell: it uses the LLM back ends
+//! (without their network feature), the extractors, the clock and the table
+//! crate, and reaches the app only through the ports it is handed
+//! ([`FlowStorage`], `AgentBackends`, [`FlowEvents`]) — checked by
+//! `scripts/structure.py`.
+
+pub mod agents;
+pub mod bundle;
+pub mod compile;
+pub mod definition;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod expr;
+pub mod mermaid;
+pub mod prompt;
+pub mod script;
+pub mod state;
+pub mod storage;
+pub mod store;
+pub mod template;
+pub mod turn;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use engine::{FlowConfig, FlowEngine, RunHandle, Synchronous};
+pub use error::{FlowError, FlowErrorCode};
+pub use events::{FlowEvent, FlowEvents};
+pub use state::RunStatus;
+pub use storage::FlowStorage;
+
+/// Deepest subflow nesting: a run at this depth may not start another subflow.
+pub const MAX_SUBFLOW_DEPTH: u32 = 3;
+/// How many earlier messages of an agent conversation are sent with each prompt.
+pub const HISTORY_LIMIT: usize = 40;
+
+/// One flow of `GET /api/flows`.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+pub struct FlowSummary {
+    /// The file stem.
+    pub name: String,
+    /// The description ("" when missing).
+    pub description: String,
+    /// The file is invalid and cannot run.
+    pub disabled: bool,
+    /// Why, when disabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `GET /api/flows`.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+pub struct FlowList {
+    /// Sorted by name.
+    pub flows: Vec<FlowSummary>,
+}
+
+/// `POST /api/flows/{name}/run`.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct StartFlow {
+    /// The folder scripts run in (must exist).
+    #[serde(default)]
+    pub working_folder: Option<String>,
+    /// Resume this run instead of starting a new one.
+    #[serde(default, rename = "conversationId")]
+    pub conversation_id: Option<String>,
+    /// Resume at this step path (zero-based indices through nested `steps`).
+    #[serde(default, rename = "resumeStepPath")]
+    pub resume_step_path: Option<Vec<i64>>,
+}
+
+/// The 202 reply of a run, a resume or an answer.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "FlowStarted")]
+pub struct Started {
+    /// `started` (or `stopped` when an answer stopped the run).
+    pub status: String,
+    /// The flow.
+    pub flow_name: String,
+    /// The run (seed 004's flow conversation).
+    pub conversation_id: String,
+    /// This execution of it.
+    pub inflight_id: String,
+    /// The back end (or model) of the flow's first agent.
+    pub model_id: String,
+}
+
+/// One run in a list.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "FlowRunSummary")]
+pub struct RunSummary {
+    /// The run.
+    pub conversation_id: String,
+    /// The flow.
+    pub flow_name: String,
+    /// `Flow: <name>` unless renamed.
+    pub title: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Hidden and frozen.
+    pub archived: bool,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+/// `GET /api/flows/{name}/runs`.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[ts(rename = "FlowRunList")]
+pub struct RunList {
+    /// Newest first.
+    pub runs: Vec<RunSummary>,
+}
+
+/// Seed 004's `flags.flow`: what a resume needs.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowFlags {
+    /// The last completed step's path.
+    pub step_path: Vec<usize>,
+    /// The path of the step that runs next (absent when none is left).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step_path: Option<Vec<usize>>,
+    /// Open loops: `{loopStepPath, iteration}`.
+    #[schema(value_type = Vec<Object>)]
+    pub loop_stack: Vec<state::LoopFrame>,
+    /// `agentType:identifier` → conversation id.
+    pub agent_conversations: BTreeMap<String, String>,
+}
+
+/// `flags` of a run.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[ts(rename = "FlowRunFlags")]
+pub struct RunFlags {
+    /// The resume state.
+    pub flow: FlowFlags,
+}
+
+/// One transcript turn.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnView {
+    /// `assistant`, `user` or `system`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// `{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label, stepPath}`.
+    #[schema(value_type = Object)]
+    #[ts(
+        type = "{ name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }"
+    )]
+    pub command: Value,
+}
+
+/// `GET /api/flow-runs/{conversationId}`.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "FlowRunView")]
+pub struct RunView {
+    /// The run.
+    pub conversation_id: String,
+    /// The flow.
+    pub flow_name: String,
+    /// Title.
+    pub title: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Hidden and frozen.
+    pub archived: bool,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The resume state.
+    pub flags: RunFlags,
+    /// The transcript.
+    pub turns: Vec<TurnView>,
+    /// What a waiting run asks: `{kind: "gate", prompt, context, options}` or
+    /// `{kind: "attention", error, options: ["retry", "skip", "stop"]}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    #[ts(type = "unknown")]
+    pub pending: Option<Value>,
+    /// The run that started this one as a subflow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+/// `POST /api/flow-runs/{conversationId}/gate`.
+#[derive(Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct GateAnswer {
+    /// The option's label (or `retry`, `skip`, `stop` for a run that needs attention).
+    pub option: String,
+    /// Text, for options that require it.
+    #[serde(default)]
+    pub input: Option<String>,
+}
+
+/// `PATCH /api/flow-runs/{conversationId}`.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "FlowRunPatch")]
+pub struct RunPatch {
+    /// New title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Archive or unarchive.
+    #[serde(default)]
+    pub archived: Option<bool>,
+}
