@@ -1,9 +1,12 @@
-//! Maskflow's core: the domain both shells (the desktop app and `maskflow
+//! Maskflow's core: the app both shells (the desktop app and `maskflow
 //! serve`) call. It owns workflows and their versions, the version status
-//! table, the validator → clarifier → builder conversation, the LLM provider
-//! contract and the SQLite store.
+//! table, the validator → clarifier → builder conversation, the build, the
+//! SQLite store (all of the app's SQL) and the wiring of the lower crates
+//! (the LLM back ends, the privacy guard, the flows, the runner), which it
+//! re-exports under their module names.
 //!
-//! It must not depend on Tauri or on any HTTP stack: the shells generate
+//! It must not depend on Tauri or on any HTTP server (checked by
+//! `scripts/structure.py`), and nothing below it may depend on it: the shells generate
 //! their commands and routes from the one list of calls in [`api`]
 //! ([`api_calls!`]), each call one [`Service`] method.
 
@@ -18,7 +21,8 @@ pub use maskflow_runner as runner;
 pub use maskflow_table as table;
 
 pub mod api;
-pub mod build;
+pub mod builder;
+pub mod conversation;
 pub mod error;
 pub mod events;
 pub mod fit;
@@ -28,11 +32,9 @@ pub mod keys;
 pub mod preview;
 #[cfg(test)]
 mod privacy_eval;
-pub mod prompts;
 pub mod pyenv;
 pub mod service;
 pub mod settings;
-pub mod spec;
 pub mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -12,9 +12,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::build::mask::{Allowlist, mask_error};
+use crate::builder::mask::{Allowlist, mask_error};
+use crate::conversation::prompts;
 use crate::privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
-use crate::prompts;
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
 
 const FIRST: [&str; 12] = [
@@ -311,7 +311,7 @@ fn the_privacy_evaluation_leaks_nothing_and_blocks_no_plain_words() {
             leaked.push(format!("{class}: {text}"));
         }
     }
-    let allow = Allowlist::new(SCRIPT, &crate::build::engine::column_names(&extracts));
+    let allow = Allowlist::new(SCRIPT, &crate::builder::engine::column_names(&extracts));
     let mut benign: Vec<String> = TRACEBACKS
         .iter()
         .map(|t| mask_error(t, "/tmp/run", &allow))

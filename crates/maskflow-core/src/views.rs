@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::build::{BuildState, Phase, Stage};
+use crate::builder::{BuildState, Phase, Stage};
 use crate::store::MessageRow;
 
 /// One message of a conversation.

@@ -244,7 +244,7 @@ async fn a_manual_back_end_pauses_at_the_gate() {
     assert_eq!(view.current_version.status, Status::Building);
     let build = view.current_version.build.expect("build");
     assert!(build.pending_gate);
-    assert_eq!(build.phase, maskflow_core::build::Phase::Generate);
+    assert_eq!(build.phase, maskflow_core::builder::Phase::Generate);
     // Nothing was tested before the person decided.
     assert!(view.current_version.test_report.is_none());
     service

@@ -14,7 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use maskflow_core::prompts;
+use maskflow_core::conversation::prompts;
+use maskflow_core::conversation::spec::{Clarification, Feasibility, WorkflowSpec};
 use maskflow_core::providers::anthropic::AnthropicProvider;
 use maskflow_core::providers::call::{self, CallRecord};
 use maskflow_core::providers::http::Endpoint;
@@ -22,7 +23,6 @@ use maskflow_core::providers::openai::OpenAiProvider;
 use maskflow_core::providers::{
     ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, ask_json,
 };
-use maskflow_core::spec::{Clarification, Feasibility, WorkflowSpec};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::prompts;
+use crate::conversation::prompts;
 
 /// A workbook extract: `sheets` sheets of `cols` columns and 5 masked rows.
 fn workbook(sheets: usize, cols: usize) -> Value {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{Service, VersionView, WorkflowView, flow_scripts as flow_runner};
-use crate::build::{
+use crate::builder::{
     self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome,
     TestReport, script_builder::ScriptBuilder,
 };
@@ -78,7 +78,7 @@ pub(super) enum Drive {
         feedback: Option<String>,
     },
     /// A restored version: test its copied workflow on the real files.
-    Retest(Box<crate::spec::WorkflowSpec>),
+    Retest(Box<crate::conversation::spec::WorkflowSpec>),
 }
 
 impl Service {
@@ -118,12 +118,12 @@ impl Service {
     /// privacy guard and the ledger like every other LLM call.
     fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
         let provider = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
-        let approver: Arc<dyn build::Approver> = if crate::providers::Provider::is_manual(&provider)
-        {
-            Arc::new(ManualApproval)
-        } else {
-            Arc::new(AutoApprove)
-        };
+        let approver: Arc<dyn builder::Approver> =
+            if crate::providers::Provider::is_manual(&provider) {
+                Arc::new(ManualApproval)
+            } else {
+                Arc::new(AutoApprove)
+            };
         Ok(Engine {
             profile: Arc::new(ScriptBuilder),
             provider,
@@ -153,8 +153,8 @@ impl Service {
             extracts: version.file_extracts,
             history,
             input_files,
-            session_dir: build::session_dir(self.home(), version_id),
-            test_dir: build::test_dir(self.home(), version_id),
+            session_dir: builder::session_dir(self.home(), version_id),
+            test_dir: builder::test_dir(self.home(), version_id),
             cancel: Default::default(),
         })
     }
@@ -301,7 +301,7 @@ impl Service {
     /// The iterations of a version's session folder and their files.
     pub fn sessions(&self, workflow_id: &str, version_id: &str) -> Result<Vec<SessionIteration>> {
         self.check_version_of(workflow_id, version_id)?;
-        let dir = build::session_dir(self.home(), version_id);
+        let dir = builder::session_dir(self.home(), version_id);
         let mut out = Vec::new();
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Ok(out);
@@ -357,7 +357,7 @@ impl Service {
                 "{path:?} is not a plain relative path"
             )));
         }
-        let file = build::session_dir(self.home(), version_id)
+        let file = builder::session_dir(self.home(), version_id)
             .join(format!("iteration-{iteration}"))
             .join(path);
         let meta =

@@ -387,7 +387,7 @@ impl Service {
         Ok(next)
     }
 
-    /// The background build: the phase engine (`crate::build`) generates,
+    /// The background build: the phase engine (`crate::builder`) generates,
     /// tests on the real files and revises, then the version moves to
     /// `pending_user_approval` or `failed`.
     pub(super) async fn build(self, workflow_id: String, version_id: String) {

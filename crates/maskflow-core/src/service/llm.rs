@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use serde_json::{Value, json};
 
 use super::{Service, lock};
+use crate::conversation::prompts;
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
 use crate::flows::FlowError;
@@ -20,7 +21,6 @@ use crate::keys::{self, Credentials, KeySource};
 use crate::privacy::GuardedProvider;
 use crate::privacy::guard::{self, GuardIndex};
 use crate::privacy::ledger::{self, CallSink, LedgerEntry};
-use crate::prompts;
 use crate::providers::http::ApiKey;
 use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
 use crate::providers::{LlmRequest, Provider, Role, Roles, Unconfigured};

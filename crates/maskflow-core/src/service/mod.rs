@@ -55,12 +55,12 @@ pub use types::{
     VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 
+use crate::conversation::prompts;
+use crate::conversation::spec::{Clarification, Feasibility, WorkflowSpec};
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
 use crate::ids::{Clock, IdGen, SystemClock, UlidGen, format_rfc3339};
-use crate::prompts;
 use crate::providers::{ChatMessage, ChatRole, Role, Roles, ask_json};
-use crate::spec::{Clarification, Feasibility, WorkflowSpec};
 use crate::store::leases::LeaseOwner;
 use crate::store::{self, FileRow, MessageRow, VersionRow, WorkflowRow};
 use crate::versions::{self, Status, VersionEvent};

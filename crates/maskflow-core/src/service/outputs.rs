@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::Service;
-use crate::build::{self, TestReport};
+use crate::builder::{self, TestReport};
 use crate::error::{CoreError, Result};
 use crate::preview::{OutputPreview, preview};
 use crate::store::builds as rows;
@@ -30,7 +30,7 @@ impl Service {
         {
             return Err(missing());
         }
-        let path = build::test_dir(self.home(), version_id)
+        let path = builder::test_dir(self.home(), version_id)
             .join(format!("iteration-{}", report.iteration))
             .join("outputs")
             .join(name);

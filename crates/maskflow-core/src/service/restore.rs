@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::builds::Drive;
 use super::{CreatedVersion, Service, move_version};
+use crate::conversation::spec::{Execution, Field, WorkflowSpec};
 use crate::error::{CoreError, Result};
-use crate::spec::{Execution, Field, WorkflowSpec};
 use crate::store::{self, Origin, VersionRow};
 use crate::versions::{self, Status, VersionEvent};
 

@@ -12,10 +12,10 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use super::Service;
+use crate::conversation::spec::{Execution, Field, FieldType};
 use crate::error::{CoreError, Result};
 use crate::events::Event;
 use crate::runner::{InputValue, LimitState, OutputFile, RunRequest};
-use crate::spec::{Execution, Field, FieldType};
 use crate::store::{self, builds::RunRow};
 
 /// `POST /api/workflows/{id}/runs`'s body: each field's value; for `file`

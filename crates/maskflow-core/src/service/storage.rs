@@ -394,8 +394,8 @@ impl Service {
             .iter()
             .flat_map(|id| {
                 [
-                    crate::build::session_dir(home, id),
-                    crate::build::test_dir(home, id),
+                    crate::builder::session_dir(home, id),
+                    crate::builder::test_dir(home, id),
                 ]
             })
             .filter(|d| d.exists())

@@ -8,8 +8,8 @@ use serde_json::Value;
 use ts_rs::TS;
 use utoipa::ToSchema;
 
+use crate::conversation::spec::{Execution, Field};
 use crate::error::{CoreError, Result};
-use crate::spec::{Execution, Field};
 use crate::store::{FileRow, Origin, VersionRow, WorkflowRow};
 use crate::versions::Status;
 use crate::views::{BuildView, MessageView};
@@ -170,7 +170,7 @@ pub struct VersionView {
     pub build: Option<BuildView>,
     /// The auto-test's report (local only: it shows real output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub test_report: Option<crate::build::TestReport>,
+    pub test_report: Option<crate::builder::TestReport>,
 }
 
 impl VersionView {

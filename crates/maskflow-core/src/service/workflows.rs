@@ -154,11 +154,11 @@ impl Service {
         let label = clean("label", patch.label, true)?;
         if name
             .as_ref()
-            .is_some_and(|n| n.chars().count() > crate::spec::MAX_NAME_CHARS)
+            .is_some_and(|n| n.chars().count() > crate::conversation::spec::MAX_NAME_CHARS)
         {
             return Err(CoreError::InvalidRequest(format!(
                 "name is longer than {} characters",
-                crate::spec::MAX_NAME_CHARS
+                crate::conversation::spec::MAX_NAME_CHARS
             )));
         }
         {

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 use super::profile::{
     ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome, WriteOp, WritePlan,
 };
-use crate::prompts;
+use crate::conversation::prompts;
+use crate::conversation::spec::WorkflowSpec;
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, parse_reply};
-use crate::spec::WorkflowSpec;
 
 /// The profile's key.
 pub const KEY: &str = "script-builder";

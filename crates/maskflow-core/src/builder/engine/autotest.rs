@@ -9,12 +9,12 @@ use serde_json::Value;
 use super::job::{BuildJob, BuildState, InputFile, TestReport};
 use super::session::render_report;
 use super::{Engine, MAX_TEST_FAILURES, fail};
-use crate::build::mask::{Allowlist, mask_error};
-use crate::build::profile::TestOutcome;
-use crate::build::table::Command;
+use crate::builder::mask::{Allowlist, mask_error};
+use crate::builder::profile::TestOutcome;
+use crate::builder::table::Command;
+use crate::conversation::spec::{FieldType, WorkflowSpec};
 use crate::pyenv::{Lock, PackageRequest, dist_name, outside_curated};
 use crate::runner::{InputValue, RunRequest};
-use crate::spec::{FieldType, WorkflowSpec};
 
 /// What the auto-test step came to.
 enum Tested {

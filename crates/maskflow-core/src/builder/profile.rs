@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::conversation::spec::WorkflowSpec;
 use crate::providers::{ChatMessage, LlmRequest};
-use crate::spec::WorkflowSpec;
 
 /// One file a profile asks the engine to write, relative to the
 /// iteration's `code/` folder (a file name or a relative path).
@@ -104,6 +104,6 @@ pub trait Profile: Send + Sync + std::fmt::Debug {
 
     /// The message that sends an unusable reply back once.
     fn repair_prompt(&self, reason: &str) -> String {
-        crate::prompts::repair_prompt(reason)
+        crate::conversation::prompts::repair_prompt(reason)
     }
 }

@@ -83,7 +83,7 @@ pub fn workflow_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "name": {"type": "string", "maxLength": crate::spec::MAX_NAME_CHARS},
+            "name": {"type": "string", "maxLength": crate::conversation::spec::MAX_NAME_CHARS},
             "description": {"type": "string"},
             "script": {"type": "string", "description": "The complete Python source of script.py."},
             "fields": {

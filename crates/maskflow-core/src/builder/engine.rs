@@ -16,11 +16,11 @@ mod session;
 use super::gate::{Approver, Decision, GateInput};
 use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext};
 use super::table::{Action, Command, Phase, Stage, apply};
+use crate::conversation::spec::WorkflowSpec;
 use crate::privacy::{GuardedProvider, guard};
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError};
 use crate::pyenv::{Environments, ProgressSink};
 use crate::runner::{Limits, Runner};
-use crate::spec::WorkflowSpec;
 
 /// How many failed auto-tests end a build (the first one gets a revision).
 pub const MAX_TEST_FAILURES: u32 = 2;

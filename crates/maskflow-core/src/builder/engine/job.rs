@@ -10,11 +10,11 @@ use std::sync::atomic::AtomicBool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::build::table::{Phase, Stage};
+use crate::builder::table::{Phase, Stage};
+use crate::conversation::spec::WorkflowSpec;
 use crate::providers::ChatMessage;
 use crate::pyenv::{EnvironmentInfo, Lock, PackageRequest};
 use crate::runner::RunResult;
-use crate::spec::WorkflowSpec;
 
 /// Where a build is, persisted by the service between steps and pauses.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

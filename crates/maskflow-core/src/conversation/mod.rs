@@ -1,0 +1,8 @@
+//! The builder conversation's pure parts: the prompts of the validator,
+//! clarifier and builder roles (and of flows' agents), and the spec a
+//! workflow's script declares. The service runs the turns
+//! (`service/conversation.rs`: validator → clarifier → build); nothing here
+//! does I/O.
+
+pub mod prompts;
+pub mod spec;
