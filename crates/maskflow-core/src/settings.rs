@@ -342,20 +342,22 @@ pub async fn test_connection(config: &ProviderConfig, key: Option<ApiKey>) -> Co
     .with_key(key);
     endpoint.http.read_timeout = Duration::from_secs(15);
     endpoint.http.connect_timeout = Duration::from_secs(5);
-    let result = match config.kind {
-        ProviderKind::Manual => Ok("the manual back end needs no connection".to_owned()),
-        ProviderKind::Openai => match OpenAiProvider::new(endpoint) {
-            Ok(p) => p.test_connection().await,
-            Err(e) => Err(e),
-        },
-        ProviderKind::Anthropic => match AnthropicProvider::new(endpoint) {
-            Ok(p) => p.test_connection().await,
-            Err(e) => Err(e),
-        },
-        ProviderKind::Ollama => match OllamaProvider::new(endpoint) {
-            Ok(p) => p.test_connection().await,
-            Err(e) => Err(e),
-        },
+    // One probe per back end (`Provider::probe`): where it connected and,
+    // where the server lists them, its models.
+    let provider: Result<Box<dyn Provider>, ProviderError> = match config.kind {
+        ProviderKind::Manual => {
+            return ConnectionTest {
+                ok: true,
+                message: "the manual back end needs no connection".to_owned(),
+            };
+        }
+        ProviderKind::Openai => OpenAiProvider::new(endpoint).map(|p| Box::new(p) as _),
+        ProviderKind::Anthropic => AnthropicProvider::new(endpoint).map(|p| Box::new(p) as _),
+        ProviderKind::Ollama => OllamaProvider::new(endpoint).map(|p| Box::new(p) as _),
+    };
+    let result = match provider {
+        Ok(p) => p.probe().await,
+        Err(e) => Err(e),
     };
     match result {
         Ok(message) => ConnectionTest { ok: true, message },

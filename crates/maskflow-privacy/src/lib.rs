@@ -219,6 +219,12 @@ impl Provider for GuardedProvider {
         self.inner.is_manual()
     }
 
+    // A probe carries no text of the user's: it only asks the back end
+    // where it is and which models it serves.
+    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        self.inner.probe()
+    }
+
     fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
         self.inner.context_window()
     }
@@ -279,6 +285,9 @@ mod tests {
         fn name(&self) -> &str {
             "test"
         }
+        fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+            Box::pin(async { Ok("reached test-server; models: m1".to_owned()) })
+        }
         fn complete<'a>(
             &'a self,
             _request: &'a LlmRequest,
@@ -311,6 +320,17 @@ mod tests {
             messages: vec![ChatMessage::new(ChatRole::User, "hello")],
             schema: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_probe_reaches_the_back_end_and_records_nothing() {
+        let log = Arc::new(Log::default());
+        let line = guarded(Arc::new(Backend::default()), log.clone())
+            .probe()
+            .await
+            .expect("probe");
+        assert_eq!(line, "reached test-server; models: m1");
+        assert!(lock(&log.events).is_empty());
     }
 
     #[tokio::test]

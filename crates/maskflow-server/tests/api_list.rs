@@ -97,3 +97,20 @@ fn every_call_of_the_list_is_served_documented_and_in_the_ui_client() {
     }
     assert_eq!(calls::CALL_NAMES.len(), calls_listed.len());
 }
+
+#[test]
+fn every_path_parameter_says_what_it_holds() {
+    let doc = serde_json::to_value(openapi()).expect("openapi json");
+    let mut undescribed = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("item") {
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                let described = p["description"].as_str().is_some_and(|d| !d.is_empty());
+                if p["in"] == "path" && !described {
+                    undescribed.push(format!("{method} {path}: {}", p["name"]));
+                }
+            }
+        }
+    }
+    assert!(undescribed.is_empty(), "no description: {undescribed:?}");
+}

@@ -113,14 +113,67 @@ fn api_routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document of every `/api` route, generated from the handlers.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    api_routes().split_for_parts().1
+    described(api_routes().split_for_parts().1)
+}
+
+/// What a path parameter holds, by the route it is on and its name; the
+/// list of calls names parameters, this says what they are for readers of
+/// the OpenAPI document.
+fn parameter_description(path: &str, name: &str) -> Option<&'static str> {
+    Some(match name {
+        "version_id" => "Version id (`wv_…`)",
+        "conversationId" => "Flow run id (`flow_…`), the run's conversation id",
+        "run_id" => "Run id (`run_…`)",
+        "kind" => {
+            "What to clear: `uploads`, `run_outputs`, `sessions`, `environments` or `backups`"
+        }
+        "name" if path.starts_with("/api/flows/") => {
+            "Flow name: its file in the data folder's `flows/`, without `.json`"
+        }
+        "name" => "The output file's name, as the run's outputs list it",
+        "id" if path.starts_with("/api/workflows/") => "Workflow id (`wf_…`)",
+        "id" if path.starts_with("/api/backups/") => "Backup id, as `GET /api/backups` lists it",
+        "id" if path.starts_with("/api/environments/") => {
+            "Python environment id, as `GET /api/environments` lists it"
+        }
+        "id" if path.starts_with("/api/manual/") => {
+            "Manual prompt id, from its `manual_prompt` event"
+        }
+        "id" if path.starts_with("/api/providers/") => "Back end id, as Settings lists it",
+        _ => return None,
+    })
+}
+
+/// `doc` with every undescribed path parameter described.
+fn described(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::path::ParameterIn;
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for op in operations.into_iter().flatten() {
+            for p in op.parameters.iter_mut().flatten() {
+                let utoipa::openapi::RefOr::T(p) = p else {
+                    continue;
+                };
+                if p.parameter_in == ParameterIn::Path && p.description.is_none() {
+                    p.description = parameter_description(path, &p.name).map(str::to_owned);
+                }
+            }
+        }
+    }
+    doc
 }
 
 /// The whole application: API, events, OpenAPI, the page at `/`, behind
 /// the token and origin checks.
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api_routes().split_for_parts();
-    let doc = std::sync::Arc::new(doc);
+    let doc = std::sync::Arc::new(described(doc));
     api.route(
         "/api/openapi.json",
         get(move || {
