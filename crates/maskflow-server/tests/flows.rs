@@ -346,7 +346,7 @@ async fn a_gate_is_answered_and_a_run_is_stopped_and_resumed_through_the_api() {
     )
     .await;
     assert_eq!(
-        (status, body["error"].as_str(), body["detail"].as_str()),
+        (status, body["error"].as_str(), body["code"].as_str()),
         (
             StatusCode::CONFLICT,
             Some("conflict"),

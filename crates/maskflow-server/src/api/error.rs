@@ -1,7 +1,6 @@
 //! The one error type of the HTTP API: every failure becomes core's
-//! [`ErrorBody`] `{code, message, matches?, detail?}` (plus `error`, the
-//! code again) with an honest status code; internals (database, disk) are
-//! logged, never shown.
+//! [`ErrorBody`] `{code, message, matches?, detail?}` plus `error`, with an
+//! honest status code; internals (database, disk) are logged, never shown.
 
 use axum::extract::multipart::MultipartError;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
@@ -12,10 +11,13 @@ use maskflow_core::{CoreError, ErrorCode};
 use serde::Serialize;
 
 /// The error body over HTTP: the shells' one [`ErrorBody`] plus `error`,
-/// the same code under the name HTTP clients have read since seed 000.
+/// the code HTTP clients have read since seed 000. Where there is a finer
+/// code, `code` is that one, as seed 004 writes it: `409 {error: "conflict",
+/// code: "RUN_IN_PROGRESS"}` (it is also in `detail`); otherwise `code` is
+/// `error` again.
 #[derive(Serialize, Debug, utoipa::ToSchema)]
 pub struct HttpError {
-    /// The same as `code`.
+    /// The kind of failure: `invalid_request`, `not_found`, `conflict`, …
     pub error: String,
     /// The body both shells answer.
     #[serde(flatten)]
@@ -135,10 +137,12 @@ impl From<axum::extract::multipart::MultipartRejection> for AppError {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let body = HttpError {
-            error: self.body.code.clone(),
-            body: self.body,
-        };
+        let mut body = self.body;
+        let error = body.code.clone();
+        if let Some(finer) = &body.detail {
+            body.code = finer.clone();
+        }
+        let body = HttpError { error, body };
         (self.status, axum::Json(body)).into_response()
     }
 }
