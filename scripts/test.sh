@@ -52,8 +52,11 @@ for line in sys.stdin:
   id maskflow-sbx >/dev/null 2>&1 || useradd -m maskflow-sbx
   sbx_rc=0
   as_sbx() { runuser -u maskflow-sbx -- env -i PATH=/usr/bin:/bin HOME=/home/maskflow-sbx LANG=C.UTF-8 "$@"; }
-  as_sbx "$sbx_dir/runner-tests" || sbx_rc=$?
-  as_sbx "$sbx_dir/core-tests" flow_scripts || sbx_rc=$?
+  # One test at a time: the tests share this user, and its process limit
+  # (RLIMIT_NPROC) counts all of its processes, so a fork-bomb test would
+  # starve a concurrent one.
+  as_sbx "$sbx_dir/runner-tests" --test-threads=1 || sbx_rc=$?
+  as_sbx "$sbx_dir/core-tests" flow_scripts --test-threads=1 || sbx_rc=$?
   userdel -r maskflow-sbx >/dev/null 2>&1 || true
   rm -rf "$sbx_dir"
   [ "$sbx_rc" -eq 0 ]
