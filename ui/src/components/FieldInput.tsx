@@ -6,16 +6,24 @@ import type { Field } from "../generated";
 import type { FieldValue } from "../lib/runs";
 import { sourceName, toApiError, type FileSource } from "../transport";
 
+/** A file being read into an upload, read, or refused. */
+type ChosenFile = { name: string; id?: string; error?: string };
+
 function FileInput({ field, onChange }: { field: Field; onChange: (ids: string[]) => void }) {
   const transport = useTransport();
   const input = useRef<HTMLInputElement>(null);
-  const [files, setFiles] = useState<{ name: string; id?: string; error?: string }[]>([]);
-  // Reports when the files change, not when the parent passes a new callback.
-  // eslint-disable-next-line react-hooks/exhaustive-deps
-  useEffect(() => onChange(files.filter((f) => f.id).map((f) => f.id!)), [files]);
+  const [files, setShown] = useState<ChosenFile[]>([]);
+  const latest = useRef<ChosenFile[]>([]);
+  // The parent hears of a change in the same update that shows it: a Run
+  // clicked as soon as a file shows its ✓ already has the file.
+  function setFiles(next: (old: ChosenFile[]) => ChosenFile[]) {
+    latest.current = next(latest.current);
+    setShown(latest.current);
+    onChange(latest.current.filter((f) => f.id).map((f) => f.id!));
+  }
   function add(sources: FileSource[]) {
     const chosen = field.type === "file" ? sources.slice(0, 1) : sources;
-    if (field.type === "file") setFiles([]);
+    if (field.type === "file") setFiles(() => []);
     for (const source of chosen) {
       const name = sourceName(source);
       setFiles((old) => [...old, { name }]);
