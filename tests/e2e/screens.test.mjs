@@ -169,6 +169,8 @@ test("a run on new files through the generated form shows its output", async () 
   await run.waitFor();
   const output = run.getByTestId("run-output");
   await output.waitFor();
+  // The preview loads after the output is listed: wait for its rows.
+  await output.getByText(/Ada Lovelace/).first().waitFor();
   const text = await run.innerText();
   assert.match(text, /succeeded/);
   assert.match(text, /merged\.csv/);

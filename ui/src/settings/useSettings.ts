@@ -1,7 +1,7 @@
 // The Settings page's state: the settings and Python interpreter as the
 // core has them, the local servers found, connection tests, and the notice
 // that says how the last change went.
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { ConnectionTest, Detected, PythonView, SettingsView } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
@@ -19,9 +19,16 @@ export function useSettings() {
   const [editing, setEditing] = useState<string | "new" | null>(null);
   const [tests, setTests] = useState<Record<string, ConnectionTest | "testing">>({});
 
+  // Every read or write of the settings takes a number; a reply is shown only
+  // if nothing newer started meanwhile, so a reload that was under way when a
+  // back end was removed cannot bring it back.
+  const generation = useRef(0);
+
   const load = useCallback(async () => {
+    const mine = ++generation.current;
     try {
       const [s, p] = await Promise.all([transport.settings(), transport.python()]);
+      if (mine !== generation.current) return;
       setView(s);
       setPython(p);
       setPythonPath(p.path ?? "");
@@ -39,8 +46,10 @@ export function useSettings() {
   }, [transport, load]);
 
   async function save(next: ReturnType<typeof toSettings>, done?: string) {
+    const mine = ++generation.current;
     try {
-      setView(await transport.updateSettings(next));
+      const saved = await transport.updateSettings(next);
+      if (mine === generation.current) setView(saved);
       setEditing(null);
       if (done) setNotice({ tone: "info", title: done, detail: "The new settings are in use." });
     } catch (e) {
