@@ -403,14 +403,7 @@ async fn subflows_map_input_and_stop_at_the_depth_limit() {
         err.contains(&format!("subflow depth limit ({MAX_SUBFLOW_DEPTH})")),
         "{err}"
     );
-    let children = env
-        .db()
-        .query_row(
-            "SELECT COUNT(*) FROM flow_runs WHERE flow_name = 'rec'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .expect("count");
+    let children = crate::store::inspect::flow_runs_named(&env.db(), "rec").expect("count");
     assert_eq!(children, i64::from(MAX_SUBFLOW_DEPTH) + 1);
 }
 
@@ -718,12 +711,7 @@ async fn resume_uses_the_stored_definition_and_checks_agent_ownership() {
     assert!(last.messages.iter().any(|m| m.content == "second"));
     // A conversation id stored for agent a but owned by agent b is refused.
     let conv = view.flags.flow.agent_conversations["a:x"].clone();
-    env.db()
-        .execute(
-            "UPDATE flow_agent_messages SET agent = 'b' WHERE conversation_id = ?1",
-            [&conv],
-        )
-        .expect("tamper");
+    crate::store::inspect::reassign_agent_conversation(&env.db(), &conv, "b").expect("tamper");
     let r = env.engine.prepare(
         "r",
         StartFlow {

@@ -283,14 +283,8 @@ mod deletes {
     use axum::http::StatusCode;
 
     fn ledger_rows_of(home: &std::path::Path, wf: &str) -> Vec<Option<String>> {
-        let db = rusqlite::Connection::open(home.join("maskflow.db")).expect("db");
-        let mut stmt = db
-            .prepare("SELECT deleted_workflow FROM llm_calls WHERE workflow_id = ?1")
-            .expect("query");
-        stmt.query_map([wf], |r| r.get(0))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("read")
+        maskflow_core::store::inspect::ledger_deleted_marks(&home.join("maskflow.db"), wf)
+            .expect("ledger rows")
     }
 
     #[tokio::test]
@@ -450,15 +444,9 @@ mod backups {
         // The backup holds the database as it was before the run's first
         // step: its row is there (taken once the request was checked), no
         // checkpoint or turn yet.
-        let copy = rusqlite::Connection::open(path).expect("open backup");
-        let steps: i64 = copy
-            .query_row(
-                "SELECT (SELECT count(*) FROM flow_checkpoints WHERE run_id = ?1)
-                      + (SELECT count(*) FROM flow_turns WHERE run_id = ?1)",
-                [&run],
-                |r| r.get(0),
-            )
-            .expect("count");
+        let steps =
+            maskflow_core::store::inspect::flow_run_step_rows(std::path::Path::new(path), &run)
+                .expect("count");
         assert_eq!(steps, 0);
 
         // Retention: one pre-run backup kept, apart from the others.
@@ -596,14 +584,9 @@ mod backups {
         let c = create(app.clone()).await;
         assert_ne!(c, b);
         // The backup taken just before holds what the restore replaced.
-        let previous = rusqlite::Connection::open(r["previous"]["path"].as_str().expect("path"))
-            .expect("open");
-        let name: String = previous
-            .query_row("SELECT name FROM workflows WHERE id = ?1", [&a], |r| {
-                r.get(0)
-            })
-            .expect("row");
-        assert_eq!(name, "After");
+        let previous = std::path::Path::new(r["previous"]["path"].as_str().expect("path"));
+        let name = maskflow_core::store::inspect::workflow_name(previous, &a).expect("read");
+        assert_eq!(name.as_deref(), Some("After"));
         // Every backup is still listed, the ones newer than the restored file too.
         let (_, view) = call(&app, "GET", "/api/backups", None).await;
         assert_eq!(of_reason(&view, "manual").len(), 1);

@@ -12,6 +12,8 @@ pub mod conversations;
 pub mod deletes;
 pub mod flow_storage;
 pub mod input_files;
+#[cfg(any(test, feature = "testing"))]
+pub mod inspect;
 pub mod leases;
 pub mod llm_calls;
 pub mod privacy_confirmations;

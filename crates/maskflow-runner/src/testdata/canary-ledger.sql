@@ -1,0 +1,2 @@
+CREATE TABLE llm_calls (id TEXT);
+INSERT INTO llm_calls VALUES ('call-1');
