@@ -7,7 +7,7 @@
 //! as the role's one repair.
 //!
 //! Defaults were measured with SmolLM2-135M on llama.cpp (see
-//! `crates/maskflow-core/tests/real_roles.rs`): well-formed validator and clarifier replies
+//! `crates/maskflow-core/tests/it/real_roles.rs`): well-formed validator and clarifier replies
 //! took 38 and 48 tokens, rambling ones 200–500 before the model stopped, a
 //! builder's workflow 258. 512 leaves ten times a good reply's length (room
 //! for cloud reasoning models that count thinking in the budget) while

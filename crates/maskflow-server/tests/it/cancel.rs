@@ -5,7 +5,7 @@
 //! the ledger records the call as cancelled with the body that was sent, and
 //! the next message works.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

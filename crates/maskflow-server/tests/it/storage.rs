@@ -3,7 +3,7 @@
 //! folder keeps, and a full disk is a clear `507 disk_full` that loses no
 //! stored state (on a real, small tmpfs when the test runs as root).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

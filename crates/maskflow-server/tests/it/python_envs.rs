@@ -7,15 +7,14 @@
 //! A package outside the curated set waits for approval; refused, the
 //! build ends with a clear message.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-const TOKEN: &str = "python-envs-token-123";
-const BIN: &str = env!("CARGO_BIN_EXE_maskflow");
+use crate::common::spawned::{BIN, Serve, http, json_call, upload};
+
 const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
 const SCRIPT: &str = r#"import json, sys
@@ -37,111 +36,11 @@ with pd.ExcelWriter("outputs/revenue.xlsx", engine="xlsxwriter") as xw:
 print("regions:", len(totals))
 "#;
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn uv_cache() -> PathBuf {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
     home.join(".cache").join("maskflow-test").join("uv")
-}
-
-fn http(port: u16, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Vec<u8>) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).expect("write");
-    s.write_all(body).expect("write body");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("headers end");
-    let headers = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status: u16 = headers
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let mut body = raw[split + 4..].to_vec();
-    if headers
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = Vec::new();
-        let mut rest = &body[..];
-        loop {
-            let line_end = rest.windows(2).position(|w| w == b"\r\n").expect("chunk");
-            let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..line_end]).trim(), 16)
-                .expect("chunk size");
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(&rest[line_end + 2..line_end + 2 + size]);
-            rest = &rest[line_end + 4 + size..];
-        }
-        body = out;
-    }
-    (status, body)
-}
-
-fn json_call(port: u16, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    let (status, out) = http(port, method, path, "application/json", &bytes);
-    (status, serde_json::from_slice(&out).unwrap_or(Value::Null))
-}
-
-fn upload(port: u16, name: &str, content_type: &str, bytes: &[u8]) -> String {
-    let boundary = "maskflowboundary42";
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: {content_type}\r\n\r\n"
-    )
-    .into_bytes();
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let (status, out) = http(
-        port,
-        "POST",
-        "/api/extracts",
-        &format!("multipart/form-data; boundary={boundary}"),
-        &body,
-    );
-    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&out));
-    let v: Value = serde_json::from_slice(&out).expect("json");
-    v[0]["file_id"].as_str().expect("id").to_owned()
-}
-
-fn serve(home: &Path, replay: &Path) -> (Server, u16) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--token", TOKEN, "--replay"])
-        .arg(replay)
-        .env("MASKFLOW_HOME", home)
-        .env("UV_CACHE_DIR", uv_cache())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("url");
-    let port: u16 = line
-        .trim()
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("port in the URL");
-    (Server(child), port)
 }
 
 /// A sales workbook (sheet `Sales`: Region, Month, Revenue) written with
@@ -268,13 +167,17 @@ fn an_excel_workflow_builds_in_a_uv_environment_and_reruns_offline() {
         &["pandas", "openpyxl", "matplotlib", "xlsxwriter"],
         &["revenue.png", "revenue.xlsx"],
     );
-    let (server, port) = serve(&data, &replay);
+    let server = Serve::start(
+        &data,
+        Some(&replay),
+        &[("UV_CACHE_DIR", uv_cache().as_os_str())],
+    );
+    let port = server.port;
     let id = upload(
         port,
-        "sales.xlsx",
-        XLSX,
-        &std::fs::read(&sales).expect("read"),
-    );
+        &[("sales.xlsx", XLSX, &std::fs::read(&sales).expect("read"))],
+    )
+    .remove(0);
     let (wf, vid) = start_build(port, &id);
     let view = wait_for(port, &wf, |v| v["current_version"]["status"] != "building");
     let current = &view["current_version"];
@@ -501,11 +404,16 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
         .to_string(),
     )
     .expect("replay");
-    let (_server, port) = serve(&data, &replay2);
+    let server = Serve::start(
+        &data,
+        Some(&replay2),
+        &[("UV_CACHE_DIR", uv_cache().as_os_str())],
+    );
+    let port = server.port;
     let bytes = std::fs::read(&sales).expect("read");
 
     // Refused: the build ends, saying why; nothing was installed.
-    let id = upload(port, "sales.xlsx", XLSX, &bytes);
+    let id = upload(port, &[("sales.xlsx", XLSX, &bytes)]).remove(0);
     let (wf, vid) = start_build(port, &id);
     let view = wait_for(port, &wf, |v| {
         v["current_version"]["build"]["pending_gate"] == true
@@ -544,7 +452,7 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
     assert!(env_dirs(&data).is_empty());
 
     // Approved: it is installed and the test passes.
-    let id = upload(port, "sales.xlsx", XLSX, &bytes);
+    let id = upload(port, &[("sales.xlsx", XLSX, &bytes)]).remove(0);
     let (wf, vid) = start_build(port, &id);
     wait_for(port, &wf, |v| {
         v["current_version"]["build"]["pending_gate"] == true
@@ -610,13 +518,17 @@ fn an_install_that_fails_ends_the_build_clearly_and_the_workflow_can_be_retried(
         &["pandas", "surely-not-a-package-maskflow-xyz"],
         &[],
     );
-    let (_server, port) = serve(&data, &replay);
+    let server = Serve::start(
+        &data,
+        Some(&replay),
+        &[("UV_CACHE_DIR", uv_cache().as_os_str())],
+    );
+    let port = server.port;
     let id = upload(
         port,
-        "sales.xlsx",
-        XLSX,
-        &std::fs::read(&sales).expect("read"),
-    );
+        &[("sales.xlsx", XLSX, &std::fs::read(&sales).expect("read"))],
+    )
+    .remove(0);
     let (wf, vid) = start_build(port, &id);
     // The requirements are resolved before anything is asked or made: the
     // unknown package ends the build at once.

@@ -3,7 +3,7 @@
 //! dropped, the run ends `stopped` with its completed step kept, the ledger
 //! records the call as cancelled, and the command exits with 130.
 
-mod common;
+use crate::common;
 
 use common::stalling::{slow_server, until};
 use std::io::Read;

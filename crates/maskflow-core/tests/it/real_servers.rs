@@ -7,10 +7,7 @@
 //! so loudly and pass; set `MASKFLOW_REQUIRE_LLM_SERVERS=1` (CI does, through
 //! `scripts/test.sh`) to make that a failure instead.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use maskflow_core::providers::anthropic::AnthropicProvider;
 use maskflow_core::providers::http::Endpoint;
@@ -19,81 +16,7 @@ use maskflow_core::providers::{ChatMessage, ChatRole, LlmRequest, Provider, Role
 use maskflow_core::settings::{ProviderConfig, ProviderKind, test_connection};
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn model_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("MASKFLOW_TEST_GGUF") {
-        return Some(PathBuf::from(p));
-    }
-    let dir = std::env::var_os("HOME")
-        .map(PathBuf::from)?
-        .join(".cache/maskflow-test");
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|e| e == "gguf"))
-}
-
-fn skip(why: &str) -> Option<Server> {
-    let required = std::env::var("MASKFLOW_REQUIRE_LLM_SERVERS").is_ok_and(|v| v == "1");
-    assert!(!required, "the llama.cpp test server is required but {why}");
-    eprintln!(
-        "\n!!!!! SKIPPED: the llama.cpp test server cannot run here: {why}. Run scripts/setup.sh. !!!!!\n"
-    );
-    None
-}
-
-async fn start() -> Option<Server> {
-    let Some(model) = model_path() else {
-        return skip("no SmolLM2 GGUF in ~/.cache/maskflow-test");
-    };
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
-        l.local_addr().ok()?.port()
-    };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/llamacpp.py");
-    let child = match Command::new("python3")
-        .arg(script)
-        .arg(&model)
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return skip(&format!("python3 could not start ({e})")),
-    };
-    let mut server = Server {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    let client = reqwest::Client::new();
-    for _ in 0..600 {
-        if let Ok(Some(status)) = server.child.try_wait() {
-            return skip(&format!(
-                "the server exited at start ({status}); is xllamacpp installed?"
-            ));
-        }
-        if let Ok(r) = client.get(format!("{}/health", server.base)).send().await
-            && r.status().is_success()
-        {
-            return Some(server);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let _ = server.child.kill();
-    skip("the server did not become healthy within a minute")
-}
+use crate::common::llamacpp::start;
 
 fn endpoint(base: String) -> Endpoint {
     let mut e = Endpoint::new(base, "smollm2");

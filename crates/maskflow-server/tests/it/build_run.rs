@@ -3,15 +3,11 @@
 //! the script ran on the real files with the expected output), approve,
 //! then `maskflow run` on two new files gives the right output.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-const TOKEN: &str = "build-run-token-123";
-const BIN: &str = env!("CARGO_BIN_EXE_maskflow");
+use crate::common::spawned::{BIN, Serve, http, json_call, upload};
 
 const SCRIPT: &str = r#"import csv, json, sys
 f = json.load(open(sys.argv[1]))["fields"]
@@ -22,113 +18,6 @@ with open("outputs/totals.csv", "w", newline="") as out:
     for r in csv.DictReader(open(f["orders"])):
         w.writerow([r["order"], "%.2f" % (prices[r["sku"]] * int(r["qty"]))])
 "#;
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn http(port: u16, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Vec<u8>) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).expect("write");
-    s.write_all(body).expect("write body");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("headers end");
-    let headers = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status: u16 = headers
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let mut body = raw[split + 4..].to_vec();
-    if headers
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = Vec::new();
-        let mut rest = &body[..];
-        loop {
-            let line_end = rest.windows(2).position(|w| w == b"\r\n").expect("chunk");
-            let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..line_end]).trim(), 16)
-                .expect("chunk size");
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(&rest[line_end + 2..line_end + 2 + size]);
-            rest = &rest[line_end + 4 + size..];
-        }
-        body = out;
-    }
-    (status, body)
-}
-
-fn json_call(port: u16, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    let (status, out) = http(port, method, path, "application/json", &bytes);
-    (status, serde_json::from_slice(&out).unwrap_or(Value::Null))
-}
-
-fn upload(port: u16, files: &[(&str, &str)]) -> Vec<String> {
-    let boundary = "maskflowboundary42";
-    let mut body = Vec::new();
-    for (name, text) in files {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: text/csv\r\n\r\n{text}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    let (status, out) = http(
-        port,
-        "POST",
-        "/api/extracts",
-        &format!("multipart/form-data; boundary={boundary}"),
-        &body,
-    );
-    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&out));
-    let v: Value = serde_json::from_slice(&out).expect("json");
-    v.as_array()
-        .expect("list")
-        .iter()
-        .map(|f| f["file_id"].as_str().expect("id").to_owned())
-        .collect()
-}
-
-fn serve(home: &Path, replay: &Path) -> (Server, u16) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--token", TOKEN, "--replay"])
-        .arg(replay)
-        .env("MASKFLOW_HOME", home)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("url");
-    let port: u16 = line
-        .trim()
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("port in the URL");
-    (Server(child), port)
-}
 
 #[test]
 fn build_on_real_files_then_run_on_new_ones() {
@@ -156,13 +45,22 @@ fn build_on_real_files_then_run_on_new_ones() {
     )
     .expect("replay");
     let data = home.path().join("data");
-    let (server, port) = serve(&data, &replay);
+    let server = Serve::start(&data, Some(&replay), &[]);
+    let port = server.port;
 
     let ids = upload(
         port,
         &[
-            ("orders.csv", "order,sku,qty\nA-1,X,2\nA-2,Y,1\n"),
-            ("prices.csv", "sku,price\nX,1.50\nY,10.00\n"),
+            (
+                "orders.csv",
+                "text/csv",
+                "order,sku,qty\nA-1,X,2\nA-2,Y,1\n".as_bytes(),
+            ),
+            (
+                "prices.csv",
+                "text/csv",
+                "sku,price\nX,1.50\nY,10.00\n".as_bytes(),
+            ),
         ],
     );
     let (status, created) = json_call(
@@ -243,8 +141,12 @@ fn build_on_real_files_then_run_on_new_ones() {
     let new_ids = upload(
         port,
         &[
-            ("orders2.csv", "order,sku,qty\nB-1,Y,3\n"),
-            ("prices2.csv", "sku,price\nY,2.25\n"),
+            (
+                "orders2.csv",
+                "text/csv",
+                "order,sku,qty\nB-1,Y,3\n".as_bytes(),
+            ),
+            ("prices2.csv", "text/csv", "sku,price\nY,2.25\n".as_bytes()),
         ],
     );
     let (status, run) = json_call(

@@ -2,8 +2,6 @@
 //! the real files, then approved), two-step safe deletes of workflows, flow
 //! runs and backups, and the database backups a user can list and restore.
 
-mod common;
-
 mod support {
     use std::path::Path;
     use std::sync::Arc;

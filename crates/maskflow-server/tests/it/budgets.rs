@@ -2,7 +2,7 @@
 //! defaults, checked before it is stored, kept across a restart, and in
 //! force for the back ends.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::{TOKEN, call};

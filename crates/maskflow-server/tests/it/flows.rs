@@ -3,7 +3,7 @@
 //! and resume, and `maskflow flows run` killed with SIGKILL at random points
 //! then resumed, compared with an uninterrupted run.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! the script is killed, the version ends `failed` with the reason
 //! "cancelled by the user", and the workflow takes a new message.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -9,13 +9,9 @@
 //! message each get an error frame. And the socket outlives a client that
 //! vanishes mid-stream.
 
-mod common;
+use crate::common;
 
 use common::stalling::{slow_server, until};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -24,85 +20,11 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-const TOKEN: &str = "ws-cancel-token-123456";
-const BIN: &str = env!("CARGO_BIN_EXE_maskflow");
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(home: &Path) -> (Server, u16) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--token", TOKEN])
-        .env("MASKFLOW_HOME", home)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("url");
-    let port: u16 = line
-        .trim()
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("port in the URL");
-    (Server(child), port)
-}
-
-/// One blocking HTTP/1.1 call with `Connection: close`; the JSON body.
-fn http(port: u16, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).expect("write");
-    s.write_all(body.as_bytes()).expect("write body");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("headers end");
-    let headers = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status: u16 = headers
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let mut body = raw[split + 4..].to_vec();
-    if headers
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = Vec::new();
-        let mut rest = &body[..];
-        loop {
-            let end = rest.windows(2).position(|w| w == b"\r\n").expect("chunk");
-            let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..end]).trim(), 16)
-                .expect("chunk size");
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(&rest[end + 2..end + 2 + size]);
-            rest = &rest[end + 4 + size..];
-        }
-        body = out;
-    }
-    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
-}
+use crate::common::TOKEN;
+use crate::common::spawned::{Serve, json_call};
 
 async fn call(port: u16, method: &'static str, path: String, body: Option<Value>) -> (u16, Value) {
-    tokio::task::spawn_blocking(move || http(port, method, &path, body))
+    tokio::task::spawn_blocking(move || json_call(port, method, &path, body))
         .await
         .expect("http task")
 }
@@ -165,7 +87,8 @@ async fn create_workflow(port: u16) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_event_socket_survives_a_client_that_vanishes_mid_stream() {
     let home = tempfile::tempdir().expect("home");
-    let (_server, port) = serve(home.path());
+    let server = Serve::start(home.path(), None, &[]);
+    let port = server.port;
     let mut a = connect(port).await;
     let mut b = connect(port).await;
     let wf = create_workflow(port).await;
@@ -238,7 +161,8 @@ async fn cancel_inflight_over_a_websocket_stops_the_step_in_flight() {
         .to_string(),
     )
     .expect("flow");
-    let (_server, port) = serve(&data);
+    let server = Serve::start(&data, None, &[]);
+    let port = server.port;
 
     let (s, v) = call(
         port,

@@ -1,7 +1,7 @@
 //! What the HTTP tests share: the in-process router with a test token, JSON
-//! calls and multipart uploads. `mod common;` in a test binary brings it in.
-#![allow(dead_code)] // each binary uses a part
+//! calls and multipart uploads.
 
+pub mod spawned;
 pub mod stalling;
 
 use axum::Router;

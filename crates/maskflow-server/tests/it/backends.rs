@@ -5,13 +5,14 @@
 //! command line; every recorded request is checked against the raw values
 //! of the user's file, and every call must be in the ledger.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::http::StatusCode;
+use common::spawned::{Serve, http};
 use common::{TOKEN, call};
 use maskflow_core::flows::RunStatus;
 use maskflow_core::keys::KeyringCredentials;
@@ -512,53 +513,8 @@ async fn flows_run_on_the_command_line_prints_a_manual_prompt_and_reads_the_past
     assert!(ledger.iter().all(|e| e.provider == "manual"), "{ledger:?}");
 }
 
-/// One HTTP call to a spawned `maskflow serve` (blocking, `Connection: close`).
-fn serve_call(port: u16, method: &str, path: &str, content_type: &str, body: &[u8]) -> Value {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).expect("write");
-    s.write_all(body).expect("write body");
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).expect("read");
-    let (headers, rest) = raw.split_once("\r\n\r\n").expect("headers end");
-    let body = if headers
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = String::new();
-        let mut rest = rest;
-        while let Some((size, tail)) = rest.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            if n == 0 {
-                break;
-            }
-            out.push_str(&tail[..n]);
-            rest = &tail[n + 2..];
-        }
-        out
-    } else {
-        rest.to_owned()
-    };
-    serde_json::from_str(&body).unwrap_or(Value::Null)
-}
-
-/// Kills the spawned server when the test ends, whatever happens.
-struct Spawned(std::process::Child);
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_004_runs_under_a_real_maskflow_serve_on_the_back_ends_set_over_http() {
-    use std::io::BufRead;
     let (server, rec) = recording_server().await;
     let base = format!("{}/v1", server.uri());
     let home = tempfile::tempdir().expect("tmp");
@@ -568,30 +524,13 @@ async fn seed_004_runs_under_a_real_maskflow_serve_on_the_back_ends_set_over_htt
         r#"{"provider": "second", "model": "planner-model-x", "prompt": "You plan work in small steps."}"#,
     )
     .expect("write agent");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_maskflow"))
-        .args(["serve", "--port", "0", "--token", TOKEN])
-        .env("MASKFLOW_HOME", home.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("url");
-    let _serve = Spawned(child);
-    let port: u16 = line
-        .trim()
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("port in the URL");
+    let serve = Serve::start(home.path(), None, &[]);
+    let port = serve.port;
     let boundary = "seedboundary";
     let form = format!(
         "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"sales.csv\"\r\nContent-Type: text/csv\r\n\r\n{CSV}\r\n--{boundary}--\r\n"
     );
-    let uploaded = serve_call(
+    let uploaded = serve_json(
         port,
         "POST",
         "/api/extracts",
@@ -600,7 +539,7 @@ async fn seed_004_runs_under_a_real_maskflow_serve_on_the_back_ends_set_over_htt
     );
     assert!(uploaded[0]["file_id"].is_string(), "{uploaded}");
     let json = "application/json";
-    let saved = serve_call(
+    let saved = serve_json(
         port,
         "PUT",
         "/api/settings",
@@ -608,14 +547,14 @@ async fn seed_004_runs_under_a_real_maskflow_serve_on_the_back_ends_set_over_htt
         settings(&base, "flows-model").to_string().as_bytes(),
     );
     assert_eq!(saved["roles"]["flows"], "flowsrv", "{saved}");
-    let started = serve_call(port, "POST", "/api/flows/seed_example/run", json, b"{}");
+    let started = serve_json(port, "POST", "/api/flows/seed_example/run", json, b"{}");
     let id = started["conversationId"]
         .as_str()
         .expect("a run id")
         .to_owned();
     let mut run = Value::Null;
     for _ in 0..1200 {
-        run = serve_call(port, "GET", &format!("/api/flow-runs/{id}"), json, b"");
+        run = serve_json(port, "GET", &format!("/api/flow-runs/{id}"), json, b"");
         if run["status"] != "running" && run["status"] != "started" {
             break;
         }
@@ -634,8 +573,14 @@ async fn seed_004_runs_under_a_real_maskflow_serve_on_the_back_ends_set_over_htt
         assert_eq!(b["model"], want, "{b}");
     }
     assert_no_raw(&bodies);
-    let ledger = serve_call(port, "GET", "/api/ledger?limit=50", json, b"");
+    let ledger = serve_json(port, "GET", "/api/ledger?limit=50", json, b"");
     let entries = ledger.as_array().expect("ledger");
     assert_eq!(entries.len(), bodies.len(), "{ledger}");
     assert!(entries.iter().all(|e| e["outcome"] == "ok"), "{ledger}");
+}
+
+/// A call to the spawned server whose reply is JSON (`null` if it is not).
+fn serve_json(port: u16, method: &str, path: &str, content_type: &str, body: &[u8]) -> Value {
+    let (_, out) = http(port, method, path, content_type, body);
+    serde_json::from_slice(&out).unwrap_or(Value::Null)
 }

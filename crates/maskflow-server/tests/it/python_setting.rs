@@ -1,7 +1,7 @@
 //! `/api/settings/python`: the Python interpreter workflows run with. It is
 //! shown with what it finds, checked before it is stored, and documented.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::{TOKEN, call};

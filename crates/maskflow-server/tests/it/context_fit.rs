@@ -7,7 +7,7 @@
 //! (reported by the server, or set in Settings over a larger one) the call is
 //! refused before any chat request reaches the server, with the numbers.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

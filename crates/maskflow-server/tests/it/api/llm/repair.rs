@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use super::{open_with, wait_status};
-use crate::support::*;
+use crate::api::support::*;
 
 const NOTES_CSV: &str = "customer,email,amount,notes\n\
 Zebulon Quagmire,zebulon@quagmire-corp.com,\"$12,345.67\",\"Called about the order: line 3 of the file had an error in the city field\"\n\

@@ -2,7 +2,7 @@
 //! conversation and a flow run listed together, most recent activity first,
 //! `flowName=NAME` and `flowName=__none__` filters, and an unknown flow name.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

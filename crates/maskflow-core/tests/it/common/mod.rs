@@ -1,0 +1,3 @@
+//! What core's integration tests share.
+
+pub mod llamacpp;

@@ -1,0 +1,11 @@
+//! Core's integration tests, one binary, one module per area; `common`
+//! holds what they share.
+
+mod common;
+
+mod build;
+mod keyring;
+mod providers;
+mod real_roles;
+mod real_servers;
+mod structured;

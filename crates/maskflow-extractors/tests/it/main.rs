@@ -1,0 +1,5 @@
+//! The extractors' integration tests, one binary, one module per format.
+
+mod csv;
+mod documents;
+mod excel;

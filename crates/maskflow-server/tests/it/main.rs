@@ -1,0 +1,26 @@
+//! The HTTP server's integration tests, one binary (linking the server once),
+//! one module per area; `common` holds what they share.
+
+mod common;
+
+mod api;
+mod api_list;
+mod backends;
+mod budgets;
+mod build_cancel;
+mod build_run;
+mod cancel;
+mod cli_interrupt;
+mod context_fit;
+mod conversations;
+mod extract_cli;
+mod flows;
+mod flows_mermaid;
+mod history;
+mod leases;
+mod python_envs;
+mod python_setting;
+mod sandbox;
+mod secrets;
+mod storage;
+mod ws_cancel;
