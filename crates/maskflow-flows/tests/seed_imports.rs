@@ -39,8 +39,11 @@ fn ask(s: &Step) -> (&str, &str, &str) {
     )
 }
 
-/// (condition, target, limit) of each branch, then the default's target.
-fn routes(s: &Step) -> (Vec<(String, String, Option<u32>)>, Option<String>) {
+/// A branch as (condition, target, limit).
+type Route = (String, String, Option<u32>);
+
+/// The branches of a decision, then its default's target.
+fn routes(s: &Step) -> (Vec<Route>, Option<String>) {
     let Step::Decision(d) = s else {
         panic!("{} is not a decision", id(s))
     };
