@@ -365,6 +365,15 @@ fn wrong_seed_input_is_refused_by_name() {
     .expect_err("refused")
     .to_string();
     assert!(e.starts_with("line 4: the config of A: awaitTag"), "{e}");
+    let e = mermaid::import(
+        "graph TD\n  A[Do it]\n%% === WORKFLOW_CONFIG ===\n%% @A: {\"stepType\": \"task\", \"promt\": \"x\"}\n%% === END_CONFIG ===\n",
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(
+        e.starts_with("line 4: the config of A: promt: unknown field"),
+        "{e}"
+    );
     // A node only named by an edge, or a [[…]] node, still needs its config.
     let e = mermaid::import("graph TD\n  A[Do it] --> B\n")
         .expect_err("refused")

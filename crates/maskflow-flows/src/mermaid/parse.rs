@@ -311,7 +311,14 @@ pub(super) fn step_from(
     })
 }
 
+/// A step error without its path markers: `path: message`.
 pub(super) fn clean(s: &str) -> String {
+    if let Some(rest) = s.strip_prefix('\u{1}')
+        && let Some((path, msg)) = rest.split_once('\u{1}')
+        && !path.is_empty()
+    {
+        return format!("{path}: {}", msg.trim());
+    }
     s.replace('\u{1}', " ").trim().to_owned()
 }
 
