@@ -98,7 +98,12 @@ pub struct ImportRequest {
     #[serde(default)]
     #[ts(optional)]
     pub mermaid: Option<String>,
-    /// The name to save it as (required for Mermaid; defaults to the bundle's).
+    /// A flow file's JSON (seed 004's `flows/<name>.json`), as written.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    #[ts(optional, type = "unknown")]
+    pub flow: Option<Value>,
+    /// The name to save it as (required for Mermaid and a flow; defaults to the bundle's).
     #[serde(default)]
     #[ts(optional)]
     pub name: Option<String>,
@@ -291,25 +296,27 @@ impl FlowEngine {
     /// A clash is a `Conflict` unless `overwrite` is set.
     pub fn import_flow(&self, request: ImportRequest) -> Result<FlowSummary> {
         let overwrite = request.overwrite.unwrap_or(false);
-        let (def, name, agents) = match (request.bundle, request.mermaid) {
-            (Some(_), Some(_)) => {
+        let named = |what: &str| {
+            request
+                .name
+                .clone()
+                .ok_or_else(|| Error::InvalidRequest(format!("name is required to import {what}")))
+        };
+        let (def, name, agents) = match (&request.bundle, &request.mermaid, &request.flow) {
+            (None, None, None) => {
                 return Err(Error::InvalidRequest(
-                    "give either bundle or mermaid, not both".into(),
+                    "give a bundle, a mermaid text or a flow".into(),
                 ));
             }
-            (None, None) => {
-                return Err(Error::InvalidRequest(
-                    "give a bundle or a mermaid text".into(),
-                ));
+            (None, Some(text), None) => {
+                let def = mermaid::import(text).map_err(|e| bad("the Mermaid diagram", e))?;
+                (def, named("a Mermaid diagram")?, Vec::new())
             }
-            (None, Some(text)) => {
-                let def = mermaid::import(&text).map_err(|e| bad("the Mermaid diagram", e))?;
-                let name = request.name.ok_or_else(|| {
-                    Error::InvalidRequest("name is required to import a Mermaid diagram".into())
-                })?;
-                (def, name, Vec::new())
+            (None, None, Some(v)) => {
+                let def = definition::from_value(v).map_err(|e| bad("the flow", e))?;
+                (def, named("a flow")?, Vec::new())
             }
-            (Some(b), None) => {
+            (Some(b), None, None) => {
                 if !b.export_version.starts_with("2.") {
                     return Err(Error::InvalidRequest(format!(
                         "exportVersion {:?} is not supported (this version reads 2.x)",
@@ -319,8 +326,14 @@ impl FlowEngine {
                 let def = bundled_definition(&b.workflow)?;
                 let name = request
                     .name
+                    .clone()
                     .unwrap_or_else(|| file_stem_of(&b.workflow.name));
-                (def, name, b.agents)
+                (def, name, b.agents.clone())
+            }
+            _ => {
+                return Err(Error::InvalidRequest(
+                    "give one of bundle, mermaid or flow, not several".into(),
+                ));
             }
         };
         if !agents::valid_name(&name) {

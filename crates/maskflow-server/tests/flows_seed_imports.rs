@@ -1,5 +1,5 @@
-//! Seed 003's own shapes through the user's door: the seed's export bundle
-//! and its bare edge-label diagram, posted verbatim to `POST
+//! The seeds' own shapes through the user's door: seed 003's export bundle
+//! and its bare edge-label diagram, and seed 004's flow file, posted verbatim to `POST
 //! /api/flows/import`, become runnable flows (and the bundle's agent an
 //! agent file); a seed step with a wrong field is refused with its place.
 
@@ -106,8 +106,34 @@ async fn seed_003_bundle_and_diagram_import_verbatim_over_http() {
     );
     assert!(text.contains("\"prompt\":\"Human Review\""), "{text}");
 
+    // Seed 004's flow file, as written, imports under a name.
+    let flow: Value = serde_json::from_str(&seed("004-flow-example.json")).expect("json");
+    let (s, body) = call(
+        &app,
+        "POST",
+        "/api/flows/import",
+        Some(json!({"flow": flow, "name": "flows-mode"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["description"],
+        "Summarize, refine, and iterate until done."
+    );
+    let (_, def) = call(&app, "GET", "/api/flows/flows-mode", None).await;
+    assert_eq!(def, flow, "the file is kept as written");
+    let (s, body) = call(
+        &app,
+        "POST",
+        "/api/flows/import",
+        Some(json!({"flow": flow})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.to_string().contains("name is required"), "{body}");
+
     let (_, list) = call(&app, "GET", "/api/flows", None).await;
-    for name in ["pr-review-pipeline", "edge-labels"] {
+    for name in ["pr-review-pipeline", "edge-labels", "flows-mode"] {
         let entry = listed(&list, name).unwrap_or_else(|| panic!("{name} in {list}"));
         assert_eq!(entry["disabled"], false, "{entry}");
     }
