@@ -238,28 +238,49 @@ async fn seed_003_export_bundle_imports_its_agent_and_runs() {
 }
 
 #[tokio::test]
-async fn seed_004_example_imports_in_a_bundle_and_runs() {
+async fn seed_004_example_imports_as_written_and_runs() {
     let provider = Arc::new(
         ReplayProvider::from_value(&json!({
-            "agent:coding_agent": ["summary 1", {"answer": "yes"}],
-            "agent:planning_agent": ["plan 1"]
+            "agent:coding_agent": ["summary 1", {"answer": "no"}, "summary 2", {"answer": "yes"}],
+            "agent:planning_agent": ["plan 1", "plan 2"]
         }))
         .expect("replay"),
     );
     let env = env(provider);
-    let definition: Value = serde_json::from_str(FLOW_004).expect("json");
-    let bundle: FlowBundle = serde_json::from_value(json!({
-        "workflow": {"name": "flows-mode", "definition": definition},
-        "agents": [{"id": "planning_agent", "agent": {},
-                    "commands": {"improve_plan": {"messages": [{"role": "user", "content": ["Improve the plan."]}]}}}],
-        "exportVersion": "2.0", "exportedAt": "2025-01-15T10:00:00Z"
-    }))
-    .expect("bundle");
-    let name = env.import_bundle(bundle);
-    let view = env.run(&name).await;
+    let commands = env.home.path().join("agents/planning_agent/commands");
+    std::fs::create_dir_all(&commands).expect("mkdir");
+    std::fs::write(
+        commands.join("improve_plan.json"),
+        r#"{"messages":[{"role":"user","content":["Improve the plan."]}]}"#,
+    )
+    .expect("write");
+    let flow: Value = serde_json::from_str(FLOW_004).expect("json");
+    let imported = env
+        .engine
+        .import_flow(ImportRequest {
+            flow: Some(flow),
+            name: Some("flows-mode".into()),
+            ..ImportRequest::default()
+        })
+        .expect("imports");
+    assert_eq!(
+        imported.description,
+        "Summarize, refine, and iterate until done."
+    );
+    let view = env.run("flows-mode").await;
     assert_eq!(view.status, RunStatus::Completed, "{view:?}");
     let contents: Vec<&str> = view.turns.iter().map(|t| t.content.as_str()).collect();
-    assert_eq!(contents, ["summary 1", "plan 1", r#"{"answer":"yes"}"#]);
+    assert_eq!(
+        contents,
+        [
+            "summary 1",
+            "plan 1",
+            r#"{"answer":"no"}"#,
+            "summary 2",
+            "plan 2",
+            r#"{"answer":"yes"}"#
+        ]
+    );
 }
 
 #[tokio::test]
