@@ -33,6 +33,8 @@ pub mod preview;
 #[cfg(test)]
 mod privacy_eval;
 pub mod pyenv;
+#[cfg(test)]
+mod seed_run_tests;
 pub mod service;
 pub mod settings;
 pub mod store;

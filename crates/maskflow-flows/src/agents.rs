@@ -26,6 +26,9 @@ pub struct AgentDef {
     /// The persona layer of every prompt of this agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<Text>,
+    /// The agent's name for people (seed 003's `displayName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<Text>,
 }
 
 /// An agent command.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::agents::{self, AgentCommand, AgentDef};
-use super::definition::{self, FlowDef, Step};
+use super::definition::{self, FlowDef, Step, Text};
 use super::engine::FlowEngine;
 use super::{FlowSummary, mermaid};
 use crate::error::{Error, Result};
@@ -51,6 +51,12 @@ pub struct BundledFlow {
     #[schema(value_type = Option<Object>)]
     #[ts(type = "unknown")]
     pub definition: Option<Value>,
+    /// Seed 003's steps parsed out of `mermaidSource` (configs of nodes the
+    /// block leaves out; the flow itself when the diagram cannot be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    #[ts(optional, type = "Array<unknown>")]
+    pub steps: Option<Vec<Value>>,
 }
 
 /// An agent of a bundle: `agents/<id>.json` and its commands.
@@ -59,10 +65,19 @@ pub struct BundledFlow {
 pub struct BundledAgent {
     /// The agent's name.
     pub id: String,
-    /// The agent file's JSON.
+    /// The agent file's JSON (absent in seed 003's `{id, displayName, agentPrompt}`).
+    #[serde(default)]
     #[schema(value_type = Object)]
     #[ts(type = "unknown")]
     pub agent: Value,
+    /// Seed 003: the agent's name for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub display_name: Option<String>,
+    /// Seed 003: the agent's persona prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent_prompt: Option<String>,
     /// Command name → the command file's JSON.
     #[serde(default)]
     #[schema(value_type = Object)]
@@ -83,7 +98,12 @@ pub struct ImportRequest {
     #[serde(default)]
     #[ts(optional)]
     pub mermaid: Option<String>,
-    /// The name to save it as (required for Mermaid; defaults to the bundle's).
+    /// A flow file's JSON (seed 004's `flows/<name>.json`), as written.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    #[ts(optional, type = "unknown")]
+    pub flow: Option<Value>,
+    /// The name to save it as (required for Mermaid and a flow; defaults to the bundle's).
     #[serde(default)]
     #[ts(optional)]
     pub name: Option<String>,
@@ -140,6 +160,78 @@ fn bad(what: &str, e: impl std::fmt::Display) -> Error {
     Error::InvalidRequest(format!("{what}: {e}"))
 }
 
+/// A seed 003 workflow name ("PR Review Pipeline") as a file stem
+/// (`pr-review-pipeline`); a valid stem is kept as it is.
+pub fn file_stem_of(name: &str) -> String {
+    if agents::valid_name(name) {
+        return name.to_owned();
+    }
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').chars().take(128).collect()
+}
+
+/// The flow of a bundle: its `definition`, else its Mermaid source (with
+/// seed 003's `steps` as configs), else, when the diagram cannot be read,
+/// seed 003's `steps` alone, in the order listed.
+pub fn bundled_definition(w: &BundledFlow) -> Result<FlowDef> {
+    let mut def = match (&w.definition, &w.steps) {
+        (Some(v), _) => definition::from_value(v).map_err(|e| bad("the bundled flow", e))?,
+        (None, None) => {
+            mermaid::import(&w.mermaid_source).map_err(|e| bad("the bundled Mermaid source", e))?
+        }
+        (None, Some(steps)) => {
+            let mut configs = BTreeMap::new();
+            for (i, s) in steps.iter().enumerate() {
+                let id = s.get("id").and_then(Value::as_str).ok_or_else(|| {
+                    bad(
+                        "the bundled flow",
+                        format!("workflow.steps[{i}].id: missing"),
+                    )
+                })?;
+                configs.insert(id.to_owned(), s.clone());
+            }
+            if mermaid::readable(&w.mermaid_source) {
+                mermaid::import_with(&w.mermaid_source, &configs)
+                    .map_err(|e| bad("the bundled Mermaid source", e))?
+            } else {
+                // An abridged or missing diagram: the steps are the flow.
+                definition::seed::flow_from_steps(steps, None)
+                    .map_err(|e| bad("the bundled flow", format!("workflow.{e}")))?
+            }
+        }
+    };
+    if def.description.is_none() && !w.description.trim().is_empty() {
+        def.description = Some(w.description.clone());
+    }
+    Ok(def)
+}
+
+/// A bundled agent: Maskflow's `agent` file, or seed 003's `displayName` and `agentPrompt`.
+pub fn bundled_agent(a: &BundledAgent) -> Result<AgentDef> {
+    let seed = a.display_name.is_some() || a.agent_prompt.is_some();
+    match (&a.agent, seed) {
+        (Value::Null, _) => Ok(AgentDef {
+            display_name: a.display_name.as_deref().and_then(Text::new),
+            prompt: a.agent_prompt.as_deref().and_then(Text::new),
+            ..AgentDef::default()
+        }),
+        (_, true) => Err(Error::InvalidRequest(format!(
+            "agent {}: give either agent or displayName/agentPrompt, not both",
+            a.id
+        ))),
+        (v, false) => {
+            serde_json::from_value(v.clone()).map_err(|e| bad(&format!("agent {}", a.id), e))
+        }
+    }
+}
+
 impl FlowEngine {
     /// A flow as Mermaid (seed 003's diagram and config block).
     pub fn mermaid(&self, name: &str) -> Result<String> {
@@ -168,6 +260,8 @@ impl FlowEngine {
                         agent: serde_json::to_value(a)
                             .map_err(|e| Error::Corrupt(e.to_string()))?,
                         commands: BTreeMap::new(),
+                        display_name: None,
+                        agent_prompt: None,
                     },
                 );
             }
@@ -190,6 +284,7 @@ impl FlowEngine {
                 definition: Some(
                     serde_json::to_value(&def).map_err(|e| Error::Corrupt(e.to_string()))?,
                 ),
+                steps: None,
             },
             agents: agents.into_values().collect(),
             export_version: EXPORT_VERSION.to_owned(),
@@ -201,37 +296,44 @@ impl FlowEngine {
     /// A clash is a `Conflict` unless `overwrite` is set.
     pub fn import_flow(&self, request: ImportRequest) -> Result<FlowSummary> {
         let overwrite = request.overwrite.unwrap_or(false);
-        let (def, name, agents) = match (request.bundle, request.mermaid) {
-            (Some(_), Some(_)) => {
+        let named = |what: &str| {
+            request
+                .name
+                .clone()
+                .ok_or_else(|| Error::InvalidRequest(format!("name is required to import {what}")))
+        };
+        let (def, name, agents) = match (&request.bundle, &request.mermaid, &request.flow) {
+            (None, None, None) => {
                 return Err(Error::InvalidRequest(
-                    "give either bundle or mermaid, not both".into(),
+                    "give a bundle, a mermaid text or a flow".into(),
                 ));
             }
-            (None, None) => {
-                return Err(Error::InvalidRequest(
-                    "give a bundle or a mermaid text".into(),
-                ));
+            (None, Some(text), None) => {
+                let def = mermaid::import(text).map_err(|e| bad("the Mermaid diagram", e))?;
+                (def, named("a Mermaid diagram")?, Vec::new())
             }
-            (None, Some(text)) => {
-                let def = mermaid::import(&text).map_err(|e| bad("the Mermaid diagram", e))?;
-                let name = request.name.ok_or_else(|| {
-                    Error::InvalidRequest("name is required to import a Mermaid diagram".into())
-                })?;
-                (def, name, Vec::new())
+            (None, None, Some(v)) => {
+                let def = definition::from_value(v).map_err(|e| bad("the flow", e))?;
+                (def, named("a flow")?, Vec::new())
             }
-            (Some(b), None) => {
+            (Some(b), None, None) => {
                 if !b.export_version.starts_with("2.") {
                     return Err(Error::InvalidRequest(format!(
                         "exportVersion {:?} is not supported (this version reads 2.x)",
                         b.export_version
                     )));
                 }
-                let def = match &b.workflow.definition {
-                    Some(v) => definition::from_value(v).map_err(|e| bad("the bundled flow", e))?,
-                    None => mermaid::import(&b.workflow.mermaid_source)
-                        .map_err(|e| bad("the bundled Mermaid source", e))?,
-                };
-                (def, request.name.unwrap_or(b.workflow.name), b.agents)
+                let def = bundled_definition(&b.workflow)?;
+                let name = request
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| file_stem_of(&b.workflow.name));
+                (def, name, b.agents.clone())
+            }
+            _ => {
+                return Err(Error::InvalidRequest(
+                    "give one of bundle, mermaid or flow, not several".into(),
+                ));
             }
         };
         if !agents::valid_name(&name) {
@@ -254,8 +356,7 @@ impl FlowEngine {
                     a.id
                 )));
             }
-            let parsed: AgentDef = serde_json::from_value(a.agent.clone())
-                .map_err(|e| bad(&format!("agent {}", a.id), e))?;
+            let parsed = bundled_agent(a)?;
             let path = home.join("agents").join(format!("{}.json", a.id));
             let text = to_json(&parsed)?;
             if path.exists() && agents::load_agent(home, &a.id).ok().as_ref() != Some(&parsed) {

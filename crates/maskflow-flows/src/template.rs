@@ -2,6 +2,10 @@
 //! resolves is replaced by its value (strings as they are, other values as
 //! pretty JSON); one that does not is left as written, so a missing value is
 //! visible instead of silently empty. Pure: no I/O.
+//!
+//! Besides the run context (`input`, `output`, `steps`, `loop`, `flow`…), a
+//! `foreach` item's prompt sees its item variable, `{{index}}` (from 0) and
+//! `{{total}}`, as in seed 003's `interpolateTemplate`.
 
 use serde_json::Value;
 
@@ -106,6 +110,15 @@ mod tests {
         assert_eq!(render("{{input.n}}", &ctx), "[\n  1,\n  2\n]");
         assert_eq!(render("open {{ only", &ctx), "open {{ only");
         assert_eq!(render("{{input.n[1]}}", &ctx), "2");
+    }
+
+    #[test]
+    fn a_foreach_items_index_and_total_render() {
+        let ctx = json!({"file": {"path": "b.rs"}, "index": 1, "total": 3});
+        assert_eq!(
+            render("Review {{file.path}} [{{index}}/{{total}}]", &ctx),
+            "Review b.rs [1/3]"
+        );
     }
 }
 

@@ -371,7 +371,7 @@ fn parse_step_path(text: &str) -> anyhow::Result<Vec<i64>> {
         .collect()
 }
 
-/// `maskflow flows import FILE`: a Mermaid diagram or a flow bundle.
+/// `maskflow flows import FILE`: a Mermaid diagram, a flow bundle or a flow file.
 fn import(file: &std::path::Path, name: Option<String>, force: bool) -> anyhow::Result<ExitCode> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -379,13 +379,25 @@ fn import(file: &std::path::Path, name: Option<String>, force: bool) -> anyhow::
         .extension()
         .is_some_and(|e| e == "mmd" || e == "mermaid")
         || !text.trim_start().starts_with('{');
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let json: Option<serde_json::Value> = (!is_mermaid)
+        .then(|| serde_json::from_str(&text))
+        .transpose()
+        .with_context(|| format!("{} is not valid JSON", file.display()))?;
     let request = if is_mermaid {
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
         ImportRequest {
             mermaid: Some(text),
+            name: Some(name.unwrap_or(stem)),
+            overwrite: Some(force),
+            ..ImportRequest::default()
+        }
+    } else if let Some(flow) = json.filter(|v| v.get("workflow").is_none()) {
+        // A flow file as written in flows/ (seed 004), not a bundle.
+        ImportRequest {
+            flow: Some(flow),
             name: Some(name.unwrap_or(stem)),
             overwrite: Some(force),
             ..ImportRequest::default()

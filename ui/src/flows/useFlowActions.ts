@@ -2,7 +2,7 @@
 // import and export a flow; rename, archive and delete a run. Each action
 // marks the page busy and shows what went wrong.
 import { useState } from "preact/hooks";
-import type { FlowRunSummary, FlowSummary } from "../generated";
+import type { FlowBundle, FlowRunSummary, FlowSummary } from "../generated";
 import { toApiError } from "../transport";
 import { download } from "../lib/download";
 import { go } from "../lib/router";
@@ -57,7 +57,14 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
       const text = await file.text();
       const isBundle = text.trimStart().startsWith("{");
       const stem = file.name.replace(/\.[^.]+$/, "").replace(/[^A-Za-z0-9_-]/g, "_");
-      const base = isBundle ? { bundle: JSON.parse(text) } : { mermaid: text, name: stem };
+      // A JSON file is a bundle (it has `workflow`) or a flow file as kept in flows/.
+      const json: unknown = isBundle ? JSON.parse(text) : null;
+      const base =
+        json === null
+          ? { mermaid: text, name: stem }
+          : typeof json === "object" && "workflow" in json
+            ? { bundle: json as FlowBundle }
+            : { flow: json, name: stem };
       let imported: FlowSummary;
       try {
         imported = await api.importFlow(base);

@@ -9,9 +9,17 @@ export type BundledAgent = {
  */
 id: string, 
 /**
- * The agent file's JSON.
+ * The agent file's JSON (absent in seed 003's `{id, displayName, agentPrompt}`).
  */
 agent: unknown, 
+/**
+ * Seed 003: the agent's name for people.
+ */
+displayName?: string, 
+/**
+ * Seed 003: the agent's persona prompt.
+ */
+agentPrompt?: string, 
 /**
  * Command name → the command file's JSON.
  */

@@ -19,4 +19,9 @@ mermaidSource: string,
 /**
  * The flow file's JSON (read first; `mermaidSource` when absent).
  */
-definition?: unknown, };
+definition?: unknown, 
+/**
+ * Seed 003's steps parsed out of `mermaidSource` (configs of nodes the
+ * block leaves out; the flow itself when the diagram cannot be read).
+ */
+steps?: Array<unknown>, };

@@ -14,7 +14,11 @@ bundle?: FlowBundle,
  */
 mermaid?: string, 
 /**
- * The name to save it as (required for Mermaid; defaults to the bundle's).
+ * A flow file's JSON (seed 004's `flows/<name>.json`), as written.
+ */
+flow?: unknown, 
+/**
+ * The name to save it as (required for Mermaid and a flow; defaults to the bundle's).
  */
 name?: string, 
 /**

@@ -47,6 +47,7 @@ impl DefinitionError {
 }
 
 mod read;
+pub mod seed;
 #[cfg(test)]
 mod tests;
 mod types;

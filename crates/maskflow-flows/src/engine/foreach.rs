@@ -107,6 +107,11 @@ impl FlowEngine {
             .collect();
         todo.reverse();
         let mut set = tokio::task::JoinSet::new();
+        // Seed 003: an item's prompt sees `{{index}}` (from 0) and `{{total}}`.
+        let mut ctx = ctx;
+        if let Value::Object(m) = &mut ctx {
+            m.insert("total".into(), Value::from(items.len()));
+        }
         let base = Arc::new(ctx);
         let items = Arc::new(items);
         let spawn = |set: &mut tokio::task::JoinSet<(usize, ItemResult, TurnRow)>, index: usize| {

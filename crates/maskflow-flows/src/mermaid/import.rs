@@ -4,7 +4,35 @@ use super::*;
 
 /// Reads a Mermaid diagram with its config block back into a flow (validated).
 pub fn import(text: &str) -> Result<FlowDef, MermaidError> {
-    let p = parse_text(text)?;
+    import_with(text, &BTreeMap::new())
+}
+
+/// [`import`], with configs for nodes the config block leaves out (a seed
+/// 003 bundle's parsed-out `steps`); the block's own entries win.
+pub fn import_with(text: &str, extra: &BTreeMap<String, Value>) -> Result<FlowDef, MermaidError> {
+    let mut p = parse_text(text)?;
+    for (id, cfg) in extra {
+        let Some(node) = p.nodes.get(id) else {
+            return Err(err(
+                None,
+                format!("the step {id} is not a node of the diagram"),
+            ));
+        };
+        if !p.configs.contains_key(id) {
+            let line = node.line;
+            p.configs.insert(id.clone(), (cfg.clone(), line));
+        }
+    }
+    if !p.configs.contains_key(FLOW_KEY) {
+        for id in &p.order {
+            if !p.configs.contains_key(id)
+                && let Some(cfg) = implied_config(&p.nodes[id])
+            {
+                let line = p.nodes[id].line;
+                p.configs.insert(id.clone(), (cfg, line));
+            }
+        }
+    }
     for (id, (_, line)) in &p.configs {
         if id != FLOW_KEY && !p.nodes.contains_key(id) {
             return Err(err(

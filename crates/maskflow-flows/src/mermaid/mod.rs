@@ -19,10 +19,13 @@
 //! drawn for people and not read back.
 //!
 //! Seed 003's own config shape (`"stepType": "task" | "foreach" | "join" |
-//! "decision" | "subflow"`, `execution`, `prompt`) is accepted on import: a
-//! task becomes an `llm` step of agent `assistant` (or `agentType`), a manual
-//! task a gate with one `Done` option, a foreach runs an `llm` step per item.
-//! A join's `prompt` has no equivalent in the engine and is dropped.
+//! "decision" | "subflow"`, `execution`, `prompt`, `defaultAssigneeId`,
+//! `awaitTag`, `subflowId`/`inputMapping`) is accepted on import and mapped
+//! as [`definition::seed`] says. A node drawn with a shape and text but no
+//! config gets the config its shape implies (`[task]` asks the agent its
+//! text, `(task)` waits for the person, `{decision}` routes on its edges), so
+//! seed 003's bare diagrams import too; a node only named by an edge, or a
+//! `[[…]]` node, still needs a config.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -62,4 +65,10 @@ use export::*;
 use parse::*;
 
 pub use export::export;
-pub use import::import;
+pub use import::{import, import_with};
+
+/// Whether `text` reads as a diagram at all (its nodes, edges and config
+/// block), before any check of what it says.
+pub fn readable(text: &str) -> bool {
+    parse_text(text).is_ok()
+}

@@ -9,6 +9,8 @@ pub(super) struct NodeDecl {
     pub(super) shape: Shape,
     pub(super) text: String,
     pub(super) line: usize,
+    /// Drawn with a shape and text (not only named by an edge).
+    pub(super) explicit: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +68,7 @@ pub(super) fn parse_node<'a>(
         if !nodes.contains_key(id) {
             order.push(id.to_owned());
         }
+        let explicit = decl.is_some();
         let (shape, text) = decl.unwrap_or((Shape::Square, id.to_owned()));
         let prev_line = nodes.get(id).map(|n| n.line);
         nodes.insert(
@@ -74,6 +77,7 @@ pub(super) fn parse_node<'a>(
                 shape,
                 text,
                 line: prev_line.unwrap_or(line),
+                explicit,
             },
         );
     }
@@ -307,89 +311,61 @@ pub(super) fn step_from(
     })
 }
 
+/// A step error without its path markers: `path: message`.
 pub(super) fn clean(s: &str) -> String {
+    if let Some(rest) = s.strip_prefix('\u{1}')
+        && let Some((path, msg)) = rest.split_once('\u{1}')
+        && !path.is_empty()
+    {
+        return format!("{path}: {}", msg.trim());
+    }
     s.replace('\u{1}', " ").trim().to_owned()
 }
 
-/// Seed 003's `stepType` configs → this engine's step JSON.
+/// Seed 003's `stepType` configs → this engine's step JSON (see
+/// [`definition::seed`]); a decision drawn in Mermaid gets default limits on
+/// its back edges.
 pub(super) fn translate_seed(
     cfg: &mut Map<String, Value>,
     decl: &NodeDecl,
     id: &str,
     line: usize,
 ) -> Result<(), MermaidError> {
-    let Some(kind) = cfg.remove("stepType") else {
+    if !definition::seed::is_seed_step(cfg) {
         return Ok(());
-    };
-    let kind = kind.as_str().unwrap_or("").to_owned();
-    let prompt = cfg
-        .remove("prompt")
-        .and_then(|p| p.as_str().map(str::to_owned));
-    let agent = cfg
-        .remove("agentType")
-        .or_else(|| cfg.remove("agent"))
-        .unwrap_or(json!("assistant"));
-    let identifier = cfg.remove("identifier").unwrap_or(json!("default"));
-    let llm = |prompt: &Option<String>| -> Result<Value, MermaidError> {
-        let p = prompt
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .ok_or_else(|| err(Some(line), format!("{id}: a task needs a \"prompt\"")))?;
-        Ok(
-            json!({"type": "llm", "agentType": agent, "identifier": identifier,
-                  "messages": [{"role": "user", "content": [p]}]}),
-        )
-    };
-    let manual = cfg
-        .remove("execution")
-        .and_then(|e| e.as_str().map(str::to_owned));
-    match kind.as_str() {
-        "task" if manual.as_deref() == Some("manual") || decl.shape == Shape::Round => {
-            cfg.insert("type".into(), json!("gate"));
-            cfg.insert(
-                "prompt".into(),
-                json!(prompt.unwrap_or_else(|| label_of(decl))),
-            );
-            if !cfg.contains_key("options") {
-                cfg.insert("options".into(), json!([{"label": "Done"}]));
-            }
-        }
-        "task" => {
-            if let Value::Object(m) = llm(&prompt)? {
-                cfg.extend(m);
-            }
-        }
-        "foreach" => {
-            cfg.insert("type".into(), json!("foreach"));
-            if !cfg.contains_key("step") {
-                cfg.insert("step".into(), llm(&prompt)?);
-            }
-        }
-        "join" => {
-            cfg.remove("awaitTag");
-            cfg.insert("type".into(), json!("join"));
-        }
-        "decision" => {
-            cfg.insert("type".into(), json!("decision"));
-            cfg.insert("seedLimits".into(), json!(true));
-        }
-        "subflow" => {
-            cfg.insert("type".into(), json!("subflow"));
-            if let Some(w) = cfg
-                .remove("workflowName")
-                .or_else(|| cfg.remove("workflow"))
-            {
-                cfg.entry("flow").or_insert(w);
-            }
-        }
-        other => {
-            return Err(err(
+    }
+    let decision = cfg.get("stepType").and_then(Value::as_str) == Some("decision");
+    let label = decl.explicit.then(|| label_of(decl));
+    definition::seed::translate_step(cfg, label.as_deref(), decl.shape == Shape::Round).map_err(
+        |e| {
+            let key = if e.path == "$" {
+                String::new()
+            } else {
+                format!("{}: ", e.path)
+            };
+            err(
                 Some(line),
-                format!(
-                    "{id}: unknown stepType {other:?} (task, foreach, join, decision or subflow)"
-                ),
-            ));
-        }
+                format!("the config of {id}: {key}{}", e.message),
+            )
+        },
+    )?;
+    if decision {
+        cfg.insert("seedLimits".into(), json!(true));
     }
     Ok(())
+}
+
+/// The config seed 003 implies for a node drawn without one: a `[task]` asks
+/// the agent its text, a `(task)` waits for the person, a `{decision}`
+/// routes on its edges. `[[…]]` nodes need settings a drawing cannot give.
+pub(super) fn implied_config(decl: &NodeDecl) -> Option<Value> {
+    if !decl.explicit {
+        return None;
+    }
+    match decl.shape {
+        Shape::Square => Some(json!({"stepType": "task", "execution": "automated"})),
+        Shape::Round => Some(json!({"stepType": "task", "execution": "manual"})),
+        Shape::Curly => Some(json!({"stepType": "decision"})),
+        Shape::Double => None,
+    }
 }
