@@ -16,6 +16,7 @@ mod conversations;
 mod extract_cli;
 mod flows;
 mod flows_mermaid;
+mod flows_seed_imports;
 mod history;
 mod leases;
 mod python_envs;
