@@ -368,6 +368,12 @@ pub(super) fn translate_seed(
         "join" => {
             cfg.remove("awaitTag");
             cfg.insert("type".into(), json!("join"));
+            // The fan-in prompt is asked of the same default agent as tasks.
+            if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+                cfg.insert("prompt".into(), json!(p));
+                cfg.insert("agentType".into(), agent);
+                cfg.insert("identifier".into(), identifier);
+            }
         }
         "decision" => {
             cfg.insert("type".into(), json!("decision"));
