@@ -503,3 +503,52 @@ async fn the_fan_in_prompt_masks_local_results() {
         70
     );
 }
+
+#[tokio::test]
+async fn a_stop_mid_retry_keeps_the_finished_items_and_the_due_retry() {
+    let provider = Scripted::new(|item, call| match (item, call) {
+        ("item-b", 1) => Act::Fail,
+        ("item-b", 2) => Act::Hang,
+        _ => Act::Ok,
+    });
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("fan", fan(None, None))]);
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
+    let (started, handle) = engine
+        .prepare("fan", StartFlow::default())
+        .expect("prepare");
+    let id = started.conversation_id.clone();
+    let task = tokio::spawn(handle.run());
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        provider.entered_hang.notified(),
+    )
+    .await
+    .expect("the retry starts");
+    let view = engine.stop(&id).await.expect("stop");
+    assert_eq!(task.await.expect("joined"), RunStatus::Stopped);
+    assert_eq!(view.status, RunStatus::Stopped);
+    let st = stored_state(home.path(), &id);
+    let results = &st.foreach.as_ref().expect("the fan-out is kept").results;
+    assert!(results[&0].ok, "the finished item is kept");
+    assert!(results[&1].retry.is_some(), "the retry is still due");
+
+    let request = StartFlow {
+        conversation_id: Some(id.clone()),
+        ..StartFlow::default()
+    };
+    let (_, handle) = engine.prepare("fan", request).expect("resume");
+    assert_eq!(handle.run().await, RunStatus::NeedsAttention);
+    assert_eq!(
+        provider.calls("item-a"),
+        1,
+        "the finished item is not run again"
+    );
+    assert_eq!(provider.calls("item-b"), 2);
+    let view = answer(&engine, &id, "retry").await;
+    assert_eq!(view.status, RunStatus::Completed, "{:?}", view.error);
+    assert_eq!(provider.calls("item-a"), 1);
+    assert_eq!(provider.calls("item-b"), 3);
+    let all = &stored_state(home.path(), &id).steps["all"];
+    assert_eq!(all["retries"], json!({"1": 1}));
+}
