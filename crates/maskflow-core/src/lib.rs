@@ -28,6 +28,10 @@ pub mod events;
 pub mod fit;
 #[cfg(test)]
 mod flow_engine_tests;
+#[cfg(test)]
+mod flow_fanin_tests;
+#[cfg(test)]
+mod flow_fanout_tests;
 pub mod keys;
 pub mod preview;
 #[cfg(test)]

@@ -172,6 +172,29 @@ pub struct ItemResult {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Retries started so far (seed 002's `retryCount`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retry_count: u32,
+    /// A retry that is due and has not finished: seen on resume, it is
+    /// shown to the person instead of being run silently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<ItemRetry>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A foreach item's retry that is due.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemRetry {
+    /// What the retry is told (a failed postcondition's message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// A person chose to retry it after the run had stopped with it due.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approved: bool,
 }
 
 /// A fan-out in progress (or finished, until its join reads it).

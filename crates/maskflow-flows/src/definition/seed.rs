@@ -196,8 +196,18 @@ fn join(step: &mut Map<String, Value>) -> Result<(), DefinitionError> {
             ));
         }
     }
-    // The engine's join has no prompt of its own yet (issue 18 point 10).
-    step.remove("prompt");
+    // A fan-in prompt is asked once over the gathered results, of the step's
+    // agent (the default `assistant`, as for tasks); without one the join
+    // only gathers.
+    match text_of(step, "prompt")? {
+        Some(p) if !p.trim().is_empty() => {
+            let agent = agent_of(step)?;
+            step.insert("prompt".into(), json!(p));
+            step.insert("agentType".into(), agent);
+            step.entry("identifier").or_insert(json!("default"));
+        }
+        _ => {}
+    }
     step.insert("type".into(), json!("join"));
     Ok(())
 }

@@ -241,8 +241,17 @@ step_struct!(
         max_items: Option<u32>,
         /// The step run per item: `llm`, `command`, `script` or `subflow`.
         step: Box<Step>,
+        /// How many times a failed item is tried again (default 1, at most 10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_retries: Option<u32>,
     }
 );
+
+/// Retries of a failed foreach item when its step sets no `maxRetries`
+/// (seed 002: one retry with feedback, then a person).
+pub const DEFAULT_ITEM_RETRIES: u32 = 1;
+/// Most retries a foreach may set per item.
+pub const MAX_ITEM_RETRIES: u32 = 10;
 
 step_struct!(
     /// Gathers the results of the `foreach` before it.
@@ -250,6 +259,16 @@ step_struct!(
         /// What to do when some items failed (default `fail`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         on_failure: Option<JoinPolicy>,
+        /// Seed 003's fan-in prompt: one agent call over the gathered results,
+        /// whose parsed reply becomes the join's output (e.g. `output.score`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<Text>,
+        /// The agent asked the fan-in prompt (required with `prompt`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_type: Option<Text>,
+        /// Which of its conversations (required with `prompt`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identifier: Option<Text>,
     }
 );
 
@@ -432,6 +451,7 @@ impl Step {
             Step::Llm(s) => Some((&s.agent_type, &s.identifier)),
             Step::Command(s) => Some((&s.agent_type, &s.identifier)),
             Step::Break(s) => Some((&s.agent_type, &s.identifier)),
+            Step::Join(s) => s.agent_type.as_ref().zip(s.identifier.as_ref()),
             _ => None,
         }
     }

@@ -79,7 +79,22 @@ pub(super) fn check_step_fields(step: &Step, path: &str) -> Result<(), Definitio
                 ));
             }
         }
-        Step::Command(_) | Step::Break(_) | Step::Join(_) | Step::Subflow(_) => {}
+        Step::Join(s) => {
+            if s.prompt.is_some() {
+                for (field, missing) in [
+                    ("agentType", s.agent_type.is_none()),
+                    ("identifier", s.identifier.is_none()),
+                ] {
+                    if missing {
+                        return Err(DefinitionError::at(
+                            &format!("{path}.{field}"),
+                            "a join with a prompt needs the agent (agentType, identifier) that answers it",
+                        ));
+                    }
+                }
+            }
+        }
+        Step::Command(_) | Step::Break(_) | Step::Subflow(_) => {}
     }
     Ok(())
 }
@@ -105,6 +120,12 @@ fn check_foreach(s: &ForeachStep, path: &str) -> Result<(), DefinitionError> {
         return Err(DefinitionError::at(
             &format!("{path}.concurrency"),
             format!("must be between 1 and {MAX_CONCURRENCY}"),
+        ));
+    }
+    if s.max_retries.is_some_and(|r| r > MAX_ITEM_RETRIES) {
+        return Err(DefinitionError::at(
+            &format!("{path}.maxRetries"),
+            format!("must be at most {MAX_ITEM_RETRIES}"),
         ));
     }
     if s.max_items == Some(0) {

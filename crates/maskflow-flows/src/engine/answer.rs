@@ -221,6 +221,7 @@ fn answer_attention(
     match choice.as_str() {
         "retry" => {
             next.pending_retry = None;
+            answer_due_retries(next, "retry");
             if join && let Some(p) = next.foreach.as_mut() {
                 p.results.retain(|_, r| r.ok);
                 let fnode = p.node;
@@ -231,7 +232,7 @@ fn answer_attention(
             next.pending_retry = None;
             if join {
                 next.join_skip_failures = true;
-            } else {
+            } else if !answer_due_retries(next, "skip") {
                 next.step_path = node.path.clone();
                 enter(&run.program, next, node.next);
             }

@@ -97,6 +97,10 @@ pub(super) fn meta(run: &Loaded, node: &compile::Node, item: Option<usize>) -> S
             Some(step.agent_type.to_string()),
             Some(step.identifier.to_string()),
         ),
+        Op::Join(j) => (
+            j.agent_type.as_ref().map(|a| a.to_string()),
+            j.identifier.as_ref().map(|i| i.to_string()),
+        ),
         Op::Foreach(f) => match &*f.step {
             Step::Llm(s) => (
                 Some(s.agent_type.to_string()),

@@ -136,7 +136,13 @@ impl FlowEngine {
                 let result = tokio::select! {
                     r = self.exec(run.clone(), cur, &st, &mut step_cancel) => r,
                     _ = self.cancelled(&run.id, cancel) => {
-                        return self.end(&run, &st, RunEvent::Stop, None, vec![]);
+                        // A fan-out commits items as they finish (and retries
+                        // as they fall due): the stop keeps what was committed.
+                        let last = fstore::get_run(&self.db(), &run.id)
+                            .ok()
+                            .flatten()
+                            .map_or(st, |r| r.state);
+                        return self.end(&run, &last, RunEvent::Stop, None, vec![]);
                     }
                 };
                 match result {

@@ -1,4 +1,4 @@
-//! Fan-out over items and the join that gathers them.
+//! Fan-out over items, with per-item retries (seed 002's `retryCount`).
 
 use super::*;
 
@@ -17,36 +17,101 @@ struct ItemCall<'a> {
     local: bool,
 }
 
-/// The item's result and its transcript turn.
-fn item_turn(
-    run: &Loaded,
-    node: &compile::Node,
+impl<'a> ItemCall<'a> {
+    /// The contexts of item `item` at `index`, over the step's context `base`.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        run: &'a Loaded,
+        cur: usize,
+        step: &'a Step,
+        var: &'a str,
+        index: usize,
+        item: Value,
+        local: bool,
+        base: &Value,
+    ) -> Self {
+        let mut ctx = base.clone();
+        if let Value::Object(m) = &mut ctx {
+            m.insert(var.to_owned(), item.clone());
+            m.insert("index".into(), Value::from(index));
+        }
+        let mut pctx = ctx.clone();
+        if let Value::Object(m) = &mut pctx {
+            m.remove("output");
+            m.remove("steps");
+        }
+        let mut masked_item = item;
+        if local {
+            let mut set = std::collections::BTreeSet::new();
+            set.insert(var.to_owned());
+            mask_local(&mut pctx, &set);
+            let mut wrapper = json!({ "v": masked_item });
+            mask_local(&mut wrapper, &["v".to_owned()].into_iter().collect());
+            masked_item = wrapper["v"].take();
+        }
+        ItemCall {
+            run,
+            node: &run.program.nodes[cur],
+            step,
+            var,
+            masked_item,
+            pctx,
+            ctx,
+            local,
+        }
+    }
+}
+
+/// One attempt at an item: which item, how many retries came before it, its
+/// reply text and result, and the feedback a retry would be given.
+pub(super) struct Attempted {
     index: usize,
-    last: (String, std::result::Result<Value, FlowError>),
-) -> (ItemResult, TurnRow) {
-    let command = meta(run, node, Some(index));
-    let (text, result) = last;
-    let (result, content) = match result {
+    retry_count: u32,
+    text: String,
+    result: std::result::Result<Value, FlowError>,
+    feedback: Option<String>,
+}
+
+/// An item that is to run: its index, the retries before it, its feedback.
+type Todo = (usize, u32, Option<String>);
+
+/// The final result of an item and its transcript turn.
+fn item_turn(run: &Loaded, node: &compile::Node, a: Attempted) -> (ItemResult, TurnRow) {
+    let command = meta(run, node, Some(a.index));
+    let retry_count = a.retry_count;
+    let (result, content) = match a.result {
         Ok(output) => (
             ItemResult {
                 ok: true,
                 output: Some(output),
                 error: None,
+                retry_count,
+                retry: None,
             },
-            text,
+            a.text,
         ),
-        Err(FlowError { message: e, .. }) => (
-            ItemResult {
-                ok: false,
-                output: None,
-                error: Some(e.clone()),
-            },
-            if text.is_empty() || text == e {
-                format!("Failed: {e}")
+        Err(FlowError { message: e, .. }) => {
+            let after = match retry_count {
+                0 => String::new(),
+                1 => " (after 1 retry)".to_owned(),
+                n => format!(" (after {n} retries)"),
+            };
+            let content = if a.text.is_empty() || a.text == e {
+                format!("Failed: {e}{after}")
             } else {
-                format!("{text}\nFailed: {e}")
-            },
-        ),
+                format!("{}\nFailed: {e}{after}", a.text)
+            };
+            (
+                ItemResult {
+                    ok: false,
+                    output: None,
+                    error: Some(e),
+                    retry_count,
+                    retry: None,
+                },
+                content,
+            )
+        }
     };
     (
         result,
@@ -58,7 +123,99 @@ fn item_turn(
     )
 }
 
+/// The items a foreach fans out over, within its `maxItems`.
+fn items_of(
+    ctx: &Value,
+    f: &crate::definition::ForeachStep,
+    node: &compile::Node,
+) -> std::result::Result<Vec<Value>, StepFailure> {
+    let path = expr::parse_path(f.items_path.as_str()).map_err(|e| failure(e.to_string()))?;
+    let items = match expr::lookup(ctx, &path) {
+        Some(Value::Array(a)) => a,
+        other => {
+            return Err(failure(format!(
+                "foreach {:?}: {} is not an array (it is {})",
+                node.label,
+                f.items_path,
+                other.map_or_else(
+                    || "missing".to_owned(),
+                    |v| v.to_string().chars().take(60).collect()
+                )
+            )));
+        }
+    };
+    let max = f.max_items.unwrap_or(crate::definition::DEFAULT_MAX_ITEMS) as usize;
+    if items.len() > max {
+        return Err(failure(format!(
+            "foreach {:?}: {} items is more than maxItems ({max})",
+            node.label,
+            items.len()
+        )));
+    }
+    Ok(items)
+}
+
+/// The items still to run (as a stack, first item on top): those without a
+/// result, and those whose retry a person allowed (then no longer marked
+/// allowed: should the process die again before they finish, the person is
+/// asked again). True when some retry was allowed.
+fn todo_of(progress: &mut ForeachProgress) -> (Vec<Todo>, bool) {
+    let mut todo: Vec<Todo> = (0..progress.total)
+        .filter(|i| !progress.results.contains_key(i))
+        .map(|i| (i, 0, None))
+        .collect();
+    let mut approved = false;
+    for (i, r) in progress.results.iter_mut() {
+        if let Some(x) = r.retry.as_mut().filter(|x| x.approved) {
+            x.approved = false;
+            approved = true;
+            todo.push((*i, r.retry_count, x.feedback.clone()));
+        }
+    }
+    todo.sort_by_key(|t| std::cmp::Reverse(t.0));
+    (todo, approved)
+}
+
+/// Records an attempt in `progress`: a failure within the retry limit is
+/// kept as a due retry (so a resume finds it) and returned to run again;
+/// anything else is the item's result, with its transcript turn.
+fn record_attempt(
+    run: &Loaded,
+    node: &compile::Node,
+    progress: &mut ForeachProgress,
+    a: Attempted,
+    limit: u32,
+) -> (Vec<TurnRow>, Option<Todo>) {
+    let retry = a.retry_count < limit
+        && a.result
+            .as_ref()
+            .is_err_and(|e| e.code != crate::error::FlowErrorCode::Store);
+    if !retry {
+        let index = a.index;
+        let (result, turn) = item_turn(run, node, a);
+        progress.results.insert(index, result);
+        return (vec![turn], None);
+    }
+    let error = a.result.err().map(|e| e.message);
+    progress.results.insert(
+        a.index,
+        ItemResult {
+            ok: false,
+            output: None,
+            error,
+            retry_count: a.retry_count + 1,
+            retry: Some(ItemRetry {
+                feedback: a.feedback.clone(),
+                approved: false,
+            }),
+        },
+    );
+    (vec![], Some((a.index, a.retry_count + 1, a.feedback)))
+}
+
 impl FlowEngine {
+    /// A `foreach`: runs its step per item, a few at a time, retrying failed
+    /// items up to `maxRetries`; each result is committed as it comes.
     pub(super) async fn foreach(
         &self,
         run: Arc<Loaded>,
@@ -69,29 +226,7 @@ impl FlowEngine {
     ) -> std::result::Result<Outcome, StepFailure> {
         let node = &run.program.nodes[cur];
         let ctx = self.context(&run, st);
-        let path = expr::parse_path(f.items_path.as_str()).map_err(|e| failure(e.to_string()))?;
-        let items = match expr::lookup(&ctx, &path) {
-            Some(Value::Array(a)) => a,
-            other => {
-                return Err(failure(format!(
-                    "foreach {:?}: {} is not an array (it is {})",
-                    node.label,
-                    f.items_path,
-                    other.map_or_else(
-                        || "missing".to_owned(),
-                        |v| v.to_string().chars().take(60).collect()
-                    )
-                )));
-            }
-        };
-        let max = f.max_items.unwrap_or(crate::definition::DEFAULT_MAX_ITEMS) as usize;
-        if items.len() > max {
-            return Err(failure(format!(
-                "foreach {:?}: {} items is more than maxItems ({max})",
-                node.label,
-                items.len()
-            )));
-        }
+        let items = items_of(&ctx, f, node)?;
         let local_items = is_local(&st.local, f.items_path.as_str());
         let mut progress = match &st.foreach {
             Some(p) if p.node == cur && p.total == items.len() => p.clone(),
@@ -101,11 +236,19 @@ impl FlowEngine {
                 results: BTreeMap::new(),
             },
         };
+        let limit = f
+            .max_retries
+            .unwrap_or(crate::definition::DEFAULT_ITEM_RETRIES);
+        if let Some(wait) = due_retries(&run, node, st, progress.clone(), limit) {
+            return Ok(wait);
+        }
         let concurrency = f.concurrency.unwrap_or(1).max(1) as usize;
-        let mut todo: Vec<usize> = (0..items.len())
-            .filter(|i| !progress.results.contains_key(i))
-            .collect();
-        todo.reverse();
+        let (mut todo, approved) = todo_of(&mut progress);
+        if approved {
+            let mut partial = st.clone();
+            partial.foreach = Some(progress.clone());
+            self.commit(&run, RunEvent::StepDone, &partial, None, None, &[], &[])?;
+        }
         let mut set = tokio::task::JoinSet::new();
         // Seed 003: an item's prompt sees `{{index}}` (from 0) and `{{total}}`.
         let mut ctx = ctx;
@@ -114,7 +257,8 @@ impl FlowEngine {
         }
         let base = Arc::new(ctx);
         let items = Arc::new(items);
-        let spawn = |set: &mut tokio::task::JoinSet<(usize, ItemResult, TurnRow)>, index: usize| {
+        let spawn = |set: &mut tokio::task::JoinSet<Attempted>,
+                     (index, retries, feedback): Todo| {
             let engine = self.clone();
             let run = run.clone();
             let base = base.clone();
@@ -124,36 +268,35 @@ impl FlowEngine {
             let mut item_cancel = cancel.clone();
             set.spawn(async move {
                 let item = items.get(index).cloned().unwrap_or(Value::Null);
-                engine
-                    .run_item(
-                        run,
-                        cur,
-                        &step,
-                        &var,
-                        index,
-                        item,
-                        local_items,
-                        &base,
-                        &mut item_cancel,
-                    )
-                    .await
+                let call = ItemCall::new(&run, cur, &step, &var, index, item, local_items, &base);
+                let (text, result, feedback2) = engine
+                    .run_item(&call, feedback.as_deref(), &mut item_cancel)
+                    .await;
+                Attempted {
+                    index,
+                    retry_count: retries,
+                    text,
+                    result,
+                    feedback: feedback2,
+                }
             });
         };
         while set.len() < concurrency {
-            let Some(i) = todo.pop() else { break };
-            spawn(&mut set, i);
+            let Some(t) = todo.pop() else { break };
+            spawn(&mut set, t);
         }
         while let Some(joined) = set.join_next().await {
-            let (index, result, turn) = match joined {
-                Ok(r) => r,
+            let a = match joined {
+                Ok(a) => a,
                 Err(e) => return Err(failure(format!("a foreach item stopped unexpectedly: {e}"))),
             };
-            progress.results.insert(index, result);
+            let (turns, retry) = record_attempt(&run, node, &mut progress, a, limit);
+            todo.extend(retry);
             let mut partial = st.clone();
             partial.foreach = Some(progress.clone());
-            self.commit(&run, RunEvent::StepDone, &partial, None, None, &[turn], &[])?;
-            if let Some(i) = todo.pop() {
-                spawn(&mut set, i);
+            self.commit(&run, RunEvent::StepDone, &partial, None, None, &turns, &[])?;
+            if let Some(t) = todo.pop() {
+                spawn(&mut set, t);
             }
         }
         let mut next = st.clone();
@@ -176,96 +319,38 @@ impl FlowEngine {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn run_item(
+    /// One attempt at an item, with its postconditions: the reply text, the
+    /// output or why it failed, and the feedback a retry gets (a failed
+    /// postcondition's message; other failures are retried without one).
+    async fn run_item(
         &self,
-        run: Arc<Loaded>,
-        cur: usize,
-        step: &Step,
-        var: &str,
-        index: usize,
-        item: Value,
-        local: bool,
-        base: &Value,
+        call: &ItemCall<'_>,
+        feedback: Option<&str>,
         cancel: &mut watch::Receiver<bool>,
-    ) -> (usize, ItemResult, TurnRow) {
-        let node = &run.program.nodes[cur];
-        let mut ctx = base.clone();
-        if let Value::Object(m) = &mut ctx {
-            m.insert(var.to_owned(), item.clone());
-            m.insert("index".into(), Value::from(index));
-        }
-        let mut pctx = ctx.clone();
-        if let Value::Object(m) = &mut pctx {
-            m.remove("output");
-            m.remove("steps");
-        }
-        let mut masked_item = item.clone();
-        if local {
-            let mut set = std::collections::BTreeSet::new();
-            set.insert(var.to_owned());
-            mask_local(&mut pctx, &set);
-            let mut wrapper = json!({ "v": masked_item });
-            mask_local(&mut wrapper, &["v".to_owned()].into_iter().collect());
-            masked_item = wrapper["v"].take();
-        }
-        let post: Vec<compile::Contract> = step
-            .common()
-            .postconditions
-            .iter()
-            .filter_map(|c| {
-                expr::parse(c.check.as_str())
-                    .ok()
-                    .map(|check| compile::Contract {
-                        check,
-                        error: c.error.to_string(),
-                    })
-            })
-            .collect();
-        let call = ItemCall {
-            run: &run,
-            node,
-            step,
-            var,
-            masked_item,
-            pctx,
-            ctx,
-            local,
+    ) -> (
+        String,
+        std::result::Result<Value, FlowError>,
+        Option<String>,
+    ) {
+        let (text, output) = match self.attempt_item(call, feedback, cancel).await {
+            Err(e) => return (e.message.clone(), Err(e), None),
+            Ok(r) => r,
         };
-        let mut feedback: Option<String> = None;
-        let mut last = (String::new(), Err(FlowError::step(String::new())));
-        for _attempt in 0..2 {
-            match self.attempt_item(&call, feedback.as_deref(), cancel).await {
-                Err(e) => {
-                    last = (e.message.clone(), Err(e));
-                    break;
-                }
-                Ok((text, output)) => {
-                    let mut check = call.ctx.clone();
-                    if let Value::Object(m) = &mut check {
-                        m.insert("output".into(), output.clone());
-                    }
-                    match post.iter().find(|c| !c.check.eval(&check)) {
-                        None => {
-                            last = (text, Ok(output));
-                            break;
-                        }
-                        Some(c) => {
-                            feedback = Some(c.error.clone());
-                            last = (
-                                text,
-                                Err(FlowError::contract(format!(
-                                    "postcondition failed: {}",
-                                    c.error
-                                ))),
-                            );
-                        }
-                    }
-                }
+        let mut check = call.ctx.clone();
+        if let Value::Object(m) = &mut check {
+            m.insert("output".into(), output.clone());
+        }
+        for c in call.step.common().postconditions {
+            // The definition was validated: a check that does not parse cannot occur.
+            let Ok(e) = expr::parse(c.check.as_str()) else {
+                continue;
+            };
+            if !e.eval(&check) {
+                let error = FlowError::contract(format!("postcondition failed: {}", c.error));
+                return (text, Err(error), Some(c.error.to_string()));
             }
         }
-        let (result, turn) = item_turn(&run, node, index, last);
-        (index, result, turn)
+        (text, Ok(output), None)
     }
 
     /// One attempt at an item: its reply text and output, or why it failed.
@@ -340,95 +425,4 @@ impl FlowEngine {
         .map(|(r, _)| (r.clone(), prompt::parse_output(&r)))
         .map_err(|f| f.error)
     }
-}
-
-/// A `join`: gathers the foreach results; failed items fail the run, wait
-/// for an answer or are skipped, as its `onFailure` says.
-pub(super) fn exec_join(
-    run: &Loaded,
-    cur: usize,
-    st: &RunState,
-    j: &crate::definition::JoinStep,
-) -> StepResult {
-    let node = &run.program.nodes[cur];
-    let mut next = st.clone();
-    let Some(progress) = next.foreach.take() else {
-        return Err(failure(format!(
-            "join {:?} has no foreach results to gather",
-            node.label
-        )));
-    };
-    let failed: Vec<FailedItem> = progress
-        .results
-        .iter()
-        .filter(|(_, r)| !r.ok)
-        .map(|(i, r)| FailedItem {
-            index: *i,
-            error: r.error.clone(),
-        })
-        .collect();
-    let results: Vec<Value> = progress
-        .results
-        .values()
-        .filter(|r| r.ok)
-        .map(|r| r.output.clone().unwrap_or(Value::Null))
-        .collect();
-    let policy = if st.join_skip_failures {
-        JoinPolicy::Skip
-    } else {
-        j.on_failure.unwrap_or_default()
-    };
-    next.join_skip_failures = false;
-    if !failed.is_empty() {
-        let first = failed[0].error.clone().unwrap_or_default();
-        let message = format!(
-            "{} of {} items failed (first: {first})",
-            failed.len(),
-            progress.total
-        );
-        match policy {
-            JoinPolicy::Fail => {
-                return Err(failure(format!("join {:?}: {message}", node.label)));
-            }
-            JoinPolicy::NeedsAttention => {
-                let mut waiting = st.clone();
-                waiting.foreach = Some(progress);
-                let pending = Pending::Join {
-                    reason: "items failed".into(),
-                    step: node.label.clone(),
-                    error: message.clone(),
-                    failed,
-                    options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
-                };
-                let turn = TurnRow {
-                    role: TurnRole::System,
-                    content: message,
-                    command: meta(run, node, None),
-                };
-                return Ok(Outcome::Wait {
-                    next: waiting,
-                    event: RunEvent::Escalate,
-                    pending,
-                    turns: vec![turn],
-                });
-            }
-            JoinPolicy::Skip => {}
-        }
-    }
-    let local = progress.results.values().any(|r| r.ok) && st.local.contains("foreach");
-    next.local.remove("foreach");
-    let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed});
-    let turn = TurnRow {
-        role: TurnRole::System,
-        content: format!(
-            "Joined {} of {} items ({} failed)",
-            progress.total - failed.len(),
-            progress.total,
-            failed.len()
-        ),
-        command: meta(run, node, None),
-    };
-    FlowEngine::complete_with(&mut next, node, output, local);
-    enter(&run.program, &mut next, node.next);
-    advance(next, vec![turn], vec![], true)
 }

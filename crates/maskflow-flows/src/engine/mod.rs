@@ -29,7 +29,8 @@ use super::expr;
 use super::prompt::{self, TaskContext};
 use super::script::{PythonProcess, ScriptRequest, ScriptRunner};
 use super::state::{
-    self, ForeachProgress, ItemResult, LoopFrame, PendingRetry, RunEvent, RunState, RunStatus,
+    self, ForeachProgress, ItemResult, ItemRetry, LoopFrame, PendingRetry, RunEvent, RunState,
+    RunStatus,
 };
 use super::storage::FlowStorage;
 use super::store::{self as fstore, AgentMessageRow, RunRow, StepCommit, TurnRow};
@@ -50,9 +51,11 @@ mod answer;
 mod context;
 mod drive;
 mod foreach;
+mod join;
 mod lease;
 mod query;
 mod record;
+mod retries;
 mod script;
 mod start;
 mod step;
@@ -61,7 +64,7 @@ mod subflow;
 
 use context::{is_local, mask_local, meta, render_messages, template_uses_local};
 use drive::{Outcome, StepFailure, enter, failure};
-use foreach::exec_join;
+use retries::{answer_due_retries, due_retries};
 use step::{StepResult, advance};
 use subflow::ChildResult;
 

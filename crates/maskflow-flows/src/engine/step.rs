@@ -46,7 +46,7 @@ impl FlowEngine {
             Op::Script(s) => self.exec_script(&run, cur, st, s).await,
             Op::Subflow(s) => self.exec_subflow(&run, cur, st, s, cancel).await,
             Op::Foreach(f) => self.foreach(run.clone(), cur, st, f, cancel).await,
-            Op::Join(j) => exec_join(&run, cur, st, j),
+            Op::Join(j) => self.exec_join(&run, cur, st, j).await,
         }
     }
 

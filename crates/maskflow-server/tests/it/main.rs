@@ -15,6 +15,7 @@ mod context_fit;
 mod conversations;
 mod extract_cli;
 mod flows;
+mod flows_fanout;
 mod flows_mermaid;
 mod flows_seed_imports;
 mod history;

@@ -1,0 +1,161 @@
+//! Fan-in (issue 18, point 10): a join's prompt asked once over the gathered
+//! results, with local values masked — seed 003's PR Review example, imported
+//! from its Mermaid text verbatim, routed on the join's `output.score`.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::flow_fanout_tests::{START_MS, engine_at, run, stored_state, write_flows};
+use crate::flows::*;
+use crate::providers::ReplayProvider;
+
+const PR_REVIEW: &str = include_str!("../../../tests/fixtures/flows/mermaid/pr-review.mmd");
+
+/// Seed 003's PR Review example, imported from its Mermaid text verbatim.
+fn pr_review() -> Value {
+    let def = crate::flows::mermaid::import(PR_REVIEW).expect("imports");
+    serde_json::to_value(def).expect("json")
+}
+
+#[tokio::test]
+async fn the_pr_review_routes_on_the_score_of_the_joins_reply() {
+    let flow = pr_review();
+    let d = flow["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .find(|n| n["id"] == "D")
+        .expect("D");
+    assert_eq!(d["type"], "join");
+    assert!(
+        d["prompt"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Aggregate all file reviews")
+    );
+    for (score, then, last) in [
+        (92, "Generate approval comment", "Merged"),
+        (35, "Generate constructive feedback", "Closed"),
+    ] {
+        let provider = Arc::new(
+            ReplayProvider::from_value(&json!({"agent:assistant": [
+                {"title": "Fix parser"},
+                {"files": [{"path": "src/a.rs"}, {"path": "src/b.rs"}]},
+                {"score": 95, "issues": []},
+                {"score": 40, "issues": [{"severity": "high", "line": 3, "message": "unchecked index"}]},
+                {"score": score, "summary": "overall", "criticalIssues": [], "warnings": []},
+                if score >= 80 { json!("Nice work.") } else { json!({"shouldRetry": false}) },
+                last
+            ]}))
+            .expect("replay"),
+        );
+        let home = tempfile::tempdir().expect("tempdir");
+        write_flows(home.path(), &[("pr", flow.clone())]);
+        let engine = engine_at(home.path(), provider.clone(), START_MS);
+        let view = run(&engine, "pr", None).await;
+        assert_eq!(
+            view.status,
+            RunStatus::Completed,
+            "{score}: {:?}",
+            view.error
+        );
+        let sent: Vec<String> = provider
+            .requests()
+            .iter()
+            .map(|r| r.messages.last().expect("message").content.clone())
+            .collect();
+        assert_eq!(sent.len(), 7, "{sent:#?}");
+        // Exactly one call for the join, over both reviews.
+        let fan_in: Vec<&String> = sent
+            .iter()
+            .filter(|m| m.starts_with("Aggregate all file reviews"))
+            .collect();
+        assert_eq!(fan_in.len(), 1);
+        assert!(
+            fan_in[0].contains("unchecked index") && fan_in[0].contains("\"score\": 95"),
+            "{}",
+            fan_in[0]
+        );
+        assert!(sent[5].starts_with(then), "{score}: {}", sent[5]);
+        let other = if score >= 80 {
+            "Generate constructive feedback"
+        } else {
+            "Generate approval comment"
+        };
+        assert!(!sent.iter().any(|m| m.starts_with(other)), "{score}");
+        let st = stored_state(home.path(), &view.conversation_id);
+        assert_eq!(st.steps["D"]["score"], score);
+        assert_eq!(view.turns.last().expect("turn").content, last);
+    }
+}
+
+#[tokio::test]
+async fn a_middling_score_waits_for_the_human_review() {
+    let provider = Arc::new(
+        ReplayProvider::from_value(&json!({"agent:assistant": [
+            {"title": "t"}, {"files": [{"path": "a.rs"}]}, {"score": 60}, {"score": 60, "summary": "so-so"}
+        ]}))
+        .expect("replay"),
+    );
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("pr", pr_review())]);
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
+    let view = run(&engine, "pr", None).await;
+    assert_eq!(view.status, RunStatus::Waiting);
+    assert_eq!(view.pending.as_ref().expect("gate")["kind"], "gate");
+}
+
+#[test]
+fn mermaid_keeps_the_joins_prompt_both_ways() {
+    let def = crate::flows::mermaid::import(PR_REVIEW).expect("imports");
+    let text = crate::flows::mermaid::export(&def);
+    assert!(text.contains("Aggregate all file reviews"), "{text}");
+    assert_eq!(crate::flows::mermaid::import(&text).expect("again"), def);
+    // A join with a prompt names the agent that answers it.
+    let bad = json!({"steps": [
+        {"type": "foreach", "itemsPath": "input.x", "itemVariable": "x",
+         "step": {"type": "llm", "agentType": "a", "identifier": "i", "messages": [{"role": "user", "content": ["hi"]}]}},
+        {"type": "join", "prompt": "Sum up."}
+    ]});
+    let e = crate::flows::definition::from_value(&bad).expect_err("refused");
+    assert!(e.to_string().contains("agentType"), "{e}");
+}
+
+#[tokio::test]
+async fn the_fan_in_prompt_masks_local_results() {
+    let provider = Arc::new(
+        ReplayProvider::from_value(&json!({"agent:judge": [{"score": 70}]})).expect("replay"),
+    );
+    let flow = json!({"input": {"files": ["people.txt"]}, "steps": [
+        {"type": "foreach", "itemsPath": "input.files", "itemVariable": "file",
+         "step": {"type": "script", "path": "owner.py", "args": ["{{file}}"]}},
+        {"type": "join", "id": "sum", "prompt": "Score the owners.", "agentType": "judge", "identifier": "j"}
+    ]});
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("local", flow)]);
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(work.join("people.txt"), "Jane Doe\n").expect("write");
+    std::fs::write(
+        work.join("owner.py"),
+        "import json, sys\nprint(json.dumps({'owner': open(sys.argv[1]).read().strip()}))\n",
+    )
+    .expect("write");
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
+    let view = run(&engine, "local", Some(&work)).await;
+    assert_eq!(view.status, RunStatus::Completed, "{:?}", view.error);
+    let sent = provider.requests();
+    assert_eq!(sent.len(), 1);
+    let text = &sent[0].messages.last().expect("message").content;
+    assert!(text.starts_with("Score the owners."), "{text}");
+    assert!(!text.contains("Jane Doe"), "{text}");
+    assert!(
+        text.contains(&maskflow_extractors::mask::mask("Jane Doe")),
+        "{text}"
+    );
+    assert_eq!(
+        stored_state(home.path(), &view.conversation_id).steps["sum"]["score"],
+        70
+    );
+}

@@ -1,0 +1,198 @@
+//! The join that gathers a fan-out, and its fan-in prompt (seed 003): one
+//! agent call over the gathered results, whose parsed reply is the join's output.
+
+use super::*;
+
+/// The fan-in message: the join's rendered prompt, then the gathered results
+/// as JSON (already masked where they come from local data).
+pub(super) fn fan_in_message(prompt: &str, gathered: &Value) -> String {
+    let results = serde_json::to_string_pretty(gathered).unwrap_or_else(|_| gathered.to_string());
+    format!("{prompt}\n\nThe gathered results of the fan-out (JSON):\n```json\n{results}\n```")
+}
+
+impl FlowEngine {
+    /// A `join`: gathers the foreach results; failed items fail the run, wait
+    /// for an answer or are skipped, as its `onFailure` says. With a `prompt`,
+    /// its agent is asked once over the gathered results.
+    pub(super) async fn exec_join(
+        &self,
+        run: &Loaded,
+        cur: usize,
+        st: &RunState,
+        j: &crate::definition::JoinStep,
+    ) -> StepResult {
+        let node = &run.program.nodes[cur];
+        let mut next = st.clone();
+        let Some(progress) = next.foreach.take() else {
+            return Err(failure(format!(
+                "join {:?} has no foreach results to gather",
+                node.label
+            )));
+        };
+        let failed: Vec<FailedItem> = progress
+            .results
+            .iter()
+            .filter(|(_, r)| !r.ok)
+            .map(|(i, r)| FailedItem {
+                index: *i,
+                error: r.error.clone(),
+            })
+            .collect();
+        let results: Vec<Value> = progress
+            .results
+            .values()
+            .filter(|r| r.ok)
+            .map(|r| r.output.clone().unwrap_or(Value::Null))
+            .collect();
+        let policy = if st.join_skip_failures {
+            JoinPolicy::Skip
+        } else {
+            j.on_failure.unwrap_or_default()
+        };
+        next.join_skip_failures = false;
+        if !failed.is_empty() {
+            let first = failed[0].error.clone().unwrap_or_default();
+            let message = format!(
+                "{} of {} items failed (first: {first})",
+                failed.len(),
+                progress.total
+            );
+            match policy {
+                JoinPolicy::Fail => {
+                    return Err(failure(format!("join {:?}: {message}", node.label)));
+                }
+                JoinPolicy::NeedsAttention => {
+                    let mut waiting = st.clone();
+                    waiting.foreach = Some(progress);
+                    let pending = Pending::Join {
+                        reason: "items failed".into(),
+                        step: node.label.clone(),
+                        error: message.clone(),
+                        failed,
+                        options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
+                    };
+                    let turn = TurnRow {
+                        role: TurnRole::System,
+                        content: message,
+                        command: meta(run, node, None),
+                    };
+                    return Ok(Outcome::Wait {
+                        next: waiting,
+                        event: RunEvent::Escalate,
+                        pending,
+                        turns: vec![turn],
+                    });
+                }
+                JoinPolicy::Skip => {}
+            }
+        }
+        let local = progress.results.values().any(|r| r.ok) && st.local.contains("foreach");
+        next.local.remove("foreach");
+        // Seed 002's `retryCount` of each item that needed a retry, by index.
+        let retries: Map<String, Value> = progress
+            .results
+            .iter()
+            .filter(|(_, r)| r.retry_count > 0)
+            .map(|(i, r)| (i.to_string(), Value::from(r.retry_count)))
+            .collect();
+        let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
+        let turn = TurnRow {
+            role: TurnRole::System,
+            content: format!(
+                "Joined {} of {} items ({} failed)",
+                progress.total - failed.len(),
+                progress.total,
+                failed.len()
+            ),
+            command: meta(run, node, None),
+        };
+        let Some(prompt) = &j.prompt else {
+            FlowEngine::complete_with(&mut next, node, output, local);
+            enter(&run.program, &mut next, node.next);
+            return advance(next, vec![turn], vec![], true);
+        };
+        let (reply, rows) = self
+            .fan_in(run, cur, st, &mut next, j, prompt.as_str(), output, local)
+            .await
+            .map_err(|mut f| {
+                f.turns.insert(0, turn.clone());
+                f
+            })?;
+        // The agent saw masked data only: its reply is not local.
+        FlowEngine::complete_with(&mut next, node, prompt::parse_output(&reply), false);
+        let answer = TurnRow {
+            role: TurnRole::Assistant,
+            content: reply,
+            command: meta(run, node, None),
+        };
+        enter(&run.program, &mut next, node.next);
+        advance(next, vec![turn, answer], rows, true)
+    }
+
+    /// Asks the join's agent its prompt, rendered with `output` set to the
+    /// gathered results, which also follow the prompt as JSON. Local values
+    /// are masked first; the call goes through the agents' back ends (the
+    /// privacy guard and the ledger) like every agent step.
+    #[allow(clippy::too_many_arguments)]
+    async fn fan_in(
+        &self,
+        run: &Loaded,
+        cur: usize,
+        st: &RunState,
+        next: &mut RunState,
+        j: &crate::definition::JoinStep,
+        prompt: &str,
+        gathered: Value,
+        local: bool,
+    ) -> std::result::Result<(String, Vec<AgentMessageRow>), StepFailure> {
+        let node = &run.program.nodes[cur];
+        let mut shown = json!({ "v": gathered });
+        if local {
+            mask_local(&mut shown, &["v".to_owned()].into_iter().collect());
+        }
+        let shown = shown["v"].take();
+        let mut pctx = self.prompt_context(run, st);
+        if let Value::Object(m) = &mut pctx {
+            m.insert("output".into(), shown.clone());
+        }
+        let text = fan_in_message(&template::render(prompt, &pctx), &shown);
+        let msgs = vec![ChatMessage::new(ChatRole::User, text)];
+        let (Some(agent), Some(identifier)) = (&j.agent_type, &j.identifier) else {
+            return Err(failure(format!(
+                "join {:?} has a prompt but no agentType and identifier to ask it",
+                node.label
+            )));
+        };
+        // The postcondition error of the previous attempt, on a retry.
+        let feedback = st
+            .pending_retry
+            .as_ref()
+            .filter(|p| p.node == cur)
+            .map(|p| p.error.clone());
+        self.ask(
+            run,
+            node,
+            next,
+            agent.as_str(),
+            identifier.as_str(),
+            msgs,
+            feedback.as_deref(),
+            true,
+            None,
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fan_in_message_carries_the_prompt_and_the_results() {
+        let m = fan_in_message("Aggregate.", &json!({"results": [{"score": 90}]}));
+        assert!(m.starts_with("Aggregate.\n\n"), "{m}");
+        assert!(m.contains("\"score\": 90"), "{m}");
+        assert!(m.trim_end().ends_with("```"), "{m}");
+    }
+}
