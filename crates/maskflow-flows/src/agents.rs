@@ -195,7 +195,12 @@ fn json_files(dir: &Path, what: &'static str, folder: &str) -> Result<Vec<Found>
             ))
         } else if !valid_name(stem) {
             Some(format!(
-                "the file is not used: a {what} name may only use letters, digits, - and _ (at most 128); rename it, e.g. to {}.json",
+                "the file is not used: {} {what} name may only use letters, digits, - and _ (at most 128); rename it, e.g. to {}.json",
+                if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
                 suggested_name(stem)
             ))
         } else {

@@ -225,8 +225,13 @@ fn configured(providers: &[ProviderConfig]) -> String {
     }
 }
 
+/// One line per problem, each `field: what is wrong` (the UI shows each
+/// under its field).
 fn invalid(problems: Vec<String>) -> CoreError {
-    CoreError::InvalidRequest(format!("the agent is not valid: {}", problems.join("; ")))
+    CoreError::InvalidRequest(format!(
+        "the agent is not valid:\n- {}",
+        problems.join("\n- ")
+    ))
 }
 
 fn text(t: &Option<Text>) -> Option<String> {
