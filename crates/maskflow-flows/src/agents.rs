@@ -5,7 +5,10 @@
 //!
 //! Names are file stems of letters, digits, `-` and `_` only, so a name can
 //! never leave its folder. A missing folder is an empty list; files that are
-//! not `.json` are ignored.
+//! not `.json` (and hidden ones) are ignored; a `.json` file whose name is
+//! refused is listed disabled with the reason and how to rename it, so it
+//! never silently vanishes. Agent files are also written and removed here
+//! (the Agents API), through a temporary file.
 
 use std::path::{Path, PathBuf};
 
