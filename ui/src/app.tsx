@@ -5,6 +5,7 @@ import { Workflows } from "./screens/Workflows";
 import { Settings } from "./screens/Settings";
 import { Ledger } from "./screens/Ledger";
 import { Flows } from "./screens/Flows";
+import { Agents } from "./screens/Agents";
 import { SidebarConversations } from "./components/SidebarConversations";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
@@ -36,6 +37,7 @@ export function App() {
     ["builder", "New workflow", "#/builder"],
     ["workflows", "Workflows", "#/workflows"],
     ["flows", "Flows", "#/flows"],
+    ["agents", "Agents", "#/agents"],
     ["ledger", "Privacy ledger", "#/ledger"],
     ["settings", "Settings", "#/settings"],
   ];
@@ -63,6 +65,8 @@ export function App() {
       <main class="screen">
         {route.screen === "flows" ? (
           <Flows flowName={route.flowName} runId={route.runId} />
+        ) : route.screen === "agents" ? (
+          <Agents />
         ) : route.screen === "settings" ? (
           <Settings />
         ) : route.screen === "ledger" ? (

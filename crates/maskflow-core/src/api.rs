@@ -510,6 +510,45 @@ macro_rules! api_calls {
                 errors(404 "No such backup"),
                 blocking |s| s.delete_backup(&backup_id, confirm.token());
 
+            // ---- Agents (seed 003's personas): the files `agents/<name>.json`.
+
+            /// Every agent in `agents/` (re-read now) with the flows that use it;
+            /// invalid files and refused file names are `disabled` with their `error`.
+            agents_list: get "/api/agents", tag "agents", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::AgentList,
+                errors(),
+                blocking |s| s.agent_list();
+
+            /// One agent by name (seed 003's "fetch agent by id").
+            agents_get: get "/api/agents/{name}", tag "agents", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::AgentView,
+                errors(400 "The name cannot name an agent file", 404 "No such agent"),
+                blocking |s| s.agent_get(&name);
+
+            /// Creates an agent (`{name, prompt?, provider?, model?}`); a 400 names
+            /// every problem of the request at once.
+            agents_create: post "/api/agents", tag "agents", json 201,
+                path(), query(), body(input: maskflow_core::service::AgentInput),
+                returns maskflow_core::service::AgentView,
+                errors(400 "Unknown, mistyped or missing fields, a refused name or a back end that is not configured (each one named)", 409 "An agent of that name exists"),
+                blocking |s| s.agent_create(input);
+
+            /// Replaces an agent's prompt, back end and model (absent fields are unset).
+            agents_update: put "/api/agents/{name}", tag "agents", json 200,
+                path("name" name: String), query(), body(input: maskflow_core::service::AgentInput),
+                returns maskflow_core::service::AgentView,
+                errors(400 "Unknown or mistyped fields, a rename or a back end that is not configured (each one named)", 404 "No such agent"),
+                blocking |s| s.agent_update(&name, input);
+
+            /// Deletes an agent; refused while a flow names it (the message names the flows).
+            agents_delete: delete "/api/agents/{name}", tag "agents", empty 204,
+                path("name" name: String), query(), body(),
+                returns (),
+                errors(400 "The name cannot name an agent file", 404 "No such agent", 409 "Flows use the agent"),
+                blocking |s| s.agent_delete(&name);
+
             // ---- Flows (seed 004).
 
             /// Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`.

@@ -5,7 +5,10 @@
 //!
 //! Names are file stems of letters, digits, `-` and `_` only, so a name can
 //! never leave its folder. A missing folder is an empty list; files that are
-//! not `.json` are ignored.
+//! not `.json` (and hidden ones) are ignored; a `.json` file whose name is
+//! refused is listed disabled with the reason and how to rename it, so it
+//! never silently vanishes. Agent files are also written and removed here
+//! (the Agents API), through a temporary file.
 
 use std::path::{Path, PathBuf};
 
@@ -89,7 +92,8 @@ pub struct FlowEntry {
     pub name: String,
     /// The description ("" when missing or invalid).
     pub description: String,
-    /// The parsed flow, or why it is disabled.
+    /// The parsed flow, or why it is disabled (for a file whose name is
+    /// refused, the error's `path` is the file, e.g. `flows/my flow.json`).
     pub flow: Result<FlowDef, DefinitionError>,
 }
 
@@ -135,10 +139,43 @@ pub fn flows_dir(home: &Path) -> PathBuf {
     home.join("flows")
 }
 
-/// Every `flows/*.json`, sorted by name; invalid ones carry their error.
-pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
-    let dir = flows_dir(home);
-    let entries = match std::fs::read_dir(&dir) {
+/// A `.json` file found in a folder: its name, or why that name is refused.
+struct Found {
+    /// The file stem (lossy when it is not UTF-8).
+    name: String,
+    /// The file.
+    path: PathBuf,
+    /// Why the name cannot be used, as `(file, reason)`: the file is
+    /// listed disabled with it.
+    refused: Option<(String, String)>,
+}
+
+/// `name` with every refused character replaced, as a suggestion.
+fn suggested_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(128)
+        .collect();
+    if s.trim_matches('_').is_empty() {
+        "renamed".to_owned()
+    } else {
+        s
+    }
+}
+
+/// The `*.json` files of `dir` (`folder` is how messages name it), sorted by
+/// name. A file whose name the loader refuses is kept with the reason, so a
+/// list shows it disabled instead of hiding it; hidden files and other
+/// extensions are skipped.
+fn json_files(dir: &Path, what: &'static str, folder: &str) -> Result<Vec<Found>, LoadError> {
+    let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
@@ -151,22 +188,58 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") || !path.is_file() {
-            continue;
-        }
-        let Some(name) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .filter(|n| valid_name(n))
-        else {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some((stem, ext)) = file.rsplit_once('.') else {
             continue;
         };
-        let flow = match std::fs::read_to_string(&path) {
-            Ok(text) => definition::parse(&text),
-            Err(e) => Err(DefinitionError {
-                path: "$".into(),
-                message: format!("cannot read the file: {e}"),
+        if !ext.eq_ignore_ascii_case("json") || file.starts_with('.') || !path.is_file() {
+            continue;
+        }
+        let reason = if ext != "json" {
+            Some(format!(
+                "the file is not used: its extension must be .json in lower case (rename it to {stem}.json)"
+            ))
+        } else if !valid_name(stem) {
+            Some(format!(
+                "the file is not used: {} {what} name may only use letters, digits, - and _ (at most 128); rename it, e.g. to {}.json",
+                if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
+                suggested_name(stem)
+            ))
+        } else {
+            None
+        };
+        let refused = reason.map(|r| (format!("{folder}/{file}"), r));
+        out.push(Found {
+            name: stem.to_owned(),
+            path,
+            refused,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Every `flows/*.json`, sorted by name; invalid ones, and files whose name
+/// is refused, carry their error.
+pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
+    let mut out = Vec::new();
+    for found in json_files(&flows_dir(home), "flow", "flows")? {
+        let flow = match found.refused {
+            Some((file, message)) => Err(DefinitionError {
+                path: file,
+                message,
             }),
+            None => match std::fs::read_to_string(&found.path) {
+                Ok(text) => definition::parse(&text),
+                Err(e) => Err(DefinitionError {
+                    path: "$".into(),
+                    message: format!("cannot read the file: {e}"),
+                }),
+            },
         };
         let description = flow
             .as_ref()
@@ -176,12 +249,11 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
             .trim()
             .to_owned();
         out.push(FlowEntry {
-            name: name.to_owned(),
+            name: found.name,
             description,
             flow,
         });
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
@@ -232,6 +304,86 @@ pub fn load_agent(home: &Path, name: &str) -> Result<AgentDef, LoadError> {
         Err(LoadError::Missing { .. }) => Ok(AgentDef::default()),
         Err(e) => Err(e),
     }
+}
+
+/// One file of the agent list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentEntry {
+    /// The file stem.
+    pub name: String,
+    /// The agent's settings, or why the file cannot be used.
+    pub agent: Result<AgentDef, String>,
+}
+
+/// `<home>/agents`
+pub fn agents_dir(home: &Path) -> PathBuf {
+    home.join("agents")
+}
+
+fn agent_path(home: &Path, name: &str) -> PathBuf {
+    agents_dir(home).join(format!("{name}.json"))
+}
+
+/// Every `agents/*.json`, sorted by name; invalid ones, and files whose
+/// name is refused, carry their error.
+pub fn list_agents(home: &Path) -> Result<Vec<AgentEntry>, LoadError> {
+    let mut out = Vec::new();
+    for found in json_files(&agents_dir(home), "agent", "agents")? {
+        let agent = match found.refused {
+            Some((file, reason)) => Err(format!("{file}: {reason}")),
+            None => load_agent(home, &found.name).map_err(|e| e.to_string()),
+        };
+        out.push(AgentEntry {
+            name: found.name,
+            agent,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `agents/<name>.json` exists (an agent without one runs with
+/// default settings, but is not listed).
+pub fn agent_file_exists(home: &Path, name: &str) -> bool {
+    valid_name(name) && agent_path(home, name).is_file()
+}
+
+/// Writes `agents/<name>.json` through a temporary file, so that a run
+/// starting meanwhile reads the old file or the new one, never half of it.
+pub fn save_agent(home: &Path, name: &str, def: &AgentDef) -> crate::error::Result<()> {
+    use crate::error::Error;
+    check_name("agent", name).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+    let dir = agents_dir(home);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let text = serde_json::to_string_pretty(def).map_err(|e| Error::Corrupt(e.to_string()))?;
+    let path = agent_path(home, name);
+    // Not `.json`: a half-written file is never listed or loaded.
+    let tmp = dir.join(format!(".{name}.json.tmp"));
+    std::fs::write(&tmp, format!("{text}\n"))
+        .map_err(|e| Error::io(format!("cannot write {}", tmp.display()), e))?;
+    std::fs::rename(&tmp, &path)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
+/// Removes `agents/<name>.json`; `false` when there was none. The agent's
+/// commands (`agents/<name>/commands/`) stay.
+pub fn delete_agent(home: &Path, name: &str) -> crate::error::Result<bool> {
+    use crate::error::Error;
+    check_name("agent", name).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+    let path = agent_path(home, name);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(format!("cannot remove {}", path.display()), e)),
+    }
+}
+
+/// The agents a flow's steps name, nested steps included.
+pub fn agents_of(def: &FlowDef) -> std::collections::BTreeSet<String> {
+    super::bundle::all_steps(def)
+        .into_iter()
+        .filter_map(|s| s.agent().map(|(agent, _)| agent.to_string()))
+        .collect()
 }
 
 /// Reads `agents/<agent>/commands/<command>.json`.
@@ -316,5 +468,87 @@ mod tests {
             load_command(home.path(), "a", "d"),
             Err(LoadError::Missing { .. })
         ));
+    }
+
+    #[test]
+    fn files_whose_names_are_refused_are_listed_disabled_with_the_reason() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let dir = flows_dir(home.path());
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let gate = r#"{"steps":[{"type":"gate","prompt":"ok?","options":[{"label":"yes"}]}]}"#;
+        for file in [
+            "my flow.json",
+            "Shout.JSON",
+            "ok.json",
+            ".hidden.json",
+            "x.json.tmp",
+        ] {
+            std::fs::write(dir.join(file), gate).expect("write");
+        }
+        let list = list_flows(home.path()).expect("list");
+        let shown: Vec<(&str, bool)> = list
+            .iter()
+            .map(|e| (e.name.as_str(), e.flow.is_err()))
+            .collect();
+        assert_eq!(shown, [("Shout", true), ("my flow", true), ("ok", false)]);
+        let spaced = list[1].flow.as_ref().expect_err("refused").to_string();
+        assert!(
+            spaced.starts_with("flows/my flow.json: the file is not used"),
+            "{spaced}"
+        );
+        assert!(spaced.contains("my_flow.json"), "{spaced}");
+        let shout = list[0].flow.as_ref().expect_err("refused").to_string();
+        assert!(shout.contains("Shout.json"), "{shout}");
+    }
+
+    #[test]
+    fn agents_are_listed_saved_and_deleted() {
+        let home = tempfile::tempdir().expect("tempdir");
+        assert!(list_agents(home.path()).expect("none").is_empty());
+        let def = AgentDef {
+            provider: Text::new("local"),
+            model: Text::new("m1"),
+            prompt: Text::new("You review code."),
+        };
+        save_agent(home.path(), "reviewer", &def).expect("save");
+        assert!(agent_file_exists(home.path(), "reviewer"));
+        assert_eq!(load_agent(home.path(), "reviewer").expect("load"), def);
+        std::fs::write(agents_dir(home.path()).join("bad one.json"), "{}").expect("write");
+        std::fs::write(agents_dir(home.path()).join("odd.json"), r#"{"colour":1}"#).expect("write");
+        let list = list_agents(home.path()).expect("list");
+        let names: Vec<&str> = list.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["bad one", "odd", "reviewer"]);
+        assert!(
+            list[0]
+                .agent
+                .as_ref()
+                .expect_err("refused")
+                .contains("bad_one.json")
+        );
+        assert!(
+            list[1]
+                .agent
+                .as_ref()
+                .expect_err("invalid")
+                .contains("unknown field `colour`")
+        );
+        assert_eq!(list[2].agent, Ok(def));
+        assert!(matches!(
+            save_agent(home.path(), "../x", &AgentDef::default()),
+            Err(crate::error::Error::InvalidRequest(_))
+        ));
+        assert!(delete_agent(home.path(), "reviewer").expect("delete"));
+        assert!(!delete_agent(home.path(), "reviewer").expect("gone"));
+        assert!(!agent_file_exists(home.path(), "reviewer"));
+    }
+
+    #[test]
+    fn the_agents_a_flow_names_include_nested_steps() {
+        let def = definition::parse(
+            r#"{"steps":[{"type":"llm","agentType":"a","identifier":"i","messages":[{"role":"user","content":["x"]}]},
+               {"type":"startLoop","maxIterations":2,"steps":[{"type":"break","agentType":"b","identifier":"i","question":"done?","breakOn":"yes"}]}]}"#,
+        )
+        .expect("flow");
+        assert_eq!(agents_of(&def).into_iter().collect::<Vec<_>>(), ["a", "b"]);
     }
 }

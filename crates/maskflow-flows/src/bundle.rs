@@ -133,7 +133,7 @@ fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
 }
 
 /// Every step of a flow, nested ones included.
-fn all_steps(def: &FlowDef) -> Vec<&Step> {
+pub(crate) fn all_steps(def: &FlowDef) -> Vec<&Step> {
     let mut out = Vec::new();
     walk(def.steps.as_deref().unwrap_or(&[]), &mut out);
     walk(def.nodes.as_deref().unwrap_or(&[]), &mut out);

@@ -5,6 +5,9 @@ import type { FlowRunSummary, FlowSummary } from "../generated";
 import { RUN_TONE } from "./labels";
 import type { FlowActions } from "./useFlowActions";
 
+/** What the loader accepts as a flow's name (its file stem). */
+const FLOW_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
 /** The flow list and, for a selected flow, its runs. */
 export function FlowSide({
   flows,
@@ -46,15 +49,27 @@ export function FlowSide({
         <p class="muted small">No flows yet. Put a flow file in the data folder's <code>flows/</code>, or import one.</p>
       ) : (
         <ul class="flow-list">
-          {flows.map((f) => (
-            <li key={f.name} class={f.disabled ? "disabled" : ""}>
-              <a href={`#/flows/${encodeURIComponent(f.name)}`} class={f.name === flowName ? "active" : ""} aria-disabled={f.disabled}>
+          {flows.map((f) => {
+            const body = (
+              <>
                 <strong>{f.name}</strong>
                 {f.description && <span class="small muted">{f.description}</span>}
                 {f.error && <span class="small flow-error">{f.error}</span>}
-              </a>
-            </li>
-          ))}
+              </>
+            );
+            return (
+              <li key={f.name} class={f.disabled ? "disabled" : ""} data-testid={`flow-${f.name}`}>
+                {/* A file whose name the loader refuses cannot be opened: its error says how to rename it. */}
+                {f.disabled && !FLOW_NAME.test(f.name) ? (
+                  <span class="flow-refused" aria-disabled="true">{body}</span>
+                ) : (
+                  <a href={`#/flows/${encodeURIComponent(f.name)}`} class={f.name === flowName ? "active" : ""} aria-disabled={f.disabled}>
+                    {body}
+                  </a>
+                )}
+              </li>
+            );
+          })}
         </ul>
       )}
       {flowName && (

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -65,6 +65,11 @@ export const calls = {
   set_backup_retention: { method: "PUT", path: "/api/backups/retention", pathParams: [], query: false, body: "retention", reply: "json" },
   restore_backup: { method: "POST", path: "/api/backups/{id}/restore", pathParams: [["id", "backup_id"]], query: false, body: null, reply: "json" },
   delete_backup: { method: "DELETE", path: "/api/backups/{id}", pathParams: [["id", "backup_id"]], query: true, body: null, reply: "delete" },
+  agents_list: { method: "GET", path: "/api/agents", pathParams: [], query: false, body: null, reply: "json" },
+  agents_get: { method: "GET", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  agents_create: { method: "POST", path: "/api/agents", pathParams: [], query: false, body: "input", reply: "json" },
+  agents_update: { method: "PUT", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: "input", reply: "json" },
+  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "empty" },
   flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: false, body: null, reply: "json" },
   flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
@@ -184,6 +189,18 @@ export interface Calls {
   restore_backup: { args: { backup_id: string }; result: RestoreReply };
   /** Deletes a backup in two steps (see `delete_workflow`). */
   delete_backup: { args: { backup_id: string } & Confirm; result: DeleteReply };
+  /** Every agent in `agents/` (re-read now) with the flows that use it; */
+  /** invalid files and refused file names are `disabled` with their `error`. */
+  agents_list: { args: {}; result: AgentList };
+  /** One agent by name (seed 003's "fetch agent by id"). */
+  agents_get: { args: { name: string }; result: AgentView };
+  /** Creates an agent (`{name, prompt?, provider?, model?}`); a 400 names */
+  /** every problem of the request at once. */
+  agents_create: { args: { input: AgentInput }; result: AgentView };
+  /** Replaces an agent's prompt, back end and model (absent fields are unset). */
+  agents_update: { args: { name: string; input: AgentInput }; result: AgentView };
+  /** Deletes an agent; refused while a flow names it (the message names the flows). */
+  agents_delete: { args: { name: string }; result: void };
   /** Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`. */
   flows_list: { args: {}; result: FlowList };
   /** A flow's definition. */

@@ -90,6 +90,7 @@ describe("routes", () => {
       { screen: "builder" as const, workflowId: "wf_1" },
       { screen: "workflows" as const },
       { screen: "workflows" as const, workflowId: "wf/odd id" },
+      { screen: "agents" as const },
     ]) {
       expect(parseRoute(routeHref(r))).toEqual(r);
     }

@@ -1,5 +1,5 @@
 // Hash routes: `#/builder`, `#/builder/<workflow>`, `#/workflows`,
-// `#/workflows/<workflow>`. Hash routing works the same under the Tauri
+// `#/workflows/<workflow>`, `#/flows/<flow>/<run>`, `#/agents`. Hash routing works the same under the Tauri
 // protocol and under `maskflow serve`.
 
 export type Route =
@@ -7,6 +7,7 @@ export type Route =
   | { screen: "workflows"; workflowId?: string }
   | { screen: "settings"; workflowId?: undefined }
   | { screen: "ledger"; workflowId?: undefined }
+  | { screen: "agents"; workflowId?: undefined }
   | { screen: "flows"; workflowId?: string; flowName?: string; runId?: string };
 
 export function parseRoute(hash: string): Route {
@@ -14,6 +15,7 @@ export function parseRoute(hash: string): Route {
   const [screen, id] = parts;
   if (screen === "settings") return { screen: "settings" };
   if (screen === "ledger") return { screen: "ledger" };
+  if (screen === "agents") return { screen: "agents" };
   if (screen === "flows") return { screen: "flows", flowName: id, runId: parts[2] };
   if (screen === "workflows") return id ? { screen: "workflows", workflowId: id } : { screen: "workflows" };
   return id && screen === "builder" ? { screen: "builder", workflowId: id } : { screen: "builder" };

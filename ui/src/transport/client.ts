@@ -5,6 +5,7 @@
 // where outputs are, session files).
 import type { CallName, Calls } from "../generated/api";
 import type {
+  AgentInput,
   BackupRetention,
   CreateWorkflow,
   FlowImport,
@@ -175,6 +176,22 @@ export abstract class CallTransport {
   }
   deleteBackup(backup_id: string, confirm?: string) {
     return this.call("delete_backup", { backup_id, confirm });
+  }
+  // Agents.
+  listAgents() {
+    return this.call("agents_list", {});
+  }
+  getAgent(name: string) {
+    return this.call("agents_get", { name });
+  }
+  createAgent(input: AgentInput) {
+    return this.call("agents_create", { input });
+  }
+  updateAgent(name: string, input: AgentInput) {
+    return this.call("agents_update", { name, input });
+  }
+  deleteAgent(name: string) {
+    return this.call("agents_delete", { name });
   }
   // Flows.
   listFlows() {

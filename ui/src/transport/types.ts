@@ -1,6 +1,9 @@
 // The transport's types and helpers, apart from `pickTransport` so that the
 // two implementations can import them without an import cycle.
 import type {
+  AgentInput,
+  AgentList,
+  AgentView,
   ConnectionTest,
   ConversationList,
   CreateWorkflow,
@@ -150,6 +153,15 @@ export interface Transport {
   removeEnvironment(id: string): Promise<EnvironmentsView>;
   /** Installs uv into the data folder (the user asked for it). */
   installUv(): Promise<EnvironmentsView>;
+  // Agents (`agents/<name>.json`): a 400 names every problem of a request.
+  listAgents(): Promise<AgentList>;
+  /** One agent by name (seed 003's "fetch agent by id"). */
+  getAgent(name: string): Promise<AgentView>;
+  createAgent(input: AgentInput): Promise<AgentView>;
+  /** Replaces the agent's prompt, back end and model (absent fields are unset). */
+  updateAgent(name: string, input: AgentInput): Promise<AgentView>;
+  /** Refused (`conflict`) while a flow uses the agent. */
+  deleteAgent(name: string): Promise<void>;
   // Flows (their turns and statuses arrive through `onEvent`).
   listFlows(): Promise<FlowList>;
   /** A flow's definition (`steps` list form or `nodes` graph form). */

@@ -7,6 +7,7 @@
 //! the background on the tokio runtime; the service owns all I/O (database,
 //! providers, stored files), prompts and reply checks stay pure.
 
+mod agents;
 mod backups;
 mod budgets;
 mod builds;
@@ -38,6 +39,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 pub use crate::views::{BuildView, MessageView};
+pub use agents::{AgentInput, AgentList, AgentView, MAX_AGENT_PROMPT_CHARS, MAX_MODEL_CHARS};
 pub use backups::{BackupsView, RestoreReply};
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{GateChoice, GateRequest, SessionFile, SessionIteration};

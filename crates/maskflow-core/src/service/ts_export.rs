@@ -64,6 +64,9 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::flows::RunPatch::export_all_to(dir)?;
     crate::flows::bundle::FlowBundle::export_all_to(dir)?;
     crate::flows::bundle::ImportRequest::export_all_to(dir)?;
+    AgentList::export_all_to(dir)?;
+    AgentView::export_all_to(dir)?;
+    AgentInput::export_all_to(dir)?;
     crate::api::ErrorBody::export_all_to(dir)?;
     crate::api::Confirm::export_all_to(dir)?;
     crate::api::LedgerQuery::export_all_to(dir)?;

@@ -130,6 +130,9 @@ fn parameter_description(path: &str, name: &str) -> Option<&'static str> {
         "name" if path.starts_with("/api/flows/") => {
             "Flow name: its file in the data folder's `flows/`, without `.json`"
         }
+        "name" if path.starts_with("/api/agents/") => {
+            "Agent name: its file in the data folder's `agents/`, without `.json`"
+        }
         "name" => "The output file's name, as the run's outputs list it",
         "id" if path.starts_with("/api/workflows/") => "Workflow id (`wf_…`)",
         "id" if path.starts_with("/api/backups/") => "Backup id, as `GET /api/backups` lists it",
