@@ -82,6 +82,18 @@ export function AgentForm({
         <FieldProblems problems={problems.name} id={`${key}-name`} />
       </label>
       <label class="field">
+        <span class="field-label">Display name</span>
+        <input
+          name="displayName"
+          value={draft.displayName}
+          onInput={set("displayName")}
+          aria-invalid={!!problems.displayName}
+          aria-describedby={described("displayName")}
+        />
+        <span class="small muted">Optional: how people see this agent (seed 003's displayName).</span>
+        <FieldProblems problems={problems.displayName} id={`${key}-displayName`} />
+      </label>
+      <label class="field">
         <span class="field-label">Back end</span>
         <select name="provider" value={draft.provider} onChange={pickProvider} aria-invalid={!!problems.provider} aria-describedby={described("provider")}>
           <option value="">The flow agents' default (Settings)</option>

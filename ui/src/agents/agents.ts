@@ -6,18 +6,20 @@ import type { AgentInput, AgentView, ProviderView } from "../generated";
 /** What the agent form edits; "" is "not set". */
 export interface AgentDraft {
   name: string;
+  displayName: string;
   prompt: string;
   provider: string;
   model: string;
 }
 
 /** The fields of an agent, in the form's order. */
-export const AGENT_FIELDS = ["name", "provider", "model", "prompt"] as const;
+export const AGENT_FIELDS = ["name", "displayName", "provider", "model", "prompt"] as const;
 
 /** The draft of an agent (an empty one to create). */
 export function draftOf(agent?: AgentView): AgentDraft {
   return {
     name: agent?.name ?? "",
+    displayName: agent?.displayName ?? "",
     prompt: agent?.prompt ?? "",
     provider: agent?.provider ?? "",
     model: agent?.model ?? "",
@@ -27,6 +29,7 @@ export function draftOf(agent?: AgentView): AgentDraft {
 /** The request of a draft: unset fields left out, the rest as typed (the server trims). */
 export function inputOf(draft: AgentDraft): AgentInput {
   const input: AgentInput = { name: draft.name };
+  if (draft.displayName.trim()) input.displayName = draft.displayName;
   if (draft.prompt.trim()) input.prompt = draft.prompt;
   if (draft.provider) input.provider = draft.provider;
   if (draft.model) input.model = draft.model;

@@ -12,6 +12,10 @@ export type AgentInput = {
  */
 name?: string, 
 /**
+ * Its name for people (seed 003's `displayName`).
+ */
+displayName?: string, 
+/**
  * The persona prompt.
  */
 prompt?: string, 

@@ -9,6 +9,10 @@ export type AgentView = {
  */
 name: string, 
 /**
+ * Its name for people (seed 003's `displayName`).
+ */
+displayName?: string, 
+/**
  * The persona layer of every prompt of this agent.
  */
 prompt?: string, 

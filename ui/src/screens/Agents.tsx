@@ -120,6 +120,7 @@ function AgentItem({ agent, onEdit, onDelete }: { agent: AgentView; onEdit: () =
       <div class="card-head">
         <div class="agent-title">
           <strong>{agent.name}</strong>
+          {agent.displayName && <span class="muted">{agent.displayName}</span>}
           {agent.disabled ? (
             <span class="badge tone-bad">disabled</span>
           ) : (

@@ -40,6 +40,9 @@ static WRITES: Mutex<()> = Mutex::new(());
 pub struct AgentView {
     /// The agent's name: its file stem, what flow steps name in `agentType`.
     pub name: String,
+    /// Its name for people (seed 003's `displayName`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
     /// The persona layer of every prompt of this agent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -77,6 +80,9 @@ pub struct AgentList {
 pub struct AgentInput {
     /// The agent's name: letters, digits, `-` and `_`.
     pub name: Option<String>,
+    /// Its name for people (seed 003's `displayName`).
+    #[serde(rename = "displayName")]
+    pub display_name: Option<String>,
     /// The persona prompt.
     pub prompt: Option<String>,
     /// A configured back end's id.
@@ -88,7 +94,7 @@ pub struct AgentInput {
     shape: Vec<String>,
 }
 
-const FIELDS: &str = "name, prompt, provider, model";
+const FIELDS: &str = "name, displayName, prompt, provider, model";
 
 fn json_kind(v: &Value) -> &'static str {
     match v {
@@ -112,6 +118,7 @@ impl<'de> Deserialize<'de> for AgentInput {
         for (key, value) in map {
             let slot = match key.as_str() {
                 "name" => &mut input.name,
+                "displayName" => &mut input.display_name,
                 "prompt" => &mut input.prompt,
                 "provider" => &mut input.provider,
                 "model" => &mut input.model,
@@ -206,6 +213,7 @@ fn check(
         Ok((
             name,
             AgentDef {
+                display_name: input.display_name.as_deref().and_then(Text::new),
                 provider,
                 model,
                 prompt,
@@ -259,6 +267,7 @@ fn view(
             });
             AgentView {
                 name,
+                display_name: text(&def.display_name),
                 prompt: text(&def.prompt),
                 provider: text(&def.provider),
                 model: text(&def.model),
@@ -270,6 +279,7 @@ fn view(
         }
         Err(error) => AgentView {
             name,
+            display_name: None,
             prompt: None,
             provider: None,
             model: None,

@@ -4,7 +4,7 @@
 //! named in one 400, the refusal to delete an agent a flow uses, and agent
 //! and flow files whose names the loader refuses listed disabled with why.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
