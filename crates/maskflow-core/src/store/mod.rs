@@ -14,6 +14,7 @@ pub mod flow_storage;
 pub mod input_files;
 pub mod leases;
 pub mod llm_calls;
+pub mod manual_prompts;
 pub mod privacy_confirmations;
 pub mod python_locks;
 pub mod schema;

@@ -1,0 +1,190 @@
+//! Rows of `manual_prompts` (issue 19): the manual back end's prompts kept
+//! in the database, with who waits on each (a build, a flow run) and which
+//! process asked, so a prompt outlives a restart. An answer given after a
+//! restart is stored on the row until the waiter's repeated call takes it.
+//! Plain reads and writes; the service decides what a row means.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::providers::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
+use crate::store::leases::LeaseOwner;
+
+/// Migration (issue 19, "restart-safe waiting"): one row per waiting prompt.
+pub const MIGRATION: &str = r#"
+CREATE TABLE manual_prompts (
+    id           TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    role         TEXT NOT NULL CHECK (length(role) > 0),
+    workflow_id  TEXT,
+    waiter       TEXT CHECK (waiter IS NULL OR json_valid(waiter)),
+    waiter_key   TEXT,
+    messages     TEXT NOT NULL CHECK (json_valid(messages)),
+    schema       TEXT CHECK (schema IS NULL OR json_valid(schema)),
+    owner_pid    INTEGER NOT NULL CHECK (owner_pid >= 0),
+    owner_id     TEXT NOT NULL CHECK (length(owner_id) > 0),
+    answer       TEXT,
+    answered_at  TEXT,
+    created_at   TEXT NOT NULL
+) STRICT;
+CREATE INDEX manual_prompts_by_waiter ON manual_prompts (waiter_key);
+"#;
+
+/// A stored prompt: the prompt, the process that asked, and the answer
+/// given after a restart (not yet taken by the waiter).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPrompt {
+    /// The prompt as it was shown (`interrupted` unset).
+    pub prompt: ManualPrompt,
+    /// The asking process's pid.
+    pub owner_pid: u32,
+    /// The asking process's per-process id.
+    pub owner_id: String,
+    /// The answer waiting to be taken, when one was given after a restart.
+    pub answer: Option<String>,
+}
+
+/// The lookup key of a waiter: `build:<version>` or `flow_run:<run>`.
+pub fn waiter_key(waiter: &ManualWaiter) -> String {
+    match waiter {
+        ManualWaiter::Build { version_id, .. } => format!("build:{version_id}"),
+        ManualWaiter::FlowRun { run_id } => format!("flow_run:{run_id}"),
+    }
+}
+
+fn json_text<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+/// Stores a new prompt asked by `owner`.
+pub fn insert(
+    conn: &Connection,
+    prompt: &ManualPrompt,
+    owner: &LeaseOwner,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO manual_prompts (id, role, workflow_id, waiter, waiter_key, messages, schema,
+             owner_pid, owner_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            prompt.id,
+            prompt.role,
+            prompt.workflow_id,
+            prompt.waiter.as_ref().map(json_text),
+            prompt.waiter.as_ref().map(waiter_key),
+            json_text(&prompt.messages),
+            prompt.schema.as_ref().map(json_text),
+            owner.pid,
+            owner.id,
+            prompt.created_at,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Forgets prompt `id` (true when there was one).
+pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute("DELETE FROM manual_prompts WHERE id = ?1", [id])? == 1)
+}
+
+/// Forgets every prompt of `waiter` (its work ended); how many there were.
+pub fn delete_for(conn: &Connection, waiter: &ManualWaiter) -> rusqlite::Result<usize> {
+    conn.execute(
+        "DELETE FROM manual_prompts WHERE waiter_key = ?1",
+        [waiter_key(waiter)],
+    )
+}
+
+const COLUMNS: &str = "id, role, workflow_id, waiter, messages, schema, owner_pid, owner_id, \
+                       answer, created_at";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPrompt> {
+    let parse = |i: usize, text: Option<String>| -> rusqlite::Result<Option<Value>> {
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+            })
+        })
+        .transpose()
+    };
+    let waiter = parse(3, r.get("waiter")?)?
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, e.into())
+        })?;
+    let messages = parse(4, Some(r.get("messages")?))?.unwrap_or(Value::Null);
+    let messages = serde_json::from_value(messages).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
+    })?;
+    Ok(StoredPrompt {
+        prompt: ManualPrompt {
+            id: r.get("id")?,
+            role: r.get("role")?,
+            workflow_id: r.get("workflow_id")?,
+            messages,
+            schema: parse(5, r.get("schema")?)?,
+            created_at: r.get("created_at")?,
+            waiter,
+            interrupted: None,
+        },
+        owner_pid: r.get("owner_pid")?,
+        owner_id: r.get("owner_id")?,
+        answer: r.get("answer")?,
+    })
+}
+
+/// Every stored prompt, oldest first.
+pub fn list(conn: &Connection) -> rusqlite::Result<Vec<StoredPrompt>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM manual_prompts ORDER BY created_at, id"
+    ))?;
+    stmt.query_map([], row)?.collect()
+}
+
+/// Prompt `id`, if stored.
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<StoredPrompt>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM manual_prompts WHERE id = ?1"),
+        [id],
+        row,
+    )
+    .optional()
+}
+
+/// Stores the answer to prompt `id` for its waiter to take; false when the
+/// prompt is gone or already has an answer.
+pub fn set_answer(conn: &Connection, id: &str, text: &str, now: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE manual_prompts SET answer = ?2, answered_at = ?3 WHERE id = ?1 AND answer IS NULL",
+        params![id, text, now],
+    )? == 1)
+}
+
+/// Takes (and forgets) the stored answer to a prompt of the same waiter,
+/// role, messages and schema as `prompt`.
+pub fn take_answer(
+    conn: &Connection,
+    prompt: &ManualPrompt,
+) -> rusqlite::Result<Option<StoredAnswer>> {
+    let Some(waiter) = &prompt.waiter else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM manual_prompts
+         WHERE waiter_key = ?1 AND role = ?2 AND answer IS NOT NULL ORDER BY created_at, id"
+    ))?;
+    let rows: Vec<StoredPrompt> = stmt
+        .query_map(params![waiter_key(waiter), prompt.role], row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let found = rows.into_iter().find(|r| {
+        r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema
+    });
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    delete(conn, &found.prompt.id)?;
+    Ok(found.answer.map(|text| StoredAnswer {
+        id: found.prompt.id,
+        text,
+    }))
+}
