@@ -57,9 +57,7 @@ pub struct ManualPrompt {
 
 /// Who waits on a manual prompt, so an answer given after a restart can
 /// reach the work that asked.
-#[derive(
-    Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
-)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ManualWaiter {
     /// The builder's call in a version's build.
@@ -77,9 +75,7 @@ pub enum ManualWaiter {
 }
 
 /// What became of a prompt whose call was cut off (by a restart).
-#[derive(
-    Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
-)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct ManualInterruption {
     /// Whether answering makes the waiting work continue (else only
     /// dismissing it is left).
@@ -469,8 +465,7 @@ mod tests {
         p.set_store(store.clone());
         let q = p.clone();
         let w = waiter.clone();
-        let call =
-            tokio::spawn(async move { waiting(w, q.complete(&request(), &|_| {})).await });
+        let call = tokio::spawn(async move { waiting(w, q.complete(&request(), &|_| {})).await });
         let prompt = wait_for_prompt(&mut rx).await;
         assert_eq!(prompt.waiter, Some(waiter.clone()));
         assert_eq!(store.rows.lock().expect("rows").len(), 1);
@@ -479,7 +474,11 @@ mod tests {
         call.abort();
         let _ = call.await;
         assert!(p.pending().is_empty());
-        assert_eq!(store.rows.lock().expect("rows").len(), 1, "kept for the restart");
+        assert_eq!(
+            store.rows.lock().expect("rows").len(),
+            1,
+            "kept for the restart"
+        );
 
         // After the restart the answer is stored, and the waiter's identical call takes it.
         store

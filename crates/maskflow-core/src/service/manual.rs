@@ -194,8 +194,7 @@ impl Service {
     ) -> bool {
         rows::list(conn).is_ok_and(|all| {
             all.iter().any(|r| {
-                r.answer.is_none()
-                    && r.prompt.waiter == Some(build_waiter(workflow_id, version_id))
+                r.answer.is_none() && r.prompt.waiter == Some(build_waiter(workflow_id, version_id))
             })
         })
     }
@@ -301,10 +300,9 @@ impl Service {
                     )));
                 }
                 match run {
-                    Some(r) if r.status == RunStatus::Running && !r.archived => Some(cut(
-                        &what,
-                        "the run resumes at the step that asked",
-                    )),
+                    Some(r) if r.status == RunStatus::Running && !r.archived => {
+                        Some(cut(&what, "the run resumes at the step that asked"))
+                    }
                     Some(r) => Some(ended(format!(
                         "{what} no longer waits for it (it is {})",
                         r.status.as_str().replace('_', " ")

@@ -176,9 +176,9 @@ pub fn take_answer(
     let rows: Vec<StoredPrompt> = stmt
         .query_map(params![waiter_key(waiter), prompt.role], row)?
         .collect::<rusqlite::Result<_>>()?;
-    let found = rows.into_iter().find(|r| {
-        r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema
-    });
+    let found = rows
+        .into_iter()
+        .find(|r| r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema);
     let Some(found) = found else {
         return Ok(None);
     };
