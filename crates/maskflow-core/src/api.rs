@@ -459,8 +459,7 @@ macro_rules! api_calls {
                 errors(),
                 blocking |s| Ok(s.manual_prompts());
 
-            /// Answers a pending manual prompt; the waiting conversation continues
-            /// (a prompt left by a restart resumes the build or flow run that waited).
+            /// Answers a pending manual prompt; the work waiting on it continues, even after a restart.
             answer_manual: post "/api/manual/{id}/answer", tag "manual", empty 204,
                 path("id" id: String), query(), body(answer: maskflow_core::api::ManualAnswer),
                 returns (),
