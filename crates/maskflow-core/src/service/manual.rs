@@ -16,6 +16,7 @@ use crate::flows::{RunStatus, StartFlow};
 use crate::providers::manual::{
     ManualError, ManualInterruption, ManualPrompt, ManualStore, ManualWaiter, StoredAnswer,
 };
+use crate::providers::{Provider, Role};
 use crate::store::leases::{self, LeaseOwner};
 use crate::store::manual_prompts::{self as rows, StoredPrompt};
 use crate::store::{self, builds};
@@ -203,114 +204,107 @@ impl Service {
     /// `None` when its work is running (in this process or another) and
     /// will deal with it.
     fn interruption(&self, row: &StoredPrompt) -> Option<ManualInterruption> {
-        let me = LeaseOwner::this_process();
-        let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
-        let held = |resource: &str| {
-            leases::held_elsewhere(&self.db(), resource, &me, now_ms)
-                .ok()
-                .flatten()
-        };
-        let cut = |what: &str, then: &str| ManualInterruption {
-            resumes: true,
-            reason: format!(
-                "Maskflow stopped while {what} waited for this answer. Paste the answer and {then}; \
-                 nothing done before was lost."
-            ),
-        };
-        let ended = |why: String| ManualInterruption {
-            resumes: false,
-            reason: format!("{why}, so this prompt can no longer be answered; dismiss it."),
-        };
         match &row.prompt.waiter {
-            None => {
-                if row.owner_id == me.id || !leases::pid_alive(row.owner_pid) {
-                    Some(ended(format!(
-                        "Maskflow stopped while this {} prompt waited, and the message that asked \
-                         for it was cut off (nothing was changed); send your message again",
-                        row.prompt.role
-                    )))
-                } else {
-                    Some(ManualInterruption {
-                        resumes: false,
-                        reason: format!(
-                            "This prompt waits in another Maskflow process (pid {}); answer it there.",
-                            row.owner_pid
-                        ),
-                    })
-                }
-            }
+            None => Some(self.message_interruption(row)),
             Some(ManualWaiter::Build {
                 workflow_id,
                 version_id,
-            }) => {
-                if let Some(l) = held(&super::leases::build(version_id)) {
-                    return (row.answer.is_none()).then(|| ManualInterruption {
-                        resumes: false,
-                        reason: format!(
-                            "This prompt waits in another Maskflow process (pid {}); answer it there.",
-                            l.owner_pid
-                        ),
-                    });
-                }
-                if self.build_running_here(version_id) {
-                    return None;
-                }
-                let what = self.build_name(workflow_id, version_id);
-                if row.answer.is_some() {
-                    return Some(ended(format!(
-                        "Your answer was kept, but {what} did not take it (it asked something else \
-                         when it continued)"
-                    )));
-                }
-                if self.build_waits_on_call(version_id) {
-                    Some(cut(&what, "the build continues from this step"))
-                } else {
-                    let status = store::get_version(&self.db(), version_id)
-                        .ok()
-                        .flatten()
-                        .map(|v| v.status.as_str().replace('_', " "));
-                    Some(ended(match status {
-                        Some(s) => format!("{what} no longer waits for it (the version is {s})"),
-                        None => format!("{what} was deleted"),
-                    }))
-                }
-            }
-            Some(ManualWaiter::FlowRun { run_id }) => {
-                if self.flows().inflight_id(run_id).is_some() {
-                    return None;
-                }
-                if let Some(l) = held(&format!("flow_run:{run_id}")) {
-                    return (row.answer.is_none()).then(|| ManualInterruption {
-                        resumes: false,
-                        reason: format!(
-                            "This prompt waits in another Maskflow process (pid {}); answer it there.",
-                            l.owner_pid
-                        ),
-                    });
-                }
-                let run = self.flows().get_run(run_id).ok();
-                let what = match &run {
-                    Some(r) => format!("flow run {run_id} (flow \u{201c}{}\u{201d})", r.flow_name),
-                    None => format!("flow run {run_id}"),
-                };
-                if row.answer.is_some() {
-                    return Some(ended(format!(
-                        "Your answer was kept, but {what} did not take it (it asked something else \
-                         when it resumed)"
-                    )));
-                }
-                match run {
-                    Some(r) if r.status == RunStatus::Running && !r.archived => {
-                        Some(cut(&what, "the run resumes at the step that asked"))
-                    }
-                    Some(r) => Some(ended(format!(
-                        "{what} no longer waits for it (it is {})",
-                        r.status.as_str().replace('_', " ")
-                    ))),
-                    None => Some(ended(format!("{what} was deleted"))),
-                }
-            }
+            }) => self.build_interruption(row, workflow_id, version_id),
+            Some(ManualWaiter::FlowRun { run_id }) => self.flow_interruption(row, run_id),
         }
+    }
+
+    /// The live lease of another process on `resource`.
+    fn held_elsewhere(&self, resource: &str) -> Option<leases::Lease> {
+        let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
+        leases::held_elsewhere(&self.db(), resource, &LeaseOwner::this_process(), now_ms)
+            .ok()
+            .flatten()
+    }
+
+    /// A prompt of no known waiter (a message to the validator or
+    /// clarifier, a step of a flow's foreach item).
+    fn message_interruption(&self, row: &StoredPrompt) -> ManualInterruption {
+        let me = LeaseOwner::this_process();
+        if row.owner_id != me.id && leases::pid_alive(row.owner_pid) {
+            return elsewhere(row.owner_pid);
+        }
+        let then = if row.prompt.role.starts_with("agent:") {
+            "resume its flow run to ask again"
+        } else {
+            "send your message again"
+        };
+        ManualInterruption {
+            resumes: false,
+            reason: format!(
+                "Maskflow stopped while this {} prompt waited, and the work that asked for it was \
+                 cut off before it could take an answer (nothing was changed). Dismiss this prompt \
+                 and {then}.",
+                row.prompt.role
+            ),
+        }
+    }
+
+    fn build_interruption(
+        &self,
+        row: &StoredPrompt,
+        workflow_id: &str,
+        version_id: &str,
+    ) -> Option<ManualInterruption> {
+        if let Some(l) = self.held_elsewhere(&super::leases::build(version_id)) {
+            return row.answer.is_none().then(|| elsewhere(l.owner_pid));
+        }
+        if self.build_running_here(version_id) {
+            return None;
+        }
+        let what = self.build_name(workflow_id, version_id);
+        if row.answer.is_some() {
+            return Some(ended(format!(
+                "Your answer was kept, but {what} did not take it (it asked something else when \
+                 it continued)"
+            )));
+        }
+        if self.build_waits_on_call(version_id) {
+            return Some(cut(&what, "the build continues from this step"));
+        }
+        let status = store::get_version(&self.db(), version_id)
+            .ok()
+            .flatten()
+            .map(|v| v.status.as_str().replace('_', " "));
+        Some(ended(match status {
+            Some(s) => format!("{what} no longer waits for it (the version is {s})"),
+            None => format!("{what} was deleted"),
+        }))
+    }
+
+    fn flow_interruption(&self, row: &StoredPrompt, run_id: &str) -> Option<ManualInterruption> {
+        if self.flows().inflight_id(run_id).is_some() {
+            return None;
+        }
+        if let Some(l) = self.held_elsewhere(&format!("flow_run:{run_id}")) {
+            return row.answer.is_none().then(|| elsewhere(l.owner_pid));
+        }
+        let run = self.flows().get_run(run_id).ok();
+        let what = match &run {
+            Some(r) => format!("flow run {run_id} (flow \u{201c}{}\u{201d})", r.flow_name),
+            None => format!("flow run {run_id}"),
+        };
+        if row.answer.is_some() {
+            return Some(ended(format!(
+                "Your answer was kept, but {what} did not take it (it asked something else when \
+                 it resumed)"
+            )));
+        }
+        Some(match run {
+            Some(r) if r.status == RunStatus::Running && !r.archived => {
+                cut(&what, "the run resumes at the step that asked")
+            }
+            Some(r) => ended(format!(
+                "{what} no longer waits for it (it is {})",
+                r.status.as_str().replace('_', " ")
+            )),
+            None => ended(format!("{what} was deleted")),
+        })
     }
 
     /// "the build of “Name” version N" (or of version `ver_…`).
@@ -365,6 +359,16 @@ impl Service {
     /// Restarts a build whose builder call was cut off; the repeated call
     /// takes the stored answer.
     fn continue_build(&self, workflow_id: &str, version_id: &str) -> Result<()> {
+        // Only the manual back end takes the stored answer.
+        let builder = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
+        if !Provider::is_manual(&builder) {
+            return Err(CoreError::Conflict(format!(
+                "the builder now uses the {} back end, not the manual one, so the build would not \
+                 take this answer; set the builder back to manual in Settings to answer it, or \
+                 dismiss it",
+                Provider::name(&builder)
+            )));
+        }
         // Refused here, with the pid, while another process builds it.
         drop(self.lease(super::leases::build(version_id))?);
         let service = self.clone();
@@ -387,6 +391,35 @@ impl Service {
         };
         self.flows().start(&run.flow_name, request)?;
         Ok(())
+    }
+}
+
+/// Cut off by a restart, and an answer continues the work.
+fn cut(what: &str, then: &str) -> ManualInterruption {
+    ManualInterruption {
+        resumes: true,
+        reason: format!(
+            "Maskflow stopped while {what} waited for this answer. Paste the answer and {then}; \
+             nothing done before was lost."
+        ),
+    }
+}
+
+/// The work ended: only dismissing is left.
+fn ended(why: String) -> ManualInterruption {
+    ManualInterruption {
+        resumes: false,
+        reason: format!("{why}, so this prompt can no longer be answered; dismiss it."),
+    }
+}
+
+/// Waiting in another live process.
+fn elsewhere(pid: u32) -> ManualInterruption {
+    ManualInterruption {
+        resumes: false,
+        reason: format!(
+            "This prompt waits in another Maskflow process (pid {pid}); answer it there."
+        ),
     }
 }
 

@@ -188,3 +188,89 @@ pub fn take_answer(
         text,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::{ChatMessage, ChatRole};
+
+    fn prompt(id: &str, waiter: Option<ManualWaiter>, text: &str) -> ManualPrompt {
+        ManualPrompt {
+            id: id.into(),
+            role: "agent:writer".into(),
+            workflow_id: None,
+            messages: vec![ChatMessage::new(ChatRole::User, text)],
+            schema: Some(serde_json::json!({"type": "object"})),
+            created_at: format!("2026-01-01T00:00:0{}Z", id.len() % 10),
+            waiter,
+            interrupted: None,
+        }
+    }
+
+    fn owner() -> LeaseOwner {
+        LeaseOwner {
+            pid: 7,
+            id: "proc_7".into(),
+        }
+    }
+
+    #[test]
+    fn a_stored_answer_is_taken_once_by_an_identical_prompt_of_the_same_waiter() {
+        let conn = crate::store::open_in_memory().expect("open");
+        let run = ManualWaiter::FlowRun {
+            run_id: "fr_1".into(),
+        };
+        let asked = prompt("mp_1", Some(run.clone()), "Draft it.");
+        insert(&conn, &asked, &owner()).expect("insert");
+        insert(&conn, &prompt("mp_22", None, "Hi"), &owner()).expect("insert");
+        let listed = list(&conn).expect("list");
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].prompt, asked, "read back as written");
+        assert_eq!(listed[0].owner_pid, 7);
+
+        // No answer yet: nothing to take.
+        assert_eq!(take_answer(&conn, &asked).expect("take"), None);
+        assert!(set_answer(&conn, "mp_1", "the draft", "now").expect("answer"));
+        assert!(
+            !set_answer(&conn, "mp_1", "again", "now").expect("answer"),
+            "answered once"
+        );
+        assert!(!set_answer(&conn, "mp_404", "x", "now").expect("answer"));
+
+        // Another waiter, or other messages, do not take it.
+        let other_run = ManualWaiter::FlowRun {
+            run_id: "fr_2".into(),
+        };
+        let elsewhere = prompt("mp_3", Some(other_run.clone()), "Draft it.");
+        assert_eq!(take_answer(&conn, &elsewhere).expect("take"), None);
+        let changed = prompt("mp_4", Some(run.clone()), "Draft something else.");
+        assert_eq!(take_answer(&conn, &changed).expect("take"), None);
+        let no_waiter = prompt("mp_5", None, "Draft it.");
+        assert_eq!(take_answer(&conn, &no_waiter).expect("take"), None);
+
+        // The same call again takes it, once.
+        let again = prompt("mp_6", Some(run.clone()), "Draft it.");
+        let got = take_answer(&conn, &again).expect("take");
+        assert_eq!(
+            got,
+            Some(StoredAnswer {
+                id: "mp_1".into(),
+                text: "the draft".into()
+            })
+        );
+        assert_eq!(take_answer(&conn, &again).expect("take"), None);
+        assert!(get(&conn, "mp_1").expect("get").is_none());
+
+        // Ended work forgets its prompts; others stay.
+        insert(
+            &conn,
+            &prompt("mp_7", Some(other_run.clone()), "x"),
+            &owner(),
+        )
+        .expect("insert");
+        assert_eq!(delete_for(&conn, &other_run).expect("delete"), 1);
+        assert_eq!(list(&conn).expect("list").len(), 1);
+        assert!(delete(&conn, "mp_22").expect("delete"));
+        assert!(!delete(&conn, "mp_22").expect("delete"));
+    }
+}
