@@ -176,10 +176,8 @@ fn upload(port: u16, name: &str, text: &str) -> String {
 
 const SCRIPT: &str = "import json, sys\nprint(json.load(open(sys.argv[1])))\n";
 
-#[test]
-fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
-    let home = tempfile::tempdir().expect("home");
-    let server = Server::start(home.path());
+/// A new workflow on one uploaded CSV: `(workflow id, version id)`.
+fn new_workflow(server: &Server) -> (String, String) {
     let file = upload(server.port, "orders.csv", "order,qty\nA-1,2\nA-2,1\n");
     let (status, created) = server.call(
         "POST",
@@ -187,17 +185,26 @@ fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
         Some(json!({ "file_ids": [file] })),
     );
     assert_eq!(status, 201, "{created}");
-    let wf = created["workflow_id"].as_str().expect("wf").to_owned();
-    let vid = created["version_id"].as_str().expect("vid").to_owned();
+    (
+        created["workflow_id"].as_str().expect("wf").to_owned(),
+        created["version_id"].as_str().expect("vid").to_owned(),
+    )
+}
 
-    // The message waits for the validator's and the clarifier's pasted answers.
+/// Sends a message in the background (it waits for pasted answers).
+fn send_message(server: &Server, wf: &str) -> std::thread::JoinHandle<(u16, String)> {
     let port = server.port;
     let path = format!("/api/workflows/{wf}/messages");
-    let message = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         let body = json!({"content": "count the orders"}).to_string();
         let (status, out) = http(port, "POST", &path, "application/json", body.as_bytes());
         (status, String::from_utf8_lossy(&out).into_owned())
-    });
+    })
+}
+
+/// Answers the validator and the clarifier: the build starts.
+fn converse_to_build(server: &Server, wf: &str) {
+    let message = send_message(server, wf);
     let validator = server.prompt("validator");
     assert_eq!(validator["interrupted"], Value::Null, "{validator}");
     let id = validator["id"].as_str().expect("id");
@@ -211,6 +218,14 @@ fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
     let (status, reply) = message.join().expect("message");
     assert_eq!(status, 200, "{reply}");
     assert!(reply.contains("building"), "{reply}");
+}
+
+#[test]
+fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
+    let home = tempfile::tempdir().expect("home");
+    let server = Server::start(home.path());
+    let (wf, vid) = new_workflow(&server);
+    converse_to_build(&server, &wf);
 
     // The build's builder call waits on a prompt that names the build.
     let builder = server.prompt("builder");
@@ -276,6 +291,60 @@ fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
                 .is_some_and(|r| r.contains("Order count"))),
         "{ledger}"
     );
+}
+
+#[test]
+fn after_a_kill_a_cut_off_message_says_to_send_it_again_and_dismissing_a_builds_prompt_stops_it() {
+    let home = tempfile::tempdir().expect("home");
+    let server = Server::start(home.path());
+    let (wf, vid) = new_workflow(&server);
+    let message = send_message(&server, &wf);
+    let validator = server.prompt("validator");
+    server.kill();
+    let _ = message.join();
+
+    // The message was cut off: its prompt is listed with what to do, and
+    // only dismissing is left.
+    let server = Server::start(home.path());
+    let orphan = server.prompt("validator");
+    assert_eq!(orphan["id"], validator["id"]);
+    assert_eq!(orphan["interrupted"]["resumes"], false, "{orphan}");
+    let why = orphan["interrupted"]["reason"].as_str().expect("reason");
+    assert!(why.contains("send your message again"), "{why}");
+    let id = orphan["id"].as_str().expect("id");
+    let (status, body) = server.answer(id, r#"{"feasible": true}"#);
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body.to_string().contains("send your message again"),
+        "{body}"
+    );
+    assert_eq!(
+        server.call("DELETE", &format!("/api/manual/{id}"), None).0,
+        204
+    );
+    assert_eq!(server.call("GET", "/api/manual", None).1, json!([]));
+
+    // The message again, then the build waits on the builder; killed there.
+    converse_to_build(&server, &wf);
+    let builder = server.prompt("builder");
+    server.kill();
+    let server = Server::start(home.path());
+    let restored = server.prompt("builder");
+    assert_eq!(restored["id"], builder["id"]);
+    assert_eq!(restored["interrupted"]["resumes"], true, "{restored}");
+    let id = restored["id"].as_str().expect("id");
+    assert_eq!(
+        server.call("DELETE", &format!("/api/manual/{id}"), None).0,
+        204
+    );
+    let view = server.wait_for(&format!("/api/workflows/{wf}"), "the build to stop", |v| {
+        v["current_version"]["status"] == "failed"
+    });
+    let version = &view["current_version"];
+    assert_eq!(version["id"], vid.as_str());
+    let reason = version["failure_reason"].to_string();
+    assert!(reason.contains("dismissed the builder's prompt"), "{view}");
+    assert_eq!(server.call("GET", "/api/manual", None).1, json!([]));
 }
 
 fn review_flow(home: &Path) {
