@@ -398,11 +398,13 @@ fn a_flow_step_and_a_gate_wait_across_killed_processes() {
     let server = Server::start(home.path());
     let run = start_run(&server);
     let gone = start_run(&server);
+    let again = start_run(&server);
     let draft = prompt_of(&server, &run);
     assert_eq!(draft["role"], "agent:writer", "{draft}");
     assert_eq!(draft["waiter"]["kind"], "flow_run", "{draft}");
     assert!(draft.to_string().contains("Draft the weekly notes."));
     let other = prompt_of(&server, &gone);
+    let first_ask = prompt_of(&server, &again);
     server.kill();
 
     // A new process: both prompts are listed again, resumable.
@@ -439,6 +441,34 @@ fn a_flow_step_and_a_gate_wait_across_killed_processes() {
     assert!(body.to_string().contains("was deleted"), "{body}");
     let (status, _) = server.call("DELETE", &format!("/api/manual/{orphan_id}"), None);
     assert_eq!(status, 204);
+
+    // A run resumed the usual way asks again: the new prompt replaces the
+    // one the killed process left.
+    assert_eq!(prompt_of(&server, &again)["interrupted"]["resumes"], true);
+    let (status, body) = server.call(
+        "POST",
+        "/api/flows/review/run",
+        Some(json!({"conversationId": again})),
+    );
+    assert_eq!(status, 202, "{body}");
+    let asked = server.wait_for("/api/manual", "the run's new prompt", |v| {
+        v.as_array().is_some_and(|l| {
+            l.iter()
+                .any(|p| p["waiter"]["run_id"] == again.as_str() && p["id"] != first_ask["id"])
+        })
+    });
+    let of_again: Vec<&Value> = asked
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter(|p| p["waiter"]["run_id"] == again.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(of_again.len(), 1, "replaced, not doubled: {asked}");
+    assert_eq!(of_again[0]["interrupted"], Value::Null);
+    let (status, _) = server.call("POST", &format!("{}/stop", run_path(&again)), None);
+    assert_eq!(status, 200);
 
     // The answer resumes the run at the step that asked; it goes on to the gate.
     let id = restored["id"].as_str().expect("id");

@@ -48,8 +48,18 @@ impl PromptStore {
 impl ManualStore for PromptStore {
     fn save(&self, prompt: &ManualPrompt) -> std::result::Result<(), String> {
         let service = self.service().ok_or("Maskflow is shutting down")?;
-        let db = service.db();
-        rows::insert(&db, prompt, &LeaseOwner::this_process()).map_err(|e| e.to_string())
+        let me = LeaseOwner::this_process();
+        let replaced = {
+            let db = service.db();
+            let replaced = rows::drop_replaced(&db, prompt, &me).map_err(|e| e.to_string())?;
+            rows::insert(&db, prompt, &me).map_err(|e| e.to_string())?;
+            replaced
+        };
+        // The work was resumed another way and asks the same again.
+        for id in replaced {
+            service.llm_manual().announce_closed(&id, "replaced");
+        }
+        Ok(())
     }
 
     fn remove(&self, id: &str) {

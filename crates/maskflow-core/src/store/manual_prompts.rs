@@ -160,6 +160,34 @@ pub fn set_answer(conn: &Connection, id: &str, text: &str, now: &str) -> rusqlit
     )? == 1)
 }
 
+/// Forgets the unanswered prompts another process left for the same waiter,
+/// role, messages and schema as `prompt` (the work asks the same again, so
+/// `prompt` replaces them); their ids.
+pub fn drop_replaced(
+    conn: &Connection,
+    prompt: &ManualPrompt,
+    me: &LeaseOwner,
+) -> rusqlite::Result<Vec<String>> {
+    let Some(waiter) = &prompt.waiter else {
+        return Ok(Vec::new());
+    };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM manual_prompts
+         WHERE waiter_key = ?1 AND role = ?2 AND answer IS NULL AND owner_id <> ?3"
+    ))?;
+    let rows: Vec<StoredPrompt> = stmt
+        .query_map(params![waiter_key(waiter), prompt.role, me.id], row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut dropped = Vec::new();
+    for r in rows {
+        if r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema {
+            delete(conn, &r.prompt.id)?;
+            dropped.push(r.prompt.id);
+        }
+    }
+    Ok(dropped)
+}
+
 /// Takes (and forgets) the stored answer to a prompt of the same waiter,
 /// role, messages and schema as `prompt`.
 pub fn take_answer(
@@ -260,6 +288,33 @@ mod tests {
         );
         assert_eq!(take_answer(&conn, &again).expect("take"), None);
         assert!(get(&conn, "mp_1").expect("get").is_none());
+
+        // The same question asked again by a later process replaces the
+        // unanswered prompt an earlier one left.
+        insert(
+            &conn,
+            &prompt("mp_8", Some(run.clone()), "Draft it."),
+            &owner(),
+        )
+        .expect("insert");
+        let me = LeaseOwner {
+            pid: 8,
+            id: "proc_8".into(),
+        };
+        let asked_again = prompt("mp_9", Some(run.clone()), "Draft it.");
+        assert_eq!(
+            drop_replaced(&conn, &changed, &me).expect("drop"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            drop_replaced(&conn, &asked_again, &owner()).expect("drop"),
+            Vec::<String>::new(),
+            "a process does not replace its own"
+        );
+        assert_eq!(
+            drop_replaced(&conn, &asked_again, &me).expect("drop"),
+            vec!["mp_8".to_owned()]
+        );
 
         // Ended work forgets its prompts; others stay.
         insert(
