@@ -20,9 +20,9 @@ export function maskflowBin() {
   return join(target, "debug", "maskflow");
 }
 
-/** Starts the server (no replay file: the manual back end); resolves with its URL (token included) and a stop function. */
-export function startServer(replayFile, extraArgs = []) {
-  const home = mkdtempSync(join(tmpdir(), "maskflow-e2e-"));
+/** Starts the server (no replay file: the manual back end); resolves with its URL (token included) and a stop function.
+ * `home` reuses a data folder (a restart), else a fresh one is made. */
+export function startServer(replayFile, extraArgs = [], home = mkdtempSync(join(tmpdir(), "maskflow-e2e-"))) {
   const token = "e2e-token-" + Math.random().toString(36).slice(2, 12);
   const child = spawn(
     maskflowBin(),
@@ -44,6 +44,7 @@ export function startServer(replayFile, extraArgs = []) {
           origin: new URL(line.trim()).origin,
           home,
           stop: () => child.kill("SIGINT"),
+          exited: () => new Promise((done) => (child.exitCode !== null ? done() : child.once("exit", done))),
           log: () => log,
         });
       }

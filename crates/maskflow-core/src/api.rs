@@ -459,18 +459,18 @@ macro_rules! api_calls {
                 errors(),
                 blocking |s| Ok(s.manual_prompts());
 
-            /// Answers a pending manual prompt; the waiting conversation continues.
+            /// Answers a pending manual prompt; the work waiting on it continues, even after a restart.
             answer_manual: post "/api/manual/{id}/answer", tag "manual", empty 204,
                 path("id" id: String), query(), body(answer: maskflow_core::api::ManualAnswer),
                 returns (),
-                errors(400 "The answer is empty", 404 "No such prompt waiting"),
+                errors(400 "The answer is empty", 404 "No such prompt waiting", 409 "The work that waited on it cannot continue (the prompt says why)"),
                 blocking |s| s.answer_manual(&id, &answer.text);
 
             /// Dismisses a pending manual prompt (its call fails as cancelled).
             dismiss_manual: delete "/api/manual/{id}", tag "manual", empty 204,
                 path("id" id: String), query(), body(),
                 returns (),
-                errors(404 "No such prompt waiting"),
+                errors(404 "No such prompt waiting", 409 "Its work is running and holds it"),
                 blocking |s| s.dismiss_manual(&id);
 
             // ---- Database backups.

@@ -5,11 +5,20 @@
 //! answer is then validated like any other reply. A prompt the user
 //! dismisses fails with [`ProviderError::Cancelled`]; a call that is
 //! dropped (its request abandoned) withdraws its prompt.
+//!
+//! Restart-safe (issue 19): with a [`ManualStore`], every prompt is also
+//! kept in the database with who waits on it ([`ManualWaiter`], set by
+//! [`waiting`]). A process that stops ([`ManualProvider::stopping`], or a
+//! crash) leaves its prompts stored; after a restart the app answers such a
+//! prompt by storing the answer and restarting its waiter, whose identical
+//! call then gets that answer at once instead of asking again.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -37,6 +46,77 @@ pub struct ManualPrompt {
     pub schema: Option<Value>,
     /// RFC 3339.
     pub created_at: String,
+    /// Who waits on the answer, when that is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiter: Option<ManualWaiter>,
+    /// Set when the call that asked no longer waits in this process (Maskflow
+    /// stopped while it waited): what happened and what an answer does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<ManualInterruption>,
+}
+
+/// Who waits on a manual prompt, so an answer given after a restart can
+/// reach the work that asked.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ManualWaiter {
+    /// The builder's call in a version's build.
+    Build {
+        /// `wf_…`
+        workflow_id: String,
+        /// `ver_…`
+        version_id: String,
+    },
+    /// The step in flight of a flow run.
+    FlowRun {
+        /// The run's id.
+        run_id: String,
+    },
+}
+
+/// What became of a prompt whose call was cut off (by a restart).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+pub struct ManualInterruption {
+    /// Whether answering makes the waiting work continue (else only
+    /// dismissing it is left).
+    pub resumes: bool,
+    /// In plain words: what happened, and what answering or dismissing does.
+    pub reason: String,
+}
+
+/// An answer stored for a prompt whose call was cut off, taken by the
+/// waiter's identical call after it restarts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredAnswer {
+    /// The prompt it answered (`mp_…`).
+    pub id: String,
+    /// The pasted text.
+    pub text: String,
+}
+
+/// Where prompts are kept across restarts (the app's database). Best effort:
+/// a prompt that cannot be stored still waits in memory.
+pub trait ManualStore: Send + Sync + std::fmt::Debug {
+    /// Keeps a new prompt.
+    fn save(&self, prompt: &ManualPrompt) -> Result<(), String>;
+    /// Forgets a prompt (answered, dismissed or withdrawn).
+    fn remove(&self, id: &str);
+    /// Takes (and forgets) the answer given after a restart to a prompt of
+    /// the same waiter, role, messages and schema as `prompt`.
+    fn take_answer(&self, prompt: &ManualPrompt) -> Option<StoredAnswer>;
+}
+
+tokio::task_local! {
+    static WAITER: ManualWaiter;
+}
+
+/// Runs `f` with `waiter` as who waits on the manual prompts it makes.
+pub async fn waiting<F: Future>(waiter: ManualWaiter, f: F) -> F::Output {
+    WAITER.scope(waiter, f).await
+}
+
+fn current_waiter() -> Option<ManualWaiter> {
+    WAITER.try_with(Clone::clone).ok()
 }
 
 /// What the manual back end announces (the app turns it into its wire event).
@@ -82,6 +162,10 @@ pub struct ManualProvider {
     events: Arc<dyn ManualEvents>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
+    store: Mutex<Option<Arc<dyn ManualStore>>>,
+    /// Set when the process stops: calls dropped from now on keep their
+    /// stored prompts for the next start.
+    stopping: AtomicBool,
 }
 
 /// Withdraws a prompt whose call was dropped.
@@ -93,6 +177,11 @@ struct Withdraw<'a> {
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
         if self.provider.lock().remove(&self.id).is_some() {
+            if !self.provider.stopping.load(Ordering::SeqCst)
+                && let Some(store) = self.provider.store()
+            {
+                store.remove(&self.id);
+            }
             self.provider.events.publish(ManualEvent::Closed {
                 id: self.id.clone(),
                 reason: "abandoned".into(),
@@ -109,7 +198,37 @@ impl ManualProvider {
             events,
             clock,
             ids,
+            store: Mutex::new(None),
+            stopping: AtomicBool::new(false),
         }
+    }
+
+    /// Keeps prompts in `store` too, so they outlive this process.
+    pub fn set_store(&self, store: Arc<dyn ManualStore>) {
+        *self.store.lock().unwrap_or_else(|e| e.into_inner()) = Some(store);
+    }
+
+    fn store(&self) -> Option<Arc<dyn ManualStore>> {
+        self.store.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The process is stopping: calls dropped from now on leave their
+    /// prompts stored, to be shown again after the restart.
+    pub fn stopping(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether prompt `id` waits in this process.
+    pub fn is_waiting(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    /// Announces that a stored prompt of an earlier process was closed.
+    pub fn announce_closed(&self, id: &str, reason: &str) {
+        self.events.publish(ManualEvent::Closed {
+            id: id.to_owned(),
+            reason: reason.to_owned(),
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, (ManualPrompt, Waiter)>> {
@@ -130,6 +249,9 @@ impl ManualProvider {
             .lock()
             .remove(id)
             .ok_or_else(|| ManualError::NotFound(id.to_owned()))?;
+        if let Some(store) = self.store() {
+            store.remove(id);
+        }
         let _ = waiter.send(Ok(text.to_owned()));
         self.events.publish(ManualEvent::Closed {
             id: id.to_owned(),
@@ -144,6 +266,9 @@ impl ManualProvider {
             .lock()
             .remove(id)
             .ok_or_else(|| ManualError::NotFound(id.to_owned()))?;
+        if let Some(store) = self.store() {
+            store.remove(id);
+        }
         let _ = waiter.send(Err(ProviderError::Cancelled {
             provider: "manual".into(),
             reason: "the user dismissed the prompt".into(),
@@ -167,7 +292,26 @@ impl ManualProvider {
             messages: request.messages.clone(),
             schema: request.schema.clone(),
             created_at: format_rfc3339(self.clock.now_ms()),
+            waiter: current_waiter(),
+            interrupted: None,
         };
+        let store = self.store();
+        if let Some(store) = &store {
+            // Answered after a restart: the same call gets that answer.
+            if prompt.waiter.is_some()
+                && let Some(stored) = store.take_answer(&prompt)
+            {
+                self.announce_closed(&stored.id, "answered");
+                on_delta(&stored.text);
+                return Ok(LlmReply { text: stored.text });
+            }
+            if let Err(e) = store.save(&prompt) {
+                eprintln!(
+                    "maskflow: manual prompt {} is not stored and will not outlive a restart: {e}",
+                    prompt.id
+                );
+            }
+        }
         let (tx, rx) = oneshot::channel();
         let id = prompt.id.clone();
         self.lock().insert(id.clone(), (prompt.clone(), tx));
@@ -283,5 +427,87 @@ mod tests {
             p.answer(&prompt.id, "late"),
             Err(ManualError::NotFound(prompt.id))
         );
+    }
+
+    /// A store in memory, as the app's database would keep prompts.
+    #[derive(Debug, Default)]
+    struct Memory {
+        rows: Mutex<BTreeMap<String, (ManualPrompt, Option<String>)>>,
+    }
+
+    impl ManualStore for Memory {
+        fn save(&self, prompt: &ManualPrompt) -> Result<(), String> {
+            let mut rows = self.rows.lock().expect("rows");
+            rows.insert(prompt.id.clone(), (prompt.clone(), None));
+            Ok(())
+        }
+        fn remove(&self, id: &str) {
+            self.rows.lock().expect("rows").remove(id);
+        }
+        fn take_answer(&self, prompt: &ManualPrompt) -> Option<StoredAnswer> {
+            let mut rows = self.rows.lock().expect("rows");
+            let id = rows.iter().find_map(|(id, (p, a))| {
+                (a.is_some() && p.waiter == prompt.waiter && p.messages == prompt.messages)
+                    .then(|| id.clone())
+            })?;
+            let (_, text) = rows.remove(&id)?;
+            Some(StoredAnswer { id, text: text? })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stopping_process_keeps_its_prompt_and_the_restarted_call_takes_the_stored_answer() {
+        let store = Arc::new(Memory::default());
+        let waiter = ManualWaiter::FlowRun {
+            run_id: "run_1".into(),
+        };
+        let (p, mut rx) = provider();
+        p.set_store(store.clone());
+        let q = p.clone();
+        let w = waiter.clone();
+        let call = tokio::spawn(async move { waiting(w, q.complete(&request(), &|_| {})).await });
+        let prompt = wait_for_prompt(&mut rx).await;
+        assert_eq!(prompt.waiter, Some(waiter.clone()));
+        assert_eq!(store.rows.lock().expect("rows").len(), 1);
+        // The process stops: the dropped call leaves the prompt stored.
+        p.stopping();
+        call.abort();
+        let _ = call.await;
+        assert!(p.pending().is_empty());
+        assert_eq!(
+            store.rows.lock().expect("rows").len(),
+            1,
+            "kept for the restart"
+        );
+
+        // After the restart the answer is stored, and the waiter's identical call takes it.
+        store
+            .rows
+            .lock()
+            .expect("rows")
+            .get_mut(&prompt.id)
+            .expect("row")
+            .1 = Some("the stored answer".into());
+        let (p2, _rx2) = provider();
+        p2.set_store(store.clone());
+        let reply = waiting(waiter, p2.complete(&request(), &|_| {}))
+            .await
+            .expect("reply");
+        assert_eq!(reply.text, "the stored answer");
+        assert!(store.rows.lock().expect("rows").is_empty());
+        assert!(p2.pending().is_empty(), "nothing was asked again");
+
+        // Without a waiter nothing is taken: the call asks, and a dropped
+        // call in a running process withdraws its stored prompt.
+        let q = p2.clone();
+        let call = tokio::spawn(async move { q.complete(&request(), &|_| {}).await });
+        tokio::task::yield_now().await;
+        while p2.pending().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(store.rows.lock().expect("rows").len(), 1);
+        call.abort();
+        let _ = call.await;
+        assert!(store.rows.lock().expect("rows").is_empty());
     }
 }

@@ -180,9 +180,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.open {
         open_browser(&url);
     }
+    let stopping = service.clone();
     axum::serve(listener, router(AppState::new(service, token, port)))
-        .with_graceful_shutdown(async {
+        .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
+            // Work cut off by the stop keeps its manual prompts for the next start.
+            stopping.stopping();
         })
         .await
         .context("serving HTTP")?;

@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { ManualPrompt } from "../generated";
-import { addPrompt, manualPromptText, promptsFor } from "../lib/manual";
+import { addPrompt, canAnswer, manualPromptText, promptsFor } from "../lib/manual";
 import { toApiError } from "../transport";
 
 function PromptCard({ prompt }: { prompt: ManualPrompt }) {
@@ -50,6 +50,11 @@ function PromptCard({ prompt }: { prompt: ManualPrompt }) {
         <strong>The {prompt.role} needs an answer</strong>
         <span class="muted small">Copy this prompt into the AI tool you use, then paste its whole reply below.</span>
       </div>
+      {prompt.interrupted && (
+        <p class={`notice ${prompt.interrupted.resumes ? "notice-info" : "notice-warning"}`} role="status" data-testid="manual-interrupted">
+          {prompt.interrupted.reason}
+        </p>
+      )}
       <textarea ref={pre} class="manual-prompt" readOnly value={text} rows={6} aria-label="The prompt to copy" />
       <div class="manual-actions">
         <button type="button" class="button small" onClick={() => void copy()}>
@@ -59,25 +64,31 @@ function PromptCard({ prompt }: { prompt: ManualPrompt }) {
           Dismiss
         </button>
       </div>
-      <label class="sr-only" for={`answer-${prompt.id}`}>
-        The AI's answer
-      </label>
-      <textarea
-        id={`answer-${prompt.id}`}
-        rows={4}
-        placeholder="Paste the AI's answer here"
-        value={answer}
-        onInput={(e) => setAnswer(e.currentTarget.value)}
-        data-testid="manual-answer"
-      />
+      {canAnswer(prompt) && (
+        <>
+          <label class="sr-only" for={`answer-${prompt.id}`}>
+            The AI's answer
+          </label>
+          <textarea
+            id={`answer-${prompt.id}`}
+            rows={4}
+            placeholder="Paste the AI's answer here"
+            value={answer}
+            onInput={(e) => setAnswer(e.currentTarget.value)}
+            data-testid="manual-answer"
+          />
+        </>
+      )}
       {error && (
         <p class="form-problem" role="alert">
           {error}
         </p>
       )}
-      <button type="submit" class="button primary small" disabled={busy || !answer.trim()}>
-        {busy ? "Sending…" : "Send answer"}
-      </button>
+      {canAnswer(prompt) && (
+        <button type="submit" class="button primary small" disabled={busy || !answer.trim()}>
+          {busy ? "Sending…" : "Send answer"}
+        </button>
+      )}
     </form>
   );
 }

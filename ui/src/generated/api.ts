@@ -175,7 +175,7 @@ export interface Calls {
   ledger: { args: LedgerQuery; result: Array<LedgerEntry> };
   /** Prompts waiting for the user to paste an answer (manual back end). */
   manual_prompts: { args: {}; result: Array<ManualPrompt> };
-  /** Answers a pending manual prompt; the waiting conversation continues. */
+  /** Answers a pending manual prompt; the work waiting on it continues, even after a restart. */
   answer_manual: { args: { id: string; answer: ManualAnswer }; result: void };
   /** Dismisses a pending manual prompt (its call fails as cancelled). */
   dismiss_manual: { args: { id: string }; result: void };

@@ -17,5 +17,12 @@ export function addPrompt(list: ManualPrompt[], p: ManualPrompt): ManualPrompt[]
 
 /** The prompts a screen about `workflowId` shows: its own and those of no workflow. */
 export function promptsFor(list: ManualPrompt[], workflowId: string | undefined): ManualPrompt[] {
-  return list.filter((p) => p.workflow_id === null || p.workflow_id === workflowId);
+  // A prompt of no workflow comes without the field.
+  return list.filter((p) => (p.workflow_id ?? null) === null || p.workflow_id === workflowId);
+}
+
+/** Whether an answer can still be given: a prompt cut off by a restart whose
+ * work ended can only be dismissed. */
+export function canAnswer(p: Pick<ManualPrompt, "interrupted">): boolean {
+  return !p.interrupted || p.interrupted.resumes;
 }

@@ -4,7 +4,7 @@ import type { Field, LedgerEntry, LlmSettings, ManualPrompt, SettingsView } from
 import { ApiError } from "../transport";
 import { errorFromResponse } from "../transport/http";
 import { matchesQuery, mergeEntry, outcomeBadge, prettyBody } from "./ledger";
-import { addPrompt, manualPromptText, promptsFor } from "./manual";
+import { addPrompt, canAnswer, manualPromptText, promptsFor } from "./manual";
 import { parseRoute, routeHref } from "./router";
 import { durationLabel, initialValues, phaseIndex, runRequest } from "./runs";
 import { assignRole, parseWindow, providerFromDetected, providerProblem, removeProvider, toSettings, upsertProvider, windowLabel } from "./settings";
@@ -120,6 +120,13 @@ describe("manual prompts", () => {
     const list = addPrompt(addPrompt([p("1", "w1")], p("1", "w1")), p("2", "w2"));
     expect(list.map((x) => x.id)).toEqual(["1", "2"]);
     expect(promptsFor([...list, p("3", null)], "w1").map((x) => x.id)).toEqual(["1", "3"]);
+    const { workflow_id: _, ...noWorkflow } = p("4", null);
+    expect(promptsFor([noWorkflow as ManualPrompt], "w1").map((x) => x.id)).toEqual(["4"]);
+  });
+  it("lets a prompt cut off by a restart be answered only while its work can continue", () => {
+    expect(canAnswer(p("1", null))).toBe(true);
+    expect(canAnswer({ interrupted: { resumes: true, reason: "Maskflow stopped…" } })).toBe(true);
+    expect(canAnswer({ interrupted: { resumes: false, reason: "The run was deleted…" } })).toBe(false);
   });
 });
 

@@ -87,6 +87,39 @@ impl Engine {
         self.drive(job, state, Command::Retest, on).await
     }
 
+    /// Continues a build cut off while the builder's call was in flight (a
+    /// restart while a manual prompt waited): the same call is made again
+    /// from the persisted state, then the build moves on as usual.
+    pub async fn continue_call(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        let in_call = matches!(
+            (state.phase, state.stage),
+            (Phase::Generate | Phase::Revise, Some(Stage::Response))
+        );
+        if !in_call || state.pending_gate {
+            state.reason = Some(format!(
+                "the build cannot continue a builder call from {:?}/{:?}",
+                state.phase, state.stage
+            ));
+            state.phase = Phase::Failed;
+            state.stage = None;
+            on(state);
+            return Outcome::Failed;
+        }
+        let command = match self.call_builder(job, state).await {
+            Ok(content) => match self.gate(state, Stage::Response, content).await {
+                Some(c) => c,
+                None => return self.pause(state, on),
+            },
+            Err(reason) => fail(state, reason),
+        };
+        self.drive(job, state, command, on).await
+    }
+
     /// Resolves the pending gate with a person's decision and continues.
     pub async fn resume(
         &self,

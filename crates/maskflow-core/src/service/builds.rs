@@ -79,6 +79,9 @@ pub(super) enum Drive {
     },
     /// A restored version: test its copied workflow on the real files.
     Retest(Box<crate::conversation::spec::WorkflowSpec>),
+    /// Redo the builder's call cut off by a restart (its manual prompt was
+    /// answered after the restart), then go on.
+    Continue,
 }
 
 impl Service {
@@ -224,18 +227,27 @@ impl Service {
                         .await
                 }
                 Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
+                Drive::Continue => engine.continue_call(&job, &mut state, &on).await,
             }
         };
+        // A manual prompt the builder makes names this build, so an answer
+        // given after a restart reaches it.
+        let waiter = super::manual::build_waiter(workflow_id, version_id);
+        let driven = crate::providers::manual::waiting(waiter.clone(), driven);
         // A cancel drops the build's future (its LLM request with it) and
         // the runner, watching the same flag, kills the test script.
         let outcome = tokio::select! {
             outcome = driven => outcome,
             () = registration.cancel.notify.notified() => {
+                self.forget_prompts(&waiter);
                 let reason = super::cancel::CANCELLED_BY_USER.to_owned();
                 let _ = self.finish_build(workflow_id, version_id, Err(CoreError::Conflict(reason)));
                 return;
             }
         };
+        if outcome != Outcome::Paused {
+            self.forget_prompts(&waiter);
+        }
         let result = match (outcome, state.spec.clone()) {
             (Outcome::Paused, _) => return,
             (Outcome::Built, Some(spec)) => {

@@ -49,7 +49,12 @@ impl Service {
 
     /// Stops a run: the step in flight is cancelled.
     pub async fn flow_stop(&self, id: &str) -> Result<RunView> {
-        Ok(self.flows().stop(id).await?)
+        let view = self.flows().stop(id).await?;
+        // Its step's manual prompt, if any, went with the stopped step.
+        self.forget_prompts(&crate::providers::manual::ManualWaiter::FlowRun {
+            run_id: id.to_owned(),
+        });
+        Ok(view)
     }
 
     /// Answers the gate a run waits at; the run carries on in the background.

@@ -22,7 +22,7 @@ use crate::privacy::GuardedProvider;
 use crate::privacy::guard::{self, GuardIndex};
 use crate::privacy::ledger::{self, CallSink, LedgerEntry};
 use crate::providers::http::ApiKey;
-use crate::providers::manual::{ManualError, ManualPrompt, ManualProvider};
+use crate::providers::manual::ManualProvider;
 use crate::providers::{LlmRequest, Provider, Role, Roles, Unconfigured};
 use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
 use crate::store;
@@ -138,6 +138,11 @@ impl CallSink for Service {
 impl Service {
     fn llm_state(&self) -> &LlmState {
         &self.inner.llm
+    }
+
+    /// The manual back end (its prompts are served by `super::manual`).
+    pub(super) fn llm_manual(&self) -> &Arc<ManualProvider> {
+        &self.llm_state().manual
     }
 
     /// Rebuilds the back ends from the stored settings and keys (settings mode).
@@ -487,27 +492,6 @@ impl Service {
         found
     }
 
-    /// The prompts waiting for the user to paste an answer.
-    pub fn manual_prompts(&self) -> Vec<ManualPrompt> {
-        self.llm_state().manual.pending()
-    }
-
-    /// Answers a waiting manual prompt with the pasted `text`.
-    pub fn answer_manual(&self, id: &str, text: &str) -> Result<()> {
-        self.llm_state()
-            .manual
-            .answer(id, text)
-            .map_err(|e| manual_error(e, id))
-    }
-
-    /// Dismisses a waiting manual prompt (its request fails as cancelled).
-    pub fn dismiss_manual(&self, id: &str) -> Result<()> {
-        self.llm_state()
-            .manual
-            .dismiss(id)
-            .map_err(|e| manual_error(e, id))
-    }
-
     /// Token totals from the ledger: in all, per role and per workflow.
     pub fn usage(&self) -> Result<ledger::Usage> {
         Ok(store::llm_calls::usage(&self.db())?)
@@ -517,13 +501,6 @@ impl Service {
     pub fn ledger(&self, q: Option<&str>, limit: u32, offset: u32) -> Result<Vec<LedgerEntry>> {
         let limit = limit.clamp(1, MAX_LEDGER_PAGE);
         Ok(store::llm_calls::list(&self.db(), q, limit, offset)?)
-    }
-}
-
-fn manual_error(e: ManualError, id: &str) -> CoreError {
-    match e {
-        ManualError::NotFound(_) => CoreError::not_found("manual prompt", id),
-        other => CoreError::InvalidRequest(other.to_string()),
     }
 }
 

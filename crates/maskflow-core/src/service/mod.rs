@@ -21,6 +21,7 @@ mod flows;
 mod isolation;
 mod leases;
 mod llm;
+mod manual;
 mod outputs;
 mod python;
 mod restore;
@@ -197,6 +198,9 @@ impl Service {
                 confirmations: Mutex::new(Default::default()),
             }),
         };
+        service
+            .llm_manual()
+            .set_store(Arc::new(manual::PromptStore::new(&service)));
         service.reload_providers()?;
         service.apply_budgets();
         service.recover_interrupted_builds()?;
@@ -276,10 +280,12 @@ impl Service {
         let mut db = self.db();
         let tx = db.transaction()?;
         let stuck = store::versions_in(&tx, Status::Building)?;
-        // A build paused at a gate waits for the user, across restarts.
+        // A build paused at a gate, or at a manual prompt that was stored,
+        // waits for the user, across restarts.
         let stuck: Vec<_> = stuck
             .into_iter()
             .filter(|v| !store::builds::is_pending(&tx, &v.id))
+            .filter(|v| !Service::build_has_stored_prompt(&tx, &v.workflow_id, &v.id))
             .collect();
         // A build another running Maskflow process is doing is not cut off.
         let mine = LeaseOwner::this_process();

@@ -141,7 +141,7 @@ pub fn acquire(
 /// Whether a process with this pid is alive on this machine. Where that
 /// cannot be told (no `/proc`), it counts as alive and the lease's expiry
 /// decides.
-fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     let proc = std::path::Path::new("/proc");
     if !proc.join("self").exists() {
         return true;

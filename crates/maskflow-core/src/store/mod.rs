@@ -16,6 +16,7 @@ pub mod input_files;
 pub mod inspect;
 pub mod leases;
 pub mod llm_calls;
+pub mod manual_prompts;
 pub mod privacy_confirmations;
 pub mod python_locks;
 pub mod schema;

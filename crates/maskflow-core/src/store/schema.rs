@@ -195,6 +195,10 @@ pub const DATABASE_BACKUPS: &str = crate::store::backups::MIGRATION;
 /// the pinned Python package set of each version. See
 /// [`crate::store::python_locks`].
 pub const PYTHON_LOCKS: &str = crate::store::python_locks::MIGRATION;
+/// Migration (issue 19, "restart-safe waiting"; renumber when merged beside
+/// another): the manual back end's prompts outlive a restart. See
+/// [`crate::store::manual_prompts`].
+pub const MANUAL_PROMPTS: &str = crate::store::manual_prompts::MIGRATION;
 
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
@@ -214,5 +218,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(LEDGER_DELETED_WORKFLOW),
         M::up(DATABASE_BACKUPS),
         M::up(PYTHON_LOCKS),
+        M::up(MANUAL_PROMPTS),
     ]
 }
