@@ -120,21 +120,76 @@ pub fn parse_output(text: &str) -> Value {
     json!({ "text": text.trim() })
 }
 
-/// Seed 003's markdown sections as an object (`status`, `summary`, `output`,
-/// `nextAction`, `metadata`), when at least `Status` or `Output` is present.
-pub fn parse_sections(text: &str) -> Option<Value> {
-    let mut sections: Vec<(String, String)> = Vec::new();
+/// The `## Heading` sections of a reply: (heading in lower case, trimmed body).
+pub fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
         if let Some(h) = line.trim().strip_prefix("## ") {
-            sections.push((h.trim().to_ascii_lowercase(), String::new()));
-        } else if let Some((_, body)) = sections.last_mut() {
+            out.push((h.trim().to_ascii_lowercase(), String::new()));
+        } else if let Some((_, body)) = out.last_mut() {
             body.push_str(line);
             body.push('\n');
         }
     }
+    for (_, body) in &mut out {
+        *body = body.trim().to_owned();
+    }
+    out
+}
+
+/// What the workflow-step layer says about one agent step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepBrief {
+    /// The step's `instructions`.
+    pub instructions: Option<String>,
+    /// What its postconditions require, in the author's words.
+    pub expected: Vec<String>,
+    /// The step ids the agent may suggest as the next stage.
+    pub next_stages: Vec<String>,
+    /// The confidence under which a person reviews the reply.
+    pub confidence_threshold: Option<f64>,
+}
+
+/// Layer 3 (seed 003's workflow step): the step's purpose, what its reply
+/// must satisfy, and how the agent may steer the run from it.
+pub fn step_instructions(brief: &StepBrief) -> String {
+    let mut out = Vec::new();
+    if let Some(i) = brief
+        .instructions
+        .as_deref()
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+    {
+        out.push(i.to_owned());
+    }
+    if !brief.expected.is_empty() {
+        let lines: Vec<String> = brief.expected.iter().map(|e| format!("- {e}")).collect();
+        out.push(format!("Your reply must satisfy:\n{}", lines.join("\n")));
+    }
+    if !brief.next_stages.is_empty() {
+        out.push(format!(
+            "You may choose the next stage with \"suggested_next_stage\" (in your JSON or its metadata): one of {}. Leave it null to go on as planned.",
+            brief.next_stages.join(", ")
+        ));
+    }
+    if let Some(t) = brief.confidence_threshold {
+        out.push(format!(
+            "Give your \"confidence\" (0 to 1); below {t} a person reviews your reply before the flow goes on."
+        ));
+    }
+    out.push(STEERING.to_owned());
+    out.join("\n\n")
+}
+
+/// How any agent step may report trouble or ask for a person.
+pub const STEERING: &str = "If you cannot do this step, set \"status\" to BLOCKED or FAILED and say why in \"summary\". \
+If a person must decide or provide something first, set \"nextAction\" to ESCALATE or HOLD and say what in \"reason\".";
+
+/// Seed 003's markdown sections as an object (`status`, `summary`, `output`,
+/// `nextAction`, `metadata`), when at least `Status` or `Output` is present.
+pub fn parse_sections(text: &str) -> Option<Value> {
     let mut map = Map::new();
-    for (head, body) in sections {
-        let body = body.trim().to_owned();
+    for (head, body) in sections(text) {
         let key = match head.as_str() {
             "status" => "status",
             "summary" => "summary",
