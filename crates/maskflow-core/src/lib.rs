@@ -28,6 +28,8 @@ pub mod events;
 pub mod fit;
 #[cfg(test)]
 mod flow_engine_tests;
+#[cfg(test)]
+mod flow_steer_tests;
 pub mod keys;
 pub mod preview;
 #[cfg(test)]

@@ -148,11 +148,13 @@ pub struct StepBrief {
     pub next_stages: Vec<String>,
     /// The confidence under which a person reviews the reply.
     pub confidence_threshold: Option<f64>,
+    /// Whether the reply's status and next action act on the run.
+    pub steers: bool,
 }
 
 /// Layer 3 (seed 003's workflow step): the step's purpose, what its reply
 /// must satisfy, and how the agent may steer the run from it.
-pub fn step_instructions(brief: &StepBrief) -> String {
+pub fn step_instructions(brief: &StepBrief) -> Option<String> {
     let mut out = Vec::new();
     if let Some(i) = brief
         .instructions
@@ -177,8 +179,10 @@ pub fn step_instructions(brief: &StepBrief) -> String {
             "Give your \"confidence\" (0 to 1); below {t} a person reviews your reply before the flow goes on."
         ));
     }
-    out.push(STEERING.to_owned());
-    out.join("\n\n")
+    if brief.steers {
+        out.push(STEERING.to_owned());
+    }
+    (!out.is_empty()).then(|| out.join("\n\n"))
 }
 
 /// How any agent step may report trouble or ask for a person.
@@ -255,6 +259,34 @@ mod tests {
                 .content
                 .contains("Previous attempt failed: score missing")
         );
+    }
+
+    #[test]
+    fn the_workflow_step_layer_comes_from_the_step() {
+        let brief = StepBrief {
+            instructions: Some(" Summarise for the buyer. ".into()),
+            expected: vec!["a summary is required".into()],
+            next_stages: vec!["review".into(), "ship".into()],
+            confidence_threshold: Some(0.7),
+            steers: true,
+        };
+        let layer = step_instructions(&brief).expect("layer");
+        assert!(layer.starts_with(
+            "Summarise for the buyer.\n\nYour reply must satisfy:\n- a summary is required"
+        ));
+        assert!(layer.contains("one of review, ship"));
+        assert!(layer.contains("below 0.7 a person reviews"));
+        assert!(layer.ends_with(STEERING));
+        let item = StepBrief {
+            steers: false,
+            ..StepBrief::default()
+        };
+        assert_eq!(step_instructions(&item), None);
+        let only = step_instructions(&StepBrief {
+            instructions: Some("Do it.".into()),
+            ..StepBrief::default()
+        });
+        assert_eq!(only.as_deref(), Some("Do it."));
     }
 
     #[test]

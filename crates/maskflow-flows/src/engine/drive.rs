@@ -27,6 +27,21 @@ pub(super) enum Outcome {
         pending: Pending,
         turns: Vec<TurnRow>,
     },
+    /// An agent asked for a person (seed 003): wait, keeping its messages.
+    AskPerson {
+        next: RunState,
+        pending: Pending,
+        turns: Vec<TurnRow>,
+        msgs: Vec<AgentMessageRow>,
+    },
+    /// An agent reported its step failed (or replied malformed): the step's
+    /// contract retries it with `feedback`, then asks for attention.
+    Rejected {
+        next: RunState,
+        turns: Vec<TurnRow>,
+        msgs: Vec<AgentMessageRow>,
+        feedback: String,
+    },
     Stopped,
 }
 
@@ -163,6 +178,46 @@ impl FlowEngine {
                             Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
                         };
                     }
+                    Ok(Outcome::AskPerson {
+                        next,
+                        pending,
+                        turns,
+                        msgs,
+                    }) => {
+                        let committed = self.commit(
+                            &run,
+                            RunEvent::Wait,
+                            &next,
+                            Some(&pending),
+                            None,
+                            &turns,
+                            &msgs,
+                        );
+                        return match committed {
+                            Ok(status) => status,
+                            Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
+                        };
+                    }
+                    Ok(Outcome::Rejected {
+                        next,
+                        turns,
+                        msgs,
+                        feedback,
+                    }) => {
+                        let label = &run.program.nodes[cur].label;
+                        let error = format!("step {label:?} failed: {feedback}");
+                        let rejected = Advanced {
+                            next,
+                            turns,
+                            msgs,
+                            check_post: false,
+                        };
+                        let failure = (feedback, error, "agent status");
+                        match self.retry_or_attention(&run, &st, cur, rejected, failure) {
+                            ControlFlow::Continue(next) => st = next,
+                            ControlFlow::Break(status) => return status,
+                        }
+                    }
                     Ok(Outcome::Advance {
                         next,
                         turns,
@@ -197,19 +252,19 @@ impl FlowEngine {
         advanced: Advanced,
     ) -> ControlFlow<RunStatus, RunState> {
         let node = &run.program.nodes[cur];
-        let Advanced {
-            mut next,
-            mut turns,
-            msgs,
-            check_post,
-        } = advanced;
-        let failed = if check_post && !node.post.is_empty() {
-            let ctx = self.context(run, &next);
+        let failed = if advanced.check_post && !node.post.is_empty() {
+            let ctx = self.context(run, &advanced.next);
             node.post.iter().find(|c| !c.check.eval(&ctx))
         } else {
             None
         };
         let Some(c) = failed else {
+            let Advanced {
+                mut next,
+                turns,
+                msgs,
+                ..
+            } = advanced;
             next.pending_retry = None;
             if let Err(e) = self.commit(run, RunEvent::StepDone, &next, None, None, &turns, &msgs) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
@@ -217,6 +272,27 @@ impl FlowEngine {
             return ControlFlow::Continue(next);
         };
         let error = format!("postcondition of step {:?} failed: {}", node.label, c.error);
+        let failure = (c.error.to_string(), error, "postcondition");
+        self.retry_or_attention(run, st, cur, advanced, failure)
+    }
+
+    /// A step that failed its contract — `(feedback, error, reason)` — is
+    /// retried once with the feedback, then waits for attention.
+    fn retry_or_attention(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        advanced: Advanced,
+        (feedback, error, reason): (String, String, &str),
+    ) -> ControlFlow<RunStatus, RunState> {
+        let node = &run.program.nodes[cur];
+        let Advanced {
+            next,
+            mut turns,
+            msgs,
+            ..
+        } = advanced;
         let mut retry = st.clone();
         retry.agent_conversations = next.agent_conversations.clone();
         retry.conversation_agents = next.conversation_agents.clone();
@@ -227,7 +303,7 @@ impl FlowEngine {
             .map_or(0, |p| p.attempt);
         retry.pending_retry = Some(PendingRetry {
             node: cur,
-            error: c.error.to_string(),
+            error: feedback,
             attempt: attempt + 1,
         });
         turns.push(TurnRow {
@@ -243,7 +319,7 @@ impl FlowEngine {
             return ControlFlow::Continue(retry);
         }
         let pending = Pending::Attention {
-            reason: "postcondition".into(),
+            reason: reason.into(),
             step: node.label.clone(),
             step_path: node.path.clone(),
             error,

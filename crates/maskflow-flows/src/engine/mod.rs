@@ -55,6 +55,7 @@ mod query;
 mod record;
 mod script;
 mod start;
+mod steer;
 mod step;
 mod stop;
 mod subflow;
