@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::events::EventBus;
 use crate::flows::error::Error;
+use crate::flows::steer::MAX_STAGE_FOLLOWS;
 use crate::flows::*;
 use crate::ids::{Clock, StepClock, UlidGen};
 use crate::providers::{ReplayProvider, Role, Roles};
@@ -384,4 +385,39 @@ async fn a_malformed_reply_fails_the_step_clearly_and_never_panics() {
     // Empty replies carry no steering: the step completes with empty text.
     let v = env.run("g").await;
     assert_eq!(v.status, RunStatus::Completed, "{v:?}");
+}
+
+#[tokio::test]
+async fn a_suggested_stage_cannot_loop_a_run_forever_and_must_exist() {
+    let mut again = llm("a", "Try.");
+    again["id"] = json!("try");
+    again["nextStages"] = json!(["try"]);
+    let replies: Vec<Value> = (0..=MAX_STAGE_FOLLOWS)
+        .map(|i| json!({"attempt": i, "suggested_next_stage": "try"}))
+        .collect();
+    let mut unknown = llm("a", "Try.");
+    unknown["nextStages"] = json!(["nowhere"]);
+    let env = env(
+        json!({"agent:a": replies, "agent:b": ["after"]}),
+        &[
+            ("f", json!({"steps": [again, llm("b", "Go on.")]})),
+            ("u", json!({"steps": [unknown]})),
+        ],
+    );
+    let v = env.run("f").await;
+    assert_eq!(v.status, RunStatus::Completed, "{v:?}");
+    assert_eq!(env.asked("a").len() as u32, MAX_STAGE_FOLLOWS + 1);
+    let note = format!("ignored: this step sent the run there {MAX_STAGE_FOLLOWS} times already.");
+    assert!(
+        contents(&v).iter().any(|c| c.ends_with(&note)),
+        "{:?}",
+        contents(&v)
+    );
+    assert_eq!(contents(&v).last().map(String::as_str), Some("after"));
+    let refused = env.engine.prepare("u", StartFlow::default());
+    assert!(
+        matches!(&refused, Err(Error::InvalidRequest(m)) if m.contains("lists the next stage \"nowhere\", but no step has that id")),
+        "{:?}",
+        refused.err()
+    );
 }

@@ -284,6 +284,10 @@ fn word_field(
     Ok(found)
 }
 
+/// Most times one step may send its run to the same suggested stage: these
+/// edges carry no `maxIterations`, so an agent must not loop a run forever.
+pub const MAX_STAGE_FOLLOWS: u32 = 10;
+
 /// What a step allows its agent.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Policy {

@@ -8,7 +8,7 @@ use super::*;
 use crate::definition::{Condition, Confidence, Text};
 use crate::prompt::StepBrief;
 use crate::state::AgentAnswer;
-use crate::steer::{self as rules, Decision, Policy, Steering};
+use crate::steer::{self as rules, Decision, MAX_STAGE_FOLLOWS, Policy, Steering};
 use crate::turn::GateChoice;
 
 /// The options of a run waiting for a person on an agent's behalf.
@@ -105,10 +105,12 @@ pub(super) fn take_answer(next: &mut RunState, cur: usize) -> Option<ChatMessage
     ))
 }
 
-/// Where a stage the step allows leads: its node, or the step's next with a note.
+/// Where a stage the step allows leads: its node (counted in `next`), or
+/// the step's next with a note.
 fn resolve(
     run: &Loaded,
     node: &compile::Node,
+    next: &mut RunState,
     (stage, note): (Option<String>, Option<String>),
 ) -> (Option<usize>, Option<String>) {
     let Some(stage) = stage else {
@@ -119,18 +121,22 @@ fn resolve(
         .nodes
         .iter()
         .position(|n| n.resumable && n.id.as_deref() == Some(stage.as_str()));
-    match found {
-        Some(t) => (
-            Some(t),
-            Some(format!("→ {stage} (the agent's suggested next stage)")),
-        ),
-        None => (
-            node.next,
-            Some(format!(
-                "The agent suggested the next stage {stage:?}; ignored: no step has that id."
-            )),
-        ),
+    let Some(t) = found else {
+        let note =
+            format!("The agent suggested the next stage {stage:?}; ignored: no step has that id.");
+        return (node.next, Some(note));
+    };
+    let key = format!("suggested:{:?}->{stage}", node.path);
+    let n = next.edge_counts.entry(key).or_insert(0);
+    if *n >= MAX_STAGE_FOLLOWS {
+        let note = format!(
+            "The agent suggested the next stage {stage:?}; ignored: this step sent the run there {MAX_STAGE_FOLLOWS} times already."
+        );
+        return (node.next, Some(note));
     }
+    *n += 1;
+    let note = format!("→ {stage} (the agent's suggested next stage)");
+    (Some(t), Some(note))
 }
 
 fn system_turn(run: &Loaded, node: &compile::Node, content: String) -> TurnRow {
@@ -168,7 +174,7 @@ impl FlowEngine {
             Decision::Proceed { stage, note } => {
                 Self::complete_with(&mut next, node, read.output, false);
                 let mut turns = vec![turn];
-                let (target, note) = resolve(run, node, (stage, note));
+                let (target, note) = resolve(run, node, &mut next, (stage, note));
                 turns.extend(note.map(|n| system_turn(run, node, n)));
                 enter(&run.program, &mut next, target);
                 advance(next, turns, msgs, true)
@@ -253,7 +259,8 @@ pub(super) fn answer_pause(
             next.pending_retry = None;
             FlowEngine::complete_with(next, node, output.clone(), false);
             let steering = rules::steering_of(&output, false).unwrap_or_default();
-            let (target, note) = resolve(run, node, rules::route(&steering, &policy_of(node)));
+            let route = rules::route(&steering, &policy_of(node));
+            let (target, note) = resolve(run, node, next, route);
             enter(&run.program, next, target);
             let mut turns = vec![user("Continue".into())];
             turns.extend(note.map(|n| system_turn(run, node, n)));
