@@ -269,6 +269,8 @@ pub(super) fn answer_pause(
         "reply" => {
             let text = input
                 .ok_or_else(|| Error::InvalidRequest("option \"Reply\" requires input".into()))?;
+            // The person has stepped in: the agent starts afresh from the answer.
+            next.pending_retry = None;
             next.agent_answer = Some(AgentAnswer {
                 node: cur,
                 text: text.clone(),
