@@ -207,7 +207,7 @@ pub fn parse_sections(text: &str) -> Option<Value> {
                 body.split_whitespace()
                     .next()
                     .unwrap_or("")
-                    .trim_matches(['[', ']'])
+                    .trim_matches(['[', ']', ':', '.', ',', '*'])
                     .to_ascii_uppercase(),
             ),
             "metadata" => extract_json(&body).unwrap_or(Value::String(body)),
@@ -295,7 +295,7 @@ mod tests {
             parse_output("```json\n{\"score\": 85}\n```"),
             json!({"score": 85})
         );
-        let md = "## Status\nSUCCESS\n\n## Summary\nDone.\n\n## Output\nAll good\n\n## Next Action\n[COMPLETE]\n\n## Metadata\n```json\n{\"confidence\": 0.9}\n```\n";
+        let md = "## Status\n**SUCCESS**\n\n## Summary\nDone.\n\n## Output\nAll good\n\n## Next Action\n[COMPLETE]: nothing left\n\n## Metadata\n```json\n{\"confidence\": 0.9}\n```\n";
         assert_eq!(
             parse_output(md),
             json!({"status": "SUCCESS", "summary": "Done.", "output": "All good", "nextAction": "COMPLETE", "metadata": {"confidence": 0.9}})

@@ -233,7 +233,16 @@ fn shown(s: &Steering, output: &Value) -> Map<String, Value> {
     if let Some(st) = &s.suggested_next_stage {
         m.insert("suggestedNextStage".into(), json!(st));
     }
-    m.insert("output".into(), output.clone());
+    // Seed 003's sections: their summary and output; a JSON reply: all of it.
+    match (output.get("summary"), output.get("output")) {
+        (Some(sum), Some(out)) if s.status.is_some() || s.next_action.is_some() => {
+            m.insert("summary".into(), sum.clone());
+            m.insert("output".into(), out.clone());
+        }
+        _ => {
+            m.insert("output".into(), output.clone());
+        }
+    }
     m
 }
 
