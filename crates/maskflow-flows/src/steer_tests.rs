@@ -185,3 +185,26 @@ fn malformed_steering_is_a_clear_error_and_plain_replies_just_go_on() {
         );
     }
 }
+
+/// The steering fields of a step survive the Mermaid export and import.
+#[test]
+fn steering_fields_survive_a_mermaid_round_trip() {
+    let def = crate::definition::from_value(&json!({"nodes": [
+        {"type": "llm", "id": "triage", "agentType": "a", "identifier": "x", "next": "review",
+         "instructions": "Sort the ticket.", "nextStages": ["review"], "confidenceThreshold": 0.6,
+         "messages": [{"role": "user", "content": ["Go."]}]},
+        {"type": "llm", "id": "review", "agentType": "b", "identifier": "y",
+         "messages": [{"role": "user", "content": ["Check."]}]}
+    ]}))
+    .expect("valid");
+    let back = crate::mermaid::import(&crate::mermaid::export(&def)).expect("imports");
+    let Some(crate::definition::Step::Llm(s)) = back.nodes.as_ref().and_then(|n| n.first()) else {
+        panic!("llm first: {back:?}");
+    };
+    assert_eq!(
+        s.instructions.as_ref().map(|t| t.as_str()),
+        Some("Sort the ticket.")
+    );
+    assert_eq!(s.next_stages.len(), 1);
+    assert_eq!(s.confidence_threshold.map(|c| c.get()), Some(0.6));
+}
