@@ -178,42 +178,8 @@ impl FlowEngine {
                             Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
                         };
                     }
-                    Ok(Outcome::AskPerson {
-                        next,
-                        pending,
-                        turns,
-                        msgs,
-                    }) => {
-                        let committed = self.commit(
-                            &run,
-                            RunEvent::Wait,
-                            &next,
-                            Some(&pending),
-                            None,
-                            &turns,
-                            &msgs,
-                        );
-                        return match committed {
-                            Ok(status) => status,
-                            Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
-                        };
-                    }
-                    Ok(Outcome::Rejected {
-                        next,
-                        turns,
-                        msgs,
-                        feedback,
-                    }) => {
-                        let label = &run.program.nodes[cur].label;
-                        let error = format!("step {label:?} failed: {feedback}");
-                        let rejected = Advanced {
-                            next,
-                            turns,
-                            msgs,
-                            check_post: false,
-                        };
-                        let failure = (feedback, error, "agent status");
-                        match self.retry_or_attention(&run, &st, cur, rejected, failure) {
+                    Ok(o @ (Outcome::AskPerson { .. } | Outcome::Rejected { .. })) => {
+                        match self.settle_steered(&run, &st, cur, o) {
                             ControlFlow::Continue(next) => st = next,
                             ControlFlow::Break(status) => return status,
                         }
@@ -238,6 +204,55 @@ impl FlowEngine {
                 }
             }
         })
+    }
+
+    /// Commits what an agent's reply asked for: a wait for a person, or a
+    /// failed step retried through its contract.
+    fn settle_steered(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        outcome: Outcome,
+    ) -> ControlFlow<RunStatus, RunState> {
+        match outcome {
+            Outcome::AskPerson {
+                next,
+                pending,
+                turns,
+                msgs,
+            } => {
+                let event = RunEvent::Wait;
+                let committed = self.commit(run, event, &next, Some(&pending), None, &turns, &msgs);
+                ControlFlow::Break(match committed {
+                    Ok(status) => status,
+                    Err(e) => self.fail(run, st, Some(cur), e, vec![]),
+                })
+            }
+            Outcome::Rejected {
+                next,
+                turns,
+                msgs,
+                feedback,
+            } => {
+                let label = &run.program.nodes[cur].label;
+                let error = format!("step {label:?} failed: {feedback}");
+                let rejected = Advanced {
+                    next,
+                    turns,
+                    msgs,
+                    check_post: false,
+                };
+                self.retry_or_attention(run, st, cur, rejected, (feedback, error, "agent status"))
+            }
+            _ => ControlFlow::Break(self.fail(
+                run,
+                st,
+                Some(cur),
+                FlowError::step("an agent outcome was expected"),
+                vec![],
+            )),
+        }
     }
 
     /// Checks the postconditions of an advanced step and commits it. A first
