@@ -32,6 +32,8 @@ mod flow_engine_tests;
 mod flow_fanin_tests;
 #[cfg(test)]
 mod flow_fanout_tests;
+#[cfg(test)]
+mod flow_steer_tests;
 pub mod keys;
 pub mod preview;
 #[cfg(test)]

@@ -378,6 +378,7 @@ pub fn compile(def: &FlowDef) -> Result<Program, CompileError> {
         .enumerate()
         .map(|(i, n)| n.ok_or_else(|| CompileError(format!("node {i} was never filled"))))
         .collect::<Result<_, _>>()?;
+    check_next_stages(&nodes)?;
     let by_path = nodes
         .iter()
         .enumerate()
@@ -389,6 +390,30 @@ pub fn compile(def: &FlowDef) -> Result<Program, CompileError> {
         start,
         by_path,
     })
+}
+
+/// Every stage an agent step lets its agent suggest is a step id of the flow.
+fn check_next_stages(nodes: &[Node]) -> Result<(), CompileError> {
+    for n in nodes {
+        let stages = match &n.op {
+            Op::Llm(s) => &s.next_stages,
+            Op::Command(s) => &s.next_stages,
+            _ => continue,
+        };
+        for stage in stages {
+            let known = nodes
+                .iter()
+                .any(|m| m.resumable && m.id.as_deref() == Some(stage.as_str()));
+            if !known {
+                return Err(CompileError(format!(
+                    "step {:?} lists the next stage {:?}, but no step has that id",
+                    n.label,
+                    stage.as_str()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn graph(b: &mut Builder, def: &FlowDef, steps: &[Step]) -> Result<Option<usize>, CompileError> {

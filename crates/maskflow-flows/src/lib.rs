@@ -34,6 +34,7 @@ pub mod mermaid;
 pub mod prompt;
 pub mod script;
 pub mod state;
+pub mod steer;
 pub mod storage;
 pub mod store;
 pub mod template;

@@ -120,21 +120,80 @@ pub fn parse_output(text: &str) -> Value {
     json!({ "text": text.trim() })
 }
 
-/// Seed 003's markdown sections as an object (`status`, `summary`, `output`,
-/// `nextAction`, `metadata`), when at least `Status` or `Output` is present.
-pub fn parse_sections(text: &str) -> Option<Value> {
-    let mut sections: Vec<(String, String)> = Vec::new();
+/// The `## Heading` sections of a reply: (heading in lower case, trimmed body).
+pub fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
         if let Some(h) = line.trim().strip_prefix("## ") {
-            sections.push((h.trim().to_ascii_lowercase(), String::new()));
-        } else if let Some((_, body)) = sections.last_mut() {
+            out.push((h.trim().to_ascii_lowercase(), String::new()));
+        } else if let Some((_, body)) = out.last_mut() {
             body.push_str(line);
             body.push('\n');
         }
     }
+    for (_, body) in &mut out {
+        *body = body.trim().to_owned();
+    }
+    out
+}
+
+/// What the workflow-step layer says about one agent step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepBrief {
+    /// The step's `instructions`.
+    pub instructions: Option<String>,
+    /// What its postconditions require, in the author's words.
+    pub expected: Vec<String>,
+    /// The step ids the agent may suggest as the next stage.
+    pub next_stages: Vec<String>,
+    /// The confidence under which a person reviews the reply.
+    pub confidence_threshold: Option<f64>,
+    /// Whether the reply's status and next action act on the run.
+    pub steers: bool,
+}
+
+/// Layer 3 (seed 003's workflow step): the step's purpose, what its reply
+/// must satisfy, and how the agent may steer the run from it.
+pub fn step_instructions(brief: &StepBrief) -> Option<String> {
+    let mut out = Vec::new();
+    if let Some(i) = brief
+        .instructions
+        .as_deref()
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+    {
+        out.push(i.to_owned());
+    }
+    if !brief.expected.is_empty() {
+        let lines: Vec<String> = brief.expected.iter().map(|e| format!("- {e}")).collect();
+        out.push(format!("Your reply must satisfy:\n{}", lines.join("\n")));
+    }
+    if !brief.next_stages.is_empty() {
+        out.push(format!(
+            "You may choose the next stage with \"suggested_next_stage\" (in your JSON or its metadata): one of {}. Leave it null to go on as planned.",
+            brief.next_stages.join(", ")
+        ));
+    }
+    if let Some(t) = brief.confidence_threshold {
+        out.push(format!(
+            "Give your \"confidence\" (0 to 1); below {t} a person reviews your reply before the flow goes on."
+        ));
+    }
+    if brief.steers {
+        out.push(STEERING.to_owned());
+    }
+    (!out.is_empty()).then(|| out.join("\n\n"))
+}
+
+/// How any agent step may report trouble or ask for a person.
+pub const STEERING: &str = "If you cannot do this step, set \"status\" to BLOCKED or FAILED and say why in \"summary\". \
+If a person must decide or provide something first, set \"nextAction\" to ESCALATE or HOLD and say what in \"reason\".";
+
+/// Seed 003's markdown sections as an object (`status`, `summary`, `output`,
+/// `nextAction`, `metadata`), when at least `Status` or `Output` is present.
+pub fn parse_sections(text: &str) -> Option<Value> {
     let mut map = Map::new();
-    for (head, body) in sections {
-        let body = body.trim().to_owned();
+    for (head, body) in sections(text) {
         let key = match head.as_str() {
             "status" => "status",
             "summary" => "summary",
@@ -148,7 +207,7 @@ pub fn parse_sections(text: &str) -> Option<Value> {
                 body.split_whitespace()
                     .next()
                     .unwrap_or("")
-                    .trim_matches(['[', ']'])
+                    .trim_matches(['[', ']', ':', '.', ',', '*'])
                     .to_ascii_uppercase(),
             ),
             "metadata" => extract_json(&body).unwrap_or(Value::String(body)),
@@ -203,12 +262,40 @@ mod tests {
     }
 
     #[test]
+    fn the_workflow_step_layer_comes_from_the_step() {
+        let brief = StepBrief {
+            instructions: Some(" Summarise for the buyer. ".into()),
+            expected: vec!["a summary is required".into()],
+            next_stages: vec!["review".into(), "ship".into()],
+            confidence_threshold: Some(0.7),
+            steers: true,
+        };
+        let layer = step_instructions(&brief).expect("layer");
+        assert!(layer.starts_with(
+            "Summarise for the buyer.\n\nYour reply must satisfy:\n- a summary is required"
+        ));
+        assert!(layer.contains("one of review, ship"));
+        assert!(layer.contains("below 0.7 a person reviews"));
+        assert!(layer.ends_with(STEERING));
+        let item = StepBrief {
+            steers: false,
+            ..StepBrief::default()
+        };
+        assert_eq!(step_instructions(&item), None);
+        let only = step_instructions(&StepBrief {
+            instructions: Some("Do it.".into()),
+            ..StepBrief::default()
+        });
+        assert_eq!(only.as_deref(), Some("Do it."));
+    }
+
+    #[test]
     fn replies_parse_as_json_then_sections_then_text() {
         assert_eq!(
             parse_output("```json\n{\"score\": 85}\n```"),
             json!({"score": 85})
         );
-        let md = "## Status\nSUCCESS\n\n## Summary\nDone.\n\n## Output\nAll good\n\n## Next Action\n[COMPLETE]\n\n## Metadata\n```json\n{\"confidence\": 0.9}\n```\n";
+        let md = "## Status\n**SUCCESS**\n\n## Summary\nDone.\n\n## Output\nAll good\n\n## Next Action\n[COMPLETE]: nothing left\n\n## Metadata\n```json\n{\"confidence\": 0.9}\n```\n";
         assert_eq!(
             parse_output(md),
             json!({"status": "SUCCESS", "summary": "Done.", "output": "All good", "nextAction": "COMPLETE", "metadata": {"confidence": 0.9}})

@@ -160,6 +160,16 @@ pub struct PendingRetry {
     pub attempt: u32,
 }
 
+/// A person's answer to an agent step that waited for one (seed 003's ESCALATE or HOLD).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentAnswer {
+    /// The agent step's node.
+    pub node: usize,
+    /// What the person wrote.
+    pub text: String,
+}
+
 /// One foreach item's result.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -250,6 +260,9 @@ pub struct RunState {
     /// The last gate decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<Value>,
+    /// A person's answer to an agent that asked for one, told to it when its step runs again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_answer: Option<AgentAnswer>,
     /// Steps completed so far.
     pub steps_done: u64,
 }

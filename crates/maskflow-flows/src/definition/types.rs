@@ -77,6 +77,30 @@ pub struct MessageDef {
     pub content: Vec<Text>,
 }
 
+/// A confidence between 0 and 1 (seed 003's `confidence`).
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, PartialOrd)]
+#[serde(transparent)]
+pub struct Confidence(f64);
+
+impl Confidence {
+    /// `v` when it lies between 0 and 1.
+    pub fn new(v: f64) -> Option<Confidence> {
+        (0.0..=1.0).contains(&v).then_some(Confidence(v))
+    }
+
+    /// The number.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Confidence {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        Confidence::new(v).ok_or_else(|| de::Error::custom(format!("{v} is not between 0 and 1")))
+    }
+}
+
 /// `yes` or `no`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -146,6 +170,16 @@ step_struct!(
         identifier: Text,
         /// The prompt.
         messages: Vec<MessageDef>,
+
+        /// Seed 003's workflow-step layer: what the step is for and what it must produce.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instructions: Option<Text>,
+        /// Step ids the agent may send the run to with `suggested_next_stage`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        next_stages: Vec<Text>,
+        /// A reply whose `confidence` is below this waits for a person.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confidence_threshold: Option<Confidence>,
     }
 );
 
@@ -158,6 +192,16 @@ step_struct!(
         identifier: Text,
         /// The command's file stem.
         command_name: Text,
+
+        /// Seed 003's workflow-step layer: what the step is for and what it must produce.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instructions: Option<Text>,
+        /// Step ids the agent may send the run to with `suggested_next_stage`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        next_stages: Vec<Text>,
+        /// A reply whose `confidence` is below this waits for a person.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confidence_threshold: Option<Confidence>,
     }
 );
 

@@ -32,6 +32,8 @@ impl FlowEngine {
             _ => return Err(failure("not an agent step".to_owned())),
         };
         let feedback = retry_feedback(st, cur);
+        let mut msgs = msgs;
+        msgs.extend(steer::take_answer(&mut next, cur));
         let (reply, rows) = self
             .ask(
                 run,
@@ -45,14 +47,12 @@ impl FlowEngine {
                 None,
             )
             .await?;
-        Self::complete_with(&mut next, node, prompt::parse_output(&reply), false);
         let turn = TurnRow {
             role: TurnRole::Assistant,
-            content: reply,
+            content: reply.clone(),
             command: meta(run, node, None),
         };
-        enter(&run.program, &mut next, node.next);
-        advance(next, vec![turn], rows, true)
+        self.steer(run, cur, next, &reply, turn, rows)
     }
 
     /// A `break` step: asks the agent yes or no and leaves the loop on `breakOn`.
@@ -148,7 +148,12 @@ impl FlowEngine {
             iterations: next.loop_stack.iter().map(|f| f.iteration).collect(),
             item,
         };
-        let system = prompt::system_message(def.prompt.as_ref().map(|p| p.as_str()), None, &task);
+        let layer = steer::step_layer(run, node);
+        let system = prompt::system_message(
+            def.prompt.as_ref().map(|p| p.as_str()),
+            layer.as_deref(),
+            &task,
+        );
         let empty = Vec::new();
         let request = LlmRequest {
             role: Role::Agent(agent.to_owned()),

@@ -41,14 +41,18 @@ impl FlowEngine {
             .cursor
             .ok_or_else(|| Error::Conflict(format!("run {id} has no step waiting")))?;
         let node = &run.program.nodes[cursor];
-        let (turn, stop) = match (row.status, &row.pending) {
+        let (turns, stop) = match (row.status, &row.pending) {
+            (RunStatus::Waiting, Some(Pending::Gate { .. })) if steer::is_agent(node) => {
+                steer::answer_pause(&run, cursor, &mut next, &option, input)?
+            }
             (RunStatus::Waiting, Some(Pending::Gate { .. })) => {
                 let turn = answer_gate(&run, node, &mut next, &option, input)?;
-                (turn, false)
+                (vec![turn], false)
             }
             (RunStatus::NeedsAttention, pending) => {
                 let join = matches!(pending, Some(Pending::Join { .. }));
-                answer_attention(&run, node, &mut next, &option, join)?
+                let (turn, stop) = answer_attention(&run, node, &mut next, &option, join)?;
+                (vec![turn], stop)
             }
             (RunStatus::Waiting, Some(Pending::Subflow { conversation_id })) => {
                 let child = conversation_id;
@@ -63,7 +67,6 @@ impl FlowEngine {
                 )));
             }
         };
-        let turns = vec![turn];
         if stop {
             return self.record_stop(&run, row.status, &next, turns);
         }

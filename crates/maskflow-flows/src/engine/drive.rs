@@ -27,6 +27,21 @@ pub(super) enum Outcome {
         pending: Pending,
         turns: Vec<TurnRow>,
     },
+    /// An agent asked for a person (seed 003): wait, keeping its messages.
+    AskPerson {
+        next: RunState,
+        pending: Pending,
+        turns: Vec<TurnRow>,
+        msgs: Vec<AgentMessageRow>,
+    },
+    /// An agent reported its step failed (or replied malformed): the step's
+    /// contract retries it with `feedback`, then asks for attention.
+    Rejected {
+        next: RunState,
+        turns: Vec<TurnRow>,
+        msgs: Vec<AgentMessageRow>,
+        feedback: String,
+    },
     Stopped,
 }
 
@@ -175,6 +190,12 @@ impl FlowEngine {
                             Err(e) => self.fail(&run, &st, Some(cur), e, vec![]),
                         };
                     }
+                    Ok(o @ (Outcome::AskPerson { .. } | Outcome::Rejected { .. })) => {
+                        match self.settle_steered(&run, &st, cur, o) {
+                            ControlFlow::Continue(next) => st = next,
+                            ControlFlow::Break(status) => return status,
+                        }
+                    }
                     Ok(Outcome::Advance {
                         next,
                         turns,
@@ -197,6 +218,55 @@ impl FlowEngine {
         })
     }
 
+    /// Commits what an agent's reply asked for: a wait for a person, or a
+    /// failed step retried through its contract.
+    fn settle_steered(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        outcome: Outcome,
+    ) -> ControlFlow<RunStatus, RunState> {
+        match outcome {
+            Outcome::AskPerson {
+                next,
+                pending,
+                turns,
+                msgs,
+            } => {
+                let event = RunEvent::Wait;
+                let committed = self.commit(run, event, &next, Some(&pending), None, &turns, &msgs);
+                ControlFlow::Break(match committed {
+                    Ok(status) => status,
+                    Err(e) => self.fail(run, st, Some(cur), e, vec![]),
+                })
+            }
+            Outcome::Rejected {
+                next,
+                turns,
+                msgs,
+                feedback,
+            } => {
+                let label = &run.program.nodes[cur].label;
+                let error = format!("step {label:?} failed: {feedback}");
+                let rejected = Advanced {
+                    next,
+                    turns,
+                    msgs,
+                    check_post: false,
+                };
+                self.retry_or_attention(run, st, cur, rejected, (feedback, error, "agent status"))
+            }
+            _ => ControlFlow::Break(self.fail(
+                run,
+                st,
+                Some(cur),
+                FlowError::step("an agent outcome was expected"),
+                vec![],
+            )),
+        }
+    }
+
     /// Checks the postconditions of an advanced step and commits it. A first
     /// failure retries the step with the error as feedback; a second one
     /// waits for attention. Continues with the state to run next, or breaks
@@ -209,19 +279,19 @@ impl FlowEngine {
         advanced: Advanced,
     ) -> ControlFlow<RunStatus, RunState> {
         let node = &run.program.nodes[cur];
-        let Advanced {
-            mut next,
-            mut turns,
-            msgs,
-            check_post,
-        } = advanced;
-        let failed = if check_post && !node.post.is_empty() {
-            let ctx = self.context(run, &next);
+        let failed = if advanced.check_post && !node.post.is_empty() {
+            let ctx = self.context(run, &advanced.next);
             node.post.iter().find(|c| !c.check.eval(&ctx))
         } else {
             None
         };
         let Some(c) = failed else {
+            let Advanced {
+                mut next,
+                turns,
+                msgs,
+                ..
+            } = advanced;
             next.pending_retry = None;
             if let Err(e) = self.commit(run, RunEvent::StepDone, &next, None, None, &turns, &msgs) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
@@ -229,6 +299,27 @@ impl FlowEngine {
             return ControlFlow::Continue(next);
         };
         let error = format!("postcondition of step {:?} failed: {}", node.label, c.error);
+        let failure = (c.error.to_string(), error, "postcondition");
+        self.retry_or_attention(run, st, cur, advanced, failure)
+    }
+
+    /// A step that failed its contract — `(feedback, error, reason)` — is
+    /// retried once with the feedback, then waits for attention.
+    fn retry_or_attention(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        advanced: Advanced,
+        (feedback, error, reason): (String, String, &str),
+    ) -> ControlFlow<RunStatus, RunState> {
+        let node = &run.program.nodes[cur];
+        let Advanced {
+            next,
+            mut turns,
+            msgs,
+            ..
+        } = advanced;
         let mut retry = st.clone();
         retry.agent_conversations = next.agent_conversations.clone();
         retry.conversation_agents = next.conversation_agents.clone();
@@ -239,7 +330,7 @@ impl FlowEngine {
             .map_or(0, |p| p.attempt);
         retry.pending_retry = Some(PendingRetry {
             node: cur,
-            error: c.error.to_string(),
+            error: feedback,
             attempt: attempt + 1,
         });
         turns.push(TurnRow {
@@ -255,7 +346,7 @@ impl FlowEngine {
             return ControlFlow::Continue(retry);
         }
         let pending = Pending::Attention {
-            reason: "postcondition".into(),
+            reason: reason.into(),
             step: node.label.clone(),
             step_path: node.path.clone(),
             error,

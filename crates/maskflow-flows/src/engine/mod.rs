@@ -58,6 +58,7 @@ mod record;
 mod retries;
 mod script;
 mod start;
+mod steer;
 mod step;
 mod stop;
 mod subflow;

@@ -289,6 +289,7 @@ impl FlowEngine {
                 let node = resolve_path(&loaded.program, p)?;
                 enter(&loaded.program, &mut st, Some(node));
                 st.pending_retry = None;
+                st.agent_answer = None;
                 st.child = None;
             }
             None => match row.status {

@@ -20,7 +20,7 @@ use maskflow_core::{Event, Roles, Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 
-const PR_REVIEW: &str = include_str!("../../../tests/fixtures/flows/mermaid/pr-review.mmd");
+const PR_REVIEW: &str = include_str!("../../../../tests/fixtures/flows/mermaid/pr-review.mmd");
 
 fn open(home: &Path, provider: Arc<dyn Provider>) -> (Router, Service) {
     let service =

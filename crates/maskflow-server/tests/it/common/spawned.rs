@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -50,6 +51,33 @@ impl Serve {
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("a port in the URL: {line:?}"));
         Serve { child, port }
+    }
+}
+
+impl Serve {
+    /// Ctrl-C: `serve` shuts down gracefully; waits until it has exited.
+    pub fn interrupt(mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-INT", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -INT {pid}");
+        for _ in 0..200 {
+            if self.child.try_wait().expect("wait").is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("serve did not stop on Ctrl-C");
+    }
+
+    /// SIGKILL: nothing of the process runs any more.
+    pub fn kill(mut self) {
+        self.child.kill().expect("kill -9");
+        self.child.wait().expect("reap");
+    }
+
+    /// A JSON call to this server.
+    pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        json_call(self.port, method, path, body)
     }
 }
 

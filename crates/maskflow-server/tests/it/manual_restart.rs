@@ -6,78 +6,21 @@
 //! prompt whose work was deleted is listed with the reason and can only be
 //! dismissed.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-const TOKEN: &str = "manual-restart-token-42";
-const BIN: &str = env!("CARGO_BIN_EXE_maskflow");
+use crate::common::spawned::{Serve as Server, http, upload};
 
-/// A running `maskflow serve` on the manual back end (the default settings).
-struct Server {
-    child: Child,
-    port: u16,
+/// What these tests ask of a spawned server.
+trait Waiting {
+    fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value;
+    fn prompt(&self, role: &str) -> Value;
+    fn answer(&self, id: &str, text: &str) -> (u16, Value);
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(home: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--port", "0", "--token", TOKEN])
-            .env("MASKFLOW_HOME", home)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("url");
-        let port = line
-            .trim()
-            .trim_start_matches("http://127.0.0.1:")
-            .split('/')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server { child, port }
-    }
-
-    /// Ctrl-C: `serve` shuts down gracefully, dropping the work in flight.
-    fn interrupt(mut self) {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill").args(["-INT", &pid]).status();
-        assert!(sent.is_ok_and(|s| s.success()), "kill -INT {pid}");
-        for _ in 0..200 {
-            if self.child.try_wait().expect("wait").is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("serve did not stop on Ctrl-C");
-    }
-
-    /// SIGKILL: nothing of the process runs any more.
-    fn kill(mut self) {
-        self.child.kill().expect("kill -9");
-        self.child.wait().expect("reap");
-    }
-
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let (status, out) = http(self.port, method, path, "application/json", body.as_bytes());
-        (status, serde_json::from_slice(&out).unwrap_or(Value::Null))
-    }
-
+impl Waiting for Server {
     /// Polls `GET path` until `done` holds (bounded; no timing is asserted).
     fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         let mut last = Value::Null;
@@ -113,72 +56,15 @@ impl Server {
     }
 }
 
-fn http(port: u16, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Vec<u8>) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n\
-         Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).expect("write");
-    s.write_all(body).expect("write body");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("headers end");
-    let headers = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status = headers
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let mut body = raw[split + 4..].to_vec();
-    if headers
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = Vec::new();
-        let mut rest = &body[..];
-        loop {
-            let end = rest.windows(2).position(|w| w == b"\r\n").expect("chunk");
-            let size = usize::from_str_radix(String::from_utf8_lossy(&rest[..end]).trim(), 16)
-                .expect("chunk size");
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(&rest[end + 2..end + 2 + size]);
-            rest = &rest[end + 4 + size..];
-        }
-        body = out;
-    }
-    (status, body)
-}
-
-fn upload(port: u16, name: &str, text: &str) -> String {
-    let boundary = "maskflowboundary42";
-    let body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\
-         Content-Type: text/csv\r\n\r\n{text}\r\n--{boundary}--\r\n"
-    );
-    let (status, out) = http(
-        port,
-        "POST",
-        "/api/extracts",
-        &format!("multipart/form-data; boundary={boundary}"),
-        body.as_bytes(),
-    );
-    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&out));
-    let v: Value = serde_json::from_slice(&out).expect("json");
-    v[0]["file_id"].as_str().expect("file id").to_owned()
+fn upload_csv(port: u16, name: &str, text: &str) -> String {
+    upload(port, &[(name, "text/csv", text.as_bytes())]).remove(0)
 }
 
 const SCRIPT: &str = "import json, sys\nprint(json.load(open(sys.argv[1])))\n";
 
 /// A new workflow on one uploaded CSV: `(workflow id, version id)`.
 fn new_workflow(server: &Server) -> (String, String) {
-    let file = upload(server.port, "orders.csv", "order,qty\nA-1,2\nA-2,1\n");
+    let file = upload_csv(server.port, "orders.csv", "order,qty\nA-1,2\nA-2,1\n");
     let (status, created) = server.call(
         "POST",
         "/api/workflows",
@@ -223,7 +109,7 @@ fn converse_to_build(server: &Server, wf: &str) {
 #[test]
 fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
     let home = tempfile::tempdir().expect("home");
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let (wf, vid) = new_workflow(&server);
     converse_to_build(&server, &wf);
 
@@ -236,7 +122,7 @@ fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
     server.interrupt();
 
     // The next process: the build still waits, and the prompt is listed again.
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let view = server.call("GET", &format!("/api/workflows/{wf}"), None).1;
     assert_eq!(view["current_version"]["status"], "building", "{view}");
     let restored = server.prompt("builder");
@@ -296,7 +182,7 @@ fn a_build_waiting_on_the_builders_prompt_continues_after_a_restart() {
 #[test]
 fn after_a_kill_a_cut_off_message_says_to_send_it_again_and_dismissing_a_builds_prompt_stops_it() {
     let home = tempfile::tempdir().expect("home");
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let (wf, vid) = new_workflow(&server);
     let message = send_message(&server, &wf);
     let validator = server.prompt("validator");
@@ -305,7 +191,7 @@ fn after_a_kill_a_cut_off_message_says_to_send_it_again_and_dismissing_a_builds_
 
     // The message was cut off: its prompt is listed with what to do, and
     // only dismissing is left.
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let orphan = server.prompt("validator");
     assert_eq!(orphan["id"], validator["id"]);
     assert_eq!(orphan["interrupted"]["resumes"], false, "{orphan}");
@@ -328,7 +214,7 @@ fn after_a_kill_a_cut_off_message_says_to_send_it_again_and_dismissing_a_builds_
     converse_to_build(&server, &wf);
     let builder = server.prompt("builder");
     server.kill();
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let restored = server.prompt("builder");
     assert_eq!(restored["id"], builder["id"]);
     assert_eq!(restored["interrupted"]["resumes"], true, "{restored}");
@@ -395,7 +281,7 @@ fn run_path(run: &str) -> String {
 fn a_flow_step_and_a_gate_wait_across_killed_processes() {
     let home = tempfile::tempdir().expect("home");
     review_flow(home.path());
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let run = start_run(&server);
     let gone = start_run(&server);
     let again = start_run(&server);
@@ -408,7 +294,7 @@ fn a_flow_step_and_a_gate_wait_across_killed_processes() {
     server.kill();
 
     // A new process: both prompts are listed again, resumable.
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let restored = prompt_of(&server, &run);
     assert_eq!(restored["id"], draft["id"]);
     assert_eq!(restored["interrupted"]["resumes"], true, "{restored}");
@@ -480,7 +366,7 @@ fn a_flow_step_and_a_gate_wait_across_killed_processes() {
     server.kill();
 
     // Killed at the gate: the next process shows the gate and takes the answer.
-    let server = Server::start(home.path());
+    let server = Server::start(home.path(), None, &[]);
     let view = server.call("GET", &run_path(&run), None).1;
     assert_eq!(view["status"], "waiting", "{view}");
     assert!(view["pending"].to_string().contains("Approve"), "{view}");
