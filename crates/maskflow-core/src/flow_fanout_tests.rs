@@ -258,15 +258,21 @@ async fn a_failed_postcondition_is_retried_with_feedback_up_to_the_limit() {
     assert_eq!(view.status, RunStatus::Completed, "{:?}", view.error);
     let sent = provider.requests();
     assert_eq!(sent.len(), 4);
+    // The first attempt is told what is required (the workflow-step layer)
+    // but not that anything failed; each retry is told why the last failed.
     assert!(
         !sent[0]
             .messages
             .iter()
-            .any(|m| m.content.contains("say ok"))
+            .any(|m| m.content.contains("Previous attempt failed"))
     );
     for retry in &sent[1..] {
         let last = retry.messages.last().expect("message");
-        assert!(last.content.contains("say ok"), "{:?}", retry.messages);
+        assert!(
+            last.content.contains("Previous attempt failed") && last.content.contains("say ok"),
+            "{:?}",
+            retry.messages
+        );
     }
     let all = &stored_state(home.path(), &view.conversation_id).steps["all"];
     assert_eq!(all["retries"], json!({"0": 3}));
