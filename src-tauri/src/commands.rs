@@ -261,4 +261,47 @@ mod tests {
             "a command is registered twice"
         );
     }
+
+    /// The command names a text lists as `"name",` entries.
+    fn quoted_names(text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\","))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// With an app manifest Tauri denies every command the window's
+    /// capability does not allow, so a call missing from `build.rs` or
+    /// `tauri.conf.json` works over HTTP and fails in the desktop window.
+    #[test]
+    fn every_command_has_a_permission_that_the_window_is_given() {
+        let built = quoted_names(include_str!("../build.rs"));
+        let mut expected: Vec<String> = COMMAND_NAMES.iter().map(|n| (*n).to_owned()).collect();
+        expected.sort_unstable();
+        let mut listed = built.clone();
+        listed.sort_unstable();
+        assert_eq!(listed, expected, "src-tauri/build.rs lists the commands");
+        let conf: serde_json::Value =
+            serde_json::from_str(include_str!("../../tauri.conf.json")).expect("tauri.conf.json");
+        let capability = &conf["app"]["security"]["capabilities"][0];
+        assert_eq!(capability["windows"], serde_json::json!(["main"]));
+        let allowed: Vec<&str> = capability["permissions"]
+            .as_array()
+            .expect("permissions")
+            .iter()
+            .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
+            .collect();
+        for name in &expected {
+            let permission = name.replace('_', "-");
+            assert!(
+                allowed.contains(&permission.as_str()),
+                "the main window is not allowed {name} (allow-{permission} in tauri.conf.json)"
+            );
+        }
+        assert_eq!(
+            allowed.len(),
+            expected.len(),
+            "no permission for a command that does not exist"
+        );
+    }
 }

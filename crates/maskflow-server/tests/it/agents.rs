@@ -158,7 +158,7 @@ async fn every_problem_of_a_bad_request_is_named_in_one_answer() {
         "{body}"
     );
     for needle in [
-        "colour: unknown field; expected one of name, prompt, provider, model",
+        "colour: unknown field; expected one of name, displayName, prompt, provider, model",
         "prompt: must be a string (it is a number)",
         "name: \"bad name\" may only use letters, digits, - and _",
         "provider: \"nope\" is not a configured back end (configured: manual, local)",
