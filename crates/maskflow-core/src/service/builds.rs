@@ -156,6 +156,7 @@ impl Service {
             session_dir: builder::session_dir(self.home(), version_id),
             test_dir: builder::test_dir(self.home(), version_id),
             cancel: Default::default(),
+            house_rules: self.house_rules_bundle()?,
         })
     }
 
