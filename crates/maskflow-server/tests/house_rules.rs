@@ -2,7 +2,8 @@
 //! prompt — the "always" sections and the ones whose scope matches the
 //! request, not the others — and the prompt as written in the session
 //! folder and as recorded in the privacy ledger shows them. A missing
-//! include or a cycle is refused with the include chain.
+//! include or a cycle is refused with the include chain, and a rule that
+//! holds a value from the user's file is stopped by the privacy guard.
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use common::{TOKEN, app, call};
+use common::{TOKEN, app, call, send, upload};
 use maskflow_core::providers::{ReplayProvider, Role};
 use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
 use serde_json::{Value, json};
@@ -196,5 +197,74 @@ async fn the_builder_prompt_carries_the_matching_house_rules() {
     assert_rules(
         entries[0]["request_body"].as_str().expect("body"),
         "the ledger entry",
+    );
+}
+
+#[tokio::test]
+async fn a_house_rule_holding_a_file_value_is_stopped_by_the_privacy_guard() {
+    let home = tempfile::tempdir().expect("tmp");
+    let replay = Arc::new(
+        ReplayProvider::from_value(&json!({
+            "validator": [{"feasible": true}],
+            "clarifier": [{"needs_clarification": false}],
+            "builder": [build()]
+        }))
+        .expect("replay"),
+    );
+    let service = Service::open(
+        ServiceConfig::from_settings(home.path()).overriding(Roles::all(replay.clone())),
+    )
+    .expect("service");
+    let app = app(service.clone());
+    let (s, _) = call(
+        &app,
+        "PUT",
+        "/api/settings/house-rules",
+        Some(json!({"text": "# Always\nList the customer Okonkwo-Vasquez first."})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    let csv: &[u8] = b"order,customer,qty\nA-1,Okonkwo-Vasquez,2\nA-2,Abernathy,1\n";
+    let (s, up) = send(&app, upload(&[("orders.csv", csv)])).await;
+    assert_eq!(s, StatusCode::OK, "{up}");
+    let (s, created) = call(
+        &app,
+        "POST",
+        "/api/workflows",
+        Some(json!({"file_ids": [up[0]["file_id"]]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{created}");
+    let wf = created["workflow_id"].as_str().expect("wf").to_owned();
+    let vid = created["version_id"].as_str().expect("vid").to_owned();
+    let mut events = service.subscribe();
+    let (_, reply) = call(
+        &app,
+        "POST",
+        &format!("/api/workflows/{wf}/messages"),
+        Some(json!({"content": "total quantity per order"})),
+    )
+    .await;
+    assert_eq!(reply["status"], "building", "{reply}");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(60), built(&mut events, &vid))
+        .await
+        .expect("the build ends");
+    assert_eq!(status, Status::Failed);
+    // The builder was never sent the prompt; the ledger shows it blocked.
+    assert!(replay.requests().iter().all(|r| r.role != Role::Builder));
+    let (_, entries) = call(&app, "GET", "/api/ledger", None).await;
+    let builder = entries
+        .as_array()
+        .expect("entries")
+        .iter()
+        .find(|e| e["role"] == "builder")
+        .cloned()
+        .expect("a builder entry");
+    assert_eq!(builder["blocked"], true, "{builder}");
+    assert_eq!(builder["request_body"], "", "{builder}");
+    let why = builder["error"].as_str().expect("why");
+    assert!(
+        why.contains("Aaaaaaa-Aaaaaaa (from orders.csv, column \"customer\")"),
+        "{why}"
     );
 }
