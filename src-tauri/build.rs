@@ -33,6 +33,8 @@ fn main() {
         "set_isolation",
         "role_budgets",
         "set_role_budgets",
+        "house_rules",
+        "set_house_rules",
         "storage",
         "set_storage",
         "clear_storage",

@@ -280,7 +280,10 @@ mod tests {
         expected.sort_unstable();
         let mut listed = built.clone();
         listed.sort_unstable();
-        assert_eq!(listed, expected, "src-tauri/build.rs lists the commands");
+        assert_eq!(
+            listed, expected,
+            "src-tauri/build.rs: run scripts/desktop-permissions.py"
+        );
         let conf: serde_json::Value =
             serde_json::from_str(include_str!("../../tauri.conf.json")).expect("tauri.conf.json");
         let capability = &conf["app"]["security"]["capabilities"][0];
@@ -295,7 +298,7 @@ mod tests {
             let permission = name.replace('_', "-");
             assert!(
                 allowed.contains(&permission.as_str()),
-                "the main window is not allowed {name} (allow-{permission} in tauri.conf.json)"
+                "the main window is not allowed {name}: run scripts/desktop-permissions.py"
             );
         }
         assert_eq!(

@@ -393,6 +393,20 @@ macro_rules! api_calls {
                 errors(400 "A budget is out of bounds"),
                 blocking |s| s.set_role_budgets(budgets);
 
+            /// The house rules: the Settings text, its scopes and the files of `house-rules/`.
+            house_rules: get "/api/settings/house-rules", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::HouseRulesView,
+                errors(),
+                blocking |s| s.house_rules();
+
+            /// Replaces the house rules' Settings text (the builder's prompt carries the sections that apply).
+            set_house_rules: put "/api/settings/house-rules", tag "settings", json 200,
+                path(), query(), body(input: maskflow_core::service::HouseRulesInput),
+                returns maskflow_core::service::HouseRulesView,
+                errors(400 "Too long, or an include that names no file or makes a cycle"),
+                blocking |s| s.set_house_rules(input);
+
             /// The data folder's disk use by kind, free space and the upload expiry.
             storage: get "/api/settings/storage", tag "settings", json 200,
                 path(), query(), body(),

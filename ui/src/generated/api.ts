@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -49,6 +49,8 @@ export const calls = {
   set_isolation: { method: "PUT", path: "/api/settings/isolation", pathParams: [], query: false, body: "input", reply: "json" },
   role_budgets: { method: "GET", path: "/api/settings/budgets", pathParams: [], query: false, body: null, reply: "json" },
   set_role_budgets: { method: "PUT", path: "/api/settings/budgets", pathParams: [], query: false, body: "budgets", reply: "json" },
+  house_rules: { method: "GET", path: "/api/settings/house-rules", pathParams: [], query: false, body: null, reply: "json" },
+  set_house_rules: { method: "PUT", path: "/api/settings/house-rules", pathParams: [], query: false, body: "input", reply: "json" },
   storage: { method: "GET", path: "/api/settings/storage", pathParams: [], query: false, body: null, reply: "json" },
   set_storage: { method: "PUT", path: "/api/settings/storage", pathParams: [], query: false, body: "input", reply: "json" },
   clear_storage: { method: "POST", path: "/api/settings/storage/{kind}/clear", pathParams: [["kind", "kind"]], query: false, body: null, reply: "json" },
@@ -156,6 +158,10 @@ export interface Calls {
   role_budgets: { args: {}; result: BudgetsView };
   /** Sets the output budgets of the LLM roles. */
   set_role_budgets: { args: { budgets: RoleBudgets }; result: BudgetsView };
+  /** The house rules: the Settings text, its scopes and the files of `house-rules/`. */
+  house_rules: { args: {}; result: HouseRulesView };
+  /** Replaces the house rules' Settings text (the builder's prompt carries the sections that apply). */
+  set_house_rules: { args: { input: HouseRulesInput }; result: HouseRulesView };
   /** The data folder's disk use by kind, free space and the upload expiry. */
   storage: { args: {}; result: StorageView };
   /** Sets how long uploads that joined no workflow are kept. */

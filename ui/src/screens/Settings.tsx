@@ -13,6 +13,7 @@ import { AgentRoles } from "../components/AgentRoles";
 import { NoticeBanner, Spinner } from "../components/ui";
 import { toSettings } from "../lib/settings";
 import { BackendsCard } from "../settings/BackendsCard";
+import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
 import { useSettings } from "../settings/useSettings";
@@ -47,6 +48,7 @@ export function Settings() {
       <BudgetSettings />
       <UsageCard />
       <AgentRoles view={view} settings={settings} onSave={save} />
+      <HouseRulesCard state={state} />
 
       <PythonCard state={state} />
       <IsolationSetting />

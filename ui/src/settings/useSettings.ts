@@ -3,7 +3,7 @@
 // that says how the last change went.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { useTransport } from "../context";
-import type { ConnectionTest, Detected, PythonView, SettingsView } from "../generated";
+import type { ConnectionTest, Detected, HouseRulesView, PythonView, SettingsView } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
 import type { toSettings } from "../lib/settings";
 import { toApiError } from "../transport";
@@ -18,6 +18,8 @@ export function useSettings() {
   const [notice, setNotice] = useState<Notice | null>(null);
   const [editing, setEditing] = useState<string | "new" | null>(null);
   const [tests, setTests] = useState<Record<string, ConnectionTest | "testing">>({});
+  const [houseRules, setHouseRules] = useState<HouseRulesView | null>(null);
+  const [rulesText, setRulesText] = useState("");
 
   // Every read or write of the settings takes a number; a reply is shown only
   // if nothing newer started meanwhile, so a reload that was under way when a
@@ -27,11 +29,13 @@ export function useSettings() {
   const load = useCallback(async () => {
     const mine = ++generation.current;
     try {
-      const [s, p] = await Promise.all([transport.settings(), transport.python()]);
+      const [s, p, h] = await Promise.all([transport.settings(), transport.python(), transport.houseRules()]);
       if (mine !== generation.current) return;
       setView(s);
       setPython(p);
       setPythonPath(p.path ?? "");
+      setHouseRules(h);
+      setRulesText(h.text);
     } catch (e) {
       setNotice(noticeOf(toApiError(e)));
     }
@@ -89,7 +93,40 @@ export function useSettings() {
     }
   }
 
-  return { view, python, pythonPath, setPythonPath, detected, notice, setNotice, editing, setEditing, tests, load, save, test, removeKey, savePython };
+  async function saveHouseRules(e: Event) {
+    e.preventDefault();
+    try {
+      const h = await transport.setHouseRules({ text: rulesText });
+      setHouseRules(h);
+      setRulesText(h.text);
+      const scopes = h.scopes.length ? h.scopes.join(", ") : "none yet";
+      setNotice({ tone: "info", title: "House rules saved", detail: `Scopes: ${scopes}. The next build's prompt carries the sections that apply.` });
+    } catch (err) {
+      setNotice(noticeOf(toApiError(err)));
+    }
+  }
+
+  return {
+    view,
+    python,
+    pythonPath,
+    setPythonPath,
+    detected,
+    notice,
+    setNotice,
+    editing,
+    setEditing,
+    tests,
+    load,
+    save,
+    test,
+    removeKey,
+    savePython,
+    houseRules,
+    rulesText,
+    setRulesText,
+    saveHouseRules,
+  };
 }
 
 /** What useSettings returns. */

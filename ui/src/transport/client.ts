@@ -12,6 +12,7 @@ import type {
   FlowRunPatch,
   GateAnswer,
   GateRequest,
+  HouseRulesInput,
   IsolationInput,
   LlmSettings,
   PythonInput,
@@ -135,6 +136,12 @@ export abstract class CallTransport {
   }
   clearStorage(kind: StorageKind) {
     return this.call("clear_storage", { kind });
+  }
+  houseRules() {
+    return this.call("house_rules", {});
+  }
+  setHouseRules(input: HouseRulesInput) {
+    return this.call("set_house_rules", { input });
   }
   environments() {
     return this.call("environments", {});

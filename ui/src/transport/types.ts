@@ -19,6 +19,8 @@ import type {
   MessageReply,
   PythonInput,
   Cleared,
+  HouseRulesInput,
+  HouseRulesView,
   IsolationInput,
   IsolationView,
   StorageInput,
@@ -126,6 +128,10 @@ export interface Transport {
   setStorage(input: StorageInput): Promise<StorageView>;
   /** Clears one kind safely (what it keeps is in the storage view). */
   clearStorage(kind: StorageKind): Promise<Cleared>;
+  /** The house rules: the Settings text and the files of the data folder's house-rules/. */
+  houseRules(): Promise<HouseRulesView>;
+  /** Saves the house rules' Settings text (refused: a missing include or a cycle). */
+  setHouseRules(input: HouseRulesInput): Promise<HouseRulesView>;
   // The privacy ledger and the manual back end.
   /** The most reply tokens of each LLM role, and the defaults. */
   roleBudgets(): Promise<BudgetsView>;

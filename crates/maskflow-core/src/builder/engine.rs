@@ -249,6 +249,7 @@ impl Engine {
             previous: state.spec.clone(),
             feedback: state.feedback.clone(),
             iteration: state.iteration,
+            house_rules: job.house_rules.clone(),
         }
     }
 

@@ -62,6 +62,8 @@ pub struct ProfileContext {
     pub feedback: Option<String>,
     /// 1-based.
     pub iteration: u32,
+    /// The user's house rules (all sections; the profile picks what applies).
+    pub house_rules: crate::conversation::house_rules::HouseRules,
 }
 
 /// The outcome of the auto-test, as the profile sees it.

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::profile::{
     ProcessingResult, ProcessingStatus, Profile, ProfileContext, TestOutcome, WriteOp, WritePlan,
 };
-use crate::conversation::prompts;
 use crate::conversation::spec::WorkflowSpec;
+use crate::conversation::{house_rules, prompts};
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, parse_reply};
 
 /// The profile's key.
@@ -47,13 +47,24 @@ fn processed(reply: &str) -> ProcessingResult {
     }
 }
 
+/// The house rules that apply to this build: its conversation, its files
+/// and, when revising, the outputs of the workflow being revised.
+fn rules_for(ctx: &ProfileContext) -> String {
+    let outputs: Vec<String> = ctx
+        .previous
+        .iter()
+        .flat_map(|p| p.execution.outputs.iter().map(|o| o.name.clone()))
+        .collect();
+    house_rules::for_request(&ctx.house_rules, &ctx.history, &ctx.extracts, &outputs)
+}
+
 impl Profile for ScriptBuilder {
     fn key(&self) -> &'static str {
         KEY
     }
 
     fn generation_prompt(&self, ctx: &ProfileContext) -> LlmRequest {
-        prompts::builder_request(&ctx.extracts, &ctx.history)
+        prompts::builder_request_with_rules(&ctx.extracts, &ctx.history, &rules_for(ctx))
     }
 
     fn process_generation(&self, _ctx: &ProfileContext, reply: &str) -> ProcessingResult {
@@ -91,7 +102,8 @@ impl Profile for ScriptBuilder {
     }
 
     fn revision_prompt(&self, ctx: &ProfileContext) -> LlmRequest {
-        let mut req = prompts::builder_request(&ctx.extracts, &ctx.history);
+        let mut req =
+            prompts::builder_request_with_rules(&ctx.extracts, &ctx.history, &rules_for(ctx));
         if let Some(prev) = &ctx.previous {
             req.messages.push(ChatMessage::new(
                 ChatRole::Assistant,

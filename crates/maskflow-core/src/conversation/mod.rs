@@ -4,5 +4,6 @@
 //! (`service/conversation.rs`: validator → clarifier → build); nothing here
 //! does I/O.
 
+pub mod house_rules;
 pub mod prompts;
 pub mod spec;

@@ -167,11 +167,27 @@ fn curated_names() -> String {
 
 /// The builder's request: write the workflow.
 pub fn builder_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
+    builder_request_with_rules(extracts, history, "")
+}
+
+/// The builder's request with the user's house rules that apply to it
+/// (rendered by [`crate::conversation::house_rules::for_request`]; "" for none).
+pub fn builder_request_with_rules(
+    extracts: &Value,
+    history: &[ChatMessage],
+    house_rules: &str,
+) -> LlmRequest {
     let schema = workflow_schema();
+    // After the contract and the packages, which the rules may not override.
+    let rules = if house_rules.is_empty() {
+        String::new()
+    } else {
+        format!("{house_rules}\n\n")
+    };
     let system = format!(
         "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
 the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
-{RUNNER_CONTRACT}\n\n{}\n\n{}\n\n{}",
+{RUNNER_CONTRACT}\n\n{}\n\n{rules}{}\n\n{}",
         crate::pyenv::curated::prompt_text(),
         extracts_block(extracts),
         schema_block(&schema)
@@ -220,6 +236,25 @@ mod tests {
         }
         assert!(builder.messages[0].content.contains("approval"));
         assert_eq!(builder.role, Role::Builder);
+    }
+
+    #[test]
+    fn the_builder_prompt_carries_the_house_rules_before_the_extracts() {
+        let extracts = json!([{"filename": "sales.csv", "columns": ["date"], "sample_rows": [], "row_count": 0}]);
+        let plain = builder_request(&extracts, &history());
+        let rules = "The user's house rules: …\n\n### python\nUse pathlib.";
+        let with = builder_request_with_rules(&extracts, &history(), rules);
+        let system = &with.messages[0].content;
+        let at = system
+            .find("Use pathlib.")
+            .expect("rules in the system prompt");
+        assert!(at < system.find("sales.csv").expect("extracts"));
+        assert!(at > system.find("inputs.json").expect("contract"));
+        assert_eq!(
+            system.replace(&format!("{rules}\n\n"), ""),
+            plain.messages[0].content
+        );
+        assert_eq!(with.messages[1..], plain.messages[1..]);
     }
 }
 

@@ -140,6 +140,8 @@ impl Service {
 
     fn build_job(&self, workflow_id: &str, version_id: &str) -> Result<BuildJob> {
         let history = self.history(workflow_id)?;
+        // Read before taking the database below (it takes it too).
+        let house_rules = self.house_rules_bundle()?;
         let db = self.db();
         let version = store::get_version(&db, version_id)?
             .ok_or_else(|| CoreError::not_found("version", version_id))?;
@@ -159,6 +161,7 @@ impl Service {
             session_dir: builder::session_dir(self.home(), version_id),
             test_dir: builder::test_dir(self.home(), version_id),
             cancel: Default::default(),
+            house_rules,
         })
     }
 

@@ -52,6 +52,8 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     IsolationInput::export_all_to(dir)?;
     StorageView::export_all_to(dir)?;
     StorageInput::export_all_to(dir)?;
+    HouseRulesView::export_all_to(dir)?;
+    HouseRulesInput::export_all_to(dir)?;
     Cleared::export_all_to(dir)?;
     PythonInput::export_all_to(dir)?;
     crate::privacy::GuardMatch::export_all_to(dir)?;

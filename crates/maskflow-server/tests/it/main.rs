@@ -21,6 +21,7 @@ mod flows_fanout;
 mod flows_mermaid;
 mod flows_seed_imports;
 mod history;
+mod house_rules;
 mod leases;
 mod manual_restart;
 mod python_envs;

@@ -97,6 +97,8 @@ pub struct BuildJob {
     pub test_dir: PathBuf,
     /// Set when the user cancels the build: the auto-test's script is killed.
     pub cancel: Arc<AtomicBool>,
+    /// The user's house rules (seed 001's standards bundle).
+    pub house_rules: crate::conversation::house_rules::HouseRules,
 }
 
 /// What the auto-test did (local only: it holds real output).
