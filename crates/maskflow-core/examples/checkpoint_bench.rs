@@ -63,8 +63,10 @@ fn bytes_written() -> u64 {
     std::fs::read_to_string("/proc/self/io")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("wchar: ").and_then(|v| v.trim().parse().ok()))
+            s.lines().find_map(|l| {
+                l.strip_prefix("wchar: ")
+                    .and_then(|v| v.trim().parse().ok())
+            })
         })
         .unwrap_or(0)
 }
@@ -79,7 +81,10 @@ fn write(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 /// Writes the scenario's flow (and agents) into `home`; returns the flow's
 /// name, the breaks before "yes" and how many steps the run commits.
 fn scenario(home: &std::path::Path, kind: &str, n: usize) -> std::io::Result<(usize, usize)> {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/flows/seed004");
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/flows/seed004"
+    );
     match kind {
         "seed" => {
             for rel in [

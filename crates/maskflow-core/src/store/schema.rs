@@ -196,6 +196,11 @@ pub const DATABASE_BACKUPS: &str = crate::store::backups::MIGRATION;
 /// [`crate::store::python_locks`].
 pub const PYTHON_LOCKS: &str = crate::store::python_locks::MIGRATION;
 
+/// Migration (issue 18 point 7, branch wt-checkpoints — the lead renumbers
+/// on merge): a flow checkpoint may hold a delta. See
+/// [`crate::flows::store::DELTA_MIGRATION`].
+pub const FLOW_CHECKPOINT_DELTAS: &str = crate::flows::store::DELTA_MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -214,5 +219,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(LEDGER_DELETED_WORKFLOW),
         M::up(DATABASE_BACKUPS),
         M::up(PYTHON_LOCKS),
+        M::up(FLOW_CHECKPOINT_DELTAS),
     ]
 }

@@ -144,6 +144,7 @@ struct Inner {
     storage: Arc<dyn FlowStorage>,
     scripts: Mutex<Arc<dyn ScriptRunner>>,
     inflight: Mutex<HashMap<String, Inflight>>,
+    checkpoints: Mutex<record::Checkpoints>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -222,6 +223,7 @@ impl FlowEngine {
                 storage: config.storage,
                 scripts: Mutex::new(Arc::new(PythonProcess::default())),
                 inflight: Mutex::new(HashMap::new()),
+                checkpoints: Mutex::default(),
             }),
         })
     }
