@@ -163,7 +163,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let written = bytes_written().saturating_sub(written_before);
     drop(engine);
     let db = rusqlite::Connection::open(home.path().join("maskflow.db"))?;
-    db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    db.query_row("PRAGMA wal_checkpoint(FULL)", [], |_| Ok(()))?;
     let (rows, checkpoint_bytes): (i64, i64) = db.query_row(
         "SELECT COUNT(*), COALESCE(SUM(length(state)), 0) FROM flow_checkpoints WHERE run_id = ?1",
         [&id],
