@@ -117,11 +117,9 @@ mod tests {
             events: Arc::new(EventBus::default()),
             storage: Arc::new(StoreFlowStorage),
             synchronous: Synchronous::Normal,
+            checkpoints: policy.unwrap_or_default(),
         })
         .expect("engine");
-        if let Some(p) = policy {
-            engine.set_checkpoint_policy(p);
-        }
         let (started, handle) = engine
             .prepare("fan", StartFlow::default())
             .expect("prepare");

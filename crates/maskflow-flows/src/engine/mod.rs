@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
 use super::agents::{self, AgentCommand, AgentDef, LoadError};
+use super::checkpoint::CheckpointPolicy;
 use super::compile::{self, Op, Program, Target};
 use super::definition::{FlowDef, JoinPolicy, MessageDef, Step};
 use super::error::FlowError;
@@ -92,6 +93,8 @@ pub struct FlowConfig {
     pub storage: Arc<dyn FlowStorage>,
     /// Durability of each step's commit.
     pub synchronous: Synchronous,
+    /// How checkpoints are written and pruned ([`CheckpointPolicy::default`] unless tuned).
+    pub checkpoints: CheckpointPolicy,
 }
 
 /// Where the engine gets each agent's back end. The service implements it
@@ -223,7 +226,7 @@ impl FlowEngine {
                 storage: config.storage,
                 scripts: Mutex::new(Arc::new(PythonProcess::default())),
                 inflight: Mutex::new(HashMap::new()),
-                checkpoints: Mutex::default(),
+                checkpoints: Mutex::new(record::Checkpoints::new(config.checkpoints)),
             }),
         })
     }

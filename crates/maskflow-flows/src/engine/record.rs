@@ -2,13 +2,22 @@
 //! keeps a [`Chain`] here, so its next checkpoint is a delta against the last.
 
 use super::*;
-use crate::checkpoint::{Chain, CheckpointPolicy};
+use crate::checkpoint::Chain;
 
 /// The checkpoint policy and the chain of each run in progress.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Checkpoints {
     policy: CheckpointPolicy,
     chains: HashMap<String, Chain>,
+}
+
+impl Checkpoints {
+    pub(super) fn new(policy: CheckpointPolicy) -> Checkpoints {
+        Checkpoints {
+            policy,
+            chains: HashMap::new(),
+        }
+    }
 }
 
 impl FlowEngine {
