@@ -406,9 +406,14 @@ pub fn delete_run(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
 }
 
 /// Writes one step as [`commit_step_with`] does, starting a new chain of
-/// checkpoints (its checkpoint is a full one) under the default policy.
+/// checkpoints (its checkpoint is a full one) and pruning nothing: the
+/// engine's next full checkpoint prunes by its policy.
 pub fn commit_step(conn: &mut Connection, c: &StepCommit<'_>) -> rusqlite::Result<Vec<i64>> {
-    commit_step_with(conn, c, &mut Chain::default(), &CheckpointPolicy::default())
+    let keep_all = CheckpointPolicy {
+        keep_full_snapshots: 0,
+        ..CheckpointPolicy::default()
+    };
+    commit_step_with(conn, c, &mut Chain::default(), &keep_all)
 }
 
 /// Writes one step: the run's status (and its state when the checkpoint is
