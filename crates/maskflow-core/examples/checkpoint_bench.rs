@@ -3,13 +3,15 @@
 //! with agents answered at once by an in-process provider, then prints one
 //! JSON line: the database's size, the checkpoint rows and their bytes, the
 //! bytes the process wrote and the time per step.
-//! Usage: `checkpoint_bench seed | loop STEPS | fanout ITEMS`.
+//! Usage: `checkpoint_bench seed | loop STEPS | fanout ITEMS [keep-all]`
+//! (`keep-all`: no pruning, so every checkpoint written stays to be counted).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use maskflow_core::events::EventBus;
+use maskflow_core::flows::checkpoint::CheckpointPolicy;
 use maskflow_core::flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
 use maskflow_core::providers::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
@@ -128,6 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let kind = args.get(1).map(String::as_str).unwrap_or("seed").to_owned();
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let keep_all = args.get(3).map(String::as_str) == Some("keep-all");
     let home = tempfile::tempdir()?;
     let (breaks_until, steps) = scenario(home.path(), &kind, n)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -144,7 +147,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         events: Arc::new(EventBus::default()),
         storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
-        checkpoints: maskflow_core::flows::checkpoint::CheckpointPolicy::default(),
+        checkpoints: CheckpointPolicy {
+            keep_full_snapshots: if keep_all {
+                0
+            } else {
+                CheckpointPolicy::default().keep_full_snapshots
+            },
+            ..CheckpointPolicy::default()
+        },
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -179,7 +189,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.execute_batch("VACUUM")?;
     let vacuumed = std::fs::metadata(home.path().join("maskflow.db"))?.len();
     println!(
-        "{{\"scenario\":\"{kind}\",\"n\":{n},\"steps\":{steps},\"db_bytes\":{file_bytes},\"db_bytes_vacuumed\":{vacuumed},\"checkpoint_rows\":{rows},\"checkpoint_bytes\":{checkpoint_bytes},\"run_state_bytes\":{state_bytes},\"bytes_written\":{written},\"seconds\":{seconds:.4},\"ms_per_step\":{:.4}}}",
+        "{{\"scenario\":\"{kind}\",\"keep_all\":{keep_all},\"n\":{n},\"steps\":{steps},\"db_bytes\":{file_bytes},\"db_bytes_vacuumed\":{vacuumed},\"checkpoint_rows\":{rows},\"checkpoint_bytes\":{checkpoint_bytes},\"run_state_bytes\":{state_bytes},\"bytes_written\":{written},\"seconds\":{seconds:.4},\"ms_per_step\":{:.4}}}",
         seconds * 1000.0 / steps as f64
     );
     Ok(())
