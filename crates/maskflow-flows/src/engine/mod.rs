@@ -199,6 +199,7 @@ impl RunHandle {
             .drive(self.run.clone(), self.state, &mut self.cancel)
             .await;
         self.engine.release(&self.run.id);
+        self.engine.forget_chain(&self.run.id);
         let _ = self.done.send(true);
         self.engine.after_child_finished(&self.run, status);
         status

@@ -27,6 +27,11 @@ impl FlowEngine {
         lock(&self.inner.checkpoints).policy = policy;
     }
 
+    /// Drops a run's chain when its execution ends, however it ended.
+    pub(super) fn forget_chain(&self, id: &str) {
+        lock(&self.inner.checkpoints).chains.remove(id);
+    }
+
     /// Writes one step through the run's checkpoint chain; a run that leaves
     /// `running` drops its chain (a resume starts a new one).
     fn write_step(&self, c: &StepCommit<'_>) -> rusqlite::Result<Vec<i64>> {
