@@ -351,3 +351,40 @@ fn a_1000_item_fan_out_stores_bytes_linear_in_its_items() {
         "{pruned} bytes kept for a {state}-byte state"
     );
 }
+
+/// A damaged delta row is an error that says what does not fit, not a panic
+/// and not a wrong state.
+#[test]
+fn a_damaged_delta_is_an_error_naming_the_problem() {
+    let mut conn = open();
+    new_run(&conn, "flow_d");
+    let policy = CheckpointPolicy {
+        full_every: 100,
+        keep_full_snapshots: 0,
+    };
+    let mut chain = Chain::default();
+    let mut st = RunState::default();
+    st.input.insert("big".into(), json!("x".repeat(500)));
+    for i in 0..3 {
+        mutate(&mut st, 0, json!(i));
+        step(
+            &mut conn,
+            "flow_d",
+            RunStatus::Running,
+            &st,
+            &mut chain,
+            &policy,
+        );
+    }
+    assert_eq!(kinds(&conn, "flow_d"), ["full", "delta", "delta"]);
+    conn.execute(
+        r#"UPDATE flow_checkpoints SET state = '{"o":{"output":{"o":{"k":{"=":1}}}}}' WHERE id = (SELECT MAX(id) FROM flow_checkpoints)"#,
+        [],
+    )
+    .expect("damage");
+    let err = get_run(&conn, "flow_d").expect_err("a damaged delta");
+    assert!(
+        err.to_string().contains("checkpoint delta does not fit"),
+        "{err}"
+    );
+}
