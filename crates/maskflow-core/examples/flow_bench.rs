@@ -76,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         events: Arc::new(EventBus::default()),
         storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
         synchronous: sync,
+        checkpoints: maskflow_core::flows::checkpoint::CheckpointPolicy::default(),
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -42,6 +42,7 @@ fn env_with(provider: Arc<dyn Provider>, flows: &[(&str, Value)]) -> Env {
         events: Arc::new(EventBus::default()),
         storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
+        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
     })
     .expect("engine");
     Env { home, engine }

@@ -9,6 +9,7 @@
 //! - [`agents`]: flows, agents and commands read from the data folder.
 //! - [`state`]: the run-status table and the checkpointed run state.
 //! - [`store`]: the flow tables (migration 4) and the one-transaction step commit.
+//! - [`checkpoint`]: checkpoint deltas and the policy that keeps them small.
 //! - [`script`]: the "run a script" contract.
 //! - [`error`]: [`FlowError`], why a step failed, with a code, and
 //!   [`error::Error`], why a call on the flows API failed.
@@ -24,6 +25,7 @@
 
 pub mod agents;
 pub mod bundle;
+pub mod checkpoint;
 pub mod compile;
 pub mod definition;
 pub mod engine;

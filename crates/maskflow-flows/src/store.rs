@@ -5,10 +5,15 @@
 //! agent conversation). [`commit_step`] writes state, turns, agent messages
 //! and the checkpoint in ONE transaction, so a killed process loses at most
 //! the step in flight and never half of one.
+//!
+//! Checkpoints stay small ([`super::checkpoint`]): a row holds the full state
+//! or a delta against the row before it, `flow_runs.state` holds the state of
+//! the run's newest full row, and a read applies the deltas written after it.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
+use super::checkpoint::{self, Chain, CheckpointPolicy, Next};
 use super::state::{FORMAT, RunState, RunStatus};
 use super::turn::{Pending, StepMeta, TurnRole};
 use maskflow_llm::{ChatMessage, ChatRole};
@@ -67,6 +72,14 @@ CREATE TABLE flow_agent_messages (
     created_at      TEXT NOT NULL
 ) STRICT;
 CREATE INDEX flow_agent_messages_by_conversation ON flow_agent_messages (conversation_id, id);
+"#;
+
+/// The migration (issue 18, point 7) that lets a checkpoint row hold a
+/// delta: `kind` is `full` (the whole state, as every older row) or `delta`
+/// (what changed since the run's row before it).
+pub const DELTA_MIGRATION: &str = r#"
+ALTER TABLE flow_checkpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'full'
+    CHECK (kind IN ('full', 'delta'));
 "#;
 
 /// A `flow_runs` row.
@@ -175,11 +188,12 @@ fn json(row: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
 
 const RUN_COLS: &str = "id, flow_name, title, status, definition, state, pending, error, working_folder, archived, stop_requested, parent_id, depth, created_at, updated_at";
 
-fn run_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
+/// A row with its state column's text still to be read (see [`with_state`]).
+fn run_from(row: &Row<'_>) -> rusqlite::Result<(RunRow, String)> {
     let status: String = row.get(3)?;
     let state: String = row.get(5)?;
     let pending: Option<String> = row.get(6)?;
-    Ok(RunRow {
+    let run = RunRow {
         id: row.get(0)?,
         flow_name: row.get(1)?,
         title: row.get(2)?,
@@ -190,7 +204,7 @@ fn run_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
             )
         })?,
         definition: json(row, 4)?,
-        state: serde_json::from_str(&state).map_err(|e| corrupt(5, e))?,
+        state: RunState::default(),
         pending: pending
             .map(|p| serde_json::from_str(&p).map_err(|e| corrupt(6, e)))
             .transpose()?,
@@ -202,7 +216,38 @@ fn run_from(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         depth: row.get(12)?,
         created_at: row.get(13)?,
         updated_at: row.get(14)?,
-    })
+    };
+    Ok((run, state))
+}
+
+/// The deltas written after a run's newest full checkpoint, oldest first.
+fn deltas_after_base(conn: &Connection, run_id: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT state FROM flow_checkpoints WHERE run_id = ?1 AND kind = 'delta'
+           AND id > COALESCE((SELECT MAX(id) FROM flow_checkpoints WHERE run_id = ?1 AND kind = 'full'), 0)
+         ORDER BY id",
+    )?;
+    stmt.query_map([run_id], |r| r.get(0))?.collect()
+}
+
+/// `base` (a full state's text) with `deltas` applied, as a run state.
+fn rebuild(base: &str, deltas: &[String]) -> rusqlite::Result<RunState> {
+    if deltas.is_empty() {
+        return serde_json::from_str(base).map_err(|e| corrupt(5, e));
+    }
+    let mut v: Value = serde_json::from_str(base).map_err(|e| corrupt(5, e))?;
+    for d in deltas {
+        let d: Value = serde_json::from_str(d).map_err(|e| corrupt(5, e))?;
+        checkpoint::apply(&mut v, &d).map_err(|e| corrupt(5, e))?;
+    }
+    serde_json::from_value(v).map_err(|e| corrupt(5, e))
+}
+
+/// The row with its current state: the newest full state and the deltas after it.
+fn with_state(conn: &Connection, (mut run, base): (RunRow, String)) -> rusqlite::Result<RunRow> {
+    let deltas = deltas_after_base(conn, &run.id)?;
+    run.state = rebuild(&base, &deltas)?;
+    Ok(run)
 }
 
 /// JSON text for a column; these types always serialise, but a failure is
@@ -245,7 +290,9 @@ pub fn insert_run(conn: &Connection, r: &RunRow, account: &str) -> rusqlite::Res
 pub fn get_run(conn: &Connection, id: &str) -> rusqlite::Result<Option<RunRow>> {
     conn.prepare_cached(&format!("SELECT {RUN_COLS} FROM flow_runs WHERE id = ?1"))?
         .query_row([id], run_from)
-        .optional()
+        .optional()?
+        .map(|raw| with_state(conn, raw))
+        .transpose()
 }
 
 /// The top-level runs of a flow, newest first.
@@ -253,7 +300,10 @@ pub fn runs_of(conn: &Connection, flow_name: &str) -> rusqlite::Result<Vec<RunRo
     let mut stmt = conn.prepare(&format!(
         "SELECT {RUN_COLS} FROM flow_runs WHERE flow_name = ?1 AND parent_id IS NULL ORDER BY id DESC"
     ))?;
-    stmt.query_map([flow_name], run_from)?.collect()
+    let raws = stmt
+        .query_map([flow_name], run_from)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raws.into_iter().map(|raw| with_state(conn, raw)).collect()
 }
 
 /// A top-level run as the conversation list shows it (no definition or state).
@@ -355,67 +405,149 @@ pub fn delete_run(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(conn.execute("DELETE FROM flow_runs WHERE id = ?1", [id])? > 0)
 }
 
-/// Writes one step: the run's status and state, its turns and agent
-/// messages, and a checkpoint row, in one transaction. Returns the turns' ids.
+/// Writes one step as [`commit_step_with`] does, starting a new chain of
+/// checkpoints (its checkpoint is a full one) and pruning nothing: the
+/// engine's next full checkpoint prunes by its policy.
 pub fn commit_step(conn: &mut Connection, c: &StepCommit<'_>) -> rusqlite::Result<Vec<i64>> {
+    let keep_all = CheckpointPolicy {
+        keep_full_snapshots: 0,
+        ..CheckpointPolicy::default()
+    };
+    commit_step_with(conn, c, &mut Chain::default(), &keep_all)
+}
+
+/// Writes one step: the run's status (and its state when the checkpoint is
+/// a full one), its turns and agent messages, and a checkpoint row — a delta
+/// against `chain` when it ends at the run's last row — in one transaction;
+/// prunes old checkpoints by `policy`. Returns the turns' ids; `chain` then
+/// ends at the new row (it is left as it was when the write fails).
+pub fn commit_step_with(
+    conn: &mut Connection,
+    c: &StepCommit<'_>,
+    chain: &mut Chain,
+    policy: &CheckpointPolicy,
+) -> rusqlite::Result<Vec<i64>> {
+    let value = serde_json::to_value(c.state)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
     let tx = conn.transaction()?;
-    let state = state_text(c.state);
-    let changed = tx.prepare_cached(
-        "UPDATE flow_runs SET status = ?2, state = ?3, pending = ?4, error = ?5, updated_at = ?6 WHERE id = ?1",
-    )?
-    .execute(params![c.run_id, c.status.as_str(), state, c.pending.map(json_text).transpose()?, c.error, c.now])?;
+    let stored_last: Option<i64> = tx
+        .prepare_cached("SELECT MAX(id) FROM flow_checkpoints WHERE run_id = ?1")?
+        .query_row([c.run_id], |r| r.get(0))?;
+    let finished = matches!(c.status, RunStatus::Completed | RunStatus::Failed);
+    let prune = policy.keep_full_snapshots > 0;
+    let next = chain.next(&value, stored_last, policy, finished && prune);
+    let pending = c.pending.map(json_text).transpose()?;
+    let changed = match &next {
+        Next::Full(state) => tx.prepare_cached(
+            "UPDATE flow_runs SET status = ?2, state = ?3, pending = ?4, error = ?5, updated_at = ?6 WHERE id = ?1",
+        )?
+        .execute(params![c.run_id, c.status.as_str(), state, pending, c.error, c.now])?,
+        Next::Delta(_) => tx.prepare_cached(
+            "UPDATE flow_runs SET status = ?2, pending = ?3, error = ?4, updated_at = ?5 WHERE id = ?1",
+        )?
+        .execute(params![c.run_id, c.status.as_str(), pending, c.error, c.now])?,
+    };
     if changed != 1 {
         return Err(rusqlite::Error::QueryReturnedNoRows);
     }
-    let mut ids = Vec::with_capacity(c.turns.len());
-    {
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO flow_turns (run_id, role, content, command, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
-        for t in c.turns {
-            stmt.execute(params![
-                c.run_id,
-                t.role.as_str(),
-                t.content,
-                json_text(&t.command)?,
-                c.now
-            ])?;
-            ids.push(tx.last_insert_rowid());
-        }
-    }
-    {
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO flow_agent_messages (run_id, conversation_id, agent, role, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        for m in c.agent_messages {
-            let role = match m.message.role {
-                ChatRole::System => "system",
-                ChatRole::User => "user",
-                ChatRole::Assistant => "assistant",
-            };
-            stmt.execute(params![
-                c.run_id,
-                m.conversation_id,
-                m.agent,
-                role,
-                m.message.content,
-                c.now
-            ])?;
-        }
-    }
+    let ids = write_turns(&tx, c)?;
+    let (kind, text) = match &next {
+        Next::Full(t) => ("full", t),
+        Next::Delta(t) => ("delta", t),
+    };
     tx.prepare_cached(
-        "INSERT INTO flow_checkpoints (run_id, format, status, step_path, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO flow_checkpoints (run_id, format, status, step_path, state, created_at, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         c.run_id,
         FORMAT,
         c.status.as_str(),
         serde_json::to_string(&c.state.step_path).unwrap_or_else(|_| "[]".into()),
-        state,
-        c.now
+        text,
+        c.now,
+        kind
     ])?;
+    let id = tx.last_insert_rowid();
+    if prune && finished {
+        // A finished run keeps its final state only; resume reads no more.
+        tx.prepare_cached("DELETE FROM flow_checkpoints WHERE run_id = ?1 AND id < ?2")?
+            .execute(params![c.run_id, id])?;
+    } else if prune && kind == "full" {
+        tx.prepare_cached(
+            "DELETE FROM flow_checkpoints WHERE run_id = ?1 AND id < (
+                SELECT id FROM flow_checkpoints WHERE run_id = ?1 AND kind = 'full'
+                ORDER BY id DESC LIMIT 1 OFFSET ?2)",
+        )?
+        .execute(params![c.run_id, policy.keep_full_snapshots - 1])?;
+    }
     tx.commit()?;
+    chain.wrote(id, value, &next);
     Ok(ids)
+}
+
+/// Writes a step's transcript turns and agent messages; returns the turns' ids.
+fn write_turns(tx: &rusqlite::Transaction<'_>, c: &StepCommit<'_>) -> rusqlite::Result<Vec<i64>> {
+    let mut ids = Vec::with_capacity(c.turns.len());
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO flow_turns (run_id, role, content, command, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for t in c.turns {
+        stmt.execute(params![
+            c.run_id,
+            t.role.as_str(),
+            t.content,
+            json_text(&t.command)?,
+            c.now
+        ])?;
+        ids.push(tx.last_insert_rowid());
+    }
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO flow_agent_messages (run_id, conversation_id, agent, role, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for m in c.agent_messages {
+        let role = match m.message.role {
+            ChatRole::System => "system",
+            ChatRole::User => "user",
+            ChatRole::Assistant => "assistant",
+        };
+        stmt.execute(params![
+            c.run_id,
+            m.conversation_id,
+            m.agent,
+            role,
+            m.message.content,
+            c.now
+        ])?;
+    }
+    Ok(ids)
+}
+
+/// The state a run had at checkpoint `id` (its full row before it and the
+/// deltas up to it); `None` when the run has no such checkpoint (or it was pruned).
+pub fn checkpoint_state(
+    conn: &Connection,
+    run_id: &str,
+    id: i64,
+) -> rusqlite::Result<Option<RunState>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, kind, state FROM flow_checkpoints WHERE run_id = ?1 AND id <= ?2
+           AND id >= (SELECT MAX(id) FROM flow_checkpoints WHERE run_id = ?1 AND id <= ?2 AND kind = 'full')
+         ORDER BY id",
+    )?;
+    let rows: Vec<(i64, String, String)> = stmt
+        .query_map(params![run_id, id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    match rows.split_first() {
+        Some(((_, kind, base), deltas))
+            if kind == "full" && rows.last().map(|r| r.0) == Some(id) =>
+        {
+            let deltas: Vec<String> = deltas.iter().map(|(_, _, d)| d.clone()).collect();
+            rebuild(base, &deltas).map(Some)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// A run's transcript, in order.
@@ -500,6 +632,8 @@ mod tests {
         conn.execute_batch("PRAGMA foreign_keys = ON;")
             .expect("pragma");
         conn.execute_batch(MIGRATION).expect("migration");
+        conn.execute_batch(DELTA_MIGRATION)
+            .expect("delta migration");
         conn
     }
 
@@ -624,3 +758,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "store_checkpoint_tests.rs"]
+mod checkpoint_tests;

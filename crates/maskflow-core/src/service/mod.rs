@@ -185,6 +185,7 @@ impl Service {
             events: Arc::new(events.clone()),
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: crate::flows::Synchronous::Normal,
+            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
         })?;
         let service = Service {
             inner: Arc::new(Inner {

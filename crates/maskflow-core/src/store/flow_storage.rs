@@ -57,3 +57,103 @@ impl FlowStorage for StoreFlowStorage {
         LOCAL_ACCOUNT
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::events::EventBus;
+    use crate::flows::checkpoint::CheckpointPolicy;
+    use crate::flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
+    use crate::ids::{Clock, StepClock, UlidGen};
+    use crate::providers::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+
+    /// Answers every item at once with a short review.
+    #[derive(Debug)]
+    struct Reviewer;
+
+    impl Provider for Reviewer {
+        fn name(&self) -> &str {
+            "reviewer"
+        }
+        fn complete<'a>(
+            &'a self,
+            request: &'a LlmRequest,
+            _d: DeltaSink<'a>,
+        ) -> BoxFuture<'a, std::result::Result<LlmReply, ProviderError>> {
+            let len = request.messages.last().map_or(0, |m| m.content.len());
+            Box::pin(async move {
+                Ok(LlmReply {
+                    text: format!(
+                        r#"{{"ok":true,"len":{len},"note":"reviewed, nothing to change"}}"#
+                    ),
+                })
+            })
+        }
+    }
+
+    /// Runs a fan-out of `n` items under `policy`; returns the checkpoint
+    /// rows and bytes the run keeps and its final state's bytes.
+    async fn fan_out(n: usize, policy: Option<CheckpointPolicy>) -> (i64, i64, i64) {
+        let home = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+        let files: Vec<String> = (0..n).map(|i| format!("file-{i:05}.txt")).collect();
+        let flow = json!({"input": {"files": files}, "steps": [
+            {"type": "foreach", "itemsPath": "input.files", "itemVariable": "file", "concurrency": 4,
+             "step": {"type": "llm", "agentType": "rev", "identifier": "r",
+                      "messages": [{"role": "user", "content": ["Review {{file}}"]}]}},
+            {"type": "join", "id": "all"}
+        ]});
+        std::fs::write(home.path().join("flows/fan.json"), flow.to_string()).expect("write");
+        let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
+        let engine = FlowEngine::open(FlowConfig {
+            home: home.path().to_owned(),
+            roles: crate::Roles::all(Arc::new(Reviewer)),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            events: Arc::new(EventBus::default()),
+            storage: Arc::new(StoreFlowStorage),
+            synchronous: Synchronous::Normal,
+            checkpoints: policy.unwrap_or_default(),
+        })
+        .expect("engine");
+        let (started, handle) = engine
+            .prepare("fan", StartFlow::default())
+            .expect("prepare");
+        assert_eq!(handle.run().await, RunStatus::Completed);
+        let view = engine.get_run(&started.conversation_id).expect("view");
+        assert_eq!(view.turns.len(), n + 1);
+        let conn = super::super::open(home.path(), "test").expect("db");
+        conn.query_row(
+            "SELECT (SELECT COUNT(*) FROM flow_checkpoints WHERE run_id = ?1),
+                    (SELECT COALESCE(SUM(length(state)), 0) FROM flow_checkpoints WHERE run_id = ?1),
+                    (SELECT length(state) FROM flow_runs WHERE id = ?1)",
+            [&started.conversation_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("sizes")
+    }
+
+    /// Every checkpoint of a 1,000-item fan-out kept: their bytes add up to a
+    /// few final states (full states each step would be ~500 of them); with
+    /// the default policy the finished run keeps its final state only.
+    #[tokio::test]
+    async fn a_1000_item_fan_out_writes_checkpoint_bytes_linear_in_its_items() {
+        let keep_all = CheckpointPolicy {
+            keep_full_snapshots: 0,
+            ..CheckpointPolicy::default()
+        };
+        let (rows, bytes, state) = fan_out(1000, Some(keep_all)).await;
+        assert!(rows > 1000, "one checkpoint per item at least: {rows}");
+        assert!(
+            bytes <= 5 * state,
+            "{bytes} checkpoint bytes, final state {state}"
+        );
+        let (rows, bytes, state) = fan_out(1000, None).await;
+        assert_eq!(rows, 1, "a finished run keeps its final state only");
+        assert_eq!(bytes, state);
+    }
+}

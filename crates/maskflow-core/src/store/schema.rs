@@ -200,6 +200,11 @@ pub const PYTHON_LOCKS: &str = crate::store::python_locks::MIGRATION;
 /// [`crate::store::manual_prompts`].
 pub const MANUAL_PROMPTS: &str = crate::store::manual_prompts::MIGRATION;
 
+/// Migration (issue 18 point 7, branch wt-checkpoints — the lead renumbers
+/// on merge): a flow checkpoint may hold a delta. See
+/// [`crate::flows::store::DELTA_MIGRATION`].
+pub const FLOW_CHECKPOINT_DELTAS: &str = crate::flows::store::DELTA_MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -219,5 +224,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(DATABASE_BACKUPS),
         M::up(PYTHON_LOCKS),
         M::up(MANUAL_PROMPTS),
+        M::up(FLOW_CHECKPOINT_DELTAS),
     ]
 }

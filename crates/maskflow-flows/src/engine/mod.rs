@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
 use super::agents::{self, AgentCommand, AgentDef, LoadError};
+use super::checkpoint::CheckpointPolicy;
 use super::compile::{self, Op, Program, Target};
 use super::definition::{FlowDef, JoinPolicy, MessageDef, Step};
 use super::error::FlowError;
@@ -96,6 +97,8 @@ pub struct FlowConfig {
     pub storage: Arc<dyn FlowStorage>,
     /// Durability of each step's commit.
     pub synchronous: Synchronous,
+    /// How checkpoints are written and pruned ([`CheckpointPolicy::default`] unless tuned).
+    pub checkpoints: CheckpointPolicy,
 }
 
 /// Where the engine gets each agent's back end. The service implements it
@@ -148,6 +151,7 @@ struct Inner {
     storage: Arc<dyn FlowStorage>,
     scripts: Mutex<Arc<dyn ScriptRunner>>,
     inflight: Mutex<HashMap<String, Inflight>>,
+    checkpoints: Mutex<record::Checkpoints>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -199,6 +203,7 @@ impl RunHandle {
             .drive(self.run.clone(), self.state, &mut self.cancel)
             .await;
         self.engine.release(&self.run.id);
+        self.engine.forget_chain(&self.run.id);
         let _ = self.done.send(true);
         self.engine.after_child_finished(&self.run, status);
         status
@@ -226,6 +231,7 @@ impl FlowEngine {
                 storage: config.storage,
                 scripts: Mutex::new(Arc::new(PythonProcess::default())),
                 inflight: Mutex::new(HashMap::new()),
+                checkpoints: Mutex::new(record::Checkpoints::new(config.checkpoints)),
             }),
         })
     }

@@ -1,8 +1,51 @@
-//! Committing steps and statuses, and publishing them.
+//! Committing steps and statuses, and publishing them. Each run in progress
+//! keeps a [`Chain`] here, so its next checkpoint is a delta against the last.
 
 use super::*;
+use crate::checkpoint::Chain;
+
+/// The checkpoint policy and the chain of each run in progress.
+#[derive(Debug)]
+pub(super) struct Checkpoints {
+    policy: CheckpointPolicy,
+    chains: HashMap<String, Chain>,
+}
+
+impl Checkpoints {
+    pub(super) fn new(policy: CheckpointPolicy) -> Checkpoints {
+        Checkpoints {
+            policy,
+            chains: HashMap::new(),
+        }
+    }
+}
 
 impl FlowEngine {
+    /// Replaces how checkpoints are written and pruned (the default keeps
+    /// two full snapshots per run in progress and the final state of a finished run).
+    pub fn set_checkpoint_policy(&self, policy: CheckpointPolicy) {
+        lock(&self.inner.checkpoints).policy = policy;
+    }
+
+    /// Drops a run's chain when its execution ends, however it ended.
+    pub(super) fn forget_chain(&self, id: &str) {
+        lock(&self.inner.checkpoints).chains.remove(id);
+    }
+
+    /// Writes one step through the run's checkpoint chain; a run that leaves
+    /// `running` drops its chain (a resume starts a new one).
+    fn write_step(&self, c: &StepCommit<'_>) -> rusqlite::Result<Vec<i64>> {
+        let mut db = self.db();
+        let mut cps = lock(&self.inner.checkpoints);
+        let policy = cps.policy;
+        let chain = cps.chains.entry(c.run_id.to_owned()).or_default();
+        let written = fstore::commit_step_with(&mut db, c, chain, &policy);
+        if written.is_err() || c.status != RunStatus::Running {
+            cps.chains.remove(c.run_id);
+        }
+        written
+    }
+
     /// Records a status move outside a running step (a stop, an answer, a
     /// woken parent): the state table decides the status `event` leads to from `from`.
     #[allow(clippy::too_many_arguments)]
@@ -19,22 +62,16 @@ impl FlowEngine {
     ) -> Result<()> {
         let status = state::apply(from, event).map_err(|e| Error::Conflict(e.to_string()))?;
         let now = self.now();
-        let ids = {
-            let mut db = self.db();
-            fstore::commit_step(
-                &mut db,
-                &StepCommit {
-                    run_id: id,
-                    status,
-                    state: st,
-                    pending,
-                    error,
-                    turns: &turns,
-                    agent_messages: &[],
-                    now: &now,
-                },
-            )?
-        };
+        let ids = self.write_step(&StepCommit {
+            run_id: id,
+            status,
+            state: st,
+            pending,
+            error,
+            turns: &turns,
+            agent_messages: &[],
+            now: &now,
+        })?;
         self.publish_turns(id, flow_name, &turns, &ids, &now);
         self.inner.events.publish(FlowEvent::Status {
             conversation_id: id.to_owned(),
@@ -93,23 +130,18 @@ impl FlowEngine {
         let status =
             state::apply(RunStatus::Running, event).map_err(|e| FlowError::step(e.to_string()))?;
         let now = self.now();
-        let ids = {
-            let mut db = self.db();
-            fstore::commit_step(
-                &mut db,
-                &StepCommit {
-                    run_id: &run.id,
-                    status,
-                    state: st,
-                    pending,
-                    error,
-                    turns,
-                    agent_messages: msgs,
-                    now: &now,
-                },
-            )
-            .map_err(|e| FlowError::store(format!("could not save the step: {e}")))?
-        };
+        let ids = self
+            .write_step(&StepCommit {
+                run_id: &run.id,
+                status,
+                state: st,
+                pending,
+                error,
+                turns,
+                agent_messages: msgs,
+                now: &now,
+            })
+            .map_err(|e| FlowError::store(format!("could not save the step: {e}")))?;
         self.publish_turns(&run.id, &run.flow_name, turns, &ids, &now);
         if status != RunStatus::Running {
             self.publish_status(run, status, error.map(str::to_owned));
