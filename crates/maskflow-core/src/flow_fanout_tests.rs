@@ -41,6 +41,7 @@ pub(crate) fn engine_at(home: &Path, provider: Arc<dyn Provider>, start_ms: u64)
         events: Arc::new(EventBus::default()),
         storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
+        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
     })
     .expect("engine")
 }

@@ -36,6 +36,7 @@ fn env(replies: Value, flows: &[(&str, Value)]) -> Env {
         events: Arc::new(EventBus::default()),
         storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
+        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
     })
     .expect("engine");
     Env {

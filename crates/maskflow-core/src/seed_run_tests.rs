@@ -110,6 +110,7 @@ fn env(provider: Arc<dyn Provider>) -> Env {
         events: Arc::new(EventBus::default()),
         storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
+        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
     })
     .expect("engine");
     Env { home, engine }

@@ -506,6 +506,7 @@ mod tests {
         let home = tempfile::tempdir().expect("tempdir");
         assert!(list_agents(home.path()).expect("none").is_empty());
         let def = AgentDef {
+            display_name: Text::new("Code reviewer"),
             provider: Text::new("local"),
             model: Text::new("m1"),
             prompt: Text::new("You review code."),

@@ -127,6 +127,9 @@ fn mutate(st: &mut RunState, op: u8, v: Value) {
                     // `Some(null)` reads back as `None` in any stored state.
                     output: (!v.is_null()).then_some(v),
                     error: None,
+                    // Retries change between checkpoints too.
+                    retry_count: u32::try_from(i % 3).unwrap_or(0),
+                    retry: None,
                 },
             );
         }
@@ -313,6 +316,8 @@ fn a_1000_item_fan_out_stores_bytes_linear_in_its_items() {
                         json!({"ok": true, "n": i, "note": "reviewed, nothing to change"}),
                     ),
                     error: None,
+                    retry_count: 0,
+                    retry: None,
                 },
             );
             st.steps_done += 1;
