@@ -167,6 +167,7 @@ impl FlowEngine {
         };
         let authored = serde_json::to_string(&run.snapshot).unwrap_or_default();
         let provider = self.agent_backend(agent, &def, &authored)?;
+        self.announce_prompt(run, node, &msgs, feedback);
         let events = self.inner.events.clone();
         let conversation_id = run.id.clone();
         let sink = move |d: &str| {
