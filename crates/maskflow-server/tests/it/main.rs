@@ -29,3 +29,4 @@ mod sandbox;
 mod secrets;
 mod storage;
 mod ws_cancel;
+mod ws_seed_events;
