@@ -94,7 +94,9 @@ pub enum Event {
         #[serde(rename = "createdAt")]
         created_at: String,
         /// The step metadata (`{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label}`).
-        #[ts(type = "Record<string, unknown>")]
+        #[ts(
+            type = "{ name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }"
+        )]
         #[schema(value_type = Object)]
         command: serde_json::Value,
     },

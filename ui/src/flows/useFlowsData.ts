@@ -65,7 +65,10 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
   useEffect(() => {
     return transport.onEvent((e) => {
       if (e.type === "user_turn" && e.conversationId === currentId) {
+        // The step's prompt shows at once; its committed turn replaces it on refresh.
         setStream("");
+        const turn = { role: "user", content: e.content, createdAt: e.createdAt, command: e.command };
+        setRun((r) => (r ? { ...r, turns: [...r.turns, turn] } : r));
       } else if (e.type === "assistant_delta" && e.conversationId === currentId) {
         setStream((s) => s + e.delta);
       } else if (e.type === "tool_event" && e.conversationId === currentId) {
@@ -75,7 +78,8 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
         refreshRun(e.conversationId);
       } else if (e.type === "flow_turn" && e.conversation_id === currentId) {
         setStream("");
-        setRun((r) => (r ? { ...r, turns: [...r.turns, e.turn] } : r));
+        // A committed prompt is on screen already (from its user_turn).
+        if (e.turn.role !== "user") setRun((r) => (r ? { ...r, turns: [...r.turns, e.turn] } : r));
         refreshRun(e.conversation_id);
       } else if (e.type === "flow_status" && e.flow_name === flowName) {
         // Waiting and needs-attention have no turn_final: the open run follows them here.

@@ -113,7 +113,7 @@ createdAt: string,
 /**
  * The step metadata (`{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label}`).
  */
-command: Record<string, unknown>, } | { "type": "assistant_delta", 
+command: { name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }, } | { "type": "assistant_delta", 
 /**
  * The run.
  */

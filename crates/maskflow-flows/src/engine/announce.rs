@@ -26,14 +26,15 @@ impl FlowEvents for Stamped {
 
 impl FlowEngine {
     /// Seed 004's `user_turn`: the step's prompt as it leaves for the agent
-    /// (the user's messages, and the retry feedback when there is some).
-    pub(super) fn announce_prompt(
+    /// (the user's messages, and the retry feedback when there is some) is
+    /// announced, and returned as the transcript's user turn to commit.
+    pub(super) fn prompt_turn(
         &self,
         run: &Loaded,
         node: &compile::Node,
         msgs: &[ChatMessage],
         feedback: Option<&str>,
-    ) {
+    ) -> TurnRow {
         let mut parts: Vec<String> = msgs
             .iter()
             .filter(|m| m.role == ChatRole::User)
@@ -42,13 +43,19 @@ impl FlowEngine {
         if let Some(f) = feedback {
             parts.push(format!("Previous attempt failed: {f}"));
         }
+        let turn = TurnRow {
+            role: TurnRole::User,
+            content: parts.join("\n\n"),
+            command: meta(run, node, None),
+        };
         self.inner.events.publish(FlowEvent::Prompt {
             conversation_id: run.id.clone(),
-            content: parts.join("\n\n"),
+            content: turn.content.clone(),
             created_at: self.now(),
             // A plain struct: serialising it cannot fail.
-            command: serde_json::to_value(meta(run, node, None)).unwrap_or(Value::Null),
+            command: serde_json::to_value(&turn.command).unwrap_or(Value::Null),
         });
+        turn
     }
 
     /// Seed 004's `tool_event`: a script step's call starts or ends.
@@ -67,5 +74,27 @@ impl FlowEngine {
             name: node.label.clone(),
             payload,
         });
+    }
+}
+
+/// Puts the step's prompt turn before whatever turns the step committed (a
+/// stopped step commits nothing, its prompt included).
+pub(super) fn with_prompt(result: StepResult, prompt: TurnRow) -> StepResult {
+    let first = |turns: &mut Vec<TurnRow>| turns.insert(0, prompt);
+    match result {
+        Ok(mut outcome) => {
+            match &mut outcome {
+                Outcome::Advance { turns, .. }
+                | Outcome::Wait { turns, .. }
+                | Outcome::AskPerson { turns, .. }
+                | Outcome::Rejected { turns, .. } => first(turns),
+                Outcome::Stopped => {}
+            }
+            Ok(outcome)
+        }
+        Err(mut failure) => {
+            first(&mut failure.turns);
+            Err(failure)
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! with the seed's field names (`conversationId`, `inflightId`, `content`,
 //! `createdAt`, `delta`, `status`): one run reaches `turn_final` completed,
 //! another is stopped with `cancel_inflight` and ends `turn_final` stopped.
+//! The step's prompt is also kept in the run's transcript as a user turn.
 
 use std::path::Path;
 use std::time::Duration;
@@ -161,6 +162,29 @@ async fn a_seed_client_follows_a_flow_run_to_turn_final_completed() {
     let last = events.last().expect("final");
     assert_eq!(last["status"], "completed", "{last}");
     assert!(last.get("error").is_none(), "{last}");
+
+    // The prompt is kept as the transcript's user turn, before the reply.
+    let (s, run) = call(server.port, "GET", format!("/api/flow-runs/{id}"), None).await;
+    assert_eq!(s, 200, "{run}");
+    let turns: Vec<(&str, &str)> = run["turns"]
+        .as_array()
+        .expect("turns")
+        .iter()
+        .map(|t| {
+            (
+                t["role"].as_str().unwrap_or(""),
+                t["content"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("user", user["content"].as_str().expect("content")),
+            ("assistant", "The notes list three open invoices.")
+        ],
+        "{run}"
+    );
     let _ = ws.close(None).await;
 }
 
