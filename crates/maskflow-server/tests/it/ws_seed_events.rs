@@ -233,3 +233,55 @@ async fn a_seed_client_stops_a_flow_run_and_gets_turn_final_stopped() {
     );
     let _ = ws.close(None).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_step_is_a_tool_event_request_then_result() {
+    let (base, _slow) = slow_server().await;
+    let home = tempfile::tempdir().expect("home");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(
+        work.join("count.py"),
+        "import json\nprint(json.dumps({'rows': 3}))\n",
+    )
+    .expect("script");
+    let flow = json!({"steps": [{"type": "script", "label": "Count rows", "path": "count.py"}]});
+    let server = serve_with(home.path(), &base, flow).await;
+    let mut ws = connect(server.port).await;
+    let (s, started) = call(
+        server.port,
+        "POST",
+        "/api/flows/notes/run".into(),
+        Some(json!({"working_folder": work.display().to_string()})),
+    )
+    .await;
+    assert_eq!(s, 202, "{started}");
+    let id = started["conversationId"].as_str().expect("id").to_owned();
+
+    let events = follow_to_final(&mut ws, &id).await;
+    let tools: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_event")
+        .map(|e| &e["event"])
+        .collect();
+    assert_eq!(tools.len(), 2, "{events:?}");
+    assert_eq!(
+        (
+            &tools[0]["type"],
+            &tools[0]["name"],
+            &tools[0]["parameters"]["script"]
+        ),
+        (
+            &json!("tool-request"),
+            &json!("Count rows"),
+            &json!("count.py")
+        ),
+        "{events:?}"
+    );
+    assert_eq!(tools[1]["type"], "tool-result", "{events:?}");
+    assert_eq!(tools[1]["callId"], tools[0]["callId"], "{events:?}");
+    assert_eq!(tools[1]["result"]["rows"], 3, "{events:?}");
+    let last = events.last().expect("final");
+    assert_eq!(last["status"], "completed", "{last}");
+    let _ = ws.close(None).await;
+}
