@@ -4,7 +4,7 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::flows::{FlowEvent, FlowEvents};
+use crate::flows::{FlowEvent, FlowEvents, ToolPhase};
 use crate::providers::manual::{ManualEvent, ManualEvents};
 use crate::versions::Status;
 use crate::views::{BuildView, MessageView};
@@ -67,7 +67,8 @@ pub enum Event {
         /// The turn, with its step metadata.
         turn: crate::flows::TurnView,
     },
-    /// A flow run's status changed (seed 004's `turn_final` for stopped, failed, completed).
+    /// A flow run's status changed, waiting ones included (the UI's run
+    /// list and gate panel need those; seed 004's `turn_final` says the ends).
     FlowStatus {
         /// The run.
         conversation_id: String,
@@ -79,12 +80,61 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
-    /// A piece of a flow agent's reply as it streams in.
-    FlowDelta {
+    /// Seed 004: a flow step's prompt was sent to its agent.
+    UserTurn {
         /// The run.
+        #[serde(rename = "conversationId")]
         conversation_id: String,
+        /// The run's step in flight.
+        #[serde(rename = "inflightId", skip_serializing_if = "Option::is_none")]
+        inflight_id: Option<String>,
+        /// The prompt's text.
+        content: String,
+        /// RFC 3339.
+        #[serde(rename = "createdAt")]
+        created_at: String,
+        /// The step metadata (`{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label}`).
+        #[ts(
+            type = "{ name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }"
+        )]
+        #[schema(value_type = Object)]
+        command: serde_json::Value,
+    },
+    /// Seed 004: a piece of a flow agent's reply as it streams in.
+    AssistantDelta {
+        /// The run.
+        #[serde(rename = "conversationId")]
+        conversation_id: String,
+        /// The run's step in flight.
+        #[serde(rename = "inflightId", skip_serializing_if = "Option::is_none")]
+        inflight_id: Option<String>,
         /// The new text.
         delta: String,
+    },
+    /// Seed 004: a flow's script step (a tool call) started or ended.
+    ToolEvent {
+        /// The run.
+        #[serde(rename = "conversationId")]
+        conversation_id: String,
+        /// The run's step in flight.
+        #[serde(rename = "inflightId", skip_serializing_if = "Option::is_none")]
+        inflight_id: Option<String>,
+        /// The call's request or result.
+        event: ToolCall,
+    },
+    /// Seed 004: a flow run ended (stopped, failed or completed).
+    TurnFinal {
+        /// The run.
+        #[serde(rename = "conversationId")]
+        conversation_id: String,
+        /// The run's step in flight when it ended.
+        #[serde(rename = "inflightId", skip_serializing_if = "Option::is_none")]
+        inflight_id: Option<String>,
+        /// How it ended.
+        status: FinalStatus,
+        /// Why, when failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// A role's prompt left part of the extracts out to fit the model's
     /// context window (the builder's also shows in its `BuildChanged`).
@@ -200,39 +250,259 @@ impl ManualEvents for EventBus {
     }
 }
 
-/// The flow engine announces through the bus: its events become the wire
-/// `FlowTurn`, `FlowStatus` and `FlowDelta`.
+/// How a flow run ended, in seed 004's `turn_final`.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+pub enum FinalStatus {
+    /// A person stopped it (`cancel_inflight`, or the stop call).
+    Stopped,
+    /// A step failed.
+    Failed,
+    /// It ran to its end.
+    Completed,
+}
+
+impl FinalStatus {
+    /// The end `status` is, or `None` while the run goes on or waits.
+    pub fn of(status: crate::flows::RunStatus) -> Option<FinalStatus> {
+        use crate::flows::RunStatus;
+        match status {
+            RunStatus::Stopped => Some(FinalStatus::Stopped),
+            RunStatus::Failed => Some(FinalStatus::Failed),
+            RunStatus::Completed => Some(FinalStatus::Completed),
+            RunStatus::Running | RunStatus::Waiting | RunStatus::NeedsAttention => None,
+        }
+    }
+}
+
+/// One half of a tool call in seed 004's `tool_event`.
+#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ToolCall {
+    /// The call starts.
+    ToolRequest {
+        /// Shared by the request and its result.
+        #[serde(rename = "callId")]
+        call_id: String,
+        /// The step's label.
+        name: String,
+        /// What the call is given (`{script}`).
+        #[ts(type = "unknown")]
+        #[schema(value_type = Object)]
+        parameters: serde_json::Value,
+    },
+    /// The call ended.
+    ToolResult {
+        /// Shared by the request and its result.
+        #[serde(rename = "callId")]
+        call_id: String,
+        /// The step's label.
+        name: String,
+        /// Its output, or `{error}`.
+        #[ts(type = "unknown")]
+        #[schema(value_type = Object)]
+        result: serde_json::Value,
+    },
+}
+
+/// The flow engine announces through the bus: committed turns and every
+/// status as `flow_turn` and `flow_status`, and seed 004's `user_turn`,
+/// `assistant_delta`, `tool_event` and `turn_final` (a run's end).
 impl FlowEvents for EventBus {
     fn publish(&self, event: FlowEvent) {
-        let event = match event {
-            FlowEvent::Turn {
+        self.publish_in_flight(event, None);
+    }
+
+    fn publish_in_flight(&self, event: FlowEvent, inflight_id: Option<String>) {
+        for event in wire_events(event, inflight_id) {
+            let _ = self.tx.send(event);
+        }
+    }
+}
+
+/// The wire events one flow announcement becomes.
+fn wire_events(event: FlowEvent, inflight_id: Option<String>) -> Vec<Event> {
+    match event {
+        FlowEvent::Turn {
+            conversation_id,
+            flow_name,
+            turn,
+        } => vec![Event::FlowTurn {
+            conversation_id,
+            flow_name,
+            turn,
+        }],
+        FlowEvent::Prompt {
+            conversation_id,
+            content,
+            created_at,
+            command,
+        } => vec![Event::UserTurn {
+            conversation_id,
+            inflight_id,
+            content,
+            created_at,
+            command,
+        }],
+        FlowEvent::Delta {
+            conversation_id,
+            delta,
+        } => vec![Event::AssistantDelta {
+            conversation_id,
+            inflight_id,
+            delta,
+        }],
+        FlowEvent::Tool {
+            conversation_id,
+            phase,
+            call_id,
+            name,
+            payload,
+        } => {
+            let event = match phase {
+                ToolPhase::Request => ToolCall::ToolRequest {
+                    call_id,
+                    name,
+                    parameters: payload,
+                },
+                ToolPhase::Result => ToolCall::ToolResult {
+                    call_id,
+                    name,
+                    result: payload,
+                },
+            };
+            vec![Event::ToolEvent {
                 conversation_id,
-                flow_name,
-                turn,
-            } => Event::FlowTurn {
-                conversation_id,
-                flow_name,
-                turn,
-            },
-            FlowEvent::Status {
+                inflight_id,
+                event,
+            }]
+        }
+        FlowEvent::Status {
+            conversation_id,
+            flow_name,
+            status,
+            error,
+        } => {
+            let end = FinalStatus::of(status).map(|status| Event::TurnFinal {
+                conversation_id: conversation_id.clone(),
+                inflight_id,
+                status,
+                error: error.clone(),
+            });
+            let mut events = vec![Event::FlowStatus {
                 conversation_id,
                 flow_name,
                 status,
                 error,
-            } => Event::FlowStatus {
-                conversation_id,
-                flow_name,
-                status,
-                error,
-            },
-            FlowEvent::Delta {
-                conversation_id,
-                delta,
-            } => Event::FlowDelta {
-                conversation_id,
-                delta,
-            },
+            }];
+            events.extend(end);
+            events
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flows::RunStatus;
+    use serde_json::json;
+
+    fn wire(event: FlowEvent, inflight: Option<&str>) -> Vec<serde_json::Value> {
+        wire_events(event, inflight.map(str::to_owned))
+            .iter()
+            .map(|e| serde_json::to_value(e).expect("serialises"))
+            .collect()
+    }
+
+    fn status(status: RunStatus, error: Option<&str>) -> FlowEvent {
+        FlowEvent::Status {
+            conversation_id: "flow_1".into(),
+            flow_name: "demo".into(),
+            status,
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_run_that_ends_says_turn_final_with_the_seeds_status_words() {
+        for (run, word) in [
+            (RunStatus::Completed, "completed"),
+            (RunStatus::Stopped, "stopped"),
+            (RunStatus::Failed, "failed"),
+        ] {
+            let events = wire(status(run, None), Some("inf_1"));
+            assert_eq!(events.len(), 2, "{events:?}");
+            assert_eq!(events[0]["type"], "flow_status");
+            assert_eq!(
+                events[1],
+                json!({"type": "turn_final", "conversationId": "flow_1", "inflightId": "inf_1", "status": word})
+            );
+        }
+        let failed = wire(status(RunStatus::Failed, Some("no reply")), None);
+        assert_eq!(
+            failed[1],
+            json!({"type": "turn_final", "conversationId": "flow_1", "status": "failed", "error": "no reply"})
+        );
+    }
+
+    #[test]
+    fn a_run_that_waits_or_runs_has_no_turn_final() {
+        for run in [
+            RunStatus::Running,
+            RunStatus::Waiting,
+            RunStatus::NeedsAttention,
+        ] {
+            let events = wire(status(run, None), Some("inf_1"));
+            assert_eq!(events.len(), 1);
+            assert_eq!(events[0]["type"], "flow_status");
+        }
+    }
+
+    #[test]
+    fn prompts_deltas_and_tool_calls_keep_the_seeds_field_names() {
+        let prompt = FlowEvent::Prompt {
+            conversation_id: "flow_1".into(),
+            content: "Summarise".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            command: json!({"name": "flow", "stepIndex": 0}),
         };
-        let _ = self.tx.send(event);
+        assert_eq!(
+            wire(prompt, Some("inf_1")),
+            vec![json!({
+                "type": "user_turn", "conversationId": "flow_1", "inflightId": "inf_1",
+                "content": "Summarise", "createdAt": "2026-01-01T00:00:00Z",
+                "command": {"name": "flow", "stepIndex": 0}
+            })]
+        );
+        let delta = FlowEvent::Delta {
+            conversation_id: "flow_1".into(),
+            delta: "Hel".into(),
+        };
+        assert_eq!(
+            wire(delta, Some("inf_1")),
+            vec![
+                json!({"type": "assistant_delta", "conversationId": "flow_1", "inflightId": "inf_1", "delta": "Hel"})
+            ]
+        );
+        for (phase, kind, key) in [
+            (ToolPhase::Request, "tool-request", "parameters"),
+            (ToolPhase::Result, "tool-result", "result"),
+        ] {
+            let tool = FlowEvent::Tool {
+                conversation_id: "flow_1".into(),
+                phase,
+                call_id: "call_1".into(),
+                name: "Count rows".into(),
+                payload: json!({"rows": 3}),
+            };
+            let mut event = json!({"type": kind, "callId": "call_1", "name": "Count rows"});
+            event[key] = json!({"rows": 3});
+            assert_eq!(
+                wire(tool, Some("inf_1")),
+                vec![
+                    json!({"type": "tool_event", "conversationId": "flow_1", "inflightId": "inf_1", "event": event})
+                ]
+            );
+        }
     }
 }

@@ -87,6 +87,9 @@ impl Env {
     }
 }
 
+/// The seed example's break question as sent: the question, then the JSON instruction.
+const BREAK_PROMPT: &str = "Is the summary complete? Reply as JSON {\"answer\":\"yes\"|\"no\"}.\n\nReply with exactly this JSON and nothing else: {\"answer\": \"yes\"} or {\"answer\": \"no\"}.";
+
 fn contents(v: &RunView) -> Vec<String> {
     v.turns.iter().map(|t| t.content.clone()).collect()
 }
@@ -120,15 +123,25 @@ async fn seed_004_example_runs_as_written_with_its_metadata() {
     assert_eq!(
         contents(&view),
         [
+            "Summarize the current notes.",
             "summary 1",
+            "Improve the plan.",
             "plan 1",
+            BREAK_PROMPT,
             r#"{"answer":"no"}"#,
+            "Summarize the current notes.",
             "summary 2",
+            "Improve the plan.",
             "plan 2",
+            BREAK_PROMPT,
             r#"{"answer":"yes"}"#
         ]
     );
-    let c = &view.turns[1].command;
+    // Seed 004: each step's prompt is a user turn before its reply, with the same metadata.
+    let roles: Vec<&str> = view.turns.iter().map(|t| t.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant"].repeat(6));
+    assert_eq!(view.turns[2].command, view.turns[3].command);
+    let c = &view.turns[3].command;
     assert_eq!(c["name"], "flow");
     assert_eq!(
         (
@@ -208,7 +221,8 @@ async fn nested_loops_break_at_each_depth() {
         .iter()
         .filter_map(|t| t.command["loopDepth"].as_u64())
         .collect();
-    assert_eq!(depths, [2, 2, 2, 2, 1, 2, 2, 1, 0]);
+    // Each agent step's prompt and reply (seed 004's user turn, then the answer).
+    assert_eq!(depths, [2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, 0]);
     assert_eq!(view.turns.last().expect("gate").content, "iterations 0");
     assert!(view.flags.flow.loop_stack.is_empty());
     assert_eq!(provider.remaining(&Role::Agent("w".into())), 0);
@@ -236,7 +250,8 @@ async fn a_decision_routes_on_output_score() {
         );
         let other = if expected == "high" { "low" } else { "high" };
         assert_eq!(provider.remaining(&Role::Agent(other.into())), 1);
-        assert!(view.turns[1].content.starts_with(if expected == "high" {
+        assert_eq!(view.turns[0].content, "score it");
+        assert!(view.turns[2].content.starts_with(if expected == "high" {
             "→ branch 1"
         } else {
             "→ default"
@@ -704,7 +719,10 @@ async fn resume_uses_the_stored_definition_and_checks_agent_ownership() {
     h.expect("handle").run().await;
     let view = env.engine.get_run(&id).expect("view");
     assert_eq!(view.status, RunStatus::Completed, "{view:?}");
-    assert_eq!(contents(&view), ["first", "go on?", "yes", "second"]);
+    assert_eq!(
+        contents(&view),
+        ["one", "first", "go on?", "yes", "two", "second"]
+    );
     // Resume from step [2] again: the agent's conversation continues.
     let view = env.resume("r", &id, Some(vec![2])).await;
     assert_eq!(view.status, RunStatus::Completed);

@@ -342,6 +342,7 @@ async fn a_suggested_stage_is_followed_when_allowed_and_ignored_with_a_note_othe
     assert_eq!(
         contents(&v),
         [
+            "Triage.".to_owned(),
             md(
                 "SUCCESS",
                 "s",
@@ -350,7 +351,9 @@ async fn a_suggested_stage_is_followed_when_allowed_and_ignored_with_a_note_othe
             ),
             "The agent suggested the next stage \"draft\"; ignored: the step allows review."
                 .to_owned(),
+            "Draft.".to_owned(),
             "drafted".to_owned(),
+            "Review.".to_owned(),
             "reviewed".to_owned()
         ]
     );

@@ -270,9 +270,15 @@ async fn seed_004_example_imports_as_written_and_runs() {
     );
     let view = env.run("flows-mode").await;
     assert_eq!(view.status, RunStatus::Completed, "{view:?}");
-    let contents: Vec<&str> = view.turns.iter().map(|t| t.content.as_str()).collect();
+    // Seed 004: each step's prompt is a user turn, its reply the assistant's.
+    let replies: Vec<&str> = view
+        .turns
+        .iter()
+        .filter(|t| t.role == "assistant")
+        .map(|t| t.content.as_str())
+        .collect();
     assert_eq!(
-        contents,
+        replies,
         [
             "summary 1",
             "plan 1",
@@ -282,6 +288,16 @@ async fn seed_004_example_imports_as_written_and_runs() {
             r#"{"answer":"yes"}"#
         ]
     );
+    let prompts: Vec<&str> = view
+        .turns
+        .iter()
+        .filter(|t| t.role == "user")
+        .map(|t| t.content.as_str())
+        .collect();
+    assert_eq!(prompts.len(), 6, "{prompts:?}");
+    assert_eq!(prompts[0], "Summarize the current notes.");
+    assert_eq!(prompts[1], "Improve the plan.");
+    assert_eq!(view.turns.len(), 12);
 }
 
 #[tokio::test]

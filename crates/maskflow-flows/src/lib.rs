@@ -49,7 +49,7 @@ use serde_json::Value;
 
 pub use engine::{FlowConfig, FlowEngine, RunHandle, Synchronous};
 pub use error::{FlowError, FlowErrorCode};
-pub use events::{FlowEvent, FlowEvents};
+pub use events::{FlowEvent, FlowEvents, ToolPhase};
 pub use state::RunStatus;
 pub use storage::FlowStorage;
 

@@ -55,7 +55,7 @@ impl Spinner {
                     pieces: 0,
                 });
             }
-            Event::FlowDelta { .. } | Event::MessageDelta { .. } => {
+            Event::AssistantDelta { .. } | Event::MessageDelta { .. } => {
                 if let Some(s) = &mut self.speaking {
                     s.pieces += 1;
                 }
@@ -128,8 +128,9 @@ mod tests {
         s.on_event(&started("call_1"), t0);
         for _ in 0..3 {
             s.on_event(
-                &Event::FlowDelta {
+                &Event::AssistantDelta {
                     conversation_id: "flow_1".into(),
+                    inflight_id: None,
                     delta: "x".into(),
                 },
                 t0,

@@ -58,18 +58,33 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, currentId]);
 
-  // Live: turns, status changes and streaming text of the selected run.
+  // Live, by seed 004's contract: `user_turn` starts a step, `assistant_delta`
+  // streams its reply, `tool_event` shows a script running, `turn_final` ends
+  // the run. `flow_turn` (a committed turn with its step metadata) and
+  // `flow_status` (waiting states and the run list) have no seed equivalent.
   useEffect(() => {
     return transport.onEvent((e) => {
-      if (e.type === "flow_turn" && e.conversation_id === currentId) {
+      if (e.type === "user_turn" && e.conversationId === currentId) {
+        // The step's prompt shows at once; its committed turn replaces it on refresh.
         setStream("");
-        setRun((r) => (r ? { ...r, turns: [...r.turns, e.turn] } : r));
+        const turn = { role: "user", content: e.content, createdAt: e.createdAt, command: e.command };
+        setRun((r) => (r ? { ...r, turns: [...r.turns, turn] } : r));
+      } else if (e.type === "assistant_delta" && e.conversationId === currentId) {
+        setStream((s) => s + e.delta);
+      } else if (e.type === "tool_event" && e.conversationId === currentId) {
+        setStream(e.event.type === "tool-request" ? `Running ${e.event.name}…` : "");
+      } else if (e.type === "turn_final" && e.conversationId === currentId) {
+        setStream("");
+        refreshRun(e.conversationId);
+      } else if (e.type === "flow_turn" && e.conversation_id === currentId) {
+        setStream("");
+        // A committed prompt is on screen already (from its user_turn).
+        if (e.turn.role !== "user") setRun((r) => (r ? { ...r, turns: [...r.turns, e.turn] } : r));
         refreshRun(e.conversation_id);
       } else if (e.type === "flow_status" && e.flow_name === flowName) {
-        if (e.conversation_id === currentId) refreshRun(e.conversation_id);
+        // Waiting and needs-attention have no turn_final: the open run follows them here.
+        if (e.conversation_id === currentId && !isEnd(e.status)) refreshRun(e.conversation_id);
         refreshRuns();
-      } else if (e.type === "flow_delta" && e.conversation_id === currentId) {
-        setStream((s) => s + e.delta);
       }
     });
     // refreshRun and refreshRuns only close over api and flowName, which are listed.
@@ -81,3 +96,8 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
 
 /** What useFlowsData returns. */
 export type FlowsData = ReturnType<typeof useFlowsData>;
+
+/** The statuses seed 004's `turn_final` announces. */
+function isEnd(status: string): boolean {
+  return status === "completed" || status === "failed" || status === "stopped";
+}

@@ -1,6 +1,7 @@
 //! Asking an agent.
 
 use super::*;
+use announce::with_prompt;
 
 impl FlowEngine {
     /// An `llm` or `command` step: an inline prompt, or one of the agent's commands.
@@ -34,7 +35,9 @@ impl FlowEngine {
         let feedback = retry_feedback(st, cur);
         let mut msgs = msgs;
         msgs.extend(steer::take_answer(&mut next, cur));
-        let (reply, rows) = self
+        // Seed 004: the step's prompt is a user turn of the run's transcript.
+        let prompt = self.prompt_turn(run, node, &msgs, feedback.as_deref());
+        let asked = self
             .ask(
                 run,
                 node,
@@ -46,13 +49,17 @@ impl FlowEngine {
                 true,
                 None,
             )
-            .await?;
+            .await;
+        let (reply, rows) = match asked {
+            Ok(answer) => answer,
+            Err(failure) => return with_prompt(Err(failure), prompt),
+        };
         let turn = TurnRow {
             role: TurnRole::Assistant,
             content: reply.clone(),
             command: meta(run, node, None),
         };
-        self.steer(run, cur, next, &reply, turn, rows)
+        with_prompt(self.steer(run, cur, next, &reply, turn, rows), prompt)
     }
 
     /// A `break` step: asks the agent yes or no and leaves the loop on `breakOn`.
@@ -72,7 +79,8 @@ impl FlowEngine {
             prompt::break_question(step.question.as_str()),
         )];
         let feedback = retry_feedback(st, cur);
-        let (reply, rows) = self
+        let prompt = self.prompt_turn(run, node, &msgs, feedback.as_deref());
+        let asked = self
             .ask(
                 run,
                 node,
@@ -84,7 +92,11 @@ impl FlowEngine {
                 true,
                 None,
             )
-            .await?;
+            .await;
+        let (reply, rows) = match asked {
+            Ok(answer) => answer,
+            Err(failure) => return with_prompt(Err(failure), prompt),
+        };
         let turn = TurnRow {
             role: TurnRole::Assistant,
             content: reply.clone(),
@@ -95,7 +107,7 @@ impl FlowEngine {
             Err(e) => {
                 return Err(StepFailure {
                     error: FlowError::reply(format!("break step {:?}: {e}", node.label)),
-                    turns: vec![turn],
+                    turns: vec![prompt, turn],
                 });
             }
         };
@@ -105,7 +117,7 @@ impl FlowEngine {
         } else {
             enter(program, &mut next, node.next);
         }
-        advance(next, vec![turn], rows, true)
+        advance(next, vec![prompt, turn], rows, true)
     }
 
     /// Sends one agent request; returns the reply and the messages to store.

@@ -25,7 +25,7 @@ use super::checkpoint::CheckpointPolicy;
 use super::compile::{self, Op, Program, Target};
 use super::definition::{FlowDef, JoinPolicy, MessageDef, Step};
 use super::error::FlowError;
-use super::events::{FlowEvent, FlowEvents};
+use super::events::{FlowEvent, FlowEvents, ToolPhase};
 use super::expr;
 use super::prompt::{self, TaskContext};
 use super::script::{PythonProcess, ScriptRequest, ScriptRunner};
@@ -48,6 +48,7 @@ use maskflow_clock::{Clock, IdGen, format_rfc3339};
 use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, Roles};
 
 mod agent;
+mod announce;
 mod answer;
 mod context;
 mod drive;
@@ -220,14 +221,18 @@ impl FlowEngine {
             Synchronous::Full => "FULL",
         };
         conn.pragma_update(None, "synchronous", sync)?;
+        let sink = config.events;
         Ok(FlowEngine {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|engine| Inner {
                 home: config.home,
                 db: Mutex::new(conn),
                 backends: Mutex::new(Arc::new(config.roles)),
                 clock: config.clock,
                 ids: config.ids,
-                events: config.events,
+                events: Arc::new(announce::Stamped {
+                    sink,
+                    engine: engine.clone(),
+                }),
                 storage: config.storage,
                 scripts: Mutex::new(Arc::new(PythonProcess::default())),
                 inflight: Mutex::new(HashMap::new()),

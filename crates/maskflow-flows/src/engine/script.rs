@@ -14,7 +14,23 @@ impl FlowEngine {
         let node = &run.program.nodes[cur];
         let mut next = st.clone();
         let ctx = self.context(run, st);
-        let output = self.run_script(run, s, &ctx).await?;
+        let call_id = self.inner.ids.next_id("call");
+        let script = s
+            .path
+            .as_ref()
+            .or(s.workflow.as_ref())
+            .map_or("", |t| t.as_str());
+        let request = json!({"script": script});
+        self.announce_tool(run, node, ToolPhase::Request, &call_id, request);
+        let output = match self.run_script(run, s, &ctx).await {
+            Ok(output) => output,
+            Err(e) => {
+                let error = json!({"error": e.message});
+                self.announce_tool(run, node, ToolPhase::Result, &call_id, error);
+                return Err(e.into());
+            }
+        };
+        self.announce_tool(run, node, ToolPhase::Result, &call_id, output.clone());
         let content = output
             .get("stdout")
             .and_then(Value::as_str)

@@ -1,10 +1,11 @@
 //! `GET /api/events`: a WebSocket that streams the service's events (status
-//! changes, message deltas, new messages) as JSON text frames, and takes
-//! seed 004's `cancel_inflight` from the client:
+//! changes, message deltas, new messages; flow runs in seed 004's
+//! `user_turn`, `assistant_delta`, `tool_event` and `turn_final`) as JSON
+//! text frames, and takes seed 004's `cancel_inflight` from the client:
 //! `{"type": "cancel_inflight", "conversationId": "…", "inflightId": "…"}`
 //! stops that flow run's step in flight; the stop arrives as the run's
-//! `flow_status` event (`stopped`). A message that cannot be done gets one
-//! `{"type": "error", "code": …, "message": …}` frame back.
+//! `turn_final` with `status: "stopped"`. A message that cannot be done gets
+//! one `{"type": "error", "code": …, "message": …}` frame back.
 
 use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};

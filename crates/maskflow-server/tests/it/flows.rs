@@ -177,7 +177,8 @@ async fn seed_004_example_lists_runs_and_reports_its_metadata_through_the_api() 
             _ => {}
         }
     }
-    assert_eq!(streamed, 6);
+    // Seed 004: six prompts (user turns) and six replies.
+    assert_eq!(streamed, 12);
     let (status, run) = call(&app, "GET", &format!("/api/flow-runs/{id}"), None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(run["status"], "completed");
@@ -185,8 +186,11 @@ async fn seed_004_example_lists_runs_and_reports_its_metadata_through_the_api() 
     assert_eq!(run["flags"]["flow"]["stepPath"], json!([0, 2]));
     assert!(run["flags"]["flow"]["agentConversations"]["coding_agent:summary"].is_string());
     let turns = run["turns"].as_array().expect("turns");
-    assert_eq!(turns.len(), 6);
-    let c = &turns[2]["command"];
+    assert_eq!(turns.len(), 12);
+    let roles: Vec<&str> = turns.iter().filter_map(|t| t["role"].as_str()).collect();
+    assert_eq!(roles, ["user", "assistant"].repeat(6));
+    assert_eq!(turns[4]["command"], turns[5]["command"]);
+    let c = &turns[5]["command"];
     assert_eq!(
         (
             &c["name"],
@@ -425,6 +429,7 @@ async fn a_gate_is_answered_and_a_run_is_stopped_and_resumed_through_the_api() {
     assert_eq!(
         contents,
         [
+            "go",
             r#"{"answer": "yes"}"#,
             "Approve yes?",
             "Revise: shorter",
@@ -524,7 +529,8 @@ fn a_run_killed_20_times_resumes_to_the_same_transcript() {
         .to_owned();
     let (status, reference) = transcript(reference_home.path(), &ref_id);
     assert_eq!(status, RunStatus::Completed);
-    assert_eq!(reference.len(), 61);
+    // 41 agent steps, each a prompt (seed 004's user turn) and a reply, and 20 decisions.
+    assert_eq!(reference.len(), 102);
 
     // The same flow, killed with SIGKILL 20 times at random points.
     let home = tempfile::tempdir().expect("tempdir");

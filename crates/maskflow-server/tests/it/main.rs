@@ -30,3 +30,4 @@ mod sandbox;
 mod secrets;
 mod storage;
 mod ws_cancel;
+mod ws_seed_events;
