@@ -173,21 +173,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     let written = bytes_written().saturating_sub(written_before);
     drop(engine);
-    let db = rusqlite::Connection::open(home.path().join("maskflow.db"))?;
-    db.query_row("PRAGMA wal_checkpoint(FULL)", [], |_| Ok(()))?;
-    let (rows, checkpoint_bytes): (i64, i64) = db.query_row(
-        "SELECT COUNT(*), COALESCE(SUM(length(state)), 0) FROM flow_checkpoints WHERE run_id = ?1",
-        [&id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let state_bytes: i64 = db.query_row(
-        "SELECT length(state) FROM flow_runs WHERE id = ?1",
-        [&id],
-        |r| r.get(0),
-    )?;
-    let file_bytes = std::fs::metadata(home.path().join("maskflow.db"))?.len();
-    db.execute_batch("VACUUM")?;
-    let vacuumed = std::fs::metadata(home.path().join("maskflow.db"))?.len();
+    let f = maskflow_core::store::inspect::run_footprint(&home.path().join("maskflow.db"), &id)?;
+    let (rows, checkpoint_bytes, state_bytes) =
+        (f.checkpoint_rows, f.checkpoint_bytes, f.run_state_bytes);
+    let (file_bytes, vacuumed) = (f.file_bytes, f.vacuumed_bytes);
     println!(
         "{{\"scenario\":\"{kind}\",\"keep_all\":{keep_all},\"n\":{n},\"steps\":{steps},\"db_bytes\":{file_bytes},\"db_bytes_vacuumed\":{vacuumed},\"checkpoint_rows\":{rows},\"checkpoint_bytes\":{checkpoint_bytes},\"run_state_bytes\":{state_bytes},\"bytes_written\":{written},\"seconds\":{seconds:.4},\"ms_per_step\":{:.4}}}",
         seconds * 1000.0 / steps as f64

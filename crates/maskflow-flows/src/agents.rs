@@ -380,7 +380,7 @@ pub fn delete_agent(home: &Path, name: &str) -> crate::error::Result<bool> {
 
 /// The agents a flow's steps name, nested steps included.
 pub fn agents_of(def: &FlowDef) -> std::collections::BTreeSet<String> {
-    super::bundle::all_steps(def)
+    def.all_steps()
         .into_iter()
         .filter_map(|s| s.agent().map(|(agent, _)| agent.to_string()))
         .collect()

@@ -113,33 +113,6 @@ pub struct ImportRequest {
     pub overwrite: Option<bool>,
 }
 
-fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
-    for s in steps {
-        out.push(s);
-        match s {
-            Step::StartLoop(l) => walk(&l.steps, out),
-            Step::Decision(d) => {
-                for b in &d.branches {
-                    walk(b.steps.as_deref().unwrap_or(&[]), out);
-                }
-                if let Some(df) = &d.default {
-                    walk(df.steps.as_deref().unwrap_or(&[]), out);
-                }
-            }
-            Step::Foreach(f) => walk(std::slice::from_ref(&f.step), out),
-            _ => {}
-        }
-    }
-}
-
-/// Every step of a flow, nested ones included.
-pub(crate) fn all_steps(def: &FlowDef) -> Vec<&Step> {
-    let mut out = Vec::new();
-    walk(def.steps.as_deref().unwrap_or(&[]), &mut out);
-    walk(def.nodes.as_deref().unwrap_or(&[]), &mut out);
-    out
-}
-
 fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io { context, source }
 }
@@ -242,7 +215,7 @@ impl FlowEngine {
     pub fn export_bundle(&self, name: &str) -> Result<FlowBundle> {
         let def = self.load_definition(name)?;
         let mut agents: BTreeMap<String, BundledAgent> = BTreeMap::new();
-        for step in all_steps(&def) {
+        for step in def.all_steps() {
             let Some((agent, _)) = step.agent() else {
                 continue;
             };

@@ -61,3 +61,49 @@ pub fn reassign_agent_conversation(
         [conversation_id, agent],
     )
 }
+
+/// What a flow run left in a database file: checkpoint rows, their bytes,
+/// the run's own state bytes, and the file's size before and after a
+/// `VACUUM` (the WAL folded in first).
+#[derive(Debug, Clone, Copy)]
+pub struct RunFootprint {
+    /// Rows in `flow_checkpoints`.
+    pub checkpoint_rows: i64,
+    /// Bytes of their states.
+    pub checkpoint_bytes: i64,
+    /// Bytes of `flow_runs.state`.
+    pub run_state_bytes: i64,
+    /// The database file's size.
+    pub file_bytes: u64,
+    /// Its size after `VACUUM`.
+    pub vacuumed_bytes: u64,
+}
+
+/// Measures [`RunFootprint`] (for the checkpoint benchmark).
+pub fn run_footprint(
+    db_path: &Path,
+    run_id: &str,
+) -> Result<RunFootprint, Box<dyn std::error::Error>> {
+    let db = open(db_path)?;
+    db.query_row("PRAGMA wal_checkpoint(FULL)", [], |_| Ok(()))?;
+    let (checkpoint_rows, checkpoint_bytes) = db.query_row(
+        "SELECT COUNT(*), COALESCE(SUM(length(state)), 0) FROM flow_checkpoints WHERE run_id = ?1",
+        [run_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let run_state_bytes = db.query_row(
+        "SELECT length(state) FROM flow_runs WHERE id = ?1",
+        [run_id],
+        |r| r.get(0),
+    )?;
+    let file_bytes = std::fs::metadata(db_path)?.len();
+    db.execute_batch("VACUUM")?;
+    let vacuumed_bytes = std::fs::metadata(db_path)?.len();
+    Ok(RunFootprint {
+        checkpoint_rows,
+        checkpoint_bytes,
+        run_state_bytes,
+        file_bytes,
+        vacuumed_bytes,
+    })
+}

@@ -56,3 +56,32 @@ mod validate;
 pub use read::{from_value, parse};
 pub use types::*;
 pub use validate::validate;
+
+impl FlowDef {
+    /// Every step of the flow, nested ones (loops, branches, a foreach's
+    /// step) included, in document order.
+    pub fn all_steps(&self) -> Vec<&Step> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
+            for s in steps {
+                out.push(s);
+                match s {
+                    Step::StartLoop(l) => walk(&l.steps, out),
+                    Step::Decision(d) => {
+                        for b in &d.branches {
+                            walk(b.steps.as_deref().unwrap_or(&[]), out);
+                        }
+                        if let Some(df) = &d.default {
+                            walk(df.steps.as_deref().unwrap_or(&[]), out);
+                        }
+                    }
+                    Step::Foreach(f) => walk(std::slice::from_ref(&f.step), out),
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.steps.as_deref().unwrap_or(&[]), &mut out);
+        walk(self.nodes.as_deref().unwrap_or(&[]), &mut out);
+        out
+    }
+}

@@ -111,36 +111,8 @@ impl FlowEngine {
             agents: BTreeMap::new(),
             commands: BTreeMap::new(),
         };
-        let mut steps: Vec<&Step> = Vec::new();
-        fn walk<'a>(list: &'a [Step], out: &mut Vec<&'a Step>) {
-            for s in list {
-                out.push(s);
-                match s {
-                    Step::StartLoop(l) => walk(&l.steps, out),
-                    Step::Decision(d) => {
-                        for b in &d.branches {
-                            if let Some(st) = &b.steps {
-                                walk(st, out);
-                            }
-                        }
-                        if let Some(st) = d.default.as_ref().and_then(|d| d.steps.as_ref()) {
-                            walk(st, out);
-                        }
-                    }
-                    Step::Foreach(f) => walk(std::slice::from_ref(&f.step), out),
-                    _ => {}
-                }
-            }
-        }
         let flow = snap.flow.clone();
-        walk(
-            flow.steps
-                .as_deref()
-                .or(flow.nodes.as_deref())
-                .unwrap_or(&[]),
-            &mut steps,
-        );
-        for step in steps {
+        for step in flow.all_steps() {
             if let Some((agent, _)) = step.agent() {
                 if !snap.agents.contains_key(agent.as_str()) {
                     let def = agents::load_agent(&self.inner.home, agent.as_str())

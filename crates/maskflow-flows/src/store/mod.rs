@@ -760,5 +760,4 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "store_checkpoint_tests.rs"]
 mod checkpoint_tests;
