@@ -117,8 +117,14 @@ impl KeyHash {
             let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
             self.round(ascii_lowercase(w));
         }
-        for &b in words.remainder() {
-            self.byte(b);
+        // What is left fits the empty buffer: loaded and lowered at once
+        // (most tokens are shorter than eight bytes).
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.buf = ascii_lowercase(u64::from_le_bytes(w));
+            self.n = rest.len() as u32;
         }
     }
 
@@ -523,6 +529,13 @@ pub fn month_name_dates(text: &str, tokens: &[Token], out: &mut Vec<(usize, usiz
 /// Whether a token is an e-mail address's: `x@y.z` around the `@`.
 pub fn email_spans(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    email_spans_into(text, &mut out);
+    out
+}
+
+/// [`email_spans`] into `out` (cleared first), for callers that reuse it.
+pub fn email_spans_into(text: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
     for (at, _) in text.match_indices('@') {
         let ok = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+');
         let start = text[..at]
@@ -542,7 +555,6 @@ pub fn email_spans(text: &str) -> Vec<(usize, usize)> {
             out.push((s, e));
         }
     }
-    out
 }
 
 #[cfg(test)]
