@@ -120,12 +120,8 @@ impl KeyHash {
         // What is left fits the empty buffer: loaded and lowered at once
         // (most tokens are shorter than eight bytes).
         let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.buf = ascii_lowercase(u64::from_le_bytes(w));
-            self.n = rest.len() as u32;
-        }
+        self.buf = ascii_lowercase(load_tail(rest));
+        self.n = rest.len() as u32;
     }
 
     fn text(&mut self, s: &str) {
@@ -144,6 +140,12 @@ impl KeyHash {
         self.round(self.buf | (u64::from(self.n) << 56));
         mix(self.h)
     }
+}
+
+/// Up to seven bytes as one word, the first in the low byte (a loop of
+/// shifts: a variable-length copy is a call to `memcpy`).
+pub(crate) fn load_tail(rest: &[u8]) -> u64 {
+    rest.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b))
 }
 
 /// Eight bytes with `A`–`Z` lowered, the rest as they are (what

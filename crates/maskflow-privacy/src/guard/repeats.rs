@@ -8,16 +8,19 @@
 //! A cell is recognised by a 128-bit fingerprint of its bytes, so two
 //! different cells share one with odds of about 2⁻¹²⁸ per pair: far below
 //! any other way a value could be missed. A column with many distinct
-//! values stops being tracked (it repeats too little to pay for the set).
+//! values (names, amounts, IDs) stops being tracked: the set would outgrow
+//! the cache. What stays tracked are columns of a few values repeated
+//! (dates, statuses, cities, products).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use crate::keys::KeyHasher;
+use crate::keys::{KeyHasher, load_tail};
 
 /// Most distinct cells tracked per column; past it the column is not
-/// tracked (the set, ~2 MB at most, stays in cache).
-const MAX_TRACKED: usize = 1 << 16;
+/// tracked. The set must stay in the core's own cache: at 64 K cells (4 MB)
+/// a look-up was a cache miss and cost more than keying the cell again.
+const MAX_TRACKED: usize = 1 << 12;
 /// Longer cells are not tracked: prose rarely repeats, and hashing it
 /// costs what keying it saves.
 const MAX_CELL_BYTES: usize = 128;
@@ -89,9 +92,7 @@ fn fingerprint(bytes: &[u8]) -> Fingerprint {
     }
     let rest = words.remainder();
     if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        let w = u64::from_le_bytes(w);
+        let w = load_tail(rest);
         (a, b) = (fold(a, w, A), fold(b, w, B));
     }
     // A last round each, so every input bit reaches every output bit.
