@@ -507,11 +507,11 @@ fn long_month(short: &str) -> &'static str {
 pub fn month_name_dates(text: &str, tokens: &[Token], out: &mut Vec<(usize, usize, u64)>) {
     let s = |t: &Token| &text[t.start..t.end];
     for w in tokens.windows(3) {
-        let (a, b, c) = (s(&w[0]), s(&w[1]), s(&w[2]));
-        // Cheap tests first: most windows hold no year at all.
-        if !w[2].digits || c.len() != 4 {
+        // Cheap tests first, before any slicing: most windows hold no year.
+        if !w[2].digits || w[2].end - w[2].start != 4 {
             continue;
         }
+        let (a, b, c) = (s(&w[0]), s(&w[1]), s(&w[2]));
         let found = if w[1].digits && !w[0].digits {
             month(a).map(|m| (c, m, b))
         } else if w[0].digits && !w[1].digits {
