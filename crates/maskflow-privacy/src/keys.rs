@@ -260,8 +260,20 @@ pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
             _ => {}
         }
         let start = i;
-        let mut digits = true;
+        // ASCII letters and digits first, the common case: one table
+        // look-up a byte and no branch on which of the two it is.
+        let mut seen = 0;
+        while let Some(&b) = bytes.get(i) {
+            let class = CLASSES[usize::from(b)];
+            if class != DIGIT && class != LETTER {
+                break;
+            }
+            seen |= class;
+            i += 1;
+        }
+        let mut digits = seen & LETTER == 0;
         let mut ascii = true;
+        // Then anything else the token holds (characters outside ASCII).
         while i < bytes.len() {
             match CLASSES[usize::from(bytes[i])] {
                 DIGIT => i += 1,
