@@ -31,6 +31,7 @@
 //! request; building reuses its buffers from value to value ([`build`]).
 
 mod build;
+mod repeats;
 mod table;
 
 use std::collections::HashMap;

@@ -117,9 +117,11 @@ impl KeyHash {
             let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
             self.round(ascii_lowercase(w));
         }
-        for &b in words.remainder() {
-            self.byte(b);
-        }
+        // What is left fits the empty buffer: loaded and lowered at once
+        // (most tokens are shorter than eight bytes).
+        let rest = words.remainder();
+        self.buf = ascii_lowercase(load_tail(rest));
+        self.n = rest.len() as u32;
     }
 
     fn text(&mut self, s: &str) {
@@ -138,6 +140,12 @@ impl KeyHash {
         self.round(self.buf | (u64::from(self.n) << 56));
         mix(self.h)
     }
+}
+
+/// Up to seven bytes as one word, the first in the low byte (a loop of
+/// shifts: a variable-length copy is a call to `memcpy`).
+pub(crate) fn load_tail(rest: &[u8]) -> u64 {
+    rest.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b))
 }
 
 /// Eight bytes with `A`–`Z` lowered, the rest as they are (what
@@ -252,8 +260,20 @@ pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
             _ => {}
         }
         let start = i;
-        let mut digits = true;
+        // ASCII letters and digits first, the common case: one table
+        // look-up a byte and no branch on which of the two it is.
+        let mut seen = 0;
+        while let Some(&b) = bytes.get(i) {
+            let class = CLASSES[usize::from(b)];
+            if class != DIGIT && class != LETTER {
+                break;
+            }
+            seen |= class;
+            i += 1;
+        }
+        let mut digits = seen & LETTER == 0;
         let mut ascii = true;
+        // Then anything else the token holds (characters outside ASCII).
         while i < bytes.len() {
             match CLASSES[usize::from(bytes[i])] {
                 DIGIT => i += 1,
@@ -499,11 +519,11 @@ fn long_month(short: &str) -> &'static str {
 pub fn month_name_dates(text: &str, tokens: &[Token], out: &mut Vec<(usize, usize, u64)>) {
     let s = |t: &Token| &text[t.start..t.end];
     for w in tokens.windows(3) {
-        let (a, b, c) = (s(&w[0]), s(&w[1]), s(&w[2]));
-        // Cheap tests first: most windows hold no year at all.
-        if !w[2].digits || c.len() != 4 {
+        // Cheap tests first, before any slicing: most windows hold no year.
+        if !w[2].digits || w[2].end - w[2].start != 4 {
             continue;
         }
+        let (a, b, c) = (s(&w[0]), s(&w[1]), s(&w[2]));
         let found = if w[1].digits && !w[0].digits {
             month(a).map(|m| (c, m, b))
         } else if w[0].digits && !w[1].digits {
@@ -523,6 +543,13 @@ pub fn month_name_dates(text: &str, tokens: &[Token], out: &mut Vec<(usize, usiz
 /// Whether a token is an e-mail address's: `x@y.z` around the `@`.
 pub fn email_spans(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    email_spans_into(text, &mut out);
+    out
+}
+
+/// [`email_spans`] into `out` (cleared first), for callers that reuse it.
+pub fn email_spans_into(text: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
     for (at, _) in text.match_indices('@') {
         let ok = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+');
         let start = text[..at]
@@ -542,7 +569,6 @@ pub fn email_spans(text: &str) -> Vec<(usize, usize)> {
             out.push((s, e));
         }
     }
-    out
 }
 
 #[cfg(test)]

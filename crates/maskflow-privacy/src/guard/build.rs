@@ -10,6 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender};
 
 use maskflow_extractors::ValueSink;
 
+use super::repeats::{Repeats, Seen};
 use super::table::{COMMON, KeyTable, SOURCE, STARTS_PHRASE, VALUE};
 use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
 use crate::keys::{self, KeySet, MAX_PHRASE, Token};
@@ -62,31 +63,58 @@ pub(super) struct Scratch {
     runs: Vec<std::ops::Range<usize>>,
     /// Tokens of an e-mail address inside a value.
     inner: Vec<Token>,
+    /// Spans of the e-mail addresses in a value.
+    spans: Vec<(usize, usize)>,
     /// Per source: how varied its phrases are.
     variety: Vec<Variety>,
+    /// Per source: the cells already keyed.
+    repeats: Vec<Repeats>,
 }
 
 impl Scratch {
     /// Keys one raw value (a cell, or a line of text) from `source`.
+    /// A cell seen before in its column is only counted for the column's
+    /// variety: its keys are in already.
     pub(super) fn add_value(&mut self, value: &str, source: u32) {
+        let at = source as usize;
+        if self.repeats.len() <= at {
+            self.repeats.resize_with(at + 1, Repeats::default);
+        }
+        let fp = match self.repeats[at].seen(value) {
+            Seen::Before(phrase) => {
+                if let (Some(h), Some(v)) = (phrase, self.variety.get_mut(at)) {
+                    v.count(h);
+                }
+                return;
+            }
+            Seen::New(fp) => Some(fp),
+            Seen::Untracked => None,
+        };
         let mut toks = std::mem::take(&mut self.tokens);
         keys::tokenize_into(value, &mut toks);
-        self.add_tokens(value, &toks, source);
+        let phrase = self.add_tokens(value, &toks, source);
         self.tokens = toks;
+        if let Some(fp) = fp {
+            self.repeats[at].remember(fp, phrase);
+        }
     }
 
     fn insert(&mut self, key: u64, entry: u32) {
         self.keys.push((key, entry));
     }
 
-    fn add_tokens(&mut self, value: &str, toks: &[Token], source: u32) {
+    /// Keys a value's tokens; returns the key of its whole-cell phrase,
+    /// if it is one (counted for the column's variety).
+    fn add_tokens(&mut self, value: &str, toks: &[Token], source: u32) -> Option<u64> {
         if toks.is_empty() {
-            return;
+            return None;
         }
         let of = VALUE | source;
+        let mut whole = None;
         if (2..=MAX_PHRASE).contains(&toks.len()) {
             // The whole cell as a phrase.
             let h = self.add_phrase(toks, source);
+            whole = Some(h);
             let at = source as usize;
             if self.variety.len() <= at {
                 self.variety.resize_with(at + 1, Variety::default);
@@ -108,7 +136,7 @@ impl Scratch {
         }
         if value.contains('@') {
             let mut inner = std::mem::take(&mut self.inner);
-            self.add_emails(value, source, &mut inner);
+            self.add_emails(value, source, whole.is_some(), &mut inner);
             self.inner = inner;
         }
         let mut any_digits = false;
@@ -119,7 +147,7 @@ impl Scratch {
             }
         }
         if !any_digits {
-            return;
+            return whole;
         }
         self.numbers.clear();
         keys::numeric_runs_into(value, toks, &mut self.runs);
@@ -130,6 +158,7 @@ impl Scratch {
         keys::month_name_dates(value, toks, &mut self.dates);
         self.numbers.extend(self.dates.iter().map(|(_, _, k)| *k));
         self.keys.extend(self.numbers.iter().map(|&k| (k, of)));
+        whole
     }
 
     /// Runs of capitalised words inside longer text: names in prose.
@@ -150,11 +179,17 @@ impl Scratch {
         }
     }
 
-    fn add_emails(&mut self, value: &str, source: u32, inner: &mut Vec<Token>) {
-        for (a, b) in keys::email_spans(value) {
-            keys::tokenize_into(&value[a..b], inner);
-            if inner.len() >= 2 {
-                self.add_phrase(inner, source);
+    /// `whole`: the value's tokens are indexed as a phrase already (an
+    /// address that is the whole cell is not keyed twice).
+    fn add_emails(&mut self, value: &str, source: u32, whole: bool, inner: &mut Vec<Token>) {
+        let mut spans = std::mem::take(&mut self.spans);
+        keys::email_spans_into(value, &mut spans);
+        for &(a, b) in &spans {
+            if !(whole && a == 0 && b == value.len()) {
+                keys::tokenize_into(&value[a..b], inner);
+                if inner.len() >= 2 {
+                    self.add_phrase(inner, source);
+                }
             }
             if let Some(at) = value[a..b].find('@') {
                 keys::tokenize_into(&value[a..a + at], inner);
@@ -163,6 +198,7 @@ impl Scratch {
                 }
             }
         }
+        self.spans = spans;
     }
 
     /// Indexes a phrase; returns its key.
