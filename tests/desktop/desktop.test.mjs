@@ -178,6 +178,31 @@ test("IPC: settings are read and written through the core service, and a dead ba
   await screenshot("03-desktop-settings.png");
 });
 
+test("the calls added since the first wave are granted to the window: agents, conversations, house rules, storage", async () => {
+  // Each was missing from the capability once, working over HTTP and refused here.
+  for (const [command, args] of [
+    ["agents_list", {}],
+    ["list_conversations", {}],
+    ["house_rules", {}],
+    ["storage", {}],
+    ["flows_list", {}],
+    ["usage", {}],
+  ]) {
+    const r = await invoke(command, args);
+    assert.ok(r.ok !== undefined && !r.err, `${command}: ${r.err}`);
+  }
+  const agents = await invoke("agents_list");
+  assert.deepEqual(agents.ok.agents, []);
+  const link = await wd("POST", `/session/${session}/element`, { using: "css selector", value: "nav a[href='#/agents']" });
+  await wd("POST", `/session/${session}/element/${Object.values(link)[0]}/click`, {});
+  await until("the Agents page", async () => {
+    const text = await run("return document.body.innerText;");
+    if (!/Agents/.test(text.ok ?? "") || /not allowed|denied/i.test(text.ok ?? "")) throw new Error(text.ok ?? text.err);
+    return true;
+  });
+  await screenshot("05-desktop-agents.png");
+});
+
 test("a command the capability does not grant is refused", async () => {
   const r = await invoke("plugin:fs|read_text_file", { path: "/etc/hostname" });
   assert.ok(r.err, "an ungranted plugin command must fail");
