@@ -202,5 +202,14 @@ test("Delete shows what goes (versions, messages, ledger entries kept) and delet
   await page.getByText("No workflows yet").waitFor();
   assert.equal((await api("GET", `/api/workflows/${workflowId}`)).status, 404);
   const ledger = (await api("GET", "/api/ledger?limit=200")).body;
-  assert.ok(ledger.some((e) => e.workflow_id === workflowId), "the ledger keeps the deleted workflow's entries");
+  const kept = ledger.filter((e) => e.workflow_id === workflowId);
+  assert.ok(kept.length > 0, "the ledger keeps the deleted workflow's entries");
+  assert.ok(kept.every((e) => typeof e.deleted_workflow === "string" && e.deleted_workflow.length > 0), "each marked with its name");
+  // The ledger page shows the mark.
+  await page.getByRole("link", { name: "Privacy ledger" }).click();
+  const mark = page.getByTestId("ledger-deleted").first();
+  await mark.waitFor();
+  const text = await mark.innerText();
+  assert.ok(text.includes(`deleted: ${kept[0].deleted_workflow}`), text);
+  await shot(page, "64-ledger-deleted-workflow.png");
 });

@@ -19,17 +19,24 @@ use super::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError,
 #[derive(Debug, Default)]
 pub struct ReplayProvider {
     replies: Mutex<HashMap<String, VecDeque<String>>>,
-    seen: Mutex<Vec<LlmRequest>>,
+    /// The requests received, for tests; `None` when serving from a replay
+    /// file, where keeping every request would grow without bound.
+    seen: Option<Mutex<Vec<LlmRequest>>>,
 }
 
 impl ReplayProvider {
-    /// Reads a replay file.
+    /// Reads a replay file, for `serve --replay` and the desktop's
+    /// `MASKFLOW_REPLAY`: the requests are not kept ([`Self::requests`] is empty).
     pub fn from_file(path: &Path) -> Result<Self, ProviderError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             ProviderError::ReplayFile(format!("cannot read {}: {e}", path.display()))
         })?;
-        Self::from_json_str(&text)
-            .map_err(|e| ProviderError::ReplayFile(format!("{}: {e}", path.display())))
+        let provider = Self::from_json_str(&text)
+            .map_err(|e| ProviderError::ReplayFile(format!("{}: {e}", path.display())))?;
+        Ok(Self {
+            seen: None,
+            ..provider
+        })
     }
 
     /// Parses the text of a replay file.
@@ -65,13 +72,15 @@ impl ReplayProvider {
         }
         Ok(Self {
             replies: Mutex::new(replies),
-            seen: Mutex::new(Vec::new()),
+            seen: Some(Mutex::new(Vec::new())),
         })
     }
 
-    /// Every request received so far, in order.
+    /// Every request received so far, in order (none when read [`Self::from_file`]).
     pub fn requests(&self) -> Vec<LlmRequest> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.seen.as_ref().map_or_else(Vec::new, |seen| {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        })
     }
 
     /// How many replies are left for `role`.
@@ -95,10 +104,11 @@ impl Provider for ReplayProvider {
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
         Box::pin(async move {
-            self.seen
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(request.clone());
+            if let Some(seen) = &self.seen {
+                seen.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(request.clone());
+            }
             let key = request.role.key();
             let next = self
                 .replies
@@ -136,6 +146,27 @@ mod tests {
             messages: vec![ChatMessage::new(ChatRole::User, "hi")],
             schema: None,
         }
+    }
+
+    /// `serve --replay` answers for as long as it runs: the requests it
+    /// answered must not pile up in memory (the soak benchmark's growth).
+    #[tokio::test]
+    async fn a_replay_file_served_keeps_no_requests_and_a_test_double_does() {
+        let path =
+            std::env::temp_dir().join(format!("maskflow-replay-{}.json", std::process::id()));
+        std::fs::write(&path, r#"{"validator": ["a", "b"]}"#).expect("write");
+        let served = ReplayProvider::from_file(&path).expect("valid");
+        std::fs::remove_file(&path).ok();
+        let recorded =
+            ReplayProvider::from_json_str(r#"{"validator": ["a", "b"]}"#).expect("valid");
+        for p in [&served, &recorded] {
+            p.complete(&request(Role::Validator), &|_| {})
+                .await
+                .expect("reply");
+        }
+        assert!(served.requests().is_empty());
+        assert_eq!(served.remaining(&Role::Validator), 1);
+        assert_eq!(recorded.requests().len(), 1);
     }
 
     #[tokio::test]

@@ -42,6 +42,10 @@ pub struct LedgerEntry {
     pub blocked: bool,
     /// What went wrong, in words.
     pub error: Option<String>,
+    /// The workflow's name once it was deleted: the ledger outlives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub deleted_workflow: Option<String>,
 }
 
 /// The note on a call's row while it is in flight (and after, if it never ends).

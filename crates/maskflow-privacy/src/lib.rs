@@ -87,6 +87,7 @@ impl GuardedProvider {
             outcome: "ok".into(),
             blocked: false,
             error: None,
+            deleted_workflow: None,
         }
     }
 

@@ -157,6 +157,7 @@ mod tests {
             outcome: "ok".into(),
             blocked: false,
             error: None,
+            deleted_workflow: None,
         };
         let mut other = entry.clone();
         other.id = "call_0".into();

@@ -63,4 +63,8 @@ blocked: boolean,
 /**
  * What went wrong, in words.
  */
-error: string | null, };
+error: string | null, 
+/**
+ * The workflow's name once it was deleted: the ledger outlives it.
+ */
+deleted_workflow?: string, };

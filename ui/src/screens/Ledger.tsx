@@ -29,6 +29,11 @@ function Entry({ e }: { e: LedgerEntry }) {
           {e.model ? ` · ${e.model}` : ""}
         </span>
         <span class={`badge tone-${badge.tone}`}>{badge.label}</span>
+        {e.deleted_workflow != null && (
+          <span class="badge tone-muted" data-testid="ledger-deleted" title="The workflow was deleted; its ledger entries stay">
+            deleted: {e.deleted_workflow}
+          </span>
+        )}
         <span class="muted small ledger-size">{(e.request_body.length / 1024).toFixed(1)} KB</span>
         <span class="chev" aria-hidden="true">
           {open ? "▾" : "▸"}
@@ -40,7 +45,7 @@ function Entry({ e }: { e: LedgerEntry }) {
             <dt>Sent to</dt>
             <dd>{e.url ?? (e.provider === "manual" ? "You (copied by hand)" : "—")}</dd>
             <dt>Workflow</dt>
-            <dd>{e.workflow_id ?? "—"}</dd>
+            <dd>{e.deleted_workflow != null ? `${e.deleted_workflow} (deleted; was ${e.workflow_id ?? "?"})` : (e.workflow_id ?? "—")}</dd>
             <dt>Time taken</dt>
             <dd>{Number(e.latency_ms)} ms</dd>
             {(e.input_tokens != null || e.output_tokens != null) && (

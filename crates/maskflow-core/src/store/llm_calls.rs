@@ -39,6 +39,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
         outcome: r.get(12)?,
         blocked: r.get(13)?,
         error: r.get(14)?,
+        deleted_workflow: r.get(15)?,
     })
 }
 
@@ -100,8 +101,9 @@ pub fn list(
         format!("%{escaped}%")
     });
     let mut stmt = conn.prepare(&format!(
-        "SELECT {COLS} FROM llm_calls
+        "SELECT {COLS}, deleted_workflow FROM llm_calls
          WHERE ?1 IS NULL OR request_body LIKE ?1 ESCAPE '\\' OR reply LIKE ?1 ESCAPE '\\'
+            OR deleted_workflow LIKE ?1 ESCAPE '\\'
             OR role LIKE ?1 ESCAPE '\\' OR provider LIKE ?1 ESCAPE '\\' OR model LIKE ?1 ESCAPE '\\'
             OR workflow_id LIKE ?1 ESCAPE '\\' OR error LIKE ?1 ESCAPE '\\'
          ORDER BY id DESC LIMIT ?2 OFFSET ?3"
@@ -174,6 +176,7 @@ mod tests {
             outcome: "ok".into(),
             blocked: false,
             error: None,
+            deleted_workflow: None,
         }
     }
 
