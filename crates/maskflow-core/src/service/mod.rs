@@ -26,7 +26,7 @@ mod outputs;
 mod python;
 mod restore;
 mod runs;
-mod storage;
+pub(crate) mod storage;
 mod types;
 mod uploads;
 mod workflows;
