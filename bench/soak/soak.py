@@ -357,6 +357,7 @@ def main():
     ap.add_argument("--readers", type=int, default=20)
     ap.add_argument("--messengers", type=int, default=10)
     ap.add_argument("--subscribers", type=int, default=10)
+    ap.add_argument("--per-workflow", type=int, default=8, help="messages per new workflow")
     ap.add_argument("--warmup", type=float, default=60, help="seconds before 'after warm-up'")
     ap.add_argument("--keep", action="store_true", help="keep the data folder")
     ap.add_argument("--json", help="also write the figures here")
@@ -378,7 +379,7 @@ def main():
              for i in range(a.uploaders)]
             + [threading.Thread(target=reader, args=(port, stop, stats, target, 0.1))
                for _ in range(a.readers)]
-            + [threading.Thread(target=messenger, args=(port, stop, stats, 0.5, 8))
+            + [threading.Thread(target=messenger, args=(port, stop, stats, 0.5, a.per_workflow))
                for _ in range(a.messengers)]
             + [threading.Thread(target=subscriber, args=(port, stop, stats, 60))
                for _ in range(a.subscribers)])
