@@ -27,7 +27,7 @@ mod outputs;
 mod python;
 mod restore;
 mod runs;
-mod storage;
+pub(crate) mod storage;
 mod types;
 mod uploads;
 mod workflows;

@@ -450,7 +450,7 @@ fn remove_counted(dir: &Path, cleared: &mut Cleared) -> Result<()> {
 /// Bytes free for this user on the disk holding `path` (its nearest existing
 /// ancestor); `u64::MAX` when the system cannot tell, so nothing is refused
 /// for want of a figure.
-fn available_space(path: &Path) -> u64 {
+pub(crate) fn available_space(path: &Path) -> u64 {
     let mut at = Some(path);
     while let Some(p) = at {
         if p.exists() {
@@ -463,7 +463,11 @@ fn available_space(path: &Path) -> u64 {
 
 /// [`Service::ensure_space`] for any folder.
 pub(crate) fn ensure_space_in(dir: &Path, needed: u64, what: &str) -> Result<()> {
-    let free = available_space(dir);
+    ensure_free(available_space(dir), dir, needed, what)
+}
+
+/// [`ensure_space_in`] with the free figure already measured.
+pub(crate) fn ensure_free(free: u64, dir: &Path, needed: u64, what: &str) -> Result<()> {
     if free >= needed.saturating_add(RESERVE_BYTES) {
         return Ok(());
     }

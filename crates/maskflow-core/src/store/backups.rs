@@ -156,7 +156,21 @@ pub fn set_retention(conn: &Connection, retention: Retention, now: &str) -> Resu
 
 /// Copies `conn`'s database into a new file `dir/maskflow-<stamp>.db`
 /// (SQLite's online backup: consistent while others write). Returns the path.
+/// Free space is checked first; a full disk is [`CoreError::DiskFull`] and
+/// leaves no partial file behind.
 pub fn copy_to_file(conn: &Connection, dir: &Path, stamp: &str) -> Result<PathBuf> {
+    copy_to_file_with(conn, dir, stamp, crate::service::storage::available_space)
+}
+
+/// [`copy_to_file`] with the free-space measure given (tests pass a small disk).
+fn copy_to_file_with(
+    conn: &Connection,
+    dir: &Path,
+    stamp: &str,
+    free: fn(&Path) -> u64,
+) -> Result<PathBuf> {
+    let needed = database_bytes(conn)?;
+    crate::service::storage::ensure_free(free(dir), dir, needed, "a backup of the database")?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CoreError::io(format!("creating the backup folder {}", dir.display()), e))?;
     let safe: String = stamp
@@ -169,7 +183,20 @@ pub fn copy_to_file(conn: &Connection, dir: &Path, stamp: &str) -> Result<PathBu
         target = dir.join(format!("maskflow-{safe}-{n}.db"));
         n += 1;
     }
-    let mut dst = Connection::open(&target)?;
+    match write_backup(conn, &target) {
+        Ok(()) => Ok(target),
+        Err(e) => {
+            // Nothing half-written stays: the file (and any journal) goes.
+            for leftover in [target.clone(), target.with_extension("db-journal")] {
+                let _ = std::fs::remove_file(leftover);
+            }
+            Err(full_disk_named(e, &target))
+        }
+    }
+}
+
+fn write_backup(conn: &Connection, target: &Path) -> Result<()> {
+    let mut dst = Connection::open(target)?;
     rusqlite::backup::Backup::new(conn, &mut dst)?.run_to_completion(
         256,
         std::time::Duration::from_millis(20),
@@ -177,7 +204,27 @@ pub fn copy_to_file(conn: &Connection, dir: &Path, stamp: &str) -> Result<PathBu
     )?;
     // A backup is one self-contained file, not a WAL database.
     dst.pragma_update(None, "journal_mode", "DELETE")?;
-    Ok(target)
+    Ok(())
+}
+
+/// The size the backup file will have: the database's pages.
+fn database_bytes(conn: &Connection) -> Result<u64> {
+    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
+}
+
+/// SQLite's "database or disk is full" while writing the backup, said as
+/// the other full-disk errors are: what, and where.
+fn full_disk_named(e: CoreError, target: &Path) -> CoreError {
+    if e.code() == crate::error::ErrorCode::DiskFull && !matches!(e, CoreError::DiskFull(_)) {
+        return CoreError::DiskFull(format!(
+            "writing the backup {}: the disk is full; free some space (Settings → Storage \
+             shows what Maskflow keeps and clears it) and try again",
+            target.display()
+        ));
+    }
+    e
 }
 
 /// The row for a backup file just written.
@@ -217,9 +264,25 @@ pub fn take(
     run_id: Option<&str>,
     now: &str,
 ) -> Result<Backup> {
-    let path = copy_to_file(conn, &home.join("backups"), now)?;
+    let free = crate::service::storage::available_space;
+    take_with(conn, home, (reason, run_id), now, free)
+}
+
+/// [`take`] with the free-space measure given.
+fn take_with(
+    conn: &Connection,
+    home: &Path,
+    (reason, run_id): (Reason, Option<&str>),
+    now: &str,
+    free: fn(&Path) -> u64,
+) -> Result<Backup> {
+    let path = copy_to_file_with(conn, &home.join("backups"), now, free)?;
     let backup = describe(&path, reason, run_id, now);
-    record(conn, &backup)?;
+    if let Err(e) = record(conn, &backup) {
+        // An unrecorded file would be invisible in Settings: remove it.
+        let _ = std::fs::remove_file(&path);
+        return Err(e);
+    }
     prune(conn, reason)?;
     Ok(backup)
 }
@@ -329,6 +392,10 @@ pub fn prune(conn: &Connection, reason: Reason) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "backups_disk_tests.rs"]
+mod disk_tests;
 
 #[cfg(test)]
 mod tests {
