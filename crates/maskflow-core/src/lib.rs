@@ -23,6 +23,7 @@ pub use maskflow_table as table;
 pub mod api;
 pub mod builder;
 pub mod conversation;
+pub mod disk;
 pub mod error;
 pub mod events;
 pub mod fit;

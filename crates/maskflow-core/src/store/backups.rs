@@ -159,7 +159,7 @@ pub fn set_retention(conn: &Connection, retention: Retention, now: &str) -> Resu
 /// Free space is checked first; a full disk is [`CoreError::DiskFull`] and
 /// leaves no partial file behind.
 pub fn copy_to_file(conn: &Connection, dir: &Path, stamp: &str) -> Result<PathBuf> {
-    copy_to_file_with(conn, dir, stamp, crate::service::storage::available_space)
+    copy_to_file_with(conn, dir, stamp, crate::disk::available_space)
 }
 
 /// [`copy_to_file`] with the free-space measure given (tests pass a small disk).
@@ -170,7 +170,7 @@ fn copy_to_file_with(
     free: fn(&Path) -> u64,
 ) -> Result<PathBuf> {
     let needed = database_bytes(conn)?;
-    crate::service::storage::ensure_free(free(dir), dir, needed, "a backup of the database")?;
+    crate::disk::ensure_free(free(dir), dir, needed, "a backup of the database")?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CoreError::io(format!("creating the backup folder {}", dir.display()), e))?;
     let safe: String = stamp
@@ -264,7 +264,7 @@ pub fn take(
     run_id: Option<&str>,
     now: &str,
 ) -> Result<Backup> {
-    let free = crate::service::storage::available_space;
+    let free = crate::disk::available_space;
     take_with(conn, home, (reason, run_id), now, free)
 }
 
