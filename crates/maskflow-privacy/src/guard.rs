@@ -70,6 +70,9 @@ pub struct GuardIndex {
     longest_name: usize,
     sources: Vec<String>,
     source_ids: HashMap<String, u32>,
+    /// Sources that are columns of a few repeated values: a category
+    /// (`Order shipped`); a phrase of common words from one is not a value.
+    categories: Vec<bool>,
     /// Files that could not be indexed, with why (shown in diagnostics).
     pub skipped: Vec<String>,
 }
@@ -133,7 +136,8 @@ impl GuardIndex {
     pub fn add_file(&mut self, path: &Path, name: &str, max_bytes: u64) {
         self.allow_name(name);
         let fallback = self.source(name.to_owned());
-        let read = self.with_filler(|index, feed| {
+        let expected = expected_keys(path, max_bytes);
+        let read = self.with_workers(expected, |index, feed| {
             let mut sink = build::FileSink {
                 index,
                 file: name,
@@ -141,16 +145,12 @@ impl GuardIndex {
                 fallback,
                 headerless: false,
                 text: None,
-                scratch: build::Scratch::default(),
                 feed,
             };
             let options = ValueOptions { max_bytes };
             let read = Registry::with_defaults().values(path, &options, &mut sink);
-            let build::FileSink {
-                mut scratch, feed, ..
-            } = sink;
-            feed.pass(&mut scratch, true);
-            (scratch, read)
+            sink.feed.finish();
+            read
         });
         if let Err(e) = read {
             self.skipped.push(e.to_string());
@@ -175,11 +175,22 @@ impl GuardIndex {
         }
     }
 
+    /// Whether an entry is a value of the files (not a category's phrase
+    /// of common words).
+    fn is_value(&self, entry: u32) -> bool {
+        use table::{COMMON, SOURCE, VALUE};
+        let category = || {
+            let source = (entry & SOURCE) as usize;
+            self.categories.get(source).copied().unwrap_or(false)
+        };
+        entry & VALUE != 0 && (entry & COMMON == 0 || !category())
+    }
+
     /// The entry of `key` if it is a value of the files and not allowed.
     fn value(&self, key: u64, extra: &KeySet) -> Option<u32> {
         self.table
             .get(key)
-            .filter(|e| e & table::VALUE != 0)
+            .filter(|e| self.is_value(*e))
             .filter(|_| !self.allowed.contains(&key) && !extra.contains(&key))
     }
 
@@ -213,7 +224,7 @@ impl GuardIndex {
                 }
             }
             if let Some(entry) = self.table.get(t.hash) {
-                if entry & table::VALUE != 0
+                if self.is_value(entry)
                     && !self.allowed.contains(&t.hash)
                     && !extra.contains(&t.hash)
                 {
@@ -287,6 +298,24 @@ impl GuardIndex {
         self.scan(text, &KeySet::default(), false, &mut out);
         out
     }
+}
+
+/// About how many keys a file will give, to size the table once: a text
+/// file (a delimited table) gives about a key per 16 bytes; other kinds
+/// (workbooks, documents, images: compressed or mostly not text) are not
+/// guessed, their table grows as it fills.
+fn expected_keys(path: &Path, max_bytes: u64) -> usize {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return 0;
+    };
+    let size = file.metadata().map_or(0, |m| m.len()).min(max_bytes);
+    let mut head = Vec::with_capacity(8192);
+    if file.take(8192).read_to_end(&mut head).is_err() {
+        return 0;
+    }
+    let text = !head.contains(&0) && !head.starts_with(b"%PDF");
+    if text { (size / 16) as usize } else { 0 }
 }
 
 /// Most tokens of a file, sheet or column name.

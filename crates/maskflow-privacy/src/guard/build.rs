@@ -1,17 +1,20 @@
 //! Building the guard's index: the keys of every value of a file, fed by
 //! the extractors' `values()` visitor (see the parent module's doc for what
-//! is keyed). Nothing here allocates per value: tokens and number keys go
-//! to scratch buffers reused across cells. The keys of a file go, in
-//! batches and in order, to a second thread that fills the
-//! [`KeyTable`](super::table::KeyTable): inserting is mostly waiting on
-//! cache misses, and it runs while the next cells are read and keyed.
+//! is keyed). The visitor's thread only copies cells into batches; keying
+//! threads, one per core, key them and fill the shared
+//! [`KeyTable`](super::table::KeyTable) (inserting is mostly waiting on
+//! cache misses, and keying a 100 MB file on one core took longer than the
+//! issue's target for the whole build). Nothing allocates per value:
+//! tokens and number keys go to scratch buffers reused across cells, and
+//! batches go back to the reader once keyed.
 
 use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
 
 use maskflow_extractors::ValueSink;
 
 use super::repeats::{Repeats, Seen};
-use super::table::{COMMON, KeyTable, SOURCE, STARTS_PHRASE, VALUE};
+use super::table::{COMMON, SOURCE, STARTS_PHRASE, Scatter, SharedTable, VALUE};
 use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
 use crate::keys::{self, KeySet, MAX_PHRASE, Token};
 use crate::words::is_common;
@@ -41,6 +44,19 @@ impl Variety {
         }
     }
 
+    /// Adds what another keying thread saw of the same column.
+    fn merge(&mut self, other: Variety) {
+        self.cells += other.cells;
+        self.overflow |= other.overflow;
+        if !self.overflow {
+            self.distinct.extend(other.distinct);
+            if self.distinct.len() > MAX_TRACKED_DISTINCT {
+                self.overflow = true;
+                self.distinct = KeySet::default();
+            }
+        }
+    }
+
     /// Whether each value repeats [`CATEGORY_REPEATS`] times on average
     /// (a status or a category column, not names or notes).
     fn categorical(&self) -> bool {
@@ -54,8 +70,7 @@ impl Variety {
 /// not yet handed to the table.
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
-    /// Keys with their entries, in the order the file gave them (the first
-    /// source of a key wins, so the table applies them in that order).
+    /// Keys of the value being keyed, with their entries.
     keys: Vec<(u64, u32)>,
     tokens: Vec<Token>,
     numbers: Vec<u64>,
@@ -212,101 +227,157 @@ impl Scratch {
     }
 }
 
-/// Keys per batch handed to the table's thread.
-const BATCH: usize = 1 << 15;
-/// Batches in flight between the two threads (bounds the memory held).
-const IN_FLIGHT: usize = 4;
+/// Bytes of cell text per batch handed to the keying threads.
+const BATCH_BYTES: usize = 1 << 16;
+/// Batches in flight to the keying threads (bounds the memory held).
+const IN_FLIGHT: usize = 8;
+/// Most keying threads.
+const MAX_WORKERS: usize = 4;
 
-/// The thread that fills the table: applies batches of keys in the order
-/// sent and hands each emptied batch back for reuse.
-fn fill(
-    mut table: KeyTable,
-    batches: Receiver<Vec<(u64, u32)>>,
-    free: SyncSender<Vec<(u64, u32)>>,
-) -> KeyTable {
-    for mut batch in batches {
-        for &(k, e) in &batch {
-            table.insert(k, e);
+/// Cells copied out of the visitor, each with its source.
+#[derive(Debug, Default)]
+pub(super) struct Cells {
+    text: String,
+    /// Each cell's source and the end of its text.
+    cells: Vec<(u32, u32)>,
+}
+
+impl Cells {
+    fn push(&mut self, source: u32, value: &str) {
+        self.text.push_str(value);
+        self.cells.push((source, self.text.len() as u32));
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.cells.clear();
+    }
+}
+
+/// One keying thread: keys the batches it takes into the shared table and
+/// hands each emptied batch back; returns what it saw of each column.
+fn key_cells(
+    table: &SharedTable,
+    batches: &Mutex<Receiver<Cells>>,
+    free: &SyncSender<Cells>,
+) -> Vec<Variety> {
+    let mut scratch = Scratch::default();
+    let mut scatter = Scatter::default();
+    loop {
+        // The lock is only held while waiting for the next batch.
+        let next = batches
+            .lock()
+            .map_err(drop)
+            .and_then(|b| b.recv().map_err(drop));
+        let Ok(mut batch) = next else { break };
+        let mut start = 0;
+        for &(source, end) in &batch.cells {
+            let end = end as usize;
+            scratch.add_value(&batch.text[start..end], source);
+            start = end;
+            for (k, e) in scratch.keys.drain(..) {
+                scatter.insert(table, k, e);
+            }
         }
         batch.clear();
         // The reader may have finished already: then the batch is dropped.
         let _ = free.try_send(batch);
     }
-    table.flush();
-    table
+    scatter.flush(table);
+    scratch.variety
 }
 
-/// The way of a file's keys to the table's thread.
-#[derive(Debug)]
+/// The way of a file's cells to the keying threads.
 pub(super) struct Feed {
-    to_table: SyncSender<Vec<(u64, u32)>>,
-    free: Receiver<Vec<(u64, u32)>>,
+    batch: Cells,
+    to_workers: SyncSender<Cells>,
+    free: Receiver<Cells>,
 }
 
 impl Feed {
-    /// Hands the scratch's keys to the table once a batch is full, or
-    /// whatever is left at the end of a file (`all`).
-    pub(super) fn pass(&self, s: &mut Scratch, all: bool) {
-        let full = s.keys.len() >= BATCH;
-        let last = all && !s.keys.is_empty();
-        if !full && !last {
+    /// Queues one value; hands the batch over once it is full.
+    fn push(&mut self, source: u32, value: &str) {
+        self.batch.push(source, value);
+        if self.batch.text.len() >= BATCH_BYTES {
+            self.pass();
+        }
+    }
+
+    /// Hands the queued values over.
+    fn pass(&mut self) {
+        if self.batch.cells.is_empty() {
             return;
         }
-        let next = self
-            .free
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-        let batch = std::mem::replace(&mut s.keys, next);
-        // Fails only if the filler panicked, which joining it reports.
-        let _ = self.to_table.send(batch);
+        let next = self.free.try_recv().unwrap_or_default();
+        let batch = std::mem::replace(&mut self.batch, next);
+        // Fails only if every keying thread panicked, which joining reports.
+        let _ = self.to_workers.send(batch);
+    }
+
+    /// Hands over what is left at the end of a file.
+    pub(super) fn finish(mut self) {
+        self.pass();
     }
 }
 
 impl GuardIndex {
-    /// Runs `read` (which keys a file into its [`Scratch`] and passes the
-    /// keys to the [`Feed`]) while a second thread fills the table from
-    /// them; then ends the file (see [`GuardIndex::finish_file`]).
-    pub(super) fn with_filler<R>(
+    /// Runs `read` (which visits a file's values into the [`Feed`]) while
+    /// keying threads fill the table, made room for `expected` more keys;
+    /// then ends the file (see [`GuardIndex::finish_file`]).
+    pub(super) fn with_workers<R>(
         &mut self,
-        read: impl FnOnce(&mut Self, Feed) -> (Scratch, R),
+        expected: usize,
+        read: impl FnOnce(&mut Self, Feed) -> R,
     ) -> R {
-        let table = std::mem::take(&mut self.table);
-        let (to_table, batches) = std::sync::mpsc::sync_channel(IN_FLIGHT);
-        let (to_reader, free) = std::sync::mpsc::sync_channel(IN_FLIGHT + 1);
-        let (table, scratch, out) = std::thread::scope(|scope| {
-            let filler = scope.spawn(move || fill(table, batches, to_reader));
-            // `read` drops the feed when it returns: the filler sees the end.
-            let (scratch, out) = read(self, Feed { to_table, free });
-            let table = filler
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
-            (table, scratch, out)
+        let table = std::mem::take(&mut self.table).share(expected);
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_WORKERS);
+        let (to_workers, batches) = std::sync::mpsc::sync_channel(IN_FLIGHT);
+        let (to_reader, free) = std::sync::mpsc::sync_channel(IN_FLIGHT + workers);
+        // Shared by the keying threads: when they all end, a send fails.
+        let batches = Arc::new(Mutex::new(batches));
+        let (variety, out) = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    let (batches, free, table) = (batches.clone(), to_reader.clone(), &table);
+                    scope.spawn(move || key_cells(table, &batches, &free))
+                })
+                .collect();
+            drop((batches, to_reader));
+            let feed = Feed {
+                batch: Cells::default(),
+                to_workers,
+                free,
+            };
+            // `read` drops the feed when it returns: the workers see the end.
+            let out = read(self, feed);
+            let mut variety: Vec<Variety> = Vec::new();
+            for h in handles {
+                let seen = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                if variety.len() < seen.len() {
+                    variety.resize_with(seen.len(), Variety::default);
+                }
+                for (mine, theirs) in variety.iter_mut().zip(seen) {
+                    mine.merge(theirs);
+                }
+            }
+            (variety, out)
         });
-        self.table = table;
-        self.finish_file(scratch);
+        self.table = table.into_table();
+        self.finish_file(&variety);
         out
     }
 
-    /// Ends a file: applies buffered keys, and drops the phrases of common
-    /// words in columns of a few repeated values: a category (`Order
-    /// shipped`), not a value.
-    fn finish_file(&mut self, s: Scratch) {
-        self.table.flush();
-        let categories: Vec<bool> = s.variety.iter().map(Variety::categorical).collect();
-        if !categories.contains(&true) {
-            return;
+    /// Ends a file: notes its columns of a few repeated values, whose
+    /// phrases of common words are categories, not values.
+    fn finish_file(&mut self, variety: &[Variety]) {
+        if self.categories.len() < variety.len() {
+            self.categories.resize(variety.len(), false);
         }
-        self.table.update(|e| {
-            let category = categories
-                .get((e & SOURCE) as usize)
-                .copied()
-                .unwrap_or(false);
-            if e & (VALUE | COMMON) == VALUE | COMMON && category {
-                e & !VALUE
-            } else {
-                e
-            }
-        });
+        for (category, v) in self.categories.iter_mut().zip(variety) {
+            *category |= v.categorical();
+        }
     }
 }
 
@@ -345,7 +416,6 @@ pub(super) struct FileSink<'a> {
     pub(super) fallback: u32,
     pub(super) headerless: bool,
     pub(super) text: Option<u32>,
-    pub(super) scratch: Scratch,
     pub(super) feed: Feed,
 }
 
@@ -388,8 +458,7 @@ impl ValueSink for FileSink<'_> {
             }
         }
         let src = self.columns.get(column).copied().unwrap_or(self.fallback);
-        self.scratch.add_value(value, src);
-        self.feed.pass(&mut self.scratch, false);
+        self.feed.push(src, value);
     }
 
     fn text(&mut self, text: &str) {
@@ -401,8 +470,7 @@ impl ValueSink for FileSink<'_> {
                 s
             }
         };
-        self.scratch.add_value(text, src);
-        self.feed.pass(&mut self.scratch, false);
+        self.feed.push(src, text);
     }
 }
 

@@ -7,6 +7,13 @@
 //! [`PARTS`] small open-addressing tables, and inserts are buffered per
 //! part and applied a buffer at a time, so the table being filled is in
 //! cache. A look-up is one probe sequence in one small table.
+//!
+//! While a file is indexed the table is a [`SharedTable`]: every keying
+//! thread buffers its inserts in its own [`Scatter`] and applies a full
+//! buffer under its part's lock. Entries [`merge`] the same whatever the
+//! order of the inserts, so the threads need no other coordination.
+
+use std::sync::Mutex;
 
 /// Bits of a key that pick its part.
 const PART_BITS: u32 = 10;
@@ -14,10 +21,13 @@ const PART_BITS: u32 = 10;
 pub const PARTS: usize = 1 << PART_BITS;
 /// Inserts buffered per part before they are applied: enough that a
 /// buffer is applied to a part read in whole into the cache (see
-/// [`Part::touch`]); the buffers hold up to 32 MB while a file is indexed.
+/// [`Part::touch`]); the buffers hold up to 24 MB per keying thread.
 const BUFFERED: usize = 2048;
-/// The key of an empty slot (a key that is 0 is stored as 1).
-const EMPTY: u64 = 0;
+/// The key of an empty slot (a key equal to it is stored as the key below).
+/// Not 0: a table filled with 0 comes from the allocator as pages of
+/// zeroes that are mapped on first read and copied on first write, a
+/// second page fault (and a flush of every core's TLB) per page.
+const EMPTY: u64 = u64::MAX;
 
 /// Bits of an entry that hold its source (an index into the guard's labels).
 pub const SOURCE: u32 = (1 << 28) - 1;
@@ -29,14 +39,19 @@ pub const STARTS_PHRASE: u32 = 1 << 29;
 /// The key is a phrase of common words only.
 pub const COMMON: u32 = 1 << 30;
 
-/// Combines what is known of one key: the first source that gave it as a
-/// value wins, flags add up.
+/// Combines what is known of one key: of its sources as a value, the first
+/// label (the lowest source) wins, a key that is not a phrase of common
+/// words anywhere stays so, and flags add up. The same whatever the order
+/// (commutative and associative), so threads may insert in any order.
 fn merge(old: u32, new: u32) -> u32 {
-    if old & VALUE != 0 {
-        old | (new & STARTS_PHRASE)
-    } else {
-        new | (old & STARTS_PHRASE)
-    }
+    let starts = (old | new) & STARTS_PHRASE;
+    let value = match (old & VALUE != 0, new & VALUE != 0) {
+        (true, true) => (old & !STARTS_PHRASE).min(new & !STARTS_PHRASE),
+        (true, false) => old & !STARTS_PHRASE,
+        (false, true) => new & !STARTS_PHRASE,
+        (false, false) => 0,
+    };
+    value | starts
 }
 
 /// One part: a linear-probing table, at most 70 % full.
@@ -66,10 +81,8 @@ impl Part {
         }
     }
 
+    /// Inserts into a table with room (see [`Part::reserve`]).
     fn insert(&mut self, key: u64, entry: u32) {
-        if (self.len + 1) * 10 > self.keys.len() * 7 {
-            self.grow();
-        }
         let mask = self.keys.len() - 1;
         let mut i = key as usize & mask;
         loop {
@@ -88,11 +101,21 @@ impl Part {
         }
     }
 
-    /// Grows now if `more` inserts would need it (so no insert of a batch
-    /// moves the slots [`Part::touch`] loaded).
+    /// Grows, once, if `more` inserts would fill it past 70 % (so no insert
+    /// of a batch moves the slots [`Part::touch`] loaded).
     fn reserve(&mut self, more: usize) {
-        while (self.len + more) * 10 > self.keys.len() * 7 {
-            self.grow();
+        let needed = self.len + more;
+        if needed * 10 <= self.keys.len() * 7 {
+            return;
+        }
+        let size = (needed * 10 / 7 + 1).next_power_of_two().max(64);
+        let keys = std::mem::replace(&mut self.keys, vec![EMPTY; size]);
+        let entries = std::mem::replace(&mut self.entries, vec![u32::MAX; size]);
+        self.len = 0;
+        for (k, e) in keys.into_iter().zip(entries) {
+            if k != EMPTY {
+                self.insert(k, e);
+            }
         }
     }
 
@@ -120,32 +143,20 @@ impl Part {
         std::hint::black_box(seen);
     }
 
-    fn grow(&mut self) {
-        let size = (self.keys.len() * 2).max(64);
-        let keys = std::mem::replace(&mut self.keys, vec![EMPTY; size]);
-        let entries = std::mem::replace(&mut self.entries, vec![0; size]);
-        self.len = 0;
-        for (k, e) in keys.into_iter().zip(entries) {
-            if k != EMPTY {
-                self.insert(k, e);
-            }
+    /// Applies a batch of inserts.
+    fn apply(&mut self, batch: &[(u64, u32)]) {
+        self.reserve(batch.len());
+        self.touch(batch);
+        for &(k, e) in batch {
+            self.insert(k, e);
         }
     }
 }
-
-/// Slots of the filter of recent inserts (a power of two).
-const RECENT: usize = 1 << 14;
 
 /// The table (see the module's doc).
 #[derive(Clone, Default)]
 pub struct KeyTable {
     parts: Vec<Part>,
-    pending: Vec<Vec<(u64, u32)>>,
-    /// The last insert that fell in each slot: a file repeats its values
-    /// (a date column, a customer's name, the first word of its phrases),
-    /// and inserting the same key with the same entry again changes
-    /// nothing, so a repeat is dropped before it costs a cache miss.
-    recent: Vec<(u64, u32)>,
     len: usize,
 }
 
@@ -156,7 +167,7 @@ impl std::fmt::Debug for KeyTable {
 }
 
 fn normal(key: u64) -> u64 {
-    if key == EMPTY { 1 } else { key }
+    if key == EMPTY { EMPTY - 1 } else { key }
 }
 
 fn part_of(key: u64) -> usize {
@@ -164,61 +175,8 @@ fn part_of(key: u64) -> usize {
 }
 
 impl KeyTable {
-    /// Adds `entry` to `key` (buffered: call [`KeyTable::flush`] before
-    /// looking keys up).
-    pub fn insert(&mut self, key: u64, entry: u32) {
-        if self.parts.is_empty() {
-            self.parts = vec![Part::default(); PARTS];
-        }
-        if self.pending.is_empty() {
-            self.pending = vec![Vec::new(); PARTS];
-        }
-        let key = normal(key);
-        if self.recent.is_empty() {
-            self.recent = vec![(EMPTY, 0); RECENT];
-        }
-        let slot = &mut self.recent[(key >> 20) as usize & (RECENT - 1)];
-        if *slot == (key, entry) {
-            return;
-        }
-        *slot = (key, entry);
-        let p = part_of(key);
-        let buf = &mut self.pending[p];
-        buf.push((key, entry));
-        if buf.len() >= BUFFERED {
-            self.apply(p);
-        }
-    }
-
-    fn apply(&mut self, p: usize) {
-        let part = &mut self.parts[p];
-        let before = part.len;
-        let pending = &mut self.pending[p];
-        if pending.is_empty() {
-            return;
-        }
-        part.reserve(pending.len());
-        part.touch(pending);
-        for (k, e) in pending.drain(..) {
-            part.insert(k, e);
-        }
-        self.len += part.len - before;
-    }
-
-    /// Applies every buffered insert.
-    pub fn flush(&mut self) {
-        for p in 0..self.pending.len() {
-            self.apply(p);
-        }
-        // The buffers are only needed while a file is indexed (and entries
-        // may change between files).
-        self.pending = Vec::new();
-        self.recent = Vec::new();
-    }
-
     /// The entry of `key`.
     pub fn get(&self, key: u64) -> Option<u32> {
-        debug_assert!(self.pending.iter().all(Vec::is_empty));
         let key = normal(key);
         self.parts.get(part_of(key)).and_then(|p| p.get(key))
     }
@@ -228,20 +186,121 @@ impl KeyTable {
         self.len
     }
 
-    /// Rewrites every entry (keys stay).
-    pub fn update(&mut self, mut f: impl FnMut(u32) -> u32) {
-        for part in &mut self.parts {
-            for (k, e) in part.keys.iter().zip(part.entries.iter_mut()) {
-                if *k != EMPTY {
-                    *e = f(*e);
-                }
-            }
-        }
-    }
-
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.parts.iter().map(|p| p.keys.len() * 12).sum()
+    }
+
+    /// The table's parts behind locks, for the keying threads; room is
+    /// made for about `expected` more keys first (a table that grows as it
+    /// fills moves every key several times).
+    pub fn share(mut self, expected: usize) -> SharedTable {
+        if self.parts.is_empty() {
+            self.parts = vec![Part::default(); PARTS];
+        }
+        let parts = self
+            .parts
+            .into_iter()
+            .map(|p| Mutex::new((p, false)))
+            .collect();
+        SharedTable {
+            parts,
+            expected: expected / PARTS,
+        }
+    }
+}
+
+/// The table while threads fill it (see the module's doc).
+pub struct SharedTable {
+    /// Each part, and whether room was made in it.
+    parts: Vec<Mutex<(Part, bool)>>,
+    /// Keys expected per part: room is made for them when the part is
+    /// first filled (by the keying threads, so the pages are touched in
+    /// parallel).
+    expected: usize,
+}
+
+impl SharedTable {
+    fn apply(&self, p: usize, batch: &[(u64, u32)]) {
+        // A thread that panicked while holding a part leaves it whole
+        // (inserts only write a slot once the table has room).
+        let mut guard = self.parts[p].lock().unwrap_or_else(|e| e.into_inner());
+        let (part, reserved) = &mut *guard;
+        if !*reserved {
+            part.reserve(self.expected);
+            *reserved = true;
+        }
+        part.apply(batch);
+    }
+
+    /// The filled table.
+    pub fn into_table(self) -> KeyTable {
+        let parts: Vec<Part> = self
+            .parts
+            .into_iter()
+            .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()).0)
+            .collect();
+        let len = parts.iter().map(|p| p.len).sum();
+        KeyTable { parts, len }
+    }
+}
+
+/// Slots of the filter of recent inserts (a power of two).
+const RECENT: usize = 1 << 14;
+
+/// One keying thread's inserts, buffered per part.
+pub struct Scatter {
+    pending: Vec<Vec<(u64, u32)>>,
+    /// The last key that fell in each slot, with what was inserted for it
+    /// since: a file repeats its values (a date column, a customer's name,
+    /// the first word of its phrases, an ID in several columns), and an
+    /// insert that adds nothing is dropped before it costs a cache miss.
+    recent: Vec<(u64, u32)>,
+}
+
+impl Default for Scatter {
+    fn default() -> Self {
+        Self {
+            pending: vec![Vec::new(); PARTS],
+            recent: vec![(EMPTY, 0); RECENT],
+        }
+    }
+}
+
+impl Scatter {
+    /// Adds `entry` to `key` (applied to `table` a buffer at a time: call
+    /// [`Scatter::flush`] at the end).
+    pub fn insert(&mut self, table: &SharedTable, key: u64, entry: u32) {
+        let key = normal(key);
+        let slot = &mut self.recent[(key >> 20) as usize & (RECENT - 1)];
+        if slot.0 == key {
+            // What the table holds for the key already includes the slot's
+            // entry (merging is a join), so an entry it includes changes nothing.
+            let merged = merge(slot.1, entry);
+            if merged == slot.1 {
+                return;
+            }
+            slot.1 = merged;
+        } else {
+            *slot = (key, entry);
+        }
+        let p = part_of(key);
+        let buf = &mut self.pending[p];
+        buf.push((key, entry));
+        if buf.len() >= BUFFERED {
+            table.apply(p, buf);
+            buf.clear();
+        }
+    }
+
+    /// Applies every buffered insert.
+    pub fn flush(&mut self, table: &SharedTable) {
+        for (p, buf) in self.pending.iter_mut().enumerate() {
+            if !buf.is_empty() {
+                table.apply(p, buf);
+                buf.clear();
+            }
+        }
     }
 }
 
@@ -249,27 +308,60 @@ impl KeyTable {
 mod tests {
     use super::*;
 
+    fn fill(inserts: &[(u64, u32)], threads: usize) -> KeyTable {
+        let shared = KeyTable::default().share(0);
+        std::thread::scope(|scope| {
+            for chunk in inserts.chunks(inserts.len().div_ceil(threads)) {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let mut s = Scatter::default();
+                    for &(k, e) in chunk {
+                        s.insert(shared, k, e);
+                    }
+                    s.flush(shared);
+                });
+            }
+        });
+        shared.into_table()
+    }
+
     #[test]
-    fn keys_are_found_after_a_flush_and_the_first_source_wins() {
-        let mut t = KeyTable::default();
+    fn keys_are_found_after_a_flush_and_the_lowest_source_wins_in_any_order() {
         let keys: Vec<u64> = (0..200_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .collect();
-        for (i, k) in keys.iter().enumerate() {
-            t.insert(*k, VALUE | (i as u32 & SOURCE));
+        let mut inserts: Vec<(u64, u32)> = (keys.iter().enumerate())
+            .map(|(i, k)| (*k, VALUE | (i as u32 & SOURCE)))
+            .collect();
+        inserts.extend([
+            (keys[5], VALUE | 99),
+            (keys[5], STARTS_PHRASE),
+            (keys[9], VALUE | 2),
+            // A flag alone, then a value: the value's source is kept.
+            (42, STARTS_PHRASE),
+            (42, VALUE | 3),
+            (u64::MAX, VALUE | 4),
+        ]);
+        let one = fill(&inserts, 1);
+        inserts.reverse();
+        let two = fill(&inserts, 2);
+        for t in [one, two] {
+            assert_eq!(t.len(), keys.len() + 2);
+            assert_eq!(t.get(keys[5]), Some(VALUE | STARTS_PHRASE | 5));
+            assert_eq!(t.get(keys[7]), Some(VALUE | 7));
+            assert_eq!(t.get(keys[9]), Some(VALUE | 2));
+            assert_eq!(t.get(0), Some(VALUE)); // keys[0] is 0
+            assert_eq!(t.get(u64::MAX), Some(VALUE | 4));
+            assert_eq!(t.get(12345), None);
+            assert_eq!(t.get(42), Some(VALUE | STARTS_PHRASE | 3));
         }
-        t.insert(keys[5], VALUE | 99);
-        t.insert(keys[5], STARTS_PHRASE);
-        t.flush();
-        assert_eq!(t.len(), keys.len());
-        assert_eq!(t.get(keys[5]), Some(VALUE | STARTS_PHRASE | 5));
-        assert_eq!(t.get(keys[7]), Some(VALUE | 7));
-        assert_eq!(t.get(0), Some(VALUE)); // keys[0] is 0, kept as 1
-        assert_eq!(t.get(12345), None);
-        // A flag alone, then a value: the value's source is kept.
-        t.insert(42, STARTS_PHRASE);
-        t.insert(42, VALUE | 3);
-        t.flush();
-        assert_eq!(t.get(42), Some(VALUE | STARTS_PHRASE | 3));
+    }
+
+    #[test]
+    fn a_value_not_of_common_words_anywhere_stays_so() {
+        let a = merge(VALUE | COMMON | 1, VALUE | 7);
+        assert_eq!(a, VALUE | 7);
+        assert_eq!(merge(VALUE | 7, VALUE | COMMON | 1), a);
+        assert_eq!(merge(STARTS_PHRASE, 0), STARTS_PHRASE);
     }
 }
