@@ -44,6 +44,8 @@ export function startServer(replayFile, extraArgs = [], home = mkdtempSync(join(
           origin: new URL(line.trim()).origin,
           home,
           stop: () => child.kill("SIGINT"),
+          // The process dying (kill -9): nothing is flushed or released.
+          kill: () => child.kill("SIGKILL"),
           exited: () => new Promise((done) => (child.exitCode !== null ? done() : child.once("exit", done))),
           log: () => log,
         });

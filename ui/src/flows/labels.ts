@@ -26,3 +26,18 @@ export const RUN_TONE: Record<string, string> = {
   completed: "good",
   failed: "bad",
 };
+
+/** One fan-out item's retry that is due: its place in the list (from 1), the retry and the last error. */
+export type DueRetry = { item: number; retry: number; limit: number; error: string };
+
+/** The due retries of the engine's "retry pending" message (`item 1: retry 1 of 2 (last error: …)`,
+ * items counted from 0 there); null when the message has another shape, to be shown as it is. */
+export function dueRetries(message: string): DueRetry[] | null {
+  const list = message.slice(message.indexOf("? ") + 2);
+  const found: DueRetry[] = [];
+  const re = /item (\d+): retry (\d+) of (\d+) \(last error: (.*?)\)(?=; item \d+: retry |$)/gs;
+  for (const m of list.matchAll(re)) {
+    found.push({ item: Number(m[1]) + 1, retry: Number(m[2]), limit: Number(m[3]), error: m[4] ?? "" });
+  }
+  return found.length > 0 ? found : null;
+}

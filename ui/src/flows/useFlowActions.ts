@@ -2,10 +2,11 @@
 // import and export a flow; rename, archive and delete a run. Each action
 // marks the page busy and shows what went wrong.
 import { useState } from "preact/hooks";
-import type { FlowBundle, FlowRunSummary, FlowSummary } from "../generated";
-import { toApiError } from "../transport";
+import type { FlowRunSummary, FlowSummary } from "../generated";
+import { ApiError, toApiError } from "../transport";
 import { download } from "../lib/download";
 import { go } from "../lib/router";
+import { importedNotice, readImport } from "./importFile";
 import type { FlowsData } from "./useFlowsData";
 
 /** The Flows page's actions on the route's flow, with `folder` as the working folder of a new run. */
@@ -13,10 +14,13 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
   const { api, run, setRun, mermaid, currentId, fail, setError, refreshFlows, refreshRuns, refreshRun } = data;
   const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState<FlowRunSummary | null>(null);
+  // What the last import brought in, shown until the next action.
+  const [imported, setImported] = useState<string | null>(null);
 
   const act = async (f: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
+    setImported(null);
     try {
       await f();
     } catch (e) {
@@ -54,27 +58,20 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
   const onImport = (file: File) =>
     act(async () => {
       if (!api) return;
-      const text = await file.text();
-      const isBundle = text.trimStart().startsWith("{");
-      const stem = file.name.replace(/\.[^.]+$/, "").replace(/[^A-Za-z0-9_-]/g, "_");
-      // A JSON file is a bundle (it has `workflow`) or a flow file as kept in flows/.
-      const json: unknown = isBundle ? JSON.parse(text) : null;
-      const base =
-        json === null
-          ? { mermaid: text, name: stem }
-          : typeof json === "object" && "workflow" in json
-            ? { bundle: json as FlowBundle }
-            : { flow: json, name: stem };
-      let imported: FlowSummary;
+      const read = readImport(file.name, await file.text());
+      const base = read.request;
+      let summary: FlowSummary;
       try {
-        imported = await api.importFlow(base);
+        summary = await api.importFlow(base);
       } catch (e) {
         const err = toApiError(e);
-        if (err.code !== "conflict" || !window.confirm(`${err.message}\n\nReplace it?`)) throw e;
-        imported = await api.importFlow({ ...base, overwrite: true });
+        if (err.code !== "conflict") throw new ApiError(err.code, `${file.name} was not imported: ${err.message}`, err.matches);
+        if (!window.confirm(`${err.message}\n\nReplace it?`)) return;
+        summary = await api.importFlow({ ...base, overwrite: true });
       }
       await refreshFlows();
-      go(`#/flows/${encodeURIComponent(imported.name)}`);
+      setImported(importedNotice(summary.name, read));
+      go(`#/flows/${encodeURIComponent(summary.name)}`);
     });
 
   const exportMermaid = () => flowName && download(`${flowName}.mmd`, mermaid, "text/plain");
@@ -102,7 +99,7 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
     refreshRuns();
   };
 
-  return { busy, deleting, setDeleting, start, resume, stop, answer, onImport, exportMermaid, exportBundle, rename, archive, remove, removed };
+  return { busy, deleting, setDeleting, start, resume, stop, answer, onImport, imported, setImported, exportMermaid, exportBundle, rename, archive, remove, removed };
 }
 
 /** What useFlowActions returns. */

@@ -44,10 +44,16 @@ export function Flows({ flowName, runId }: { flowName?: string; runId?: string }
             <button type="button" class="icon-button" aria-label="Dismiss" onClick={() => setError(null)}>×</button>
           </div>
         )}
+        {actions.imported && (
+          <div class="notice notice-info" role="status" data-testid="flow-imported">
+            <p>{actions.imported}</p>
+            <button type="button" class="icon-button" aria-label="Dismiss" onClick={() => actions.setImported(null)}>×</button>
+          </div>
+        )}
         {!flowName ? (
           <div class="empty">
             <h2>Flows</h2>
-            <p class="muted">Pick a flow on the left to see its diagram and run it, or import a Mermaid diagram.</p>
+            <p class="muted">Pick a flow on the left to see its diagram and run it, or import one: a Mermaid diagram (.mmd) or a bundle or flow file (.json).</p>
           </div>
         ) : (
           <>
