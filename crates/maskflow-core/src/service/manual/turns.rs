@@ -12,6 +12,7 @@ use crate::error::{CoreError, Result};
 use crate::providers::manual::ManualWaiter;
 use crate::providers::{ChatMessage, ChatRole, Provider, Role};
 use crate::service::{BusyGuard, Service, leases as held};
+use crate::store::leases::LeaseOwner;
 use crate::store::manual_prompts::StoredPrompt;
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
@@ -109,15 +110,18 @@ impl Service {
         if let Some(l) = self.held_elsewhere(&held::workflow(workflow_id)) {
             return row.answer.is_none().then(|| elsewhere(l.owner_pid));
         }
+        // A turn running here is taking the answer, or storing the prompt
+        // it is about to wait on.
         let busy_here = super::super::lock(&self.inner.busy).contains(workflow_id);
+        if busy_here && (row.answer.is_some() || row.owner_id == LeaseOwner::this_process().id) {
+            return None;
+        }
         let what = self.message_name(workflow_id);
         if row.answer.is_some() {
-            return (!busy_here).then(|| {
-                ended(format!(
-                    "Your answer was kept, but {what} did not take it (the conversation asked \
-                     something else when it went on)"
-                ))
-            });
+            return Some(ended(format!(
+                "Your answer was kept, but {what} did not take it (the conversation asked \
+                 something else when it went on)"
+            )));
         }
         Some(match self.turn_point(row, workflow_id) {
             Ok(_) => cut(&what, "the conversation goes on from this step"),
