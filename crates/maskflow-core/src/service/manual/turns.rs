@@ -124,7 +124,11 @@ impl Service {
             )));
         }
         Some(match self.turn_point(row, workflow_id) {
-            Ok(_) => cut(&what, "the conversation goes on from this step"),
+            Ok(_) => cut(
+                &what,
+                "the conversation goes on from this step (or dismiss it and send your message \
+                 again)",
+            ),
             Err(why) => ended(format!("{what} no longer waits for it ({why})")),
         })
     }
