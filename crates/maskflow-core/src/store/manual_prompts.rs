@@ -188,12 +188,13 @@ pub fn set_answer(conn: &Connection, id: &str, text: &str, now: &str) -> rusqlit
 /// Whether stored prompt `r` asks what `prompt` (made for the call `key`)
 /// asks: a call that says which it is matches only that call, whatever
 /// the wording; one that does not (a flow step) only an identical prompt
-/// that did not either.
+/// that did not either. A prompt stored before calls said (an older
+/// Maskflow) is still taken by the identical prompt.
 fn same_call(r: &StoredPrompt, prompt: &ManualPrompt, key: Option<&str>) -> bool {
     match (r.call.as_ref().map(|c| c.key.as_str()), key) {
         (Some(stored), Some(key)) => stored == key,
-        (None, None) => r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema,
-        _ => false,
+        (Some(_), None) => false,
+        (None, _) => r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema,
     }
 }
 
@@ -429,6 +430,16 @@ mod tests {
         let got = take_answer(&conn, &again, Some("validator:aaa")).expect("take");
         assert_eq!(got.map(|a| a.id), Some("mp_1".to_owned()));
         assert!(list(&conn).expect("list").is_empty(), "taken once");
+
+        // Stored by an older Maskflow (no call): the identical prompt only.
+        insert(&conn, &asked, None, &owner()).expect("insert");
+        assert!(set_answer(&conn, "mp_1", "old", "now").expect("answer"));
+        assert_eq!(
+            take_answer(&conn, &again, Some("validator:aaa")).expect("take"),
+            None
+        );
+        let got = take_answer(&conn, &same_text, Some("validator:aaa")).expect("take");
+        assert_eq!(got.map(|a| a.text), Some("old".to_owned()));
 
         // An unanswered prompt is replaced only by the same call.
         insert(&conn, &asked, Some(&call), &owner()).expect("insert");

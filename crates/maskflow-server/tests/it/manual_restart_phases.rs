@@ -6,6 +6,7 @@
 //! build — until the version waits for the user's approval, its script
 //! tested on the real CSV.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -128,27 +129,43 @@ fn restored(server: &Server, role: &str, before: &Value) -> Value {
     again
 }
 
-/// The rest of the build: the builder's reply pasted, its gate approved,
+/// The rest of the build: the builder's reply pasted, its gate approved
+/// (by a restarted process when `restart_at_gate` gives the data folder),
 /// the script tested on the real file; the version waits for approval.
-fn build_to_approval(server: &Server, wf: &str, vid: &str) {
-    let builder = prompt(server, "builder", None);
+fn build_to_approval(server: Server, restart_at_gate: Option<&Path>, wf: &str, vid: &str) {
+    let builder = prompt(&server, "builder", None);
     assert_eq!(builder["waiter"]["version_id"], vid, "{builder}");
     let sent = builder["messages"].to_string();
     for raw in ["Alice Martin", "Bruno Keller", "120.50", "Paid by card"] {
         assert!(!sent.contains(raw), "{raw:?} reached the prompt unmasked");
     }
-    answer(server, &builder, &spec().to_string());
+    answer(&server, &builder, &spec().to_string());
     let path = format!("/api/workflows/{wf}");
-    wait_for(server, &path, "the gate on the builder's reply", |v| {
+    let gate = wait_for(&server, &path, "the gate on the builder's reply", |v| {
         v["current_version"]["build"]["pending_gate"] == true
     });
+    let server = match restart_at_gate {
+        Some(home) => {
+            // The gate is stored: killed there, the next process shows it.
+            server.kill();
+            let server = Server::start(home, None, &[]);
+            let view = workflow(&server, wf);
+            assert_eq!(view["current_version"]["status"], "building", "{view}");
+            assert_eq!(
+                view["current_version"]["build"],
+                gate["current_version"]["build"]
+            );
+            server
+        }
+        None => server,
+    };
     let (status, body) = server.call(
         "POST",
         &format!("/api/workflows/{wf}/versions/{vid}/gate"),
         Some(json!({"decision": "approve"})),
     );
     assert_eq!(status, 200, "{body}");
-    let view = wait_for(server, &path, "the end of the build", |v| {
+    let view = wait_for(&server, &path, "the end of the build", |v| {
         v["current_version"]["status"] != "building"
     });
     let current = &view["current_version"];
@@ -210,6 +227,10 @@ fn killed_while_the_request_check_waits_the_message_goes_on_after_a_restart() {
     assert_eq!(view["current_version"]["status"], "validating", "{view}");
     assert_eq!(said(&view), vec![], "nothing was stored yet");
     let listed = restored(&server, "validator", &validator);
+    let sent = listed["messages"].to_string();
+    for raw in ["Alice Martin", "Chloé Dubois", "310.00", "partial refund"] {
+        assert!(!sent.contains(raw), "{raw:?} reached the prompt unmasked");
+    }
     answer(&server, &listed, r#"{"feasible": true}"#);
 
     // The message went on: checked, then the clarifier asks (this process).
@@ -237,7 +258,7 @@ fn killed_while_the_request_check_waits_the_message_goes_on_after_a_restart() {
     let (status, body) = reply.join().expect("reply");
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("building"), "{body}");
-    build_to_approval(&server, &wf, &vid);
+    build_to_approval(server, Some(home.path()), &wf, &vid);
 }
 
 #[test]
@@ -283,5 +304,5 @@ fn killed_while_the_clarifier_waits_the_build_starts_after_a_restart() {
     let again = prompt(&server, "builder", None);
     assert_eq!(again["id"], builder["id"]);
     assert_eq!(again["interrupted"]["resumes"], true, "{again}");
-    build_to_approval(&server, &wf, &vid);
+    build_to_approval(server, None, &wf, &vid);
 }
