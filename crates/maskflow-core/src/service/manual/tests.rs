@@ -260,3 +260,83 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
         vec![("user".into(), "Sum the amounts per client".into())]
     );
 }
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// The builder's reply was asked for, and the process ended (its runtime
+/// dropped with every task, as at exit): the build, its prompt and ids.
+fn build_waiting_on_the_builder(home: &Path) -> (String, String, ManualPrompt) {
+    let first = runtime();
+    let out = first.block_on(async {
+        let s = open(home);
+        let (wf, vid) = create(&s);
+        let message = send(&s, &wf, "Sum the amounts per client");
+        let v = prompt(&s, "validator", &[]).await;
+        s.answer_manual(&v.id, r#"{"feasible": true}"#)
+            .expect("answer");
+        let c = prompt(&s, "clarifier", &[]).await;
+        s.answer_manual(&c.id, r#"{"needs_clarification": false}"#)
+            .expect("answer");
+        let _ = message.await;
+        let asked = prompt(&s, "builder", &[]).await;
+        s.stopping();
+        (wf, vid, asked)
+    });
+    drop(first);
+    out
+}
+
+#[test]
+fn a_builders_prompt_reworded_after_a_restart_still_takes_its_answer() {
+    let home = tempfile::tempdir().expect("tmp");
+    let (wf, vid, asked) = build_waiting_on_the_builder(home.path());
+    runtime().block_on(async {
+        let s = open(home.path());
+        // The house rules change meanwhile: the builder's prompt, made
+        // again, now carries them; the stored one does not.
+        s.set_house_rules(crate::service::HouseRulesInput {
+            text: "# Always\nName the output columns in English (rule R-7).\n".into(),
+        })
+        .expect("rules");
+        let listed = prompt(&s, "builder", &[]).await;
+        assert_eq!(listed.id, asked.id);
+        assert!(listed.interrupted.as_ref().is_some_and(|n| n.resumes));
+        assert!(
+            !serde_json::to_string(&listed.messages)
+                .expect("json")
+                .contains("R-7")
+        );
+        let reply = crate::service::tests::good_build().to_string();
+        s.answer_manual(&asked.id, &reply).expect("answer");
+
+        // The build took the answer (the same call, reworded) and reached
+        // the gate on the builder's reply; nothing was asked again.
+        for _ in 0..500 {
+            if crate::store::builds::is_pending(&s.db(), &vid) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            crate::store::builds::is_pending(&s.db(), &vid),
+            "at the gate"
+        );
+        assert!(s.manual_prompts().is_empty(), "{:?}", s.manual_prompts());
+        let calls = s.ledger(None, 50, 0).expect("ledger");
+        let taken = calls
+            .iter()
+            .find(|e| e.role == "builder" && e.reply.as_deref() == Some(reply.as_str()))
+            .expect("the builder's call took the answer");
+        assert!(
+            taken.request_body.contains("R-7"),
+            "asked with the new rules"
+        );
+        assert_eq!(taken.workflow_id.as_deref(), Some(wf.as_str()));
+    });
+}
