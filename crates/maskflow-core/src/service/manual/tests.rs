@@ -237,6 +237,17 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
     // question, answered in this process; the old prompt stays behind.
     let again = send(&s, &wf, "Sum the amounts per client");
     let fresh = prompt(&s, "validator", &[&old.id]).await;
+    // While that message is handled, the old prompt's answer is refused
+    // and not kept (two turns never run at once).
+    let busy = s
+        .answer_manual(&old.id, r#"{"feasible": true}"#)
+        .expect_err("busy");
+    assert!(
+        matches!(busy, crate::error::CoreError::Conflict(_)),
+        "{busy}"
+    );
+    let row = rows::get(&s.db(), &old.id).expect("get").expect("kept");
+    assert_eq!(row.answer, None);
     s.answer_manual(&fresh.id, r#"{"feasible": true}"#)
         .expect("answer");
     let clarifier = prompt(&s, "clarifier", &[]).await;
@@ -339,4 +350,43 @@ fn a_builders_prompt_reworded_after_a_restart_still_takes_its_answer() {
         );
         assert_eq!(taken.workflow_id.as_deref(), Some(wf.as_str()));
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_message_that_cannot_go_on_says_why_and_frees_the_workflow() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = open(home.path());
+    let (wf, vid) = create(&s);
+    let message = send(&s, &wf, "Sum the amounts per client");
+    let asked = prompt(&s, "validator", &[]).await;
+    stop(s, message).await;
+
+    let s = open(home.path());
+    let mut events = s.subscribe();
+    // An unusable answer is checked like any reply: the repair is asked.
+    s.answer_manual(&asked.id, "I think so").expect("answer");
+    let repair = prompt(&s, "validator", &[&asked.id]).await;
+    assert_eq!(repair.interrupted, None);
+    assert!(repair.messages.len() > asked.messages.len(), "{repair:?}");
+    s.dismiss_manual(&repair.id).expect("dismiss");
+    let reason = loop {
+        match events.recv().await.expect("event") {
+            crate::events::Event::StatusChanged {
+                version_id,
+                status,
+                reason: Some(reason),
+                ..
+            } if version_id == vid => {
+                assert_eq!(status, Status::Validating);
+                break reason;
+            }
+            _ => {}
+        }
+    };
+    assert!(reason.contains("send it again"), "{reason}");
+    // The workflow is free: the message can be sent again.
+    let again = send(&s, &wf, "Sum the amounts per client");
+    let fresh = prompt(&s, "validator", &[&asked.id, &repair.id]).await;
+    s.dismiss_manual(&fresh.id).expect("dismiss");
+    let _ = again.await;
 }

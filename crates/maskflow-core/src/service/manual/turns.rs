@@ -185,11 +185,12 @@ impl Service {
                 history,
                 turn,
             } = claimed;
-            let _busy = busy;
             let version_id = version.id.clone();
             let went_on = service
                 .message_turn(&workflow_id, &turn.content, &history, version, turn.stored)
                 .await;
+            // Free before saying so: the user may send the message at once.
+            drop(busy);
             if let Err(e) = went_on {
                 eprintln!("maskflow: the message to workflow {workflow_id} could not go on: {e}");
                 let status = store::get_version(&service.db(), &version_id)
