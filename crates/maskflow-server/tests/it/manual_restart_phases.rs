@@ -306,3 +306,41 @@ fn killed_while_the_clarifier_waits_the_build_starts_after_a_restart() {
     assert_eq!(again["interrupted"]["resumes"], true, "{again}");
     build_to_approval(server, None, &wf, &vid);
 }
+
+#[test]
+fn a_message_waiting_in_another_live_process_is_answered_there_only() {
+    let home = tempfile::tempdir().expect("home");
+    let first = Server::start(home.path(), None, &[]);
+    let (wf, _) = new_workflow(&first);
+    let message = send(&first, &wf, ASK);
+    let validator = prompt(&first, "validator", None);
+
+    // A second process on the same data folder (the desktop app beside
+    // `serve`) shows the prompt but cannot take its answer.
+    let second = Server::start(home.path(), None, &[]);
+    let seen = prompt(&second, "validator", None);
+    assert_eq!(seen["id"], validator["id"]);
+    assert_eq!(seen["interrupted"]["resumes"], false, "{seen}");
+    let why = seen["interrupted"]["reason"].as_str().expect("reason");
+    assert!(why.contains("another Maskflow process"), "{why}");
+    let id = seen["id"].as_str().expect("id");
+    let (status, body) = second.call(
+        "POST",
+        &format!("/api/manual/{id}/answer"),
+        Some(json!({"text": r#"{"feasible": true}"#})),
+    );
+    assert_eq!(status, 409, "{body}");
+
+    // The process that waits takes it, and the message goes on there.
+    answer(&first, &validator, r#"{"feasible": true}"#);
+    let clarifier = prompt(&first, "clarifier", None);
+    answer(&first, &clarifier, r#"{"needs_clarification": false}"#);
+    let (status, body) = message.join().expect("reply");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("building"), "{body}");
+    let (_, left) = second.call("GET", "/api/manual", None);
+    assert!(
+        !left.to_string().contains(id),
+        "the answered prompt is gone everywhere: {left}"
+    );
+}
