@@ -308,15 +308,21 @@ impl Engine {
                 self.profile.process_revision(&ctx, reply)
             }
         };
+        // The call's identity, fixed before its repair: a manual prompt of
+        // it answered after a restart goes to this call only (`call`).
+        let tag = super::call::builder(
+            state.phase,
+            state.iteration,
+            state.feedback.as_deref(),
+            state.spec.as_ref(),
+        );
         let mut attempt = 0;
         let (reply, result) = loop {
             attempt += 1;
             // A revision and the second try are Maskflow's own repairs:
             // nobody can confirm them, so a block says what to do instead.
             let automatic = state.phase != Phase::Generate || attempt > 1;
-            let reply = self
-                .provider
-                .complete(&request, &|_| {})
+            let reply = super::call::tagged(tag.clone(), self.provider.complete(&request, &|_| {}))
                 .await
                 .map_err(|e| match e {
                     ProviderError::PrivacyBlocked(m) if automatic => {

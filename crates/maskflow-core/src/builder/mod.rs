@@ -7,6 +7,7 @@
 //! the sandboxed runner; its error output is masked ([`mask`]) before it can
 //! reach an LLM.
 
+pub mod call;
 pub mod engine;
 pub mod gate;
 pub mod mask;

@@ -125,7 +125,7 @@ impl Service {
             )));
         }
         let _busy = self.claim(workflow_id)?;
-        let (mut version, created) = self.draft_for_message(workflow_id)?;
+        let (version, created) = self.draft_for_message(workflow_id)?;
         if let Some(v) = &created {
             self.publish_status(workflow_id, &v.id, v.status, None);
         }
@@ -134,33 +134,63 @@ impl Service {
         if confirm_privacy {
             self.confirm_privacy(workflow_id, content)?;
         }
+        self.message_turn(workflow_id, content, &history, version, false)
+            .await
+    }
 
-        let mut reductions = Vec::new();
-        let user_stored = if version.status == Status::Validating {
-            if let Some(rejected) = self
-                .validate_turn(
+    /// The validator (while the version is validating), then the
+    /// clarifier, on the user's message `content` (last in `history`;
+    /// `stored` when it is already in the conversation). Their manual
+    /// prompts name the version's build and the call, so one cut off by a
+    /// restart can be answered and the turn goes on (`service::manual`).
+    pub(super) async fn message_turn(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        history: &[ChatMessage],
+        mut version: VersionRow,
+        stored: bool,
+    ) -> Result<MessageReply> {
+        let waiter = manual::build_waiter(workflow_id, &version.id);
+        let turn = |stored| crate::builder::call::Turn {
+            content: content.to_owned(),
+            stored,
+        };
+        crate::providers::manual::waiting(waiter, async {
+            let mut reductions = Vec::new();
+            let user_stored = if version.status == Status::Validating {
+                let tag = crate::builder::call::conversation("validator", history, turn(false));
+                let validated = crate::builder::call::tagged(
+                    tag,
+                    self.validate_turn(
+                        workflow_id,
+                        content,
+                        history,
+                        &mut version,
+                        &mut reductions,
+                    ),
+                );
+                if let Some(rejected) = validated.await? {
+                    return Ok(rejected);
+                }
+                true
+            } else {
+                stored
+            };
+            let tag = crate::builder::call::conversation("clarifier", history, turn(user_stored));
+            crate::builder::call::tagged(
+                tag,
+                self.clarify_turn(
                     workflow_id,
                     content,
-                    &history,
-                    &mut version,
-                    &mut reductions,
-                )
-                .await?
-            {
-                return Ok(rejected);
-            }
-            true
-        } else {
-            false
-        };
-        self.clarify_turn(
-            workflow_id,
-            content,
-            &history,
-            version,
-            reductions,
-            user_stored,
-        )
+                    history,
+                    version,
+                    reductions,
+                    user_stored,
+                ),
+            )
+            .await
+        })
         .await
     }
 

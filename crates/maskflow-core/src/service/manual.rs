@@ -1,16 +1,22 @@
 //! The manual back end's prompts, restart-safe (issue 19): each prompt is
-//! stored with who waits on it (a build, a flow run). Prompts waiting in this
-//! process are answered as before; a prompt left by an earlier process (a
-//! restart, a crash) is listed again with what happened, and answering it
-//! stores the answer and restarts its waiter — the build redoes the
-//! builder's call, the flow run resumes its step — whose identical call
-//! takes the stored answer. A prompt whose waiter cannot go on is listed
-//! with the reason, and dismissing it is left.
+//! stored with who waits on it (a version's build, a flow run) and, for a
+//! build, which call asked ([`crate::builder::call`]). Prompts waiting in
+//! this process are answered as before; a prompt left by an earlier process
+//! (a restart, a crash) is listed again with what happened, and answering
+//! it stores the answer and restarts its waiter at the phase that asked —
+//! the message's turn redoes the validator's or the clarifier's call
+//! ([`turns`]), the build redoes the builder's call, the flow run resumes
+//! its step — and that same call takes the stored answer. A prompt whose
+//! waiter cannot go on is listed with the reason, and dismissing it is left.
+
+#[cfg(test)]
+mod tests;
+mod turns;
 
 use std::sync::{Arc, Weak};
 
 use super::{Inner, Service};
-use crate::builder::{BuildState, Phase, Stage};
+use crate::builder::{BuildState, Phase, Stage, call};
 use crate::error::{CoreError, Result};
 use crate::flows::{RunStatus, StartFlow};
 use crate::providers::manual::{
@@ -49,10 +55,13 @@ impl ManualStore for PromptStore {
     fn save(&self, prompt: &ManualPrompt) -> std::result::Result<(), String> {
         let service = self.service().ok_or("Maskflow is shutting down")?;
         let me = LeaseOwner::this_process();
+        // The call that asks, when it said (a build's phases do).
+        let tag = call::current();
+        let key = tag.as_ref().map(|t| t.key.as_str());
         let replaced = {
             let db = service.db();
-            let replaced = rows::drop_replaced(&db, prompt, &me).map_err(|e| e.to_string())?;
-            rows::insert(&db, prompt, &me).map_err(|e| e.to_string())?;
+            let replaced = rows::drop_replaced(&db, prompt, key, &me).map_err(|e| e.to_string())?;
+            rows::insert(&db, prompt, tag.as_ref(), &me).map_err(|e| e.to_string())?;
             replaced
         };
         // The work was resumed another way and asks the same again.
@@ -72,8 +81,9 @@ impl ManualStore for PromptStore {
 
     fn take_answer(&self, prompt: &ManualPrompt) -> Option<StoredAnswer> {
         let service = self.service()?;
+        let tag = call::current();
         let db = service.db();
-        rows::take_answer(&db, prompt).unwrap_or_else(|e| {
+        rows::take_answer(&db, prompt, tag.as_ref().map(|t| t.key.as_str())).unwrap_or_else(|e| {
             eprintln!("maskflow: could not read stored manual answers: {e}");
             None
         })
@@ -129,16 +139,29 @@ impl Service {
         if !note.resumes {
             return Err(CoreError::Conflict(note.reason));
         }
+        // A message's turn is claimed before the answer is stored, so a
+        // message sent meanwhile and this answer never run at once.
+        let turn = match turns::is_turn(&row) {
+            Some(workflow_id) => Some(self.claim_turn(&row, workflow_id)?),
+            None => None,
+        };
         if !rows::set_answer(&self.db(), id, text, &self.now())? {
             return Err(not_found(id));
         }
-        let resumed = match &row.prompt.waiter {
-            Some(ManualWaiter::Build {
-                workflow_id,
-                version_id,
-            }) => self.continue_build(workflow_id, version_id),
-            Some(ManualWaiter::FlowRun { run_id }) => self.continue_flow_run(run_id),
-            None => Err(CoreError::Conflict(note.reason)),
+        let resumed = match (&row.prompt.waiter, turn) {
+            (_, Some(claimed)) => {
+                self.continue_turn(claimed);
+                Ok(())
+            }
+            (
+                Some(ManualWaiter::Build {
+                    workflow_id,
+                    version_id,
+                }),
+                None,
+            ) => self.continue_build(workflow_id, version_id),
+            (Some(ManualWaiter::FlowRun { run_id }), None) => self.continue_flow_run(run_id),
+            (None, None) => Err(CoreError::Conflict(note.reason)),
         };
         if let Err(e) = resumed {
             // Nothing moved on: the prompt waits as before.
@@ -146,6 +169,7 @@ impl Service {
             let _ = rows::insert(
                 &self.db(),
                 &row.prompt,
+                row.call.as_ref(),
                 &LeaseOwner {
                     pid: row.owner_pid,
                     id: row.owner_id.clone(),
@@ -175,6 +199,7 @@ impl Service {
             workflow_id,
             version_id,
         }) = &row.prompt.waiter
+            && row.prompt.role == Role::Builder.key()
             && self.build_waits_on_call(version_id)
         {
             self.finish_build(
@@ -205,7 +230,9 @@ impl Service {
     ) -> bool {
         rows::list(conn).is_ok_and(|all| {
             all.iter().any(|r| {
-                r.answer.is_none() && r.prompt.waiter == Some(build_waiter(workflow_id, version_id))
+                r.answer.is_none()
+                    && r.prompt.role == Role::Builder.key()
+                    && r.prompt.waiter == Some(build_waiter(workflow_id, version_id))
             })
         })
     }
@@ -216,6 +243,9 @@ impl Service {
     fn interruption(&self, row: &StoredPrompt) -> Option<ManualInterruption> {
         match &row.prompt.waiter {
             None => Some(self.message_interruption(row)),
+            Some(ManualWaiter::Build { workflow_id, .. }) if turns::is_turn(row).is_some() => {
+                self.turn_interruption(row, workflow_id)
+            }
             Some(ManualWaiter::Build {
                 workflow_id,
                 version_id,

@@ -7,6 +7,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use crate::builder::call::{CallTag, Turn};
 use crate::providers::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
 use crate::store::leases::LeaseOwner;
 
@@ -29,6 +30,14 @@ CREATE TABLE manual_prompts (
 CREATE INDEX manual_prompts_by_waiter ON manual_prompts (waiter_key);
 "#;
 
+/// Migration (issue 19, restart-safe phases of a build): the call a prompt
+/// answers (its tag's key, see [`crate::builder::call`]) and, for a
+/// conversation call, the user's message the turn goes on with.
+pub const CALL_MIGRATION: &str = r#"
+ALTER TABLE manual_prompts ADD COLUMN call_key TEXT;
+ALTER TABLE manual_prompts ADD COLUMN turn TEXT CHECK (turn IS NULL OR json_valid(turn));
+"#;
+
 /// A stored prompt: the prompt, the process that asked, and the answer
 /// given after a restart (not yet taken by the waiter).
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +50,9 @@ pub struct StoredPrompt {
     pub owner_id: String,
     /// The answer waiting to be taken, when one was given after a restart.
     pub answer: Option<String>,
+    /// The call it answers, when the call said (builds do; flow steps
+    /// are matched on their identical prompt).
+    pub call: Option<CallTag>,
 }
 
 /// The lookup key of a waiter: `build:<version>` or `flow_run:<run>`.
@@ -55,16 +67,17 @@ fn json_text<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-/// Stores a new prompt asked by `owner`.
+/// Stores a new prompt asked by `owner` for the call `call` (if it said).
 pub fn insert(
     conn: &Connection,
     prompt: &ManualPrompt,
+    call: Option<&CallTag>,
     owner: &LeaseOwner,
 ) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO manual_prompts (id, role, workflow_id, waiter, waiter_key, messages, schema,
-             owner_pid, owner_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             owner_pid, owner_id, created_at, call_key, turn)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             prompt.id,
             prompt.role,
@@ -76,6 +89,8 @@ pub fn insert(
             owner.pid,
             owner.id,
             prompt.created_at,
+            call.map(|c| c.key.as_str()),
+            call.and_then(|c| c.turn.as_ref()).map(json_text),
         ],
     )?;
     Ok(())
@@ -95,7 +110,7 @@ pub fn delete_for(conn: &Connection, waiter: &ManualWaiter) -> rusqlite::Result<
 }
 
 const COLUMNS: &str = "id, role, workflow_id, waiter, messages, schema, owner_pid, owner_id, \
-                       answer, created_at";
+                       answer, created_at, call_key, turn";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPrompt> {
     let parse = |i: usize, text: Option<String>| -> rusqlite::Result<Option<Value>> {
@@ -116,6 +131,15 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPrompt> {
     let messages = serde_json::from_value(messages).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
     })?;
+    let turn: Option<Turn> = parse(11, r.get("turn")?)?
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(11, rusqlite::types::Type::Text, e.into())
+        })?;
+    let call = r
+        .get::<_, Option<String>>("call_key")?
+        .map(|key| CallTag { key, turn });
     Ok(StoredPrompt {
         prompt: ManualPrompt {
             id: r.get("id")?,
@@ -130,6 +154,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPrompt> {
         owner_pid: r.get("owner_pid")?,
         owner_id: r.get("owner_id")?,
         answer: r.get("answer")?,
+        call,
     })
 }
 
@@ -160,27 +185,50 @@ pub fn set_answer(conn: &Connection, id: &str, text: &str, now: &str) -> rusqlit
     )? == 1)
 }
 
-/// Forgets the unanswered prompts another process left for the same waiter,
-/// role, messages and schema as `prompt` (the work asks the same again, so
+/// Whether stored prompt `r` asks what `prompt` (made for the call `key`)
+/// asks: a call that says which it is matches only that call, whatever
+/// the wording; one that does not (a flow step) only an identical prompt
+/// that did not either. A prompt stored before calls said (an older
+/// Maskflow) is still taken by the identical prompt.
+fn same_call(r: &StoredPrompt, prompt: &ManualPrompt, key: Option<&str>) -> bool {
+    match (r.call.as_ref().map(|c| c.key.as_str()), key) {
+        (Some(stored), Some(key)) => stored == key,
+        (Some(_), None) => false,
+        (None, _) => r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema,
+    }
+}
+
+/// The stored prompts of `prompt`'s waiter and role (none without a
+/// waiter), answered or not.
+fn of_waiter(
+    conn: &Connection,
+    prompt: &ManualPrompt,
+    answered: bool,
+) -> rusqlite::Result<Vec<StoredPrompt>> {
+    let Some(waiter) = &prompt.waiter else {
+        return Ok(Vec::new());
+    };
+    let answer = if answered { "NOT NULL" } else { "NULL" };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM manual_prompts
+         WHERE waiter_key = ?1 AND role = ?2 AND answer IS {answer} ORDER BY created_at, id"
+    ))?;
+    stmt.query_map(params![waiter_key(waiter), prompt.role], row)?
+        .collect()
+}
+
+/// Forgets the unanswered prompts another process left for the same
+/// waiter, role and call as `prompt` (the work asks the same again, so
 /// `prompt` replaces them); their ids.
 pub fn drop_replaced(
     conn: &Connection,
     prompt: &ManualPrompt,
+    key: Option<&str>,
     me: &LeaseOwner,
 ) -> rusqlite::Result<Vec<String>> {
-    let Some(waiter) = &prompt.waiter else {
-        return Ok(Vec::new());
-    };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM manual_prompts
-         WHERE waiter_key = ?1 AND role = ?2 AND answer IS NULL AND owner_id <> ?3"
-    ))?;
-    let rows: Vec<StoredPrompt> = stmt
-        .query_map(params![waiter_key(waiter), prompt.role, me.id], row)?
-        .collect::<rusqlite::Result<_>>()?;
     let mut dropped = Vec::new();
-    for r in rows {
-        if r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema {
+    for r in of_waiter(conn, prompt, false)? {
+        if r.owner_id != me.id && same_call(&r, prompt, key) {
             delete(conn, &r.prompt.id)?;
             dropped.push(r.prompt.id);
         }
@@ -189,24 +237,15 @@ pub fn drop_replaced(
 }
 
 /// Takes (and forgets) the stored answer to a prompt of the same waiter,
-/// role, messages and schema as `prompt`.
+/// role and call as `prompt` (made for the call `key`).
 pub fn take_answer(
     conn: &Connection,
     prompt: &ManualPrompt,
+    key: Option<&str>,
 ) -> rusqlite::Result<Option<StoredAnswer>> {
-    let Some(waiter) = &prompt.waiter else {
-        return Ok(None);
-    };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM manual_prompts
-         WHERE waiter_key = ?1 AND role = ?2 AND answer IS NOT NULL ORDER BY created_at, id"
-    ))?;
-    let rows: Vec<StoredPrompt> = stmt
-        .query_map(params![waiter_key(waiter), prompt.role], row)?
-        .collect::<rusqlite::Result<_>>()?;
-    let found = rows
+    let found = of_waiter(conn, prompt, true)?
         .into_iter()
-        .find(|r| r.prompt.messages == prompt.messages && r.prompt.schema == prompt.schema);
+        .find(|r| same_call(r, prompt, key));
     let Some(found) = found else {
         return Ok(None);
     };
@@ -249,15 +288,15 @@ mod tests {
             run_id: "fr_1".into(),
         };
         let asked = prompt("mp_1", Some(run.clone()), "Draft it.");
-        insert(&conn, &asked, &owner()).expect("insert");
-        insert(&conn, &prompt("mp_22", None, "Hi"), &owner()).expect("insert");
+        insert(&conn, &asked, None, &owner()).expect("insert");
+        insert(&conn, &prompt("mp_22", None, "Hi"), None, &owner()).expect("insert");
         let listed = list(&conn).expect("list");
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0].prompt, asked, "read back as written");
         assert_eq!(listed[0].owner_pid, 7);
 
         // No answer yet: nothing to take.
-        assert_eq!(take_answer(&conn, &asked).expect("take"), None);
+        assert_eq!(take_answer(&conn, &asked, None).expect("take"), None);
         assert!(set_answer(&conn, "mp_1", "the draft", "now").expect("answer"));
         assert!(
             !set_answer(&conn, "mp_1", "again", "now").expect("answer"),
@@ -270,15 +309,15 @@ mod tests {
             run_id: "fr_2".into(),
         };
         let elsewhere = prompt("mp_3", Some(other_run.clone()), "Draft it.");
-        assert_eq!(take_answer(&conn, &elsewhere).expect("take"), None);
+        assert_eq!(take_answer(&conn, &elsewhere, None).expect("take"), None);
         let changed = prompt("mp_4", Some(run.clone()), "Draft something else.");
-        assert_eq!(take_answer(&conn, &changed).expect("take"), None);
+        assert_eq!(take_answer(&conn, &changed, None).expect("take"), None);
         let no_waiter = prompt("mp_5", None, "Draft it.");
-        assert_eq!(take_answer(&conn, &no_waiter).expect("take"), None);
+        assert_eq!(take_answer(&conn, &no_waiter, None).expect("take"), None);
 
         // The same call again takes it, once.
         let again = prompt("mp_6", Some(run.clone()), "Draft it.");
-        let got = take_answer(&conn, &again).expect("take");
+        let got = take_answer(&conn, &again, None).expect("take");
         assert_eq!(
             got,
             Some(StoredAnswer {
@@ -286,7 +325,7 @@ mod tests {
                 text: "the draft".into()
             })
         );
-        assert_eq!(take_answer(&conn, &again).expect("take"), None);
+        assert_eq!(take_answer(&conn, &again, None).expect("take"), None);
         assert!(get(&conn, "mp_1").expect("get").is_none());
 
         // The same question asked again by a later process replaces the
@@ -294,6 +333,7 @@ mod tests {
         insert(
             &conn,
             &prompt("mp_8", Some(run.clone()), "Draft it."),
+            None,
             &owner(),
         )
         .expect("insert");
@@ -303,16 +343,16 @@ mod tests {
         };
         let asked_again = prompt("mp_9", Some(run.clone()), "Draft it.");
         assert_eq!(
-            drop_replaced(&conn, &changed, &me).expect("drop"),
+            drop_replaced(&conn, &changed, None, &me).expect("drop"),
             Vec::<String>::new()
         );
         assert_eq!(
-            drop_replaced(&conn, &asked_again, &owner()).expect("drop"),
+            drop_replaced(&conn, &asked_again, None, &owner()).expect("drop"),
             Vec::<String>::new(),
             "a process does not replace its own"
         );
         assert_eq!(
-            drop_replaced(&conn, &asked_again, &me).expect("drop"),
+            drop_replaced(&conn, &asked_again, None, &me).expect("drop"),
             vec!["mp_8".to_owned()]
         );
 
@@ -320,6 +360,7 @@ mod tests {
         insert(
             &conn,
             &prompt("mp_7", Some(other_run.clone()), "x"),
+            None,
             &owner(),
         )
         .expect("insert");
@@ -327,5 +368,97 @@ mod tests {
         assert_eq!(list(&conn).expect("list").len(), 1);
         assert!(delete(&conn, "mp_22").expect("delete"));
         assert!(!delete(&conn, "mp_22").expect("delete"));
+    }
+
+    fn tag(key: &str, content: Option<&str>) -> CallTag {
+        CallTag {
+            key: key.into(),
+            turn: content.map(|c| Turn {
+                content: c.into(),
+                stored: false,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_keyed_answer_goes_to_the_same_call_only_whatever_its_wording() {
+        let conn = crate::store::open_in_memory().expect("open");
+        let build = ManualWaiter::Build {
+            workflow_id: "wf_1".into(),
+            version_id: "wv_1".into(),
+        };
+        let mut asked = prompt("mp_1", Some(build.clone()), "Is this feasible? rules v1");
+        asked.role = "validator".into();
+        let call = tag("validator:aaa", Some("Sum the amounts"));
+        insert(&conn, &asked, Some(&call), &owner()).expect("insert");
+        let stored = get(&conn, "mp_1").expect("get").expect("row");
+        assert_eq!(
+            stored.call,
+            Some(call.clone()),
+            "the call and its turn read back"
+        );
+        assert!(set_answer(&conn, "mp_1", r#"{"feasible": true}"#, "now").expect("answer"));
+
+        // Asked again with other wording (edited house rules): the same call.
+        let mut again = prompt("mp_2", Some(build.clone()), "Is this feasible? rules v2");
+        again.role = "validator".into();
+        // Never to another call, another role or a call that does not say,
+        // even with the identical text.
+        assert_eq!(
+            take_answer(&conn, &again, Some("validator:bbb")).expect("take"),
+            None
+        );
+        let mut clarifier = again.clone();
+        clarifier.role = "clarifier".into();
+        assert_eq!(
+            take_answer(&conn, &clarifier, Some("validator:aaa")).expect("take"),
+            None
+        );
+        let mut same_text = asked.clone();
+        same_text.id = "mp_3".into();
+        assert_eq!(take_answer(&conn, &same_text, None).expect("take"), None);
+        let other_build = ManualWaiter::Build {
+            workflow_id: "wf_1".into(),
+            version_id: "wv_2".into(),
+        };
+        let mut elsewhere = again.clone();
+        elsewhere.waiter = Some(other_build);
+        assert_eq!(
+            take_answer(&conn, &elsewhere, Some("validator:aaa")).expect("take"),
+            None
+        );
+        let got = take_answer(&conn, &again, Some("validator:aaa")).expect("take");
+        assert_eq!(got.map(|a| a.id), Some("mp_1".to_owned()));
+        assert!(list(&conn).expect("list").is_empty(), "taken once");
+
+        // Stored by an older Maskflow (no call): the identical prompt only.
+        insert(&conn, &asked, None, &owner()).expect("insert");
+        assert!(set_answer(&conn, "mp_1", "old", "now").expect("answer"));
+        assert_eq!(
+            take_answer(&conn, &again, Some("validator:aaa")).expect("take"),
+            None
+        );
+        let got = take_answer(&conn, &same_text, Some("validator:aaa")).expect("take");
+        assert_eq!(got.map(|a| a.text), Some("old".to_owned()));
+
+        // An unanswered prompt is replaced only by the same call.
+        insert(&conn, &asked, Some(&call), &owner()).expect("insert");
+        let me = LeaseOwner {
+            pid: 8,
+            id: "proc_8".into(),
+        };
+        assert_eq!(
+            drop_replaced(&conn, &again, Some("validator:bbb"), &me).expect("drop"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            drop_replaced(&conn, &same_text, None, &me).expect("drop"),
+            Vec::<String>::new(),
+            "identical text of a call that does not say is another call"
+        );
+        assert_eq!(
+            drop_replaced(&conn, &again, Some("validator:aaa"), &me).expect("drop"),
+            vec!["mp_1".to_owned()]
+        );
     }
 }

@@ -200,6 +200,11 @@ pub const PYTHON_LOCKS: &str = crate::store::python_locks::MIGRATION;
 /// [`crate::store::manual_prompts`].
 pub const MANUAL_PROMPTS: &str = crate::store::manual_prompts::MIGRATION;
 
+/// Migration (issue 19, restart-safe build phases; renumber when merged
+/// beside another): the call a manual prompt answers. See
+/// [`crate::store::manual_prompts::CALL_MIGRATION`].
+pub const MANUAL_PROMPT_CALLS: &str = crate::store::manual_prompts::CALL_MIGRATION;
+
 /// Migration (issue 18 point 7, branch wt-checkpoints — the lead renumbers
 /// on merge): a flow checkpoint may hold a delta. See
 /// [`crate::flows::store::DELTA_MIGRATION`].
@@ -225,5 +230,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(PYTHON_LOCKS),
         M::up(MANUAL_PROMPTS),
         M::up(FLOW_CHECKPOINT_DELTAS),
+        M::up(MANUAL_PROMPT_CALLS),
     ]
 }

@@ -24,6 +24,7 @@ mod history;
 mod house_rules;
 mod leases;
 mod manual_restart;
+mod manual_restart_phases;
 mod python_envs;
 mod python_setting;
 mod sandbox;

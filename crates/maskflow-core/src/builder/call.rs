@@ -1,0 +1,194 @@
+//! Which call of a build a manual prompt answers (issue 19): the
+//! validator's or the clarifier's call on one point of the conversation, or
+//! the builder's call at one phase and iteration. The call that asks sets
+//! its [`CallTag`] for the task ([`tagged`]); the prompt is stored with it,
+//! and an answer given after a restart goes only to a later call of the
+//! same waiter, role and tag. So the call asked again takes its answer even
+//! when the prompt's wording changed (house rules edited, the context
+//! fitted anew, a newer Maskflow), and a different question never does.
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::table::Phase;
+use crate::conversation::spec::WorkflowSpec;
+use crate::providers::ChatMessage;
+
+/// What a call is, for its manual prompt.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct CallTag {
+    /// The call's identity within its waiter: the role and what the
+    /// question depends on (hashed), e.g. `validator:<sha256>`.
+    pub key: String,
+    /// For a conversation call: the user's message, so the turn can go on
+    /// after a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Turn>,
+}
+
+/// The user's message a conversation call works on.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// The message, as the user sent it (trimmed).
+    pub content: String,
+    /// Whether it was already stored in the conversation (the validator
+    /// passed it before the clarifier asked).
+    pub stored: bool,
+}
+
+tokio::task_local! {
+    static TAG: CallTag;
+}
+
+/// Runs `f` with `tag` as the call its manual prompts answer.
+pub async fn tagged<F: Future>(tag: CallTag, f: F) -> F::Output {
+    TAG.scope(tag, f).await
+}
+
+/// The tag of the call running in this task, if it set one.
+pub fn current() -> Option<CallTag> {
+    TAG.try_with(Clone::clone).ok()
+}
+
+fn hex(hasher: Sha256) -> String {
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The tag of the validator's or the clarifier's (`role`) call on
+/// `history` (the conversation with the user's `turn` message last). The
+/// key hashes the whole history: the same question is the same role on the
+/// same conversation (the waiter pins the version, hence the extracts).
+pub fn conversation(role: &str, history: &[ChatMessage], turn: Turn) -> CallTag {
+    let mut h = Sha256::new();
+    for m in history {
+        // Length-prefixed, so no two histories hash alike by shifting text
+        // between messages.
+        let role = serde_json::to_string(&m.role).unwrap_or_default();
+        h.update((role.len() as u64).to_le_bytes());
+        h.update(role.as_bytes());
+        h.update((m.content.len() as u64).to_le_bytes());
+        h.update(m.content.as_bytes());
+    }
+    CallTag {
+        key: format!("{role}:{}", hex(h)),
+        turn: Some(turn),
+    }
+}
+
+/// The tag of the builder's call at `phase` and `iteration`, on the
+/// feedback and the previous workflow it revises (the conversation and the
+/// extracts are fixed for a version's build).
+pub fn builder(
+    phase: Phase,
+    iteration: u32,
+    feedback: Option<&str>,
+    previous: Option<&WorkflowSpec>,
+) -> CallTag {
+    let mut h = Sha256::new();
+    for part in [
+        feedback.map(str::to_owned),
+        previous.and_then(|s| serde_json::to_string(s).ok()),
+    ] {
+        match part {
+            Some(text) => {
+                h.update([1]);
+                h.update((text.len() as u64).to_le_bytes());
+                h.update(text.as_bytes());
+            }
+            None => h.update([0]),
+        }
+    }
+    let phase = serde_json::to_value(phase)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    CallTag {
+        key: format!("builder:{phase}:{iteration}:{}", hex(h)),
+        turn: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ChatRole;
+
+    fn turn(content: &str) -> Turn {
+        Turn {
+            content: content.into(),
+            stored: false,
+        }
+    }
+
+    #[test]
+    fn a_conversation_key_changes_with_anything_the_question_depends_on() {
+        let history = vec![
+            ChatMessage::new(ChatRole::User, "Sum the amounts per client"),
+            ChatMessage::new(ChatRole::Assistant, "Which currency?"),
+            ChatMessage::new(ChatRole::User, "EUR"),
+        ];
+        let key = |role: &str, h: &[ChatMessage]| conversation(role, h, turn("EUR")).key;
+        let base = key("clarifier", &history);
+        assert!(base.starts_with("clarifier:"), "{base}");
+        assert_eq!(base, key("clarifier", &history.clone()), "stable");
+        assert_ne!(base, key("validator", &history), "another role");
+        assert_ne!(base, key("clarifier", &history[..2]), "another point");
+        let mut other = history.clone();
+        other[2].content = "USD".into();
+        assert_ne!(base, key("clarifier", &other), "another message");
+        let mut swapped = history.clone();
+        swapped[1].role = ChatRole::User;
+        assert_ne!(base, key("clarifier", &swapped), "another speaker");
+        // Text moved across a message boundary is another conversation.
+        let a = [
+            ChatMessage::new(ChatRole::User, "ab"),
+            ChatMessage::new(ChatRole::User, "c"),
+        ];
+        let b = [
+            ChatMessage::new(ChatRole::User, "a"),
+            ChatMessage::new(ChatRole::User, "bc"),
+        ];
+        assert_ne!(key("clarifier", &a), key("clarifier", &b));
+        let tag = conversation("validator", &history, turn("EUR"));
+        assert_eq!(tag.turn, Some(turn("EUR")));
+    }
+
+    #[test]
+    fn a_builder_key_names_the_phase_and_iteration_and_what_it_revises() {
+        let first = builder(Phase::Generate, 1, None, None).key;
+        assert!(first.starts_with("builder:generate:1:"), "{first}");
+        assert_eq!(first, builder(Phase::Generate, 1, None, None).key);
+        let revise = builder(Phase::Revise, 2, Some("fix the dates"), None).key;
+        assert!(revise.starts_with("builder:revise:2:"), "{revise}");
+        assert_ne!(
+            revise,
+            builder(Phase::Revise, 3, Some("fix the dates"), None).key
+        );
+        assert_ne!(
+            revise,
+            builder(Phase::Revise, 2, Some("fix the sums"), None).key
+        );
+        assert_ne!(revise, builder(Phase::Revise, 2, None, None).key);
+        assert_ne!(
+            builder(Phase::Revise, 2, Some(""), None).key,
+            builder(Phase::Revise, 2, None, None).key,
+            "empty feedback is not none"
+        );
+        assert_eq!(builder(Phase::Generate, 1, None, None).turn, None);
+    }
+
+    #[tokio::test]
+    async fn a_tag_is_seen_inside_its_scope_only() {
+        assert_eq!(current(), None);
+        let tag = builder(Phase::Generate, 1, None, None);
+        let seen = tagged(tag.clone(), async { current() }).await;
+        assert_eq!(seen, Some(tag));
+        assert_eq!(current(), None);
+    }
+}
