@@ -266,7 +266,8 @@ impl FlowEngine {
             let step = (*f.step).clone();
             let var = f.item_variable.to_string();
             let mut item_cancel = cancel.clone();
-            set.spawn(async move {
+            // The item's manual prompts name the run, as the step's do (issue 19).
+            set.spawn(maskflow_llm::manual::carried(async move {
                 let item = items.get(index).cloned().unwrap_or(Value::Null);
                 let call = ItemCall::new(&run, cur, &step, &var, index, item, local_items, &base);
                 let (text, result, feedback2) = engine
@@ -279,7 +280,7 @@ impl FlowEngine {
                     result,
                     feedback: feedback2,
                 }
-            });
+            }));
         };
         while set.len() < concurrency {
             let Some(t) = todo.pop() else { break };
