@@ -8,6 +8,8 @@ struct ItemCall<'a> {
     node: &'a compile::Node,
     step: &'a Step,
     var: &'a str,
+    /// The item's index among the items.
+    index: usize,
     /// The item as agents see it (masked when it is local).
     masked_item: Value,
     /// The prompt context (without `output` and `steps`, local values masked).
@@ -54,6 +56,7 @@ impl<'a> ItemCall<'a> {
             node: &run.program.nodes[cur],
             step,
             var,
+            index,
             masked_item,
             pctx,
             ctx,
@@ -62,11 +65,13 @@ impl<'a> ItemCall<'a> {
     }
 }
 
-/// One attempt at an item: which item, how many retries came before it, its
-/// reply text and result, and the feedback a retry would be given.
+/// One attempt at an item: which item, how many retries came before it, the
+/// prompt it sent (seed 004's user turn, for an agent item), its reply text
+/// and result, and the feedback a retry would be given.
 pub(super) struct Attempted {
     index: usize,
     retry_count: u32,
+    prompt: Option<TurnRow>,
     text: String,
     result: std::result::Result<Value, FlowError>,
     feedback: Option<String>,
@@ -77,6 +82,7 @@ type Todo = (usize, u32, Option<String>);
 
 /// The final result of an item and its transcript turn.
 fn item_turn(run: &Loaded, node: &compile::Node, a: Attempted) -> (ItemResult, TurnRow) {
+    // The prompt turn is the caller's (see `record_attempt`).
     let command = meta(run, node, Some(a.index));
     let retry_count = a.retry_count;
     let (result, content) = match a.result {
@@ -178,14 +184,16 @@ fn todo_of(progress: &mut ForeachProgress) -> (Vec<Todo>, bool) {
 
 /// Records an attempt in `progress`: a failure within the retry limit is
 /// kept as a due retry (so a resume finds it) and returned to run again;
-/// anything else is the item's result, with its transcript turn.
+/// anything else is the item's result, with its transcript turn. The
+/// attempt's prompt turn comes first either way.
 fn record_attempt(
     run: &Loaded,
     node: &compile::Node,
     progress: &mut ForeachProgress,
-    a: Attempted,
+    mut a: Attempted,
     limit: u32,
 ) -> (Vec<TurnRow>, Option<Todo>) {
+    let mut turns: Vec<TurnRow> = a.prompt.take().into_iter().collect();
     let retry = a.retry_count < limit
         && a.result
             .as_ref()
@@ -194,7 +202,8 @@ fn record_attempt(
         let index = a.index;
         let (result, turn) = item_turn(run, node, a);
         progress.results.insert(index, result);
-        return (vec![turn], None);
+        turns.push(turn);
+        return (turns, None);
     }
     let error = a.result.err().map(|e| e.message);
     progress.results.insert(
@@ -210,7 +219,7 @@ fn record_attempt(
             }),
         },
     );
-    (vec![], Some((a.index, a.retry_count + 1, a.feedback)))
+    (turns, Some((a.index, a.retry_count + 1, a.feedback)))
 }
 
 impl FlowEngine {
@@ -270,16 +279,9 @@ impl FlowEngine {
             set.spawn(maskflow_llm::manual::carried(async move {
                 let item = items.get(index).cloned().unwrap_or(Value::Null);
                 let call = ItemCall::new(&run, cur, &step, &var, index, item, local_items, &base);
-                let (text, result, feedback2) = engine
-                    .run_item(&call, feedback.as_deref(), &mut item_cancel)
-                    .await;
-                Attempted {
-                    index,
-                    retry_count: retries,
-                    text,
-                    result,
-                    feedback: feedback2,
-                }
+                engine
+                    .run_item(&call, retries, feedback.as_deref(), &mut item_cancel)
+                    .await
             }));
         };
         while set.len() < concurrency {
@@ -320,20 +322,41 @@ impl FlowEngine {
         })
     }
 
-    /// One attempt at an item, with its postconditions: the reply text, the
-    /// output or why it failed, and the feedback a retry gets (a failed
-    /// postcondition's message; other failures are retried without one).
+    /// One attempt at an item after `retry_count` retries, with its
+    /// postconditions: the reply text, the output or why it failed, and the
+    /// feedback a retry gets (a failed postcondition's message; other
+    /// failures are retried without one).
     async fn run_item(
         &self,
         call: &ItemCall<'_>,
+        retry_count: u32,
         feedback: Option<&str>,
         cancel: &mut watch::Receiver<bool>,
+    ) -> Attempted {
+        let mut prompt = None;
+        let attempted = self.attempt_item(call, feedback, &mut prompt, cancel).await;
+        let (text, result, feedback) = self.checked_item(call, attempted);
+        Attempted {
+            index: call.index,
+            retry_count,
+            prompt,
+            text,
+            result,
+            feedback,
+        }
+    }
+
+    /// An attempt's reply checked against the item's postconditions.
+    fn checked_item(
+        &self,
+        call: &ItemCall<'_>,
+        attempted: std::result::Result<(String, Value), FlowError>,
     ) -> (
         String,
         std::result::Result<Value, FlowError>,
         Option<String>,
     ) {
-        let (text, output) = match self.attempt_item(call, feedback, cancel).await {
+        let (text, output) = match attempted {
             Err(e) => return (e.message.clone(), Err(e), None),
             Ok(r) => r,
         };
@@ -355,11 +378,13 @@ impl FlowEngine {
     }
 
     /// One attempt at an item: its reply text and output, or why it failed.
-    /// Agent items take the same agent-turn path as agent steps, without history.
+    /// Agent items take the same agent-turn path as agent steps, without
+    /// history, and their prompt is a user turn (set in `prompt`) as a step's is.
     async fn attempt_item(
         &self,
         call: &ItemCall<'_>,
         feedback: Option<&str>,
+        prompt: &mut Option<TurnRow>,
         cancel: &mut watch::Receiver<bool>,
     ) -> std::result::Result<(String, Value), FlowError> {
         let run = call.run;
@@ -410,6 +435,7 @@ impl FlowEngine {
                 ));
             }
         };
+        *prompt = Some(self.prompt_turn(run, call.node, Some(call.index), &msgs, feedback));
         let mut scratch = RunState::default();
         self.ask(
             run,

@@ -481,6 +481,16 @@ fn the_items_of_a_fan_out_wait_across_a_restart_and_their_answers_complete_the_r
     }
     let view = server.wait_for(&run_path(&run), "completion", |v| v["status"] != "running");
     assert_eq!(view["status"], "completed", "{view}");
+    // Seed 004: each item's prompt is a user turn of the run, with its index.
+    let turns = view["turns"].as_array().expect("turns");
+    for (i, item) in ["item-a", "item-b", "item-c"].iter().enumerate() {
+        let asked: Vec<&Value> = turns
+            .iter()
+            .filter(|t| t["role"] == "user" && t["content"] == format!("Review {item} now."))
+            .collect();
+        assert_eq!(asked.len(), 1, "{item}: {view}");
+        assert_eq!(asked[0]["command"]["itemIndex"], i, "{view}");
+    }
     let text = view.to_string();
     for item in ["item-a", "item-b", "item-c"] {
         assert!(
