@@ -72,6 +72,8 @@ pub(super) struct Attempted {
     index: usize,
     retry_count: u32,
     prompt: Option<TurnRow>,
+    /// How the item's agent steered it.
+    steered: Steered,
     text: String,
     result: std::result::Result<Value, FlowError>,
     feedback: Option<String>,
@@ -79,6 +81,17 @@ pub(super) struct Attempted {
 
 /// An item that is to run: its index, the retries before it, its feedback.
 type Todo = (usize, u32, Option<String>);
+
+/// What an item's agent said of it (seed 003's status and next action).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Steered {
+    /// Nothing that fails it or asks a person.
+    No,
+    /// FAILED or BLOCKED: retried, then a person decides.
+    Failed,
+    /// ESCALATE, HOLD or low confidence: a person decides.
+    Asks,
+}
 
 /// The final result of an item and its transcript turn.
 fn item_turn(run: &Loaded, node: &compile::Node, a: Attempted) -> (ItemResult, TurnRow) {
@@ -194,6 +207,29 @@ fn record_attempt(
     limit: u32,
 ) -> (Vec<TurnRow>, Option<Todo>) {
     let mut turns: Vec<TurnRow> = a.prompt.take().into_iter().collect();
+    // Steered by its agent and past its retries: kept as a retry a person
+    // decides on when the fan-out ends (seed 003, through seed 002's contract).
+    let ask = match a.steered {
+        Steered::Asks => true,
+        Steered::Failed => a.retry_count >= limit,
+        Steered::No => false,
+    };
+    if ask {
+        let (index, reply, asks) = (a.index, a.text.clone(), a.steered == Steered::Asks);
+        let feedback = a.feedback.clone();
+        let (mut result, mut turn) = item_turn(run, node, a);
+        result.retry = Some(ItemRetry {
+            feedback,
+            approved: false,
+        });
+        if asks && !reply.is_empty() {
+            // The agent's reply as it came: the wait says what it asks.
+            turn.content = reply;
+        }
+        progress.results.insert(index, result);
+        turns.push(turn);
+        return (turns, None);
+    }
     let retry = a.retry_count < limit
         && a.result
             .as_ref()
@@ -302,6 +338,9 @@ impl FlowEngine {
                 spawn(&mut set, t);
             }
         }
+        if let Some(wait) = steered_wait(&run, node, st, &progress) {
+            return Ok(wait);
+        }
         let mut next = st.clone();
         let ok = progress.results.values().filter(|r| r.ok).count();
         let output =
@@ -335,11 +374,27 @@ impl FlowEngine {
     ) -> Attempted {
         let mut prompt = None;
         let attempted = self.attempt_item(call, feedback, &mut prompt, cancel).await;
-        let (text, result, feedback) = self.checked_item(call, attempted);
+        let (steered, (text, result, feedback)) = match attempted {
+            // An agent item (it sent a prompt): its reply steers it.
+            Ok((text, _)) if prompt.is_some() => match steer::steer_item(call.node, &text) {
+                steer::ItemSteer::Done(output) => {
+                    (Steered::No, self.checked_item(call, Ok((text, output))))
+                }
+                steer::ItemSteer::Fail(why) => {
+                    let error = Err(FlowError::agent(why.clone()));
+                    (Steered::Failed, (text, error, Some(why)))
+                }
+                steer::ItemSteer::Ask(why) => {
+                    (Steered::Asks, (text, Err(FlowError::agent(why)), None))
+                }
+            },
+            other => (Steered::No, self.checked_item(call, other)),
+        };
         Attempted {
             index: call.index,
             retry_count,
             prompt,
+            steered,
             text,
             result,
             feedback,
