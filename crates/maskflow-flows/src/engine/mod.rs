@@ -50,6 +50,7 @@ use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, Roles};
 mod agent;
 mod announce;
 mod answer;
+mod attempts;
 mod context;
 mod drive;
 mod foreach;
