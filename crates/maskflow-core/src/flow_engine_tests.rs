@@ -337,7 +337,16 @@ async fn foreach_runs_100_items_4_at_a_time_and_join_reports_the_failure() {
         101,
         "the bad item is retried once"
     );
-    assert_eq!(view.turns.len(), 101);
+    // Each of the 101 calls: its prompt (seed 004's user turn); then a
+    // reply per item and the join's turn.
+    assert_eq!(view.turns.len(), 101 + 100 + 1);
+    assert_eq!(
+        view.turns
+            .iter()
+            .filter(|t| t.role == "user" && t.command["itemIndex"].is_u64())
+            .count(),
+        101
+    );
     assert!(
         view.turns
             .iter()

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::flow_fanout_tests::{START_MS, engine_at, run, stored_state, write_flows};
+use crate::events::{Event, EventBus};
+use crate::flow_fanout_tests::{START_MS, engine_at, engine_on, run, stored_state, write_flows};
 use crate::flows::*;
 use crate::providers::ReplayProvider;
 
@@ -158,4 +159,68 @@ async fn the_fan_in_prompt_masks_local_results() {
         stored_state(home.path(), &view.conversation_id).steps["sum"]["score"],
         70
     );
+}
+
+#[tokio::test]
+async fn item_prompts_and_the_fan_in_prompt_are_user_turns_and_announced() {
+    let provider = Arc::new(
+        ReplayProvider::from_value(&json!({
+            "agent:rev": [{"score": 90}, {"score": 40}],
+            "agent:judge": [{"score": 65}]
+        }))
+        .expect("replay"),
+    );
+    let flow = json!({"input": {"files": ["a.rs", "b.rs"]}, "steps": [
+        {"type": "foreach", "label": "Review", "itemsPath": "input.files", "itemVariable": "file",
+         "step": {"type": "llm", "agentType": "rev", "identifier": "r",
+                  "messages": [{"role": "user", "content": ["Review {{file}} ({{index}} of {{total}})."]}]}},
+        {"type": "join", "id": "sum", "label": "Sum", "prompt": "Sum the scores.",
+         "agentType": "judge", "identifier": "j"}
+    ]});
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("fan", flow)]);
+    let bus = Arc::new(EventBus::default());
+    let mut events = bus.subscribe();
+    let engine = engine_on(home.path(), provider, START_MS, bus);
+    let view = run(&engine, "fan", None).await;
+    assert_eq!(view.status, RunStatus::Completed, "{:?}", view.error);
+    let turns: Vec<(&str, &str, &Value)> = view
+        .turns
+        .iter()
+        .map(|t| (t.role.as_str(), t.content.as_str(), &t.command))
+        .collect();
+    // Each item's prompt, with its index, before its reply.
+    for (i, file) in ["a.rs", "b.rs"].iter().enumerate() {
+        let asked = format!("Review {file} ({i} of 2).");
+        let at = turns
+            .iter()
+            .position(|(r, c, _)| *r == "user" && *c == asked)
+            .unwrap_or_else(|| panic!("no prompt turn for {file}: {turns:#?}"));
+        assert_eq!(turns[at].2["itemIndex"], i, "{turns:#?}");
+        assert_eq!(turns[at].2["label"], "Review");
+        let reply = turns[at + 1..]
+            .iter()
+            .find(|(_, _, m)| m["itemIndex"] == i)
+            .expect("the item's reply");
+        assert_eq!(reply.0, "assistant", "{turns:#?}");
+    }
+    // The join's fan-in prompt, after its gathering turn and before its answer.
+    let n = turns.len();
+    assert_eq!(turns[n - 3].0, "system", "{turns:#?}");
+    assert_eq!(turns[n - 2].0, "user", "{turns:#?}");
+    assert!(turns[n - 2].1.starts_with("Sum the scores."), "{turns:#?}");
+    assert!(turns[n - 2].1.contains("\"score\": 40"), "{turns:#?}");
+    assert_eq!(turns[n - 2].2["label"], "Sum");
+    assert_eq!(turns[n - 1].0, "assistant");
+    // Each of the three prompts was announced as seed 004's `user_turn`.
+    let mut announced = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        if let Event::UserTurn { content, .. } = e {
+            announced.push(content);
+        }
+    }
+    assert_eq!(announced.len(), 3, "{announced:#?}");
+    for (_, c, _) in turns.iter().filter(|(r, _, _)| *r == "user") {
+        assert!(announced.iter().any(|a| a == c), "{c} not announced");
+    }
 }

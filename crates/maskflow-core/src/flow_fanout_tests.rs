@@ -32,13 +32,23 @@ pub(crate) fn write_flows(home: &Path, flows: &[(&str, Value)]) {
 /// An engine over `home` whose clock starts at `start_ms` (a later start is
 /// a process restarted after the first one's lease ran out).
 pub(crate) fn engine_at(home: &Path, provider: Arc<dyn Provider>, start_ms: u64) -> FlowEngine {
+    engine_on(home, provider, start_ms, Arc::new(EventBus::default()))
+}
+
+/// [`engine_at`], announcing on `events`.
+pub(crate) fn engine_on(
+    home: &Path,
+    provider: Arc<dyn Provider>,
+    start_ms: u64,
+    events: Arc<EventBus>,
+) -> FlowEngine {
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(start_ms));
     FlowEngine::open(FlowConfig {
         home: home.to_owned(),
         roles: Roles::all(provider),
         ids: Arc::new(UlidGen::new(clock.clone())),
         clock,
-        events: Arc::new(EventBus::default()),
+        events,
         storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
         synchronous: Synchronous::Normal,
         checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
@@ -192,14 +202,35 @@ async fn an_item_that_fails_once_is_retried_and_keeps_its_retry_count() {
     let all = &stored_state(home.path(), &view.conversation_id).steps["all"];
     assert_eq!(all["succeeded"], 3);
     assert_eq!(all["retries"], json!({"1": 1}), "{all}");
-    // One transcript turn per item, the retried one with its successful reply.
+    // One reply turn per item, the retried one with its successful reply;
+    // each attempt's prompt is a user turn (seed 004), item-b's twice.
     let items: Vec<&str> = view
         .turns
         .iter()
-        .filter(|t| t.command["itemIndex"].is_u64())
+        .filter(|t| t.role == "assistant" && t.command["itemIndex"].is_u64())
         .map(|t| t.content.as_str())
         .collect();
     assert_eq!(items.len(), 3, "{items:?}");
+    let prompts: Vec<(u64, &str)> = view
+        .turns
+        .iter()
+        .filter(|t| t.role == "user")
+        .map(|t| {
+            (
+                t.command["itemIndex"].as_u64().unwrap_or(99),
+                t.content.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(prompts.len(), 4, "{prompts:?}");
+    for (i, item) in ["item-a", "item-b", "item-c"].iter().enumerate() {
+        let of: Vec<_> = prompts.iter().filter(|(x, _)| *x == i as u64).collect();
+        assert_eq!(of.len(), if i == 1 { 2 } else { 1 }, "{prompts:?}");
+        assert!(
+            of.iter().all(|(_, c)| *c == format!("Review {item}")),
+            "{prompts:?}"
+        );
+    }
     assert!(items.iter().any(|t| t.contains("\"item\": \"item-b\"")));
 }
 

@@ -34,6 +34,8 @@ mod flow_fanin_tests;
 #[cfg(test)]
 mod flow_fanout_tests;
 #[cfg(test)]
+mod flow_steer_items_tests;
+#[cfg(test)]
 mod flow_steer_tests;
 pub mod keys;
 pub mod preview;

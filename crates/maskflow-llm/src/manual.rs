@@ -119,6 +119,19 @@ fn current_waiter() -> Option<ManualWaiter> {
     WAITER.try_with(Clone::clone).ok()
 }
 
+/// `f` with the caller's waiter (if any) as who waits on its prompts: wrap a
+/// future spawned as its own task with it, as a spawned task does not inherit
+/// the waiter, and its prompts would not outlive a restart (a fan-out's items).
+pub fn carried<F: Future>(f: F) -> impl Future<Output = F::Output> {
+    let waiter = current_waiter();
+    async move {
+        match waiter {
+            Some(w) => WAITER.scope(w, f).await,
+            None => f.await,
+        }
+    }
+}
+
 /// What the manual back end announces (the app turns it into its wire event).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ManualEvent {
@@ -427,6 +440,23 @@ mod tests {
             p.answer(&prompt.id, "late"),
             Err(ManualError::NotFound(prompt.id))
         );
+    }
+
+    #[tokio::test]
+    async fn a_spawned_task_keeps_its_spawners_waiter_only_when_carried() {
+        let waiter = ManualWaiter::FlowRun {
+            run_id: "run_1".into(),
+        };
+        let (bare, kept) = waiting(waiter.clone(), async {
+            let bare = tokio::spawn(async { current_waiter() });
+            let kept = tokio::spawn(carried(async { current_waiter() }));
+            (bare.await.expect("join"), kept.await.expect("join"))
+        })
+        .await;
+        assert_eq!(bare, None, "task-locals are not inherited");
+        assert_eq!(kept, Some(waiter));
+        let outside = tokio::spawn(carried(async { current_waiter() }));
+        assert_eq!(outside.await.expect("join"), None);
     }
 
     /// A store in memory, as the app's database would keep prompts.

@@ -125,7 +125,8 @@ mod tests {
             .expect("prepare");
         assert_eq!(handle.run().await, RunStatus::Completed);
         let view = engine.get_run(&started.conversation_id).expect("view");
-        assert_eq!(view.turns.len(), n + 1);
+        // A prompt and a reply per item, and the join's turn.
+        assert_eq!(view.turns.len(), 2 * n + 1);
         let conn = super::super::open(home.path(), "test").expect("db");
         conn.query_row(
             "SELECT (SELECT COUNT(*) FROM flow_checkpoints WHERE run_id = ?1),

@@ -36,7 +36,7 @@ impl FlowEngine {
         let mut msgs = msgs;
         msgs.extend(steer::take_answer(&mut next, cur));
         // Seed 004: the step's prompt is a user turn of the run's transcript.
-        let prompt = self.prompt_turn(run, node, &msgs, feedback.as_deref());
+        let prompt = self.prompt_turn(run, node, None, &msgs, feedback.as_deref());
         let asked = self
             .ask(
                 run,
@@ -79,7 +79,7 @@ impl FlowEngine {
             prompt::break_question(step.question.as_str()),
         )];
         let feedback = retry_feedback(st, cur);
-        let prompt = self.prompt_turn(run, node, &msgs, feedback.as_deref());
+        let prompt = self.prompt_turn(run, node, None, &msgs, feedback.as_deref());
         let asked = self
             .ask(
                 run,

@@ -28,10 +28,12 @@ impl FlowEngine {
     /// Seed 004's `user_turn`: the step's prompt as it leaves for the agent
     /// (the user's messages, and the retry feedback when there is some) is
     /// announced, and returned as the transcript's user turn to commit.
+    /// `item` is the index of a foreach item whose prompt it is.
     pub(super) fn prompt_turn(
         &self,
         run: &Loaded,
         node: &compile::Node,
+        item: Option<usize>,
         msgs: &[ChatMessage],
         feedback: Option<&str>,
     ) -> TurnRow {
@@ -46,7 +48,7 @@ impl FlowEngine {
         let turn = TurnRow {
             role: TurnRole::User,
             content: parts.join("\n\n"),
-            command: meta(run, node, None),
+            command: meta(run, node, item),
         };
         self.inner.events.publish(FlowEvent::Prompt {
             conversation_id: run.id.clone(),

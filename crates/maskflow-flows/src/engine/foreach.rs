@@ -1,5 +1,6 @@
 //! Fan-out over items, with per-item retries (seed 002's `retryCount`).
 
+use super::attempts::{Attempted, Steered, Todo, record_attempt, todo_of};
 use super::*;
 
 /// What every attempt at one foreach item needs.
@@ -8,6 +9,8 @@ struct ItemCall<'a> {
     node: &'a compile::Node,
     step: &'a Step,
     var: &'a str,
+    /// The item's index among the items.
+    index: usize,
     /// The item as agents see it (masked when it is local).
     masked_item: Value,
     /// The prompt context (without `output` and `steps`, local values masked).
@@ -54,73 +57,13 @@ impl<'a> ItemCall<'a> {
             node: &run.program.nodes[cur],
             step,
             var,
+            index,
             masked_item,
             pctx,
             ctx,
             local,
         }
     }
-}
-
-/// One attempt at an item: which item, how many retries came before it, its
-/// reply text and result, and the feedback a retry would be given.
-pub(super) struct Attempted {
-    index: usize,
-    retry_count: u32,
-    text: String,
-    result: std::result::Result<Value, FlowError>,
-    feedback: Option<String>,
-}
-
-/// An item that is to run: its index, the retries before it, its feedback.
-type Todo = (usize, u32, Option<String>);
-
-/// The final result of an item and its transcript turn.
-fn item_turn(run: &Loaded, node: &compile::Node, a: Attempted) -> (ItemResult, TurnRow) {
-    let command = meta(run, node, Some(a.index));
-    let retry_count = a.retry_count;
-    let (result, content) = match a.result {
-        Ok(output) => (
-            ItemResult {
-                ok: true,
-                output: Some(output),
-                error: None,
-                retry_count,
-                retry: None,
-            },
-            a.text,
-        ),
-        Err(FlowError { message: e, .. }) => {
-            let after = match retry_count {
-                0 => String::new(),
-                1 => " (after 1 retry)".to_owned(),
-                n => format!(" (after {n} retries)"),
-            };
-            let content = if a.text.is_empty() || a.text == e {
-                format!("Failed: {e}{after}")
-            } else {
-                format!("{}\nFailed: {e}{after}", a.text)
-            };
-            (
-                ItemResult {
-                    ok: false,
-                    output: None,
-                    error: Some(e),
-                    retry_count,
-                    retry: None,
-                },
-                content,
-            )
-        }
-    };
-    (
-        result,
-        TurnRow {
-            role: TurnRole::Assistant,
-            content,
-            command,
-        },
-    )
 }
 
 /// The items a foreach fans out over, within its `maxItems`.
@@ -153,64 +96,6 @@ fn items_of(
         )));
     }
     Ok(items)
-}
-
-/// The items still to run (as a stack, first item on top): those without a
-/// result, and those whose retry a person allowed (then no longer marked
-/// allowed: should the process die again before they finish, the person is
-/// asked again). True when some retry was allowed.
-fn todo_of(progress: &mut ForeachProgress) -> (Vec<Todo>, bool) {
-    let mut todo: Vec<Todo> = (0..progress.total)
-        .filter(|i| !progress.results.contains_key(i))
-        .map(|i| (i, 0, None))
-        .collect();
-    let mut approved = false;
-    for (i, r) in progress.results.iter_mut() {
-        if let Some(x) = r.retry.as_mut().filter(|x| x.approved) {
-            x.approved = false;
-            approved = true;
-            todo.push((*i, r.retry_count, x.feedback.clone()));
-        }
-    }
-    todo.sort_by_key(|t| std::cmp::Reverse(t.0));
-    (todo, approved)
-}
-
-/// Records an attempt in `progress`: a failure within the retry limit is
-/// kept as a due retry (so a resume finds it) and returned to run again;
-/// anything else is the item's result, with its transcript turn.
-fn record_attempt(
-    run: &Loaded,
-    node: &compile::Node,
-    progress: &mut ForeachProgress,
-    a: Attempted,
-    limit: u32,
-) -> (Vec<TurnRow>, Option<Todo>) {
-    let retry = a.retry_count < limit
-        && a.result
-            .as_ref()
-            .is_err_and(|e| e.code != crate::error::FlowErrorCode::Store);
-    if !retry {
-        let index = a.index;
-        let (result, turn) = item_turn(run, node, a);
-        progress.results.insert(index, result);
-        return (vec![turn], None);
-    }
-    let error = a.result.err().map(|e| e.message);
-    progress.results.insert(
-        a.index,
-        ItemResult {
-            ok: false,
-            output: None,
-            error,
-            retry_count: a.retry_count + 1,
-            retry: Some(ItemRetry {
-                feedback: a.feedback.clone(),
-                approved: false,
-            }),
-        },
-    );
-    (vec![], Some((a.index, a.retry_count + 1, a.feedback)))
 }
 
 impl FlowEngine {
@@ -266,20 +151,14 @@ impl FlowEngine {
             let step = (*f.step).clone();
             let var = f.item_variable.to_string();
             let mut item_cancel = cancel.clone();
-            set.spawn(async move {
+            // The item's manual prompts name the run, as the step's do (issue 19).
+            set.spawn(maskflow_llm::manual::carried(async move {
                 let item = items.get(index).cloned().unwrap_or(Value::Null);
                 let call = ItemCall::new(&run, cur, &step, &var, index, item, local_items, &base);
-                let (text, result, feedback2) = engine
-                    .run_item(&call, feedback.as_deref(), &mut item_cancel)
-                    .await;
-                Attempted {
-                    index,
-                    retry_count: retries,
-                    text,
-                    result,
-                    feedback: feedback2,
-                }
-            });
+                engine
+                    .run_item(&call, retries, feedback.as_deref(), &mut item_cancel)
+                    .await
+            }));
         };
         while set.len() < concurrency {
             let Some(t) = todo.pop() else { break };
@@ -298,6 +177,9 @@ impl FlowEngine {
             if let Some(t) = todo.pop() {
                 spawn(&mut set, t);
             }
+        }
+        if let Some(wait) = steered_wait(&run, node, st, &progress) {
+            return Ok(wait);
         }
         let mut next = st.clone();
         let ok = progress.results.values().filter(|r| r.ok).count();
@@ -319,20 +201,57 @@ impl FlowEngine {
         })
     }
 
-    /// One attempt at an item, with its postconditions: the reply text, the
-    /// output or why it failed, and the feedback a retry gets (a failed
-    /// postcondition's message; other failures are retried without one).
+    /// One attempt at an item after `retry_count` retries, with its
+    /// postconditions: the reply text, the output or why it failed, and the
+    /// feedback a retry gets (a failed postcondition's message; other
+    /// failures are retried without one).
     async fn run_item(
         &self,
         call: &ItemCall<'_>,
+        retry_count: u32,
         feedback: Option<&str>,
         cancel: &mut watch::Receiver<bool>,
+    ) -> Attempted {
+        let mut prompt = None;
+        let attempted = self.attempt_item(call, feedback, &mut prompt, cancel).await;
+        let (steered, (text, result, feedback)) = match attempted {
+            // An agent item (it sent a prompt): its reply steers it.
+            Ok((text, _)) if prompt.is_some() => match steer::steer_item(call.node, &text) {
+                steer::ItemSteer::Done(output) => {
+                    (Steered::No, self.checked_item(call, Ok((text, output))))
+                }
+                steer::ItemSteer::Fail(why) => {
+                    let error = Err(FlowError::agent(why.clone()));
+                    (Steered::Failed, (text, error, Some(why)))
+                }
+                steer::ItemSteer::Ask(why) => {
+                    (Steered::Asks, (text, Err(FlowError::agent(why)), None))
+                }
+            },
+            other => (Steered::No, self.checked_item(call, other)),
+        };
+        Attempted {
+            index: call.index,
+            retry_count,
+            prompt,
+            steered,
+            text,
+            result,
+            feedback,
+        }
+    }
+
+    /// An attempt's reply checked against the item's postconditions.
+    fn checked_item(
+        &self,
+        call: &ItemCall<'_>,
+        attempted: std::result::Result<(String, Value), FlowError>,
     ) -> (
         String,
         std::result::Result<Value, FlowError>,
         Option<String>,
     ) {
-        let (text, output) = match self.attempt_item(call, feedback, cancel).await {
+        let (text, output) = match attempted {
             Err(e) => return (e.message.clone(), Err(e), None),
             Ok(r) => r,
         };
@@ -354,11 +273,13 @@ impl FlowEngine {
     }
 
     /// One attempt at an item: its reply text and output, or why it failed.
-    /// Agent items take the same agent-turn path as agent steps, without history.
+    /// Agent items take the same agent-turn path as agent steps, without
+    /// history, and their prompt is a user turn (set in `prompt`) as a step's is.
     async fn attempt_item(
         &self,
         call: &ItemCall<'_>,
         feedback: Option<&str>,
+        prompt: &mut Option<TurnRow>,
         cancel: &mut watch::Receiver<bool>,
     ) -> std::result::Result<(String, Value), FlowError> {
         let run = call.run;
@@ -409,6 +330,7 @@ impl FlowEngine {
                 ));
             }
         };
+        *prompt = Some(self.prompt_turn(run, call.node, Some(call.index), &msgs, feedback));
         let mut scratch = RunState::default();
         self.ask(
             run,

@@ -111,7 +111,7 @@ impl FlowEngine {
             enter(&run.program, &mut next, node.next);
             return advance(next, vec![turn], vec![], true);
         };
-        let (reply, rows) = self
+        let (asked, reply, rows) = self
             .fan_in(run, cur, st, &mut next, j, prompt.as_str(), output, local)
             .await
             .map_err(|mut f| {
@@ -126,13 +126,14 @@ impl FlowEngine {
             command: meta(run, node, None),
         };
         enter(&run.program, &mut next, node.next);
-        advance(next, vec![turn, answer], rows, true)
+        advance(next, vec![turn, asked, answer], rows, true)
     }
 
     /// Asks the join's agent its prompt, rendered with `output` set to the
     /// gathered results, which also follow the prompt as JSON. Local values
     /// are masked first; the call goes through the agents' back ends (the
-    /// privacy guard and the ledger) like every agent step.
+    /// privacy guard and the ledger) like every agent step. Its prompt is
+    /// the run's user turn (seed 004), returned first; a failure carries it.
     #[allow(clippy::too_many_arguments)]
     async fn fan_in(
         &self,
@@ -144,7 +145,7 @@ impl FlowEngine {
         prompt: &str,
         gathered: Value,
         local: bool,
-    ) -> std::result::Result<(String, Vec<AgentMessageRow>), StepFailure> {
+    ) -> std::result::Result<(TurnRow, String, Vec<AgentMessageRow>), StepFailure> {
         let node = &run.program.nodes[cur];
         let mut shown = json!({ "v": gathered });
         if local {
@@ -169,18 +170,27 @@ impl FlowEngine {
             .as_ref()
             .filter(|p| p.node == cur)
             .map(|p| p.error.clone());
-        self.ask(
-            run,
-            node,
-            next,
-            agent.as_str(),
-            identifier.as_str(),
-            msgs,
-            feedback.as_deref(),
-            true,
-            None,
-        )
-        .await
+        let asked = self.prompt_turn(run, node, None, &msgs, feedback.as_deref());
+        let replied = self
+            .ask(
+                run,
+                node,
+                next,
+                agent.as_str(),
+                identifier.as_str(),
+                msgs,
+                feedback.as_deref(),
+                true,
+                None,
+            )
+            .await;
+        match replied {
+            Ok((reply, rows)) => Ok((asked, reply, rows)),
+            Err(mut f) => {
+                f.turns.insert(0, asked);
+                Err(f)
+            }
+        }
     }
 }
 

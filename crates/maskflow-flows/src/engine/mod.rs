@@ -50,6 +50,7 @@ use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, Roles};
 mod agent;
 mod announce;
 mod answer;
+mod attempts;
 mod context;
 mod drive;
 mod foreach;
@@ -67,7 +68,7 @@ mod subflow;
 
 use context::{is_local, mask_local, meta, render_messages, template_uses_local};
 use drive::{Outcome, StepFailure, enter, failure};
-use retries::{answer_due_retries, due_retries};
+use retries::{answer_due_retries, due_retries, steered_wait};
 use step::{StepResult, advance};
 use subflow::ChildResult;
 

@@ -37,13 +37,54 @@ pub(super) fn due_retries(
         },
         due.join("; ")
     );
+    Some(attention(run, node, st, progress, "retry pending", message))
+}
+
+/// Items whose agents failed them past their retries or asked for a person
+/// (see `record_attempt`), once the fan-out's other items are done: the
+/// person decides with the agents' reasons (`retry`, `skip`, `stop`).
+pub(super) fn steered_wait(
+    run: &Loaded,
+    node: &compile::Node,
+    st: &RunState,
+    progress: &ForeachProgress,
+) -> Option<Outcome> {
+    let asked: Vec<String> = progress
+        .results
+        .iter()
+        .filter(|(_, r)| r.retry.as_ref().is_some_and(|x| !x.approved))
+        .map(|(i, r)| format!("item {i}: {}", r.error.as_deref().unwrap_or("unknown")))
+        .collect();
+    if asked.is_empty() {
+        return None;
+    }
+    let message = format!(
+        "foreach {:?}: {} of {} items need a person; retry, skip or stop? {}",
+        node.label,
+        asked.len(),
+        progress.total,
+        asked.join("; ")
+    );
+    let reason = "an agent asked for a person";
+    Some(attention(run, node, st, progress.clone(), reason, message))
+}
+
+/// The run waits at the foreach for a person, saying `message`.
+fn attention(
+    run: &Loaded,
+    node: &compile::Node,
+    st: &RunState,
+    progress: ForeachProgress,
+    reason: &str,
+    message: String,
+) -> Outcome {
     let mut waiting = st.clone();
     waiting.foreach = Some(progress);
-    Some(Outcome::Wait {
+    Outcome::Wait {
         next: waiting,
         event: RunEvent::Escalate,
         pending: Pending::Attention {
-            reason: "retry pending".into(),
+            reason: reason.into(),
             step: node.label.clone(),
             step_path: node.path.clone(),
             error: message.clone(),
@@ -54,7 +95,7 @@ pub(super) fn due_retries(
             content: message,
             command: meta(run, node, None),
         }],
-    })
+    }
 }
 
 /// The answer to retries due at the foreach the run waits at: `retry` lets

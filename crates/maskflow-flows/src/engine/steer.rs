@@ -41,8 +41,9 @@ fn fields_of(step: &Step) -> Option<Fields<'_>> {
     }
 }
 
-/// The node's agent step as a definition, and whether its reply steers the run
-/// (a foreach item's does not: the foreach gathers items).
+/// The node's agent step as a definition, and whether its reply routes the
+/// run (a foreach item's does not: the foreach gathers items; its status
+/// and next action steer the item, see [`steer_item`]).
 fn agent_step(node: &compile::Node) -> Option<(Step, bool)> {
     match &node.op {
         Op::Llm(s) => Some((Step::Llm(s.clone()), true)),
@@ -68,7 +69,7 @@ fn policy_of(node: &compile::Node) -> Policy {
 
 /// The workflow-step layer of the node's agent prompt (seed 003's layer 3).
 pub(super) fn step_layer(run: &Loaded, node: &compile::Node) -> Option<String> {
-    let (step, steers) = agent_step(node)?;
+    let (step, routes) = agent_step(node)?;
     let f = fields_of(&step)?;
     let described = match &step {
         Step::Command(c) => run
@@ -82,15 +83,57 @@ pub(super) fn step_layer(run: &Loaded, node: &compile::Node) -> Option<String> {
     let brief = StepBrief {
         instructions: f.instructions.map(Text::to_string).or(described),
         expected: f.post.iter().map(|c| c.error.to_string()).collect(),
-        next_stages: if steers {
+        next_stages: if routes {
             f.next_stages.iter().map(Text::to_string).collect()
         } else {
             Vec::new()
         },
-        confidence_threshold: f.threshold.filter(|_| steers).map(Confidence::get),
-        steers,
+        confidence_threshold: f.threshold.map(Confidence::get),
+        steers: true,
     };
     prompt::step_instructions(&brief)
+}
+
+/// What a foreach item's agent reply does to the item.
+pub(super) enum ItemSteer {
+    /// The item is done with this output.
+    Done(Value),
+    /// The item fails through its retry contract; a retry is told this.
+    Fail(String),
+    /// The item waits for a person, for this reason.
+    Ask(String),
+}
+
+/// Steers a foreach item by its agent's reply, as [`FlowEngine::steer`]
+/// steers a step, through the same table: FAILED or BLOCKED (or a malformed
+/// steering field) fail the item, ESCALATE, HOLD or a confidence under the
+/// item step's threshold ask a person. An item cannot route the run: a
+/// suggested next stage is ignored.
+pub(super) fn steer_item(node: &compile::Node, reply: &str) -> ItemSteer {
+    let read = match crate::steer::read_reply(reply) {
+        Ok(r) => r,
+        Err(e) => {
+            return ItemSteer::Fail(format!(
+                "{}; reply again in the format asked for",
+                e.message
+            ));
+        }
+    };
+    let threshold = agent_step(node)
+        .and_then(|(step, _)| fields_of(&step).and_then(|f| f.threshold))
+        .map(Confidence::get);
+    let policy = Policy {
+        next_stages: Vec::new(),
+        confidence_threshold: threshold,
+    };
+    match rules::decide(&read.steering, &policy) {
+        Decision::Proceed { .. } => ItemSteer::Done(read.output),
+        Decision::Fail(feedback) => ItemSteer::Fail(feedback),
+        Decision::Ask(why, reason) => ItemSteer::Ask(format!(
+            "the agent asks for a person ({}): {reason}",
+            why.as_str()
+        )),
+    }
 }
 
 /// The person's answer to this step's agent, as a message to it (and clears it).

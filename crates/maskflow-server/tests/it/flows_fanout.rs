@@ -232,7 +232,17 @@ async fn a_retry_due_when_the_run_stopped_is_shown_before_it_runs() {
         .as_array()
         .expect("turns")
         .iter()
-        .filter(|t| t["command"]["itemIndex"].is_u64())
+        .filter(|t| t["role"] == "assistant" && t["command"]["itemIndex"].is_u64())
         .count();
     assert_eq!(items, 3, "{run}");
+    // Each finished attempt's prompt is a user turn too (seed 004): item-a,
+    // item-b's failure and its retry after the resume, item-c (the attempt
+    // cut off by the stop committed nothing).
+    let prompts = run["turns"]
+        .as_array()
+        .expect("turns")
+        .iter()
+        .filter(|t| t["role"] == "user" && t["command"]["itemIndex"].is_u64())
+        .count();
+    assert_eq!(prompts, 4, "{run}");
 }

@@ -383,3 +383,117 @@ fn a_flow_step_and_a_gate_wait_across_killed_processes() {
     });
     assert!(view.to_string().contains("Polished text."), "{view}");
 }
+
+/// A fan-out over three items, two asked at a time, then its join.
+fn fan_flow(home: &Path) {
+    std::fs::create_dir_all(home.join("flows")).expect("mkdir");
+    std::fs::write(
+        home.join("flows/fan.json"),
+        json!({"input": {"files": ["item-a", "item-b", "item-c"]}, "steps": [
+            {"type": "foreach", "label": "Review", "itemsPath": "input.files",
+             "itemVariable": "file", "concurrency": 2,
+             "step": {"type": "llm", "agentType": "rev", "identifier": "r",
+                      "messages": [{"role": "user", "content": ["Review {{file}} now."]}]}},
+            {"type": "join", "id": "all", "label": "Gather"}
+        ]})
+        .to_string(),
+    )
+    .expect("write flow");
+}
+
+/// The prompts waiting for run `run`, once `done` holds of them.
+fn prompts_of(server: &Server, run: &str, done: impl Fn(&[&Value]) -> bool) -> Vec<Value> {
+    let of = |v: &Value| -> Vec<Value> {
+        v.as_array()
+            .map(|l| {
+                l.iter()
+                    .filter(|p| p["waiter"]["run_id"] == run)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let list = server.wait_for("/api/manual", &format!("run {run}'s prompts"), |v| {
+        done(&of(v).iter().collect::<Vec<_>>())
+    });
+    of(&list)
+}
+
+/// The prompt of `item` among `prompts`.
+fn for_item<'a>(prompts: &'a [Value], item: &str) -> &'a Value {
+    let asks = format!("Review {item} now.");
+    prompts
+        .iter()
+        .find(|p| p["messages"].to_string().contains(&asks))
+        .unwrap_or_else(|| panic!("no prompt for {item}: {prompts:?}"))
+}
+
+#[test]
+fn the_items_of_a_fan_out_wait_across_a_restart_and_their_answers_complete_the_run() {
+    let home = tempfile::tempdir().expect("home");
+    fan_flow(home.path());
+    let server = Server::start(home.path(), None, &[]);
+    let (status, started) = server.call("POST", "/api/flows/fan/run", Some(json!({})));
+    assert_eq!(status, 202, "{started}");
+    let run = started["conversationId"]
+        .as_str()
+        .expect("run id")
+        .to_owned();
+
+    // Two items ask at once; each prompt names the run that waits on it.
+    let asked = prompts_of(&server, &run, |l| l.len() == 2);
+    for p in &asked {
+        assert_eq!(p["role"], "agent:rev", "{p}");
+        assert_eq!(p["waiter"]["kind"], "flow_run", "{p}");
+    }
+    let (a, b) = (for_item(&asked, "item-a"), for_item(&asked, "item-b"));
+    server.interrupt();
+
+    // The next process lists both again, resumable.
+    let server = Server::start(home.path(), None, &[]);
+    let restored = prompts_of(&server, &run, |l| l.len() == 2);
+    for (before, item) in [(a, "item-a"), (b, "item-b")] {
+        let p = for_item(&restored, item);
+        assert_eq!(p["id"], before["id"], "{item}");
+        assert_eq!(p["interrupted"]["resumes"], true, "{p}");
+        let why = p["interrupted"]["reason"].as_str().expect("reason");
+        assert!(why.contains("run resumes"), "{why}");
+    }
+
+    // Answering one resumes the run: that item takes the answer, the other
+    // asks again (replacing its old prompt) and the third item asks.
+    let id = a["id"].as_str().expect("id");
+    let (status, body) = server.answer(id, r#"{"ok": true, "item": "item-a"}"#);
+    assert_eq!(status, 204, "{body}");
+    let live = prompts_of(&server, &run, |l| {
+        l.len() == 2 && l.iter().all(|p| p["interrupted"].is_null())
+    });
+    assert_ne!(for_item(&live, "item-b")["id"], b["id"], "asked afresh");
+    for item in ["item-b", "item-c"] {
+        let p = for_item(&live, item);
+        assert_eq!(p["waiter"]["kind"], "flow_run", "{p}");
+        let answer = format!(r#"{{"ok": true, "item": "{item}"}}"#);
+        let (status, body) = server.answer(p["id"].as_str().expect("id"), &answer);
+        assert_eq!(status, 204, "{body}");
+    }
+    let view = server.wait_for(&run_path(&run), "completion", |v| v["status"] != "running");
+    assert_eq!(view["status"], "completed", "{view}");
+    // Seed 004: each item's prompt is a user turn of the run, with its index.
+    let turns = view["turns"].as_array().expect("turns");
+    for (i, item) in ["item-a", "item-b", "item-c"].iter().enumerate() {
+        let asked: Vec<&Value> = turns
+            .iter()
+            .filter(|t| t["role"] == "user" && t["content"] == format!("Review {item} now."))
+            .collect();
+        assert_eq!(asked.len(), 1, "{item}: {view}");
+        assert_eq!(asked[0]["command"]["itemIndex"], i, "{view}");
+    }
+    let text = view.to_string();
+    for item in ["item-a", "item-b", "item-c"] {
+        assert!(
+            text.contains(&format!("\\\"item\\\": \\\"{item}\\\"")),
+            "{item}: {view}"
+        );
+    }
+    assert_eq!(server.call("GET", "/api/manual", None).1, json!([]));
+}
