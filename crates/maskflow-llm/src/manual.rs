@@ -10,8 +10,10 @@
 //! kept in the database with who waits on it ([`ManualWaiter`], set by
 //! [`waiting`]). A process that stops ([`ManualProvider::stopping`], or a
 //! crash) leaves its prompts stored; after a restart the app answers such a
-//! prompt by storing the answer and restarting its waiter, whose identical
-//! call then gets that answer at once instead of asking again.
+//! prompt by storing the answer and restarting its waiter, whose same call
+//! (the same text, or for a build the same phase and conversation, see the
+//! core's `builder::call`) then gets that answer at once instead of asking
+//! again.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -60,7 +62,7 @@ pub struct ManualPrompt {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ManualWaiter {
-    /// The builder's call in a version's build.
+    /// A call of a version's build: the request check, the clarifier or the builder.
     Build {
         /// `wf_…`
         workflow_id: String,
@@ -85,7 +87,7 @@ pub struct ManualInterruption {
 }
 
 /// An answer stored for a prompt whose call was cut off, taken by the
-/// waiter's identical call after it restarts.
+/// waiter's same call after it restarts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredAnswer {
     /// The prompt it answered (`mp_…`).

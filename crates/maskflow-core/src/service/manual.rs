@@ -262,8 +262,8 @@ impl Service {
             .flatten()
     }
 
-    /// A prompt of no known waiter (a message to the validator or
-    /// clarifier, a step of a flow's foreach item).
+    /// A prompt of no known waiter (stored by an older Maskflow, or by work
+    /// that set none).
     fn message_interruption(&self, row: &StoredPrompt) -> ManualInterruption {
         let me = LeaseOwner::this_process();
         if row.owner_id != me.id && leases::pid_alive(row.owner_pid) {
