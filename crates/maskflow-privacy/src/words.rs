@@ -9,20 +9,46 @@ use super::keys::{KeySet, token_hash};
 
 const COMMON_EN: &str = include_str!("data/common_en.txt");
 
-fn common() -> &'static KeySet {
-    static SET: OnceLock<KeySet> = OnceLock::new();
-    SET.get_or_init(|| {
-        COMMON_EN
+/// Bits of the filter in front of the set (64 KB: stays in the cache).
+const FILTER_BITS: u32 = 19;
+
+/// The common words' keys, with a one-bit-per-slot filter in front: most
+/// tokens of a file that are looked up (names, codes) are not common words,
+/// and the filter says so without a miss in the larger set.
+struct Common {
+    filter: Vec<u64>,
+    set: KeySet,
+}
+
+impl Common {
+    fn slot(hash: u64) -> (usize, u64) {
+        let bit = (hash >> (64 - FILTER_BITS)) as usize;
+        (bit / 64, 1 << (bit % 64))
+    }
+}
+
+fn common() -> &'static Common {
+    static WORDS: OnceLock<Common> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let set: KeySet = COMMON_EN
             .lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
             .map(token_hash)
-            .collect()
+            .collect();
+        let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
+        for &h in &set {
+            let (word, bit) = Common::slot(h);
+            filter[word] |= bit;
+        }
+        Common { filter, set }
     })
 }
 
 /// Whether the token with key `hash` is a common word.
 pub fn is_common(hash: u64) -> bool {
-    common().contains(&hash)
+    let words = common();
+    let (word, bit) = Common::slot(hash);
+    words.filter[word] & bit != 0 && words.set.contains(&hash)
 }
 
 #[cfg(test)]
