@@ -105,12 +105,19 @@ impl KeyHash {
     }
 
     fn bytes(&mut self, mut s: &[u8]) {
-        while self.n != 0 {
-            let Some((&b, rest)) = s.split_first() else {
+        if self.n != 0 {
+            // Top up the buffer in one go (a key made of pieces, such as
+            // the groups of a number, comes here for every piece but the first).
+            let take = (8 - self.n as usize).min(s.len());
+            self.buf |= ascii_lowercase(load_tail(&s[..take])) << (8 * self.n);
+            self.n += take as u32;
+            s = &s[take..];
+            if self.n < 8 {
                 return;
-            };
-            self.byte(b);
-            s = rest;
+            }
+            self.round(self.buf);
+            self.buf = 0;
+            self.n = 0;
         }
         let mut words = s.chunks_exact(8);
         for w in &mut words {
