@@ -1,6 +1,6 @@
 // Settings → Storage (issue 19): the data folder's use by kind, a safe
-// Clear (asked twice, leaving new uploads alone) and the upload expiry, in
-// the real UI in Chromium against `maskflow serve`. Screenshots go to
+// Clear (asked twice, leaving new uploads alone), the upload expiry and the
+// flow runs' checkpoint retention (issue 18 point 7), in the real UI in Chromium against `maskflow serve`. Screenshots go to
 // tests/e2e/artifacts/.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
@@ -55,9 +55,45 @@ test("Storage shows what the data folder keeps and clears old uploads, keeping n
   assert.equal(await uploads.getByRole("button", { name: /^Clear/ }).count(), 0);
 
   await card.locator("input[name=upload_expiry_hours]").fill("48");
-  await card.getByRole("button", { name: "Save" }).click();
+  await card.getByRole("button", { name: "Save", exact: true }).click();
   await card.getByText("removed after 48 h").waitFor();
   await shot(page, "41-storage-cleared.png");
   const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${new URL(server.url).searchParams.get("token")}` } });
   assert.equal((await r.json()).upload_expiry_hours, 48);
+});
+
+test("Storage sets how many checkpoints a flow run keeps, saved across a reload", async () => {
+  await page.goto(server.url);
+  await page.getByRole("link", { name: "Settings" }).click();
+  const card = page.getByTestId("storage-settings");
+  const form = card.getByTestId("checkpoint-settings");
+  const keep = form.getByLabel("Full snapshots kept per run in progress");
+  const every = form.getByLabel(/Write a full snapshot after at most/);
+  // The defaults, shown as stored.
+  assert.equal(await keep.inputValue(), "2");
+  assert.equal(await every.inputValue(), "256");
+  await form.getByText("resumes where it stopped").waitFor();
+
+  await keep.fill("5");
+  await every.fill("20");
+  await form.getByRole("button", { name: "Save checkpoints" }).click();
+  await card.getByText("keep their last 5 full snapshots").waitFor();
+
+  // A value the service refuses is a sentence naming the setting.
+  await keep.fill("5000");
+  await form.getByRole("button", { name: "Save checkpoints" }).click();
+  await card.getByText(/checkpoint_keep_full_snapshots must be between 0/).waitFor();
+
+  await page.reload();
+  await page.getByTestId("checkpoint-settings").waitFor();
+  const reloaded = page.getByTestId("checkpoint-settings");
+  assert.equal(await reloaded.getByLabel("Full snapshots kept per run in progress").inputValue(), "5");
+  assert.equal(await reloaded.getByLabel(/Write a full snapshot after at most/).inputValue(), "20");
+  await reloaded.scrollIntoViewIfNeeded();
+  await shot(page, "42-storage-checkpoints.png");
+  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${new URL(server.url).searchParams.get("token")}` } });
+  const view = await r.json();
+  assert.equal(view.checkpoint_keep_full_snapshots, 5);
+  assert.equal(view.checkpoint_full_every, 20);
+  assert.equal(view.upload_expiry_hours, 48, "the expiry saved before is kept");
 });

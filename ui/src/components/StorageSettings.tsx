@@ -6,7 +6,7 @@ import { bytesLabel } from "../lib/extracts";
 import { toApiError } from "../transport";
 import { NoticeBanner } from "./ui";
 
-/** Settings card: what the data folder keeps by kind, with a safe Clear for each, and the upload expiry. */
+/** Settings card: what the data folder keeps by kind, with a safe Clear for each, the upload expiry and the flow runs' checkpoint retention. */
 export function StorageSettings() {
   const transport = useTransport();
   const [view, setView] = useState<StorageView | null>(null);
@@ -14,12 +14,16 @@ export function StorageSettings() {
   const [asking, setAsking] = useState<StorageKind | null>(null);
   const [busy, setBusy] = useState(false);
   const [hours, setHours] = useState("");
+  const [keepFull, setKeepFull] = useState("");
+  const [fullEvery, setFullEvery] = useState("");
 
   const load = () =>
     transport.storage().then(
       (v) => {
         setView(v);
         setHours(String(v.upload_expiry_hours));
+        setKeepFull(String(v.checkpoint_keep_full_snapshots));
+        setFullEvery(String(v.checkpoint_full_every));
       },
       (e) => setNotice(noticeOf(toApiError(e))),
     );
@@ -59,6 +63,28 @@ export function StorageSettings() {
     void act(async () => {
       await transport.setStorage({ upload_expiry_hours: n });
       return n === 0 ? "Uploads are kept until you clear them." : `Uploads that join no workflow are removed after ${n} h.`;
+    });
+  };
+
+  const saveCheckpoints = (e: Event) => {
+    e.preventDefault();
+    if (!view) return;
+    const keep = Number(keepFull);
+    const every = Number(fullEvery);
+    if (!Number.isInteger(keep) || keep < 0 || !Number.isInteger(every) || every < 0) {
+      setNotice({ tone: "error", title: "That did not work", detail: "Both checkpoint settings are whole numbers, 0 or more." });
+      return;
+    }
+    void act(async () => {
+      // The expiry is sent as stored: an unsaved edit of it stays unsaved.
+      await transport.setStorage({
+        upload_expiry_hours: view.upload_expiry_hours,
+        checkpoint_keep_full_snapshots: keep,
+        checkpoint_full_every: every,
+      });
+      return keep === 0
+        ? "Flow runs keep every checkpoint."
+        : `Flow runs in progress keep their last ${keep} full snapshot${keep === 1 ? "" : "s"}; finished runs keep their final state.`;
     });
   };
 
@@ -112,6 +138,31 @@ export function StorageSettings() {
             <button type="submit" class="button" disabled={busy}>
               Save
             </button>
+          </form>
+          <form onSubmit={saveCheckpoints} data-testid="checkpoint-settings">
+            <h3>Flow run checkpoints</h3>
+            <p class="small muted">
+              A flow run saves a checkpoint after each step, so an interrupted run resumes where it stopped instead of starting over. A full snapshot holds the whole
+              run; the checkpoints between two full ones hold only what changed. Resuming needs only the latest full snapshot and the changes after it: older
+              checkpoints are the run's step-by-step history, kept as a margin and then removed. A finished run keeps only its final state, unless you keep every
+              checkpoint (0), which uses the most disk.
+            </p>
+            <label class="inline">
+              Full snapshots kept per run in progress{" "}
+              <input name="checkpoint_keep_full_snapshots" type="number" min="0" step="1" value={keepFull} onInput={(e) => setKeepFull(e.currentTarget.value)} />{" "}
+              <span class="small muted">0 to 1000; 0 keeps every checkpoint</span>
+            </label>
+            <label class="inline">
+              Write a full snapshot after at most{" "}
+              <input name="checkpoint_full_every" type="number" min="0" step="1" value={fullEvery} onInput={(e) => setFullEvery(e.currentTarget.value)} /> smaller
+              checkpoints <span class="small muted">0 to 10000; 0 makes every checkpoint a full one</span>
+            </label>
+            <p class="small muted">Fewer smaller checkpoints between full ones make resuming read less, at the cost of more disk.</p>
+            <div>
+              <button type="submit" class="button" disabled={busy}>
+                Save checkpoints
+              </button>
+            </div>
           </form>
         </>
       )}

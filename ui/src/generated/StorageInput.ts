@@ -7,4 +7,14 @@ export type StorageInput = {
 /**
  * Hours after which an upload that joined no workflow is removed (0: never).
  */
-upload_expiry_hours: number, };
+upload_expiry_hours: number, 
+/**
+ * Full snapshots a flow run in progress keeps (0: every checkpoint;
+ * 0 to 1000; absent: unchanged).
+ */
+checkpoint_keep_full_snapshots?: number, 
+/**
+ * The most change-only checkpoints between two full snapshots (0 to
+ * 10000; absent: unchanged).
+ */
+checkpoint_full_every?: number, };

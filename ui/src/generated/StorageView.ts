@@ -18,6 +18,17 @@ free_bytes: number,
  */
 upload_expiry_hours: number, 
 /**
+ * Full snapshots a flow run in progress keeps, with the smaller
+ * checkpoints after them (0: every checkpoint is kept, also after the
+ * run ends; otherwise a finished run keeps only its final state).
+ */
+checkpoint_keep_full_snapshots: number, 
+/**
+ * The most change-only checkpoints a flow run writes between two full
+ * snapshots (0: every checkpoint is a full snapshot).
+ */
+checkpoint_full_every: number, 
+/**
  * Use by kind.
  */
 kinds: Array<StorageUse>, };

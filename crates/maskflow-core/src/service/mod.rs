@@ -185,7 +185,7 @@ impl Service {
             events: Arc::new(events.clone()),
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: crate::flows::Synchronous::Normal,
-            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+            checkpoints: storage::stored_checkpoint_policy(&conn),
         })?;
         let service = Service {
             inner: Arc::new(Inner {

@@ -17,6 +17,9 @@ use crate::runner::folder_size;
 use crate::store::{self, input_files};
 use crate::versions::Status;
 
+mod checkpoints;
+pub(crate) use checkpoints::stored_policy as stored_checkpoint_policy;
+
 /// The settings key of the upload expiry (a JSON number of hours).
 const EXPIRY_KEY: &str = "upload_expiry_hours";
 /// Uploads not attached to a workflow are removed after this long by default.
@@ -111,6 +114,13 @@ pub struct StorageView {
     pub free_bytes: u64,
     /// Hours after which an upload that joined no workflow is removed (0: never).
     pub upload_expiry_hours: u32,
+    /// Full snapshots a flow run in progress keeps, with the smaller
+    /// checkpoints after them (0: every checkpoint is kept, also after the
+    /// run ends; otherwise a finished run keeps only its final state).
+    pub checkpoint_keep_full_snapshots: u32,
+    /// The most change-only checkpoints a flow run writes between two full
+    /// snapshots (0: every checkpoint is a full snapshot).
+    pub checkpoint_full_every: u32,
     /// Use by kind.
     pub kinds: Vec<StorageUse>,
 }
@@ -121,6 +131,16 @@ pub struct StorageView {
 pub struct StorageInput {
     /// Hours after which an upload that joined no workflow is removed (0: never).
     pub upload_expiry_hours: u32,
+    /// Full snapshots a flow run in progress keeps (0: every checkpoint;
+    /// 0 to 1000; absent: unchanged).
+    #[serde(default)]
+    #[ts(optional)]
+    pub checkpoint_keep_full_snapshots: Option<u32>,
+    /// The most change-only checkpoints between two full snapshots (0 to
+    /// 10000; absent: unchanged).
+    #[serde(default)]
+    #[ts(optional)]
+    pub checkpoint_full_every: Option<u32>,
 }
 
 /// What a clear or an expiry sweep removed.
@@ -198,15 +218,20 @@ impl Service {
                 clear_note: note,
             });
         }
+        let policy = checkpoints::stored_policy(&self.db());
         Ok(StorageView {
             folder: home.display().to_string(),
             free_bytes: crate::disk::available_space(home),
             upload_expiry_hours: self.upload_expiry_hours(),
+            checkpoint_keep_full_snapshots: policy.keep_full_snapshots,
+            checkpoint_full_every: policy.full_every,
             kinds,
         })
     }
 
-    /// Stores the upload expiry (hours; 0 keeps uploads until cleared).
+    /// Stores the upload expiry (hours; 0 keeps uploads until cleared) and
+    /// the flow runs' checkpoint retention, which the flow engine applies
+    /// from its next checkpoint on. Nothing is stored unless all are valid.
     pub fn set_storage(&self, input: StorageInput) -> Result<StorageView> {
         if input.upload_expiry_hours > MAX_EXPIRY_HOURS {
             return Err(CoreError::InvalidRequest(format!(
@@ -215,12 +240,23 @@ impl Service {
             )));
         }
         let now = self.now();
-        store::settings::put(
-            &self.db(),
-            EXPIRY_KEY,
-            &input.upload_expiry_hours.to_string(),
-            &now,
-        )?;
+        let policy = {
+            let db = self.db();
+            let policy = checkpoints::checked_policy(
+                checkpoints::stored_policy(&db),
+                input.checkpoint_keep_full_snapshots,
+                input.checkpoint_full_every,
+            )?;
+            store::settings::put(
+                &db,
+                EXPIRY_KEY,
+                &input.upload_expiry_hours.to_string(),
+                &now,
+            )?;
+            checkpoints::store_policy(&db, policy, &now)?;
+            policy
+        };
+        self.inner.flows.set_checkpoint_policy(policy);
         self.storage()
     }
 

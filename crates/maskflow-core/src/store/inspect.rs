@@ -29,6 +29,15 @@ pub fn flow_run_step_rows(db: &Path, run_id: &str) -> rusqlite::Result<i64> {
     )
 }
 
+/// The kind (`full` or `delta`) of each checkpoint a flow run keeps in a
+/// database file, oldest first.
+pub fn flow_checkpoint_kinds(db: &Path, run_id: &str) -> rusqlite::Result<Vec<String>> {
+    let db = open(db)?;
+    let mut stmt = db.prepare("SELECT kind FROM flow_checkpoints WHERE run_id = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([run_id], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// A workflow's name in a database file, if it is there.
 pub fn workflow_name(db: &Path, workflow_id: &str) -> rusqlite::Result<Option<String>> {
     open(db)?

@@ -11,6 +11,7 @@ mod budgets;
 mod build_cancel;
 mod build_run;
 mod cancel;
+mod checkpoint_retention;
 mod cli_interrupt;
 mod context_fit;
 mod conversations;
