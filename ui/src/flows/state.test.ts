@@ -24,6 +24,8 @@ function run(status: string, paths: number[][], next?: number[], pending: unknow
     status: status as FlowRunView["status"],
     archived: false,
     error: null,
+    interrupted: false,
+    runningElsewherePid: null,
     flags: { flow: { stepPath: [], nextStepPath: next ?? null, loopStack: [], agentConversations: {} } } as unknown as FlowRunView["flags"],
     turns: paths.map((p) => ({
       role: "assistant",
