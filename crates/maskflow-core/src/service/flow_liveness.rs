@@ -118,3 +118,114 @@ impl Service {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::flows::store::{self as fstore, RunRow};
+    use crate::service::tests::service_with;
+
+    fn stored(s: &Service, id: &str, status: RunStatus, parent: Option<&str>) {
+        let row = RunRow {
+            id: id.into(),
+            flow_name: "review".into(),
+            title: "Flow: review".into(),
+            status,
+            definition: serde_json::json!({}),
+            state: Default::default(),
+            pending: None,
+            error: None,
+            working_folder: None,
+            archived: false,
+            stop_requested: false,
+            parent_id: parent.map(str::to_owned),
+            depth: u32::from(parent.is_some()),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            updated_at: "2026-01-01T00:00:00Z".into(),
+        };
+        fstore::insert_run(&s.db(), &row, "local").expect("insert");
+    }
+
+    /// (interrupted, running elsewhere) as the API tells them, for the view
+    /// and the list alike.
+    fn told(s: &Service, id: &str) -> (bool, Option<u32>) {
+        let view = s.flow_run(id).expect("view");
+        let list = s.flow_runs("review").expect("list");
+        // A subflow's child is not listed on its own.
+        let Some(summary) = list.runs.iter().find(|r| r.conversation_id == id) else {
+            assert!(view.parent_id.is_some(), "{id} listed");
+            return (view.interrupted, view.running_elsewhere_pid);
+        };
+        assert_eq!(
+            (summary.interrupted, summary.running_elsewhere_pid),
+            (view.interrupted, view.running_elsewhere_pid),
+            "the list and the view agree on {id}"
+        );
+        (view.interrupted, view.running_elsewhere_pid)
+    }
+
+    fn lease_top(s: &Service, owner: &LeaseOwner) {
+        leases::acquire(&s.db(), "flow_run:flow_top", owner, 0, i64::MAX / 2).expect("lease");
+    }
+
+    #[test]
+    fn a_running_run_is_here_elsewhere_or_interrupted_by_its_lease_and_its_subflow_follows() {
+        let home = tempfile::tempdir().expect("tmp");
+        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        stored(&s, "flow_top", RunStatus::Running, None);
+        stored(&s, "flow_child", RunStatus::Running, Some("flow_top"));
+        stored(&s, "flow_done", RunStatus::Completed, None);
+
+        // No lease at all: nobody runs them.
+        assert_eq!(told(&s, "flow_top"), (true, None));
+        assert_eq!(
+            told(&s, "flow_child"),
+            (true, None),
+            "its top run is cut off"
+        );
+        assert_eq!(told(&s, "flow_done"), (false, None), "only running runs");
+        let sidebar = s.list_conversations(None).expect("conversations");
+        let flagged = |id: &str| {
+            sidebar
+                .conversations
+                .iter()
+                .find(|c| c.conversation_id == id)
+                .map(|c| c.interrupted)
+        };
+        assert_eq!(flagged("flow_top"), Some(true));
+        assert_eq!(flagged("flow_done"), Some(false));
+
+        // Another live process holds the top run: both are run there.
+        let mut other = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .expect("sleep");
+        let elsewhere = LeaseOwner {
+            pid: other.id(),
+            id: "proc_other".into(),
+        };
+        lease_top(&s, &elsewhere);
+        assert_eq!(told(&s, "flow_top"), (false, Some(other.id())));
+        assert_eq!(told(&s, "flow_child"), (false, Some(other.id())));
+
+        // It is killed: its lease has not run out, but it protects nothing.
+        other.kill().expect("kill");
+        other.wait().expect("reap");
+        assert_eq!(told(&s, "flow_top"), (true, None));
+        assert_eq!(told(&s, "flow_child"), (true, None));
+
+        // This process takes it over: running here, neither flag set.
+        leases::release(&s.db(), "flow_run:flow_top", &elsewhere).expect("release");
+        lease_top(&s, &LeaseOwner::this_process());
+        assert_eq!(told(&s, "flow_top"), (false, None));
+        assert_eq!(told(&s, "flow_child"), (false, None));
+
+        // Nothing of this rewrote a stored status.
+        for id in ["flow_top", "flow_child"] {
+            let row = fstore::get_run(&s.db(), id).expect("read").expect("row");
+            assert_eq!(row.status, RunStatus::Running, "{id}");
+        }
+    }
+}
