@@ -2,7 +2,9 @@
 // `maskflow serve`: a foreach item fails and its retry is in flight when the
 // process is killed (kill -9); after a restart, resuming the run does not
 // retry it silently: the Flows page shows the due retry (which item, why),
-// the person allows it, and the run goes on to the end. The back end is a
+// the person allows it, and the run goes on to the end. After the restart the
+// run shows as interrupted (stored as running, its process gone) and is
+// resumed directly. The back end is a
 // small Ollama-compatible server in this file (item-b's first call fails,
 // its second hangs, later calls answer). Screenshots go to
 // tests/e2e/artifacts/fanout-retry-*.png.
@@ -103,14 +105,24 @@ test("a retry due when the process died is shown on resume, and allowing it fini
   server = await startServer(null, args(), home);
 
   await page.goto(`${server.url}${new URL(runUrl).hash}`);
-  // Nothing runs it any more; the page still says "running" until the
-  // person stops it (the stop finds no live owner and records it).
+  // Nothing runs it any more: the page says it was interrupted (not
+  // "Working…") and offers Resume and Stop, without a Stop needed first.
   await page.getByText("Reviewed item-a: fine.").waitFor();
-  await shot(page, "fanout-retry-2-restarted.png");
-  await page.getByRole("button", { name: "Stop", exact: true }).click();
-  await statusIs("stopped");
-  assert.equal(calls["item-b"], 2);
+  await statusIs("interrupted");
+  const cut = page.getByTestId("run-interrupted");
+  assert.match(await cut.innerText(), /Interrupted — Maskflow stopped while this run was going\./);
+  assert.equal(await page.getByText("Working…").count(), 0);
+  assert.ok(await page.getByRole("button", { name: "Stop", exact: true }).isEnabled());
   const resume = page.getByRole("button", { name: "Resume", exact: true });
+  assert.ok(await resume.isEnabled());
+  const listed = page.getByRole("list", { name: "Runs" }).getByText("interrupted", { exact: true });
+  await listed.waitFor();
+  // The sidebar's conversation list says so too.
+  await page.getByRole("button", { name: "Conversations" }).click();
+  const side = page.getByTestId("conversation-item").filter({ hasText: "review_files · interrupted" });
+  await side.waitFor();
+  assert.equal(calls["item-b"], 2);
+  await shot(page, "fanout-retry-2-interrupted.png");
   await resume.click();
 
   const panel = page.getByRole("group", { name: "A retry is waiting for you" });

@@ -129,6 +129,13 @@ pub struct RunSummary {
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Derived, not stored: the status says `running` but no live Maskflow
+    /// process runs it (its owner was killed or crashed); resume it directly.
+    pub interrupted: bool,
+    /// Derived, not stored: the pid of another live Maskflow process that
+    /// runs it now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running_elsewhere_pid: Option<u32>,
     /// RFC 3339.
     pub created_at: String,
     /// RFC 3339.
@@ -203,6 +210,13 @@ pub struct RunView {
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Derived, not stored: the status says `running` but no live Maskflow
+    /// process runs it (its owner was killed or crashed); resume it directly.
+    pub interrupted: bool,
+    /// Derived, not stored: the pid of another live Maskflow process that
+    /// runs it now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running_elsewhere_pid: Option<u32>,
     /// The resume state.
     pub flags: RunFlags,
     /// The transcript.

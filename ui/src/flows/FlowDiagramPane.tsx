@@ -3,7 +3,7 @@
 import { useMemo } from "preact/hooks";
 import type { FlowRunView } from "../generated";
 import { Diagram } from "./Diagram";
-import { RUN_TONE, STATE_LABEL } from "./labels";
+import { runBadge, STATE_LABEL } from "./labels";
 import { nodeIds, nodeStates, styled, type NodeState } from "./state";
 
 /** The diagram card of the Flows page. */
@@ -13,14 +13,14 @@ export function FlowDiagramPane({ mermaid, isGraph, run }: { mermaid: string; is
   const graphIds = useMemo(() => (isGraph ? nodeIds(mermaid) : null), [isGraph, mermaid]);
   const states = useMemo(() => nodeStates(run, graphIds, known), [run, graphIds, known]);
   const source = useMemo(() => (mermaid ? styled(mermaid, states) : ""), [mermaid, states]);
-  const status = run ? String(run.status) : null;
+  const badge = run ? runBadge(run) : null;
   return (
     <div class="flow-card flow-diagram-pane">
       <div class="legend small">
         {(Object.keys(STATE_LABEL) as NodeState[]).map((s) => (
           <span key={s} class={`legend-item state-${s}`}>{STATE_LABEL[s]}</span>
         ))}
-        {status && <span class={`badge tone-${RUN_TONE[status] ?? "neutral"}`} data-testid="run-status">{status.replace("_", " ")}</span>}
+        {badge && <span class={`badge tone-${badge.tone}`} data-testid="run-status">{badge.label}</span>}
       </div>
       {source ? <Diagram source={source} /> : <p class="muted">Loading the diagram…</p>}
     </div>

@@ -25,6 +25,10 @@ export function FlowHead({
 }) {
   const { busy, start, stop, resume, exportMermaid, exportBundle } = actions;
   const status = run ? String(run.status) : null;
+  // Stored as running but cut off: it can be resumed at once, or stopped.
+  const interrupted = status === "running" && !!run?.interrupted;
+  // Run by another Maskflow process: this window can neither stop nor resume it.
+  const elsewhere = status === "running" && run?.runningElsewherePid != null;
   return (
     <header class="flow-head">
       <div>
@@ -40,10 +44,10 @@ export function FlowHead({
           onInput={(e) => setFolder((e.currentTarget as HTMLInputElement).value)}
         />
         <button type="button" class="button primary" disabled={!ready || busy || !!selected?.disabled} onClick={start}>Run</button>
-        {run && (status === "running" || status === "waiting") && (
+        {run && (status === "running" || status === "waiting") && !elsewhere && (
           <button type="button" class="button" disabled={!ready || busy} onClick={stop}>Stop</button>
         )}
-        {run && (status === "stopped" || status === "failed") && (
+        {run && (status === "stopped" || status === "failed" || interrupted) && (
           <button type="button" class="button" disabled={!ready || busy} onClick={resume}>Resume</button>
         )}
         <button type="button" class="button" onClick={exportMermaid} disabled={!mermaid}>Export Mermaid</button>

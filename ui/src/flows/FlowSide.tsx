@@ -2,7 +2,7 @@
 // the selected flow's runs with rename, archive and delete.
 import { useState } from "preact/hooks";
 import type { FlowRunSummary, FlowSummary } from "../generated";
-import { RUN_TONE } from "./labels";
+import { runBadge } from "./labels";
 import type { FlowActions } from "./useFlowActions";
 
 /** What the loader accepts as a flow's name (its file stem). */
@@ -117,7 +117,7 @@ function RunList({
             <li key={r.conversationId} class={r.conversationId === currentId ? "active" : ""}>
               <a href={`#/flows/${encodeURIComponent(flowName)}/${encodeURIComponent(r.conversationId)}`}>
                 <span class="run-title">{r.title}</span>
-                <span class={`badge tone-${RUN_TONE[String(r.status)] ?? "neutral"}`}>{String(r.status).replace("_", " ")}</span>
+                <span class={`badge tone-${runBadge(r).tone}`}>{runBadge(r).label}</span>
               </a>
               <span class="run-actions">
                 <button type="button" class="icon-button" title="Rename" aria-label={`Rename ${r.title}`} onClick={() => rename(r)}>✎</button>

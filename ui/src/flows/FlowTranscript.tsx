@@ -33,13 +33,38 @@ export function FlowTranscript({
               <p>{stream}</p>
             </div>
           )}
-          {status === "running" && !stream && <p class="muted small">Working…</p>}
+          {status === "running" && !stream && <RunningNote run={run} />}
           {run.error && status === "failed" && <p class="notice notice-error">{run.error}</p>}
           {pending && <PendingPanel pending={pending} busy={busy} onAnswer={onAnswer} />}
         </>
       )}
     </div>
   );
+}
+
+/** What a run stored as running is doing: working here, cut off, or run by another process. */
+function RunningNote({ run }: { run: FlowRunView }) {
+  if (run.interrupted) {
+    return (
+      <div class="notice notice-warning" role="status" data-testid="run-interrupted">
+        <p>
+          <strong>Interrupted — Maskflow stopped while this run was going.</strong> Nothing is running it now. Resume carries
+          on from the step it was on; Stop ends it here.
+        </p>
+      </div>
+    );
+  }
+  if (run.runningElsewherePid != null) {
+    return (
+      <div class="notice notice-info" role="status" data-testid="run-elsewhere">
+        <p>
+          Running in another Maskflow process (pid {run.runningElsewherePid}). Follow or stop it there; this page updates
+          every few seconds.
+        </p>
+      </div>
+    );
+  }
+  return <p class="muted small">Working…</p>;
 }
 
 function Bubble({ turn }: { turn: TurnView }) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dueRetries } from "./labels";
+import { dueRetries, runBadge } from "./labels";
 
 describe("dueRetries", () => {
   it("reads each due item, counted from 1, with its last error", () => {
@@ -12,5 +12,17 @@ describe("dueRetries", () => {
   });
   it("gives null for a message of another shape", () => {
     expect(dueRetries("step failed: boom")).toBeNull();
+  });
+});
+
+describe("runBadge", () => {
+  it("tells a cut-off run and one run by another process from a live one", () => {
+    expect(runBadge({ status: "running", interrupted: false })).toEqual({ label: "running", tone: "busy" });
+    expect(runBadge({ status: "running", interrupted: true })).toEqual({ label: "interrupted", tone: "bad" });
+    expect(runBadge({ status: "running", interrupted: false, runningElsewherePid: 4242 })).toEqual({ label: "running elsewhere", tone: "busy" });
+    expect(runBadge({ status: "needs_attention", interrupted: false })).toEqual({ label: "needs attention", tone: "attention" });
+  });
+  it("ignores the flags once the run is no longer running", () => {
+    expect(runBadge({ status: "stopped", interrupted: true })).toEqual({ label: "stopped", tone: "muted" });
   });
 });

@@ -27,6 +27,18 @@ export const RUN_TONE: Record<string, string> = {
   failed: "bad",
 };
 
+/** What a run's badge says: its status, or whether a run stored as running
+ * is cut off (its process died) or run by another Maskflow process. */
+export type RunLiveness = { status: unknown; interrupted?: boolean; runningElsewherePid?: number | null };
+
+/** The badge's words and tone for a run. */
+export function runBadge(run: RunLiveness): { label: string; tone: string } {
+  const status = String(run.status);
+  if (status === "running" && run.interrupted) return { label: "interrupted", tone: "bad" };
+  if (status === "running" && run.runningElsewherePid != null) return { label: "running elsewhere", tone: "busy" };
+  return { label: status.replace(/_/g, " "), tone: RUN_TONE[status] ?? "neutral" };
+}
+
 /** One fan-out item's retry that is due: its place in the list (from 1), the retry and the last error. */
 export type DueRetry = { item: number; retry: number; limit: number; error: string };
 

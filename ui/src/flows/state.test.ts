@@ -24,6 +24,8 @@ function run(status: string, paths: number[][], next?: number[], pending: unknow
     status: status as FlowRunView["status"],
     archived: false,
     error: null,
+    interrupted: false,
+    runningElsewherePid: null,
     flags: { flow: { stepPath: [], nextStepPath: next ?? null, loopStack: [], agentConversations: {} } } as unknown as FlowRunView["flags"],
     turns: paths.map((p) => ({
       role: "assistant",
@@ -57,6 +59,8 @@ describe("flow node states", () => {
     expect(nodeStates(run("waiting", [[0, 0]], undefined, { kind: "gate", stepPath: [0, 1] }), null, known).get("s0_1")).toBe("waiting");
     expect(nodeStates(run("failed", [[0, 0]], [0, 1]), null, known).get("s0_1")).toBe("failed");
     expect(nodeStates(null, null, known).size).toBe(0);
+    const cut = { ...run("running", [[0, 0]], [0, 1]), interrupted: true };
+    expect(nodeStates(cut, null, known).get("s0_1")).toBe("waiting");
   });
   test("styled drops the config block and classes every node", () => {
     const out = styled(LIST, new Map([["s0_0", "done"]]));

@@ -45,7 +45,8 @@ export function nodeStates(run: FlowRunView | null, graphIds: string[] | null, k
   }
   const next = nodeOf(run.flags.flow.nextStepPath?.map(Number), graphIds, known);
   const status = String(run.status);
-  if (status === "running" && next) out.set(next, "running");
+  // A cut-off run (its process died) is not running: its step waits for the person to resume it.
+  if (status === "running" && next) out.set(next, run.interrupted ? "waiting" : "running");
   if (status === "waiting") {
     const p = run.pending as { stepPath?: number[] } | null;
     const at = nodeOf(p?.stepPath, graphIds, known) ?? next ?? last;

@@ -58,6 +58,19 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, currentId]);
 
+  // A run another Maskflow process runs sends no events here: look again now and then.
+  const elsewhere = run?.runningElsewherePid != null && String(run.status) === "running";
+  useEffect(() => {
+    if (!elsewhere || !currentId) return;
+    const timer = setInterval(() => {
+      refreshRun(currentId);
+      refreshRuns();
+    }, 3000);
+    return () => clearInterval(timer);
+    // refreshRun and refreshRuns only close over api and flowName, which are listed.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [elsewhere, currentId, api, flowName]);
+
   // Live, by seed 004's contract: `user_turn` starts a step, `assistant_delta`
   // streams its reply, `tool_event` shows a script running, `turn_final` ends
   // the run. `flow_turn` (a committed turn with its step metadata) and

@@ -26,6 +26,11 @@ flowName?: string,
  */
 status: string, 
 /**
+ * A flow run stored as `running` that no live Maskflow process runs
+ * (its process was killed or crashed); derived, not stored.
+ */
+interrupted: boolean, 
+/**
  * An archived flow run (builder conversations are never archived).
  */
 archived: boolean, 

@@ -30,6 +30,16 @@ archived: boolean,
  */
 error: string | null, 
 /**
+ * Derived, not stored: the status says `running` but no live Maskflow
+ * process runs it (its owner was killed or crashed); resume it directly.
+ */
+interrupted: boolean, 
+/**
+ * Derived, not stored: the pid of another live Maskflow process that
+ * runs it now.
+ */
+runningElsewherePid: number | null, 
+/**
  * RFC 3339.
  */
 createdAt: string, 

@@ -8,6 +8,7 @@ const builder: ConversationSummary = {
   kind: "builder",
   title: "Merge sales",
   status: "pending_user_approval",
+  interrupted: false,
   archived: false,
   createdAt: "2026-01-01T00:00:00.000Z",
   lastMessageAt: "2026-01-01T00:00:01.000Z",
@@ -33,5 +34,8 @@ describe("the sidebar's conversations", () => {
   it("say what they are and where they stand", () => {
     expect(conversationMeta(builder)).toBe("Builder · Ready for review");
     expect(conversationMeta(run)).toBe("release notes · needs attention");
+    // A run cut off by a dead process says so, not "running".
+    expect(conversationMeta({ ...run, status: "running", interrupted: true })).toBe("release notes · interrupted");
+    expect(conversationMeta({ ...run, status: "running" })).toBe("release notes · running");
   });
 });

@@ -27,7 +27,7 @@ export function isOpen(c: ConversationSummary, route: Route): boolean {
 
 /** One line under the title: what it is and where it stands. */
 export function conversationMeta(c: ConversationSummary): string {
-  if (c.kind === "flow") return `${c.flowName ?? "flow"} · ${c.status.replace(/_/g, " ")}`;
+  if (c.kind === "flow") return `${c.flowName ?? "flow"} · ${c.interrupted ? "interrupted" : c.status.replace(/_/g, " ")}`;
   const label = STATUS[c.status as Status]?.label ?? c.status;
   return `Builder · ${label}`;
 }

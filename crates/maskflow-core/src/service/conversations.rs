@@ -46,6 +46,9 @@ pub struct ConversationSummary {
     pub flow_name: Option<String>,
     /// The workflow's current version status, or the run's status.
     pub status: String,
+    /// A flow run stored as `running` that no live Maskflow process runs
+    /// (its process was killed or crashed); derived, not stored.
+    pub interrupted: bool,
     /// An archived flow run (builder conversations are never archived).
     pub archived: bool,
     /// RFC 3339.
@@ -108,6 +111,7 @@ impl Service {
                     title: r.title,
                     flow_name: Some(r.flow_name),
                     status: r.status,
+                    interrupted: false,
                     archived: r.archived,
                     created_at: r.created_at,
                     last_message_at: r.last_turn_at,
@@ -115,6 +119,11 @@ impl Service {
             }
         }
         drop(db);
+        for c in &mut out {
+            if c.kind == ConversationKind::Flow && c.status == "running" {
+                c.interrupted = self.flow_run_interrupted(&c.conversation_id);
+            }
+        }
         sort(&mut out);
         Ok(ConversationList { conversations: out })
     }
@@ -132,6 +141,7 @@ fn builder_summary(c: BuilderConversation, status: &str) -> ConversationSummary 
         title,
         flow_name: None,
         status: status.to_owned(),
+        interrupted: false,
         archived: false,
         created_at: c.created_at,
         last_message_at: c.last_message_at,

@@ -34,17 +34,18 @@ impl Service {
 
     /// A flow's runs, newest first.
     pub fn flow_runs(&self, name: &str) -> Result<RunList> {
-        Ok(self.flows().runs(name)?)
+        Ok(self.list_with_liveness(self.flows().runs(name)?))
     }
 
-    /// One run with its transcript and pending question.
+    /// One run with its transcript and pending question, and whether a live
+    /// process runs it.
     pub fn flow_run(&self, id: &str) -> Result<RunView> {
-        Ok(self.flows().get_run(id)?)
+        Ok(self.with_liveness(self.flows().get_run(id)?))
     }
 
     /// Renames or (un)archives a run.
     pub fn flow_patch(&self, id: &str, patch: RunPatch) -> Result<RunView> {
-        Ok(self.flows().patch(id, patch)?)
+        Ok(self.with_liveness(self.flows().patch(id, patch)?))
     }
 
     /// Stops a run: the step in flight is cancelled.
@@ -54,7 +55,7 @@ impl Service {
         self.forget_prompts(&crate::providers::manual::ManualWaiter::FlowRun {
             run_id: id.to_owned(),
         });
-        Ok(view)
+        Ok(self.with_liveness(view))
     }
 
     /// Answers the gate a run waits at; the run carries on in the background.
@@ -77,10 +78,11 @@ impl Service {
         conversation_id: &str,
         inflight_id: Option<&str>,
     ) -> Result<RunView> {
-        Ok(self
+        let view = self
             .flows()
             .cancel_inflight(conversation_id, inflight_id)
-            .await?)
+            .await?;
+        Ok(self.with_liveness(view))
     }
 
     /// A flow as Mermaid.

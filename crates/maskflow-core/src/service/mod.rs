@@ -16,6 +16,7 @@ mod conversation;
 mod conversations;
 mod deletes;
 mod environments;
+mod flow_liveness;
 mod flow_scripts;
 mod flows;
 mod house_rules;

@@ -16,6 +16,9 @@ impl FlowEngine {
                     status: r.status,
                     archived: r.archived,
                     error: r.error,
+                    // Whether a live process runs it is the service's to tell.
+                    interrupted: false,
+                    running_elsewhere_pid: None,
                     created_at: r.created_at,
                     updated_at: r.updated_at,
                 })
@@ -44,6 +47,8 @@ impl FlowEngine {
             status: row.status,
             archived: row.archived,
             error: row.error,
+            interrupted: false,
+            running_elsewhere_pid: None,
             flags: RunFlags {
                 flow: FlowFlags {
                     step_path: row.state.step_path.clone(),

@@ -131,3 +131,138 @@ fn a_second_process_is_refused_and_a_killed_owners_run_resumes() {
         "released at the end"
     );
 }
+
+/// Polls `GET path` on `server` until `done` holds (bounded; no timing asserted).
+fn wait_for(
+    server: &crate::common::spawned::Serve,
+    path: &str,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    for _ in 0..600 {
+        let (_, v) = server.call("GET", path, None);
+        if done(&v) {
+            return v;
+        }
+        last = v;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("timed out waiting for {what}: {last}");
+}
+
+/// The runs of flow `solo` as listed, and the run `id` among them.
+fn listed(server: &crate::common::spawned::Serve, id: &str) -> serde_json::Value {
+    let (status, list) = server.call("GET", "/api/flows/solo/runs", None);
+    assert_eq!(status, 200, "{list}");
+    list["runs"]
+        .as_array()
+        .and_then(|l| l.iter().find(|r| r["conversationId"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("run {id} listed: {list}"))
+}
+
+#[test]
+fn a_run_whose_process_was_killed_shows_as_interrupted_and_resumes_without_a_stop() {
+    use crate::common::spawned::Serve;
+
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    let flow = json!({"steps": [
+        {"type": "llm", "label": "One", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["one"]}]},
+        {"type": "llm", "label": "Two", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["two"]}]}
+    ]});
+    std::fs::write(home.path().join("flows/solo.json"), flow.to_string()).expect("write");
+    let replay = home.path().join("replay.json");
+    std::fs::write(
+        &replay,
+        json!({"agent:worker": ["first", "second"]}).to_string(),
+    )
+    .expect("write");
+
+    // The first process runs the flow; its first step waits on a manual prompt.
+    let first = Serve::start(home.path(), None, &[]);
+    let (status, started) = first.call("POST", "/api/flows/solo/run", Some(json!({})));
+    assert_eq!(status, 202, "{started}");
+    let id = started["conversationId"]
+        .as_str()
+        .expect("run id")
+        .to_owned();
+    let path = format!("/api/flow-runs/{id}");
+    wait_for(&first, "/api/manual", "the step's prompt", |v| {
+        v.as_array()
+            .is_some_and(|l| l.iter().any(|p| p["waiter"]["run_id"] == id.as_str()))
+    });
+    let (_, view) = first.call("GET", &path, None);
+    assert_eq!(view["status"], "running", "{view}");
+    assert_eq!(view["interrupted"], false, "run here: {view}");
+    assert_eq!(
+        view["runningElsewherePid"],
+        serde_json::Value::Null,
+        "{view}"
+    );
+
+    // A second process on the same folder sees the first one run it, and
+    // may not resume it.
+    let second = Serve::start(home.path(), Some(&replay), &[]);
+    let (_, view) = second.call("GET", &path, None);
+    assert_eq!(view["status"], "running", "{view}");
+    assert_eq!(view["interrupted"], false, "{view}");
+    assert_eq!(view["runningElsewherePid"], first.pid(), "{view}");
+    assert_eq!(listed(&second, &id)["runningElsewherePid"], first.pid());
+    let resume = json!({"conversationId": id});
+    let (status, refused) = second.call("POST", "/api/flows/solo/run", Some(resume.clone()));
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains(&format!("another Maskflow process (pid {})", first.pid())),
+        "{refused}"
+    );
+
+    // kill -9 the first: the stored status still says running, its lease
+    // has not run out, yet the run is told as interrupted (its owner is gone).
+    let first_pid = first.pid();
+    first.kill();
+    {
+        let conn = store::open(home.path(), "t").expect("open");
+        let lease = leases::holder(&conn, &format!("flow_run:{id}"), now_ms())
+            .expect("read")
+            .expect("the dead owner's lease is not expired yet");
+        assert_eq!(lease.owner_pid, first_pid);
+    }
+    let view = wait_for(&second, &path, "the run to show as interrupted", |v| {
+        v["interrupted"] == true
+    });
+    assert_eq!(view["status"], "running", "stored status untouched: {view}");
+    assert_eq!(
+        view["runningElsewherePid"],
+        serde_json::Value::Null,
+        "{view}"
+    );
+    let summary = listed(&second, &id);
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    assert_eq!(summary["status"], "running", "{summary}");
+    let (_, conversations) = second.call("GET", "/api/conversations", None);
+    let entry = conversations["conversations"]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["conversationId"] == id.as_str()))
+        .cloned()
+        .unwrap_or_else(|| panic!("run listed: {conversations}"));
+    assert_eq!(entry["interrupted"], true, "{entry}");
+
+    // Resume directly, no Stop first: the second process takes the lease and finishes.
+    let (status, body) = second.call("POST", "/api/flows/solo/run", Some(resume));
+    assert_eq!(status, 202, "{body}");
+    let view = wait_for(&second, &path, "completion", |v| v["status"] == "completed");
+    assert_eq!(view["interrupted"], false, "{view}");
+    assert!(
+        view.to_string().contains("second"),
+        "both steps ran: {view}"
+    );
+    let summary = listed(&second, &id);
+    assert_eq!(
+        (summary["status"].clone(), summary["interrupted"].clone()),
+        (json!("completed"), json!(false))
+    );
+}

@@ -69,6 +69,11 @@ impl Serve {
         panic!("serve did not stop on Ctrl-C");
     }
 
+    /// The process's id (what a lease names).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL: nothing of the process runs any more.
     pub fn kill(mut self) {
         self.child.kill().expect("kill -9");
