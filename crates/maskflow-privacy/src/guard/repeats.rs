@@ -1,6 +1,6 @@
 //! Cells seen before in the same column: a repeated cell gives the same
 //! keys with the same source, and inserting them again changes nothing
-//! (the first source of a key wins, flags add up), so it is not keyed
+//! (entries merge as a join: the lowest source wins, flags add up), so it is not keyed
 //! again. Files repeat their values (dates, statuses, cities, a customer's
 //! name on each of their orders); keying a cell costs far more than
 //! recognising it.
