@@ -18,6 +18,7 @@ mod deletes;
 mod environments;
 mod flow_scripts;
 mod flows;
+mod guard_cache;
 mod house_rules;
 mod isolation;
 mod leases;
