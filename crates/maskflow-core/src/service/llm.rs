@@ -52,7 +52,8 @@ pub(super) struct LlmState {
     keys: Arc<dyn Credentials>,
     env: fn(&str) -> Option<String>,
     built: RwLock<HashMap<String, Arc<dyn Provider>>>,
-    guards: Mutex<HashMap<String, Arc<GuardIndex>>>,
+    /// The guard indexes of the versions messaged last (bounded: #19).
+    guards: Mutex<super::guard_cache::GuardCache>,
     /// The flows' guard: every stored file, keyed by (count, last rowid).
     flow_guard: Mutex<Option<FlowGuard>>,
     vocabulary: String,
@@ -74,7 +75,7 @@ impl LlmState {
             keys,
             env: keys::process_env,
             built: RwLock::new(HashMap::new()),
-            guards: Mutex::new(HashMap::new()),
+            guards: Mutex::new(Default::default()),
             flow_guard: Mutex::new(None),
             vocabulary: vocabulary(),
             detected: Mutex::new(Vec::new()),
@@ -377,10 +378,10 @@ impl Service {
         Ok(index)
     }
 
-    /// The guard index of a version's files (built once, then cached).
+    /// The guard index of a version's files (cached for the versions in use).
     pub fn guard_for(&self, version_id: &str) -> Result<Arc<GuardIndex>> {
         if let Some(g) = lock(&self.llm_state().guards).get(version_id) {
-            return Ok(g.clone());
+            return Ok(g);
         }
         let (extracts, files) = {
             let db = self.db();
@@ -401,7 +402,7 @@ impl Service {
         guard::allow_json(&mut index, &extracts);
         index.allow(&self.llm_state().vocabulary);
         let index = Arc::new(index);
-        lock(&self.llm_state().guards).insert(version_id.to_owned(), index.clone());
+        lock(&self.llm_state().guards).insert(version_id, index.clone());
         Ok(index)
     }
 

@@ -19,6 +19,7 @@ mod environments;
 mod flow_liveness;
 mod flow_scripts;
 mod flows;
+mod guard_cache;
 mod house_rules;
 mod isolation;
 mod leases;
