@@ -3,7 +3,7 @@
 // minute in the sandbox; "Cancel build" stops it and the version shows as
 // failed, "cancelled by the user". Screenshots go to tests/e2e/artifacts/.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -12,9 +12,11 @@ import { dropFiles, launchBrowser, shot, startServer } from "./harness.mjs";
 let server;
 let browser;
 let page;
+let replayDir;
 
 before(async () => {
-  const replay = join(mkdtempSync(join(tmpdir(), "maskflow-cancel-")), "replay.json");
+  replayDir = mkdtempSync(join(tmpdir(), "maskflow-cancel-"));
+  const replay = join(replayDir, "replay.json");
   writeFileSync(
     replay,
     JSON.stringify({
@@ -41,6 +43,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   server?.stop();
+  if (replayDir) rmSync(replayDir, { recursive: true, force: true });
 });
 
 test("Cancel build stops the test script and the version says it was cancelled", async () => {
