@@ -9,10 +9,10 @@ use std::sync::Arc;
 use axum::Router;
 use axum::http::StatusCode;
 use maskflow_core::flows::RunStatus;
-use maskflow_core::{Event, Roles, Service, ServiceConfig};
+use maskflow_core::{Roles, Service, ServiceConfig};
 use serde_json::{Value, json};
 
-use crate::common::call;
+use crate::common::{call, settled};
 
 /// Loop iterations per run: each commits an agent step, a break and the
 /// loop's end, so a run writes far more checkpoints than any policy keeps.
@@ -60,21 +60,6 @@ fn open(home: &Path, runs: usize) -> (Router, Service) {
     let service =
         Service::open(ServiceConfig::from_settings(home).overriding(roles)).expect("open service");
     (crate::common::app(service.clone()), service)
-}
-
-async fn settled(events: &mut tokio::sync::broadcast::Receiver<Event>, id: &str) -> RunStatus {
-    loop {
-        if let Event::FlowStatus {
-            conversation_id,
-            status,
-            ..
-        } = events.recv().await.expect("event")
-            && conversation_id == id
-            && status != RunStatus::Running
-        {
-            return status;
-        }
-    }
 }
 
 /// Starts the flow and waits for its gate: the run is in progress.

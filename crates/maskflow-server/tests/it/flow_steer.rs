@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::http::StatusCode;
-use common::{TOKEN, call};
+use common::{TOKEN, call, settled};
 use maskflow_core::flows::RunStatus;
 use maskflow_core::providers::ReplayProvider;
-use maskflow_core::{Event, Roles, Service, ServiceConfig};
+use maskflow_core::{Roles, Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use serde_json::json;
 
@@ -25,21 +25,6 @@ fn open(home: &Path, replies: serde_json::Value) -> (Router, Service) {
         router(AppState::new(service.clone(), TOKEN.into(), 4242)),
         service,
     )
-}
-
-async fn settled(events: &mut tokio::sync::broadcast::Receiver<Event>, id: &str) -> RunStatus {
-    loop {
-        if let Event::FlowStatus {
-            conversation_id,
-            status,
-            ..
-        } = events.recv().await.expect("event")
-            && conversation_id == id
-            && status != RunStatus::Running
-        {
-            return status;
-        }
-    }
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::http::StatusCode;
-use common::{TOKEN, call};
+use common::{TOKEN, call, settled};
 use maskflow_core::flows::RunStatus;
 use maskflow_core::providers::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
@@ -48,22 +48,6 @@ fn open(home: &Path, provider: Arc<dyn Provider>) -> (Router, Service) {
         router(AppState::new(service.clone(), TOKEN.into(), 4242)),
         service,
     )
-}
-
-/// Waits for the run's next status other than `running` (from the event stream).
-async fn settled(events: &mut tokio::sync::broadcast::Receiver<Event>, id: &str) -> RunStatus {
-    loop {
-        if let Event::FlowStatus {
-            conversation_id,
-            status,
-            ..
-        } = events.recv().await.expect("event")
-            && conversation_id == id
-            && status != RunStatus::Running
-        {
-            return status;
-        }
-    }
 }
 
 #[tokio::test]

@@ -82,3 +82,23 @@ pub fn upload(files: &[(&str, &[u8])]) -> Request<Body> {
         .body(Body::from(body))
         .expect("request")
 }
+
+/// Waits for the run's next status other than `running` (from the event stream).
+pub async fn settled(
+    events: &mut tokio::sync::broadcast::Receiver<maskflow_core::Event>,
+    id: &str,
+) -> maskflow_core::flows::RunStatus {
+    use maskflow_core::{Event, flows::RunStatus};
+    loop {
+        if let Event::FlowStatus {
+            conversation_id,
+            status,
+            ..
+        } = events.recv().await.expect("event")
+            && conversation_id == id
+            && status != RunStatus::Running
+        {
+            return status;
+        }
+    }
+}
