@@ -132,25 +132,6 @@ fn a_second_process_is_refused_and_a_killed_owners_run_resumes() {
     );
 }
 
-/// Polls `GET path` on `server` until `done` holds (bounded; no timing asserted).
-fn wait_for(
-    server: &crate::common::spawned::Serve,
-    path: &str,
-    what: &str,
-    done: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    let mut last = serde_json::Value::Null;
-    for _ in 0..600 {
-        let (_, v) = server.call("GET", path, None);
-        if done(&v) {
-            return v;
-        }
-        last = v;
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}: {last}");
-}
-
 /// The runs of flow `solo` as listed, and the run `id` among them.
 fn listed(server: &crate::common::spawned::Serve, id: &str) -> serde_json::Value {
     let (status, list) = server.call("GET", "/api/flows/solo/runs", None);
@@ -189,7 +170,7 @@ fn a_run_whose_process_was_killed_shows_as_interrupted_and_resumes_without_a_sto
         .expect("run id")
         .to_owned();
     let path = format!("/api/flow-runs/{id}");
-    wait_for(&first, "/api/manual", "the step's prompt", |v| {
+    first.wait_for("/api/manual", "the step's prompt", |v| {
         v.as_array()
             .is_some_and(|l| l.iter().any(|p| p["waiter"]["run_id"] == id.as_str()))
     });
@@ -231,7 +212,7 @@ fn a_run_whose_process_was_killed_shows_as_interrupted_and_resumes_without_a_sto
             .expect("the dead owner's lease is not expired yet");
         assert_eq!(lease.owner_pid, first_pid);
     }
-    let view = wait_for(&second, &path, "the run to show as interrupted", |v| {
+    let view = second.wait_for(&path, "the run to show as interrupted", |v| {
         v["interrupted"] == true
     });
     assert_eq!(view["status"], "running", "stored status untouched: {view}");
@@ -254,7 +235,7 @@ fn a_run_whose_process_was_killed_shows_as_interrupted_and_resumes_without_a_sto
     // Resume directly, no Stop first: the second process takes the lease and finishes.
     let (status, body) = second.call("POST", "/api/flows/solo/run", Some(resume));
     assert_eq!(status, 202, "{body}");
-    let view = wait_for(&second, &path, "completion", |v| v["status"] == "completed");
+    let view = second.wait_for(&path, "completion", |v| v["status"] == "completed");
     assert_eq!(view["interrupted"], false, "{view}");
     assert!(
         view.to_string().contains("second"),

@@ -7,7 +7,6 @@
 //! dismissed.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -15,26 +14,11 @@ use crate::common::spawned::{Serve as Server, http, upload};
 
 /// What these tests ask of a spawned server.
 trait Waiting {
-    fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value;
     fn prompt(&self, role: &str) -> Value;
     fn answer(&self, id: &str, text: &str) -> (u16, Value);
 }
 
 impl Waiting for Server {
-    /// Polls `GET path` until `done` holds (bounded; no timing is asserted).
-    fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let mut last = Value::Null;
-        for _ in 0..600 {
-            let (_, v) = self.call("GET", path, None);
-            if done(&v) {
-                return v;
-            }
-            last = v;
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("timed out waiting for {what}: {last}");
-    }
-
     /// The one manual prompt of `role`, once it is listed.
     fn prompt(&self, role: &str) -> Value {
         let list = self.wait_for("/api/manual", &format!("a {role} prompt"), |v| {

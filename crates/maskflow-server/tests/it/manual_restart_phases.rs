@@ -7,7 +7,6 @@
 //! tested on the real CSV.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -44,24 +43,10 @@ fn spec() -> Value {
     })
 }
 
-/// Polls `GET path` until `done` holds (bounded; no timing is asserted).
-fn wait_for(server: &Server, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..600 {
-        let (_, v) = server.call("GET", path, None);
-        if done(&v) {
-            return v;
-        }
-        last = v;
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}: {last}");
-}
-
 /// The listed manual prompt of `role` other than `not`.
 fn prompt(server: &Server, role: &str, not: Option<&Value>) -> Value {
     let other = |p: &Value| p["role"] == role && not.is_none_or(|n| p["id"] != n["id"]);
-    let list = wait_for(server, "/api/manual", &format!("a {role} prompt"), |v| {
+    let list = server.wait_for("/api/manual", &format!("a {role} prompt"), |v| {
         v.as_array().is_some_and(|l| l.iter().any(other))
     });
     list.as_array()
@@ -141,7 +126,7 @@ fn build_to_approval(server: Server, restart_at_gate: Option<&Path>, wf: &str, v
     }
     answer(&server, &builder, &spec().to_string());
     let path = format!("/api/workflows/{wf}");
-    let gate = wait_for(&server, &path, "the gate on the builder's reply", |v| {
+    let gate = server.wait_for(&path, "the gate on the builder's reply", |v| {
         v["current_version"]["build"]["pending_gate"] == true
     });
     let server = match restart_at_gate {
@@ -165,7 +150,7 @@ fn build_to_approval(server: Server, restart_at_gate: Option<&Path>, wf: &str, v
         Some(json!({"decision": "approve"})),
     );
     assert_eq!(status, 200, "{body}");
-    let view = wait_for(&server, &path, "the end of the build", |v| {
+    let view = server.wait_for(&path, "the end of the build", |v| {
         v["current_version"]["status"] != "building"
     });
     let current = &view["current_version"];
@@ -237,12 +222,9 @@ fn killed_while_the_request_check_waits_the_message_goes_on_after_a_restart() {
     let clarifier = prompt(&server, "clarifier", None);
     assert_eq!(clarifier["interrupted"], Value::Null, "{clarifier}");
     answer(&server, &clarifier, QUESTION);
-    let view = wait_for(
-        &server,
-        &format!("/api/workflows/{wf}"),
-        "the question",
-        |v| v["current_version"]["status"] == "clarifying",
-    );
+    let view = server.wait_for(&format!("/api/workflows/{wf}"), "the question", |v| {
+        v["current_version"]["status"] == "clarifying"
+    });
     assert_eq!(
         said(&view),
         vec![
@@ -283,7 +265,7 @@ fn killed_while_the_clarifier_waits_the_build_starts_after_a_restart() {
     // Nothing else may take it: the request check is not asked again.
     answer(&server, &listed, r#"{"needs_clarification": false}"#);
 
-    let view = wait_for(&server, &format!("/api/workflows/{wf}"), "the build", |v| {
+    let view = server.wait_for(&format!("/api/workflows/{wf}"), "the build", |v| {
         v["current_version"]["status"] == "building"
     });
     assert_eq!(

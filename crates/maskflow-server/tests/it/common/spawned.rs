@@ -84,6 +84,20 @@ impl Serve {
     pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         json_call(self.port, method, path, body)
     }
+
+    /// Polls `GET path` until `done` holds (bounded; no timing is asserted).
+    pub fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let mut last = Value::Null;
+        for _ in 0..600 {
+            let (_, v) = self.call("GET", path, None);
+            if done(&v) {
+                return v;
+            }
+            last = v;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("timed out waiting for {what}: {last}");
+    }
 }
 
 impl Drop for Serve {
