@@ -19,24 +19,7 @@ fn open() -> Connection {
 }
 
 fn new_run(conn: &Connection, id: &str) {
-    let row = RunRow {
-        id: id.into(),
-        flow_name: "f".into(),
-        title: "Flow: f".into(),
-        status: RunStatus::Running,
-        definition: json!({}),
-        state: RunState::default(),
-        pending: None,
-        error: None,
-        working_folder: None,
-        archived: false,
-        stop_requested: false,
-        parent_id: None,
-        depth: 0,
-        created_at: "t".into(),
-        updated_at: "t".into(),
-    };
-    insert_run(conn, &row, "local").expect("insert");
+    insert_run(conn, &test_row(id), "local").expect("insert");
 }
 
 /// Commits `state` as a step of run `id` with `status`; returns the checkpoint's id.

@@ -621,10 +621,31 @@ pub fn checkpoint_stats(conn: &Connection, run_id: &str) -> rusqlite::Result<(i6
     )
 }
 
+/// A running run's row with placeholder fields, for the store's tests.
+#[cfg(test)]
+fn test_row(id: &str) -> RunRow {
+    RunRow {
+        id: id.into(),
+        flow_name: "f".into(),
+        title: "Flow: f".into(),
+        status: RunStatus::Running,
+        definition: serde_json::json!({}),
+        state: RunState::default(),
+        pending: None,
+        error: None,
+        working_folder: None,
+        archived: false,
+        stop_requested: false,
+        parent_id: None,
+        depth: 0,
+        created_at: "t".into(),
+        updated_at: "t".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// A database holding only the flows' tables (their migration).
     fn open_in_memory() -> Connection {
@@ -637,30 +658,10 @@ mod tests {
         conn
     }
 
-    fn row(id: &str) -> RunRow {
-        RunRow {
-            id: id.into(),
-            flow_name: "f".into(),
-            title: "Flow: f".into(),
-            status: RunStatus::Running,
-            definition: json!({}),
-            state: RunState::default(),
-            pending: None,
-            error: None,
-            working_folder: None,
-            archived: false,
-            stop_requested: false,
-            parent_id: None,
-            depth: 0,
-            created_at: "t".into(),
-            updated_at: "t".into(),
-        }
-    }
-
     #[test]
     fn migration_4_creates_the_tables_and_a_step_commits_atomically() {
         let mut conn = open_in_memory();
-        insert_run(&conn, &row("flow_1"), "local").expect("insert");
+        insert_run(&conn, &test_row("flow_1"), "local").expect("insert");
         let state = RunState {
             steps_done: 1,
             step_path: vec![0, 1],
@@ -728,7 +729,7 @@ mod tests {
     #[test]
     fn an_old_shape_pending_row_still_reads() {
         let conn = open_in_memory();
-        insert_run(&conn, &row("flow_old"), "local").expect("insert");
+        insert_run(&conn, &test_row("flow_old"), "local").expect("insert");
         conn.execute(
             r#"UPDATE flow_runs SET status = 'waiting', pending = '{"context":{"output":null},"kind":"gate","options":[{"label":"Yes","requiresInput":false}],"prompt":"Ship?","stepPath":[1]}' WHERE id = 'flow_old'"#,
             [],
