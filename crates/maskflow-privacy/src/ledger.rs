@@ -36,7 +36,8 @@ pub struct LedgerEntry {
     pub output_tokens: Option<i64>,
     /// Milliseconds from sending to the whole reply.
     pub latency_ms: i64,
-    /// `ok`, `error`, `blocked` or `cancelled`.
+    /// `ok`, `error`, `blocked` or `cancelled`; listed as `in_flight` while
+    /// the process that sent it waits for the reply.
     pub outcome: String,
     /// Whether the privacy guard refused to send it.
     pub blocked: bool,
@@ -50,6 +51,10 @@ pub struct LedgerEntry {
 
 /// The note on a call's row while it is in flight (and after, if it never ends).
 pub const IN_FLIGHT: &str = "the request was stopped before the reply came";
+
+/// The outcome a call is listed with while its process waits for the reply
+/// (never stored: its row says `cancelled` until the call ends).
+pub const IN_FLIGHT_OUTCOME: &str = "in_flight";
 
 /// Receives ledger entries (the service stores them and announces them).
 pub trait CallSink: Send + Sync + std::fmt::Debug {

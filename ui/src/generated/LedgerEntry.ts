@@ -53,7 +53,8 @@ output_tokens: bigint | null,
  */
 latency_ms: bigint, 
 /**
- * `ok`, `error`, `blocked` or `cancelled`.
+ * `ok`, `error`, `blocked` or `cancelled`; listed as `in_flight` while
+ * the process that sent it waits for the reply.
  */
 outcome: string, 
 /**

@@ -12,6 +12,8 @@ export function outcomeBadge(e: Pick<LedgerEntry, "outcome" | "blocked">): { lab
       return { label: "Failed", tone: "bad" };
     case "cancelled":
       return { label: "Cancelled", tone: "muted" };
+    case "in_flight":
+      return { label: "Waiting for the reply", tone: "neutral" };
     default:
       return { label: e.outcome, tone: "neutral" };
   }

@@ -80,6 +80,7 @@ const entry = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
 describe("ledger", () => {
   it("badges outcomes, blocked first", () => {
     expect(outcomeBadge({ outcome: "ok", blocked: false }).label).toBe("Sent");
+    expect(outcomeBadge({ outcome: "in_flight", blocked: false }).label).toBe("Waiting for the reply");
     expect(outcomeBadge({ outcome: "blocked", blocked: true }).tone).toBe("bad");
     expect(outcomeBadge({ outcome: "cancelled", blocked: false }).tone).toBe("muted");
   });

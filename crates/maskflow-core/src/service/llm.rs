@@ -3,7 +3,7 @@
 //! manual back end's pending prompts, and the privacy guard and ledger that
 //! every call goes through ([`Service::llm`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
@@ -20,7 +20,7 @@ use crate::ids::{Clock, IdGen};
 use crate::keys::{self, Credentials, KeySource};
 use crate::privacy::GuardedProvider;
 use crate::privacy::guard::{self, GuardIndex};
-use crate::privacy::ledger::{self, CallSink, LedgerEntry};
+use crate::privacy::ledger::{self, CallSink, IN_FLIGHT_OUTCOME, LedgerEntry};
 use crate::providers::http::ApiKey;
 use crate::providers::manual::ManualProvider;
 use crate::providers::{LlmRequest, Provider, Role, Roles, Unconfigured};
@@ -59,6 +59,10 @@ pub(super) struct LlmState {
     vocabulary: String,
     detected: Mutex<Vec<Detected>>,
     max_file_bytes: u64,
+    /// Ledger rows of this process's calls still waiting for their reply:
+    /// written ahead as `cancelled` (what they stay if the process dies),
+    /// listed as `in_flight` while they wait.
+    in_flight: Mutex<HashSet<String>>,
 }
 
 impl LlmState {
@@ -80,6 +84,7 @@ impl LlmState {
             vocabulary: vocabulary(),
             detected: Mutex::new(Vec::new()),
             max_file_bytes: guard::DEFAULT_MAX_BYTES,
+            in_flight: Mutex::new(HashSet::new()),
         }
     }
 }
@@ -118,6 +123,7 @@ impl CallSink for Service {
 
     fn begin(&self, entry: &LedgerEntry) -> std::result::Result<(), String> {
         store::llm_calls::insert(&self.db(), entry).map_err(|e| e.to_string())?;
+        lock(&self.llm_state().in_flight).insert(entry.id.clone());
         self.inner.events.publish(Event::LlmCallStarted {
             id: entry.id.clone(),
             role: entry.role.clone(),
@@ -128,6 +134,7 @@ impl CallSink for Service {
     }
 
     fn finish(&self, entry: LedgerEntry) {
+        lock(&self.llm_state().in_flight).remove(&entry.id);
         let now = self.now();
         if let Err(e) = store::llm_calls::complete(&self.db(), &entry, &now) {
             eprintln!("maskflow: could not complete an LLM call in the ledger: {e}");
@@ -501,7 +508,13 @@ impl Service {
     /// The ledger, newest first; `q` searches bodies, replies and names.
     pub fn ledger(&self, q: Option<&str>, limit: u32, offset: u32) -> Result<Vec<LedgerEntry>> {
         let limit = limit.clamp(1, MAX_LEDGER_PAGE);
-        Ok(store::llm_calls::list(&self.db(), q, limit, offset)?)
+        let mut entries = store::llm_calls::list(&self.db(), q, limit, offset)?;
+        let waiting = lock(&self.llm_state().in_flight);
+        for e in entries.iter_mut().filter(|e| waiting.contains(&e.id)) {
+            e.outcome = IN_FLIGHT_OUTCOME.into();
+            e.error = None;
+        }
+        Ok(entries)
     }
 }
 

@@ -330,6 +330,31 @@ async fn a_second_message_in_flight_is_a_conflict_at_once() {
 }
 
 #[tokio::test]
+async fn a_call_waiting_for_its_reply_is_listed_in_flight_then_with_its_outcome() {
+    let home = tempfile::tempdir().expect("tmp");
+    let gate = Arc::new(Gate::default());
+    let s = service_with(home.path(), gate.clone());
+    let c = create(&s);
+    let message = {
+        let s = s.clone();
+        let id = c.workflow_id.clone();
+        tokio::spawn(async move { s.send_message(&id, "total per customer").await })
+    };
+    gate.entered.notified().await;
+    let listed = s.ledger(None, 10, 0).expect("ledger");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].outcome, "in_flight");
+    assert_eq!(listed[0].error, None);
+    gate.release.notify_one();
+    gate.entered.notified().await; // the clarifier call
+    gate.release.notify_one();
+    message.await.expect("join").expect("message");
+    let listed = s.ledger(None, 10, 0).expect("ledger");
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed.iter().all(|e| e.outcome == "ok"), "{listed:?}");
+}
+
+#[tokio::test]
 async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
     let home = tempfile::tempdir().expect("tmp");
     let gate = Arc::new(Gate::default());
