@@ -1,8 +1,13 @@
 //! One run of a script, in three steps: [`spawn`] starts it isolated (the
 //! platform's sandbox prepared, refusing when isolation is required and
 //! missing), [`supervise`] watches it until it ends or a limit, the time-out
-//! or a cancel stops the whole tree, and [`collect`] reads its streams and
-//! outputs and names what ended it.
+//! or a cancel stops the whole tree, and [`collect`] reads its streams,
+//! copies its outputs out of its folder ([`crate::copies`]) and names what
+//! ended it. On Linux the main process is not reaped before its whole
+//! process group has been killed (no process of the run can leave the
+//! group: `setsid`/`setpgid` are refused), so the group's id cannot be
+//! reused meanwhile, and nothing of the run is left when the outputs are
+//! copied.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -12,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::{
-    LimitState, Limits, Python, RunRequest, RunResult, RunStatus, RunnerError, io, isolation, mib,
-    outputs,
+    LimitState, Limits, Python, RunRequest, RunResult, RunStatus, RunnerError, Simulate, copies,
+    io, isolation, mib, outputs,
 };
 #[cfg(target_os = "linux")]
 use crate::{cgroup, report, sandbox};
@@ -24,11 +29,11 @@ pub(crate) fn execute(
     request: &RunRequest,
     work: &Path,
     cancel: &AtomicBool,
-    simulate_no_landlock: bool,
+    simulate: Simulate,
 ) -> Result<RunResult, RunnerError> {
-    let mut run = spawn(python, request, work, simulate_no_landlock)?;
+    let mut run = spawn(python, request, work, simulate)?;
     let ended = supervise(&mut run, &request.limits, cancel);
-    Ok(collect(run, ended, &request.limits))
+    collect(run, ended, &request.limits)
 }
 
 /// The platform's containment of one run, held until it has ended.
@@ -51,8 +56,18 @@ struct Running {
     pgid: i32,
     stdout: Option<Arc<Mutex<Capture>>>,
     stderr: Option<Arc<Mutex<Capture>>>,
-    outputs_dir: PathBuf,
+    /// The script's folder.
+    work: PathBuf,
+    /// What the folder held before the script started (its inputs).
+    baseline: u64,
     sandbox: Sandbox,
+}
+
+impl Running {
+    /// What the script has written into its folder so far.
+    fn disk_used(&self) -> u64 {
+        outputs::disk_usage(&self.work).saturating_sub(self.baseline)
+    }
 }
 
 /// How supervision ended.
@@ -82,7 +97,7 @@ fn spawn(
     python: &Python,
     request: &RunRequest,
     work: &Path,
-    simulate_no_landlock: bool,
+    simulate: Simulate,
 ) -> Result<Running, RunnerError> {
     let limits = &request.limits;
     let program = program_of(python);
@@ -108,22 +123,27 @@ fn spawn(
     let mut cmd = Command::new(program);
     allowlisted(&mut cmd, program, work);
     #[cfg(not(target_os = "linux"))]
-    let _ = simulate_no_landlock;
+    let _ = simulate;
     #[cfg(target_os = "linux")]
     let mut prepared = {
-        let plan = isolation::plan(
+        let mut plan = isolation::plan(
             work,
             &request.shared_folders,
             &python.runtime,
-            !simulate_no_landlock,
+            !simulate.no_landlock,
+            limits.no_network,
         );
+        if simulate.no_mount_namespace {
+            plan.writable = None;
+        }
         if required && let Err(why) = &plan.landlock {
             return Err(RunnerError::NotIsolated(isolation::refusal(
                 Some(why),
                 None,
             )));
         }
-        sandbox::prepare(&mut cmd, limits, plan, required).map_err(io("preparing the sandbox"))?
+        sandbox::prepare(&mut cmd, limits, plan, required, !simulate.no_cgroups)
+            .map_err(io("preparing the sandbox"))?
     };
     #[cfg(target_os = "macos")]
     {
@@ -136,6 +156,7 @@ fn spawn(
     let job = windows_job(&mut cmd, limits, required)?;
     #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
     unsandboxed(&mut cmd, required)?;
+    let baseline = outputs::disk_usage(work);
     let started = Instant::now();
     let spawned = cmd.spawn();
     drop(cmd);
@@ -171,7 +192,8 @@ fn spawn(
         pgid,
         stdout,
         stderr,
-        outputs_dir: work.join("outputs"),
+        work: work.to_path_buf(),
+        baseline,
         sandbox: Sandbox {
             #[cfg(target_os = "linux")]
             prepared,
@@ -251,6 +273,17 @@ fn supervise(run: &mut Running, limits: &Limits, cancel: &AtomicBool) -> Ended {
     let mut output_over = false;
     let mut ticks: u32 = 0;
     let status = loop {
+        #[cfg(target_os = "linux")]
+        match sandbox::ended_unreaped(run.pgid) {
+            // Its group goes first; only then is it reaped.
+            Ok(true) => {
+                kill_tree(run);
+                break run.child.wait().ok();
+            }
+            Ok(false) => {}
+            Err(_) => break run.child.try_wait().ok().flatten(),
+        }
+        #[cfg(not(target_os = "linux"))]
         match run.child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) => {}
@@ -260,12 +293,13 @@ fn supervise(run: &mut Running, limits: &Limits, cancel: &AtomicBool) -> Ended {
             cancelled = true;
         } else if run.started.elapsed() >= limits.timeout {
             timed_out = true;
-        } else if ticks % 10 == 9 && outputs::total_size(&run.outputs_dir) > limits.output_bytes {
+        } else if ticks % 10 == 9 && run.disk_used() > limits.output_bytes {
             output_over = true;
         }
         #[cfg(target_os = "linux")]
         run.sandbox.prepared.observe();
         if cancelled || timed_out || output_over {
+            // Killed, not reaped: the group (and cgroups) go before `wait`.
             let _ = run.child.kill();
             #[cfg(windows)]
             if let Some(job) = &run.sandbox.job {
@@ -314,16 +348,23 @@ struct Signs {
     fork_refused: bool,
 }
 
-/// Reads the streams and outputs of an ended run and says what ended it.
-fn collect(mut run: Running, ended: Ended, limits: &Limits) -> RunResult {
+/// Reads the streams of an ended run, copies its outputs out of its folder
+/// and says what ended it.
+fn collect(mut run: Running, ended: Ended, limits: &Limits) -> Result<RunResult, RunnerError> {
     let (stdout, out_cut) = take(run.stdout.take());
     let (stderr, err_cut) = take(run.stderr.take());
     // Output written after the last look counts too.
     let ended = Ended {
-        output_over: ended.output_over
-            || outputs::total_size(&run.outputs_dir) > limits.output_bytes,
+        output_over: ended.output_over || run.disk_used() > limits.output_bytes,
         ..ended
     };
+    // Every process of the run has ended: nothing can swap a file now.
+    let copies_dir = run
+        .work
+        .parent()
+        .map_or_else(|| run.work.join("..").join("outputs"), |p| p.join("outputs"));
+    let copied = copies::copy_outputs(&run.work.join("outputs"), &copies_dir, limits.output_bytes)
+        .map_err(io(format!("copying the outputs into {}", copies_dir.display())))?;
     let signal = signal_of(ended.status);
     let exit_code = ended.status.and_then(|s| s.code());
     let signs = Signs {
@@ -338,7 +379,7 @@ fn collect(mut run: Running, ended: Ended, limits: &Limits) -> RunResult {
     };
     let enforced = enforced(&mut run.sandbox, limits, &ended, signal, &signs);
     let (status, message) = classify(limits, &ended, signal, exit_code, &stderr, &enforced);
-    RunResult {
+    Ok(RunResult {
         status,
         message,
         exit_code,
@@ -347,11 +388,12 @@ fn collect(mut run: Running, ended: Ended, limits: &Limits) -> RunResult {
         stdout,
         stderr,
         truncated: out_cut || err_cut,
-        outputs: outputs::list(&run.outputs_dir),
+        outputs: outputs::list(&copies_dir),
+        refused_outputs: copied.refused,
         limits: enforced.report,
         network_isolated: enforced.network_isolated,
         isolated: enforced.isolated,
-    }
+    })
 }
 
 /// The platform's report of the limits and what it saw of them.
@@ -421,7 +463,7 @@ fn enforced(
         report.push(LimitState {
             name: "output".into(),
             limit: mib(limits.output_bytes),
-            mechanism: Some("a check of outputs/".into()),
+            mechanism: Some("a check of the whole run folder".into()),
             note: None,
         });
         (false, false, signs.memory_error, false)
@@ -465,7 +507,7 @@ fn classify(
         (
             RunStatus::OutputLimit,
             format!(
-                "the script wrote more than {} of output and was stopped",
+                "the script wrote more than {} into its folder and was stopped",
                 mib(limits.output_bytes)
             ),
         )

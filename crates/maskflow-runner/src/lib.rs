@@ -15,6 +15,9 @@
 
 #[cfg(target_os = "linux")]
 mod cgroup;
+#[cfg(target_os = "linux")]
+mod confine;
+mod copies;
 mod execute;
 mod isolation;
 mod outputs;
@@ -36,6 +39,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use copies::RefusedOutput;
 pub use outputs::{OutputFile, PREVIEW_ROWS, total_size as folder_size};
 pub use python::{MIN_VERSION, Python, find_python, missing_packages, module_of};
 
@@ -63,7 +67,8 @@ pub struct Limits {
     pub cpu_seconds: u64,
     /// Processes (and threads) at once.
     pub max_processes: u64,
-    /// Total size of `outputs/` (and of any one file written), in bytes.
+    /// Total size of everything the script writes in its folder (outputs,
+    /// `tmp/`, `home/`, anything; and of any one file), in bytes.
     pub output_bytes: u64,
     /// How much of stdout and of stderr is kept.
     pub stdio_bytes: usize,
@@ -182,8 +187,13 @@ pub struct RunResult {
     pub stderr: String,
     /// Whether stdout or stderr was cut.
     pub truncated: bool,
-    /// The files it wrote under `outputs/`.
+    /// The files it wrote under `outputs/`, as copied out of its folder
+    /// once every process of the run had ended.
     pub outputs: Vec<OutputFile>,
+    /// What it left in `outputs/` that was not copied (a link, a device,
+    /// a name with control characters…), each with the reason.
+    #[serde(default)]
+    pub refused_outputs: Vec<RefusedOutput>,
     /// Every limit and whether it was enforced.
     pub limits: Vec<LimitState>,
     /// Whether the script ran without network access.
@@ -241,8 +251,27 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunnerError 
 pub struct Runner {
     python_setting: Option<PathBuf>,
     python: OnceLock<Result<Python, String>>,
+    simulate: Simulate,
+}
+
+/// What a runner pretends this machine lacks (tests).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Simulate {
     /// Behave as on a kernel without Landlock ([`SIMULATE_NO_LANDLOCK`]).
-    simulate_no_landlock: bool,
+    pub no_landlock: bool,
+    /// Use no cgroup and no systemd scope: rlimits and the process group.
+    pub no_cgroups: bool,
+    /// Make no mount namespace: the metadata filter stands in.
+    pub no_mount_namespace: bool,
+}
+
+/// The folder a run's script sees and writes, inside the request's
+/// `workdir`: `script.py`, `inputs/`, `inputs.json`, `outputs/`, `home/`,
+/// `tmp/`. After the run, the runner copies the regular files of its
+/// `outputs/` into `workdir/outputs/`, which the script could never write:
+/// previews, downloads and flows read only those copies.
+pub fn run_folder(workdir: &std::path::Path) -> PathBuf {
+    workdir.join("sandbox")
 }
 
 impl Runner {
@@ -251,15 +280,31 @@ impl Runner {
         Self {
             python_setting: python,
             python: OnceLock::new(),
-            simulate_no_landlock: std::env::var_os(SIMULATE_NO_LANDLOCK)
-                .is_some_and(|v| !v.is_empty()),
+            simulate: Simulate {
+                no_landlock: std::env::var_os(SIMULATE_NO_LANDLOCK).is_some_and(|v| !v.is_empty()),
+                ..Simulate::default()
+            },
         }
     }
 
     /// This runner, behaving as on a kernel without Landlock (tests).
     #[doc(hidden)]
     pub fn simulating_no_landlock(mut self) -> Self {
-        self.simulate_no_landlock = true;
+        self.simulate.no_landlock = true;
+        self
+    }
+
+    /// This runner, using no cgroup or systemd scope (tests of the fallback).
+    #[doc(hidden)]
+    pub fn simulating_no_cgroups(mut self) -> Self {
+        self.simulate.no_cgroups = true;
+        self
+    }
+
+    /// This runner, making no mount namespace (tests of the metadata filter).
+    #[doc(hidden)]
+    pub fn simulating_no_mount_namespace(mut self) -> Self {
+        self.simulate.no_mount_namespace = true;
         self
     }
 
@@ -303,12 +348,13 @@ impl Runner {
                 stderr: String::new(),
                 truncated: false,
                 outputs: Vec::new(),
+                refused_outputs: Vec::new(),
                 limits: Vec::new(),
                 network_isolated: false,
                 isolated: false,
             });
         }
-        execute::execute(&python, request, &work, cancel, self.simulate_no_landlock)
+        execute::execute(&python, request, &work, cancel, self.simulate)
     }
 }
 
@@ -320,9 +366,12 @@ fn mib(bytes: u64) -> String {
 pub fn isolation_status() -> Result<String, String> {
     #[cfg(target_os = "linux")]
     {
-        let plan = isolation::plan(std::path::Path::new("/nonexistent"), &[], &[], true);
+        let plan = isolation::plan(std::path::Path::new("/nonexistent"), &[], &[], true, true);
         match (&plan.landlock, &plan.seccomp) {
-            (Ok(_), Ok(_)) => Ok("Landlock (files) and seccomp (network)".into()),
+            (Ok(_), Ok(_)) => Ok(
+                "Landlock (files), seccomp (network, UNIX sockets, process groups) and a read-only mount namespace (metadata)"
+                    .into(),
+            ),
             (Err(why), _) => Err(isolation::refusal(Some(why), None)),
             (Ok(_), Err(why)) => Err(isolation::refusal(None, Some(why))),
         }

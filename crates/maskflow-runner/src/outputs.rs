@@ -42,6 +42,42 @@ pub fn total_size(dir: &Path) -> u64 {
     total
 }
 
+/// The disk space everything under `dir` takes (files, folders and links,
+/// never followed), in bytes: a sparse file counts its length, a folder
+/// with many entries its blocks.
+pub fn disk_usage(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            total += footprint(&meta);
+            if meta.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    total
+}
+
+/// The larger of a file's length and its allocated blocks.
+fn footprint(meta: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.len().max(meta.blocks().saturating_mul(512))
+    }
+    #[cfg(not(unix))]
+    {
+        meta.len()
+    }
+}
+
 /// Lists the files under `dir` (sorted by name), with CSV previews.
 pub fn list(dir: &Path) -> Vec<OutputFile> {
     let mut out = Vec::new();

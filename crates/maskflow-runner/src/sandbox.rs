@@ -16,15 +16,21 @@ use std::thread::JoinHandle;
 
 use super::Limits;
 use super::cgroup::{self, Cgroup, Choice, Controllers, Mechanism, Offer, Scope, ScopeRequest};
+use super::confine;
 use super::isolation::Plan;
 use super::signal::kill;
 
 /// What the child reported from its `pre_exec` hook.
-const NET_ISOLATED: u8 = 1;
-const PIDS_JOINED: u8 = 2;
-const MEMORY_JOINED: u8 = 4;
-const FS_ISOLATED: u8 = 8;
-const SOCKETS_FILTERED: u8 = 16;
+const NET_ISOLATED: u32 = 1;
+const PIDS_JOINED: u32 = 2;
+const MEMORY_JOINED: u32 = 4;
+const FS_ISOLATED: u32 = 8;
+const SOCKETS_FILTERED: u32 = 16;
+const MOUNTS_READ_ONLY: u32 = 32;
+const METADATA_FILTERED: u32 = 64;
+const CAPS_NONE: u32 = 128;
+const CAPS_BOUNDING_EMPTY: u32 = 256;
+const FDS_CLOEXEC: u32 = 512;
 
 /// What the scope helper tells the waiting child: the scope holds memory,
 /// processes (else the child sets the rlimit).
@@ -51,6 +57,8 @@ pub struct Prepared {
     scope_oom_kills: u64,
     scope_pids_max: u64,
     reader: std::io::PipeReader,
+    /// Whether the filter refuses every socket family (no network).
+    no_network: bool,
 }
 
 /// What the child confirmed before `exec`.
@@ -58,8 +66,22 @@ pub struct Prepared {
 pub struct Confirmed {
     /// It is in a network namespace of its own.
     pub network_namespace: bool,
-    /// Its socket filter refuses every family but `AF_UNIX`.
+    /// Its filter refuses `socket(2)` (every family without network, else
+    /// `AF_UNIX`), `setsid(2)` and `setpgid(2)`.
     pub sockets_filtered: bool,
+    /// Whether that filter refuses every socket family (no network).
+    pub every_family: bool,
+    /// Every mount is read-only to it but its own folders (metadata outside
+    /// them cannot change).
+    pub mounts_read_only: bool,
+    /// Metadata calls are no-ops to it (where no mount namespace was made).
+    pub metadata_filtered: bool,
+    /// It holds no capability (effective, permitted, inheritable, ambient).
+    pub capabilities_none: bool,
+    /// Its bounding set is empty and root's privileges are off.
+    pub bounding_emptied: bool,
+    /// Every descriptor it inherited past stderr is closed at `exec`.
+    pub descriptors_closed: bool,
     /// Its Landlock ruleset is enforced.
     pub file_system_isolated: bool,
     /// What holds its memory.
@@ -71,7 +93,7 @@ pub struct Confirmed {
 impl Confirmed {
     /// Whether the child cannot reach the network (a namespace or the filter).
     pub fn network_isolated(&self) -> bool {
-        self.network_namespace || self.sockets_filtered
+        self.network_namespace || (self.sockets_filtered && self.every_family)
     }
 }
 
@@ -156,8 +178,17 @@ pub fn prepare(
     limits: &Limits,
     plan: Plan,
     required: bool,
+    cgroups: bool,
 ) -> std::io::Result<Prepared> {
-    let (choice, v2, v1_memory, v1_pids) = limit_groups(limits);
+    let (choice, v2, v1_memory, v1_pids) = if cgroups {
+        limit_groups(limits)
+    } else {
+        let rlimits = Choice {
+            memory: Mechanism::Rlimit,
+            processes: Mechanism::Rlimit,
+        };
+        (rlimits, None, None, None)
+    };
     let groups = Groups {
         v2,
         v1_memory,
@@ -209,7 +240,9 @@ fn prepare_with(
     };
     let network = limits.no_network;
     let mut ruleset = plan.landlock.ok();
-    let filter = plan.seccomp.ok().filter(|_| network);
+    let filter = plan.seccomp.ok();
+    let metadata_filter = plan.metadata.ok();
+    let writable = plan.writable;
     let (reader, writer) = std::io::pipe()?;
     let fd = writer.as_raw_fd();
     // The write ends must stay open in the parent until spawn; they are
@@ -218,14 +251,15 @@ fn prepare_with(
     let keep = (writer, scope_fds.as_ref().map(|(f, _, _)| *f));
     let scope_pipes = scope_fds.map(|(_, w, r)| (w, r));
     // SAFETY: the hook only makes system calls (getpid, read, open, write,
-    // close, setrlimit, unshare, prctl, landlock_restrict_self, seccomp) on
-    // values prepared above; it does not allocate.
+    // close, setrlimit, unshare, mount, mount_setattr, chdir, prctl,
+    // capset, landlock_restrict_self, seccomp, close_range) on values
+    // prepared above; it does not allocate.
     unsafe {
         cmd.pre_exec(move || {
             let _ = (&keep, &scope_pipes);
-            let mut flags: u8 = 0;
+            let mut flags: u32 = 0;
             // Limits held by a cgroup: those rlimits are not set.
-            let mut held: u8 = 0;
+            let mut held: u32 = 0;
             if let Some((pid_fd, go_fd, go_write_fd)) = keep.1 {
                 held |= wait_for_scope(pid_fd, go_fd, go_write_fd);
             }
@@ -236,11 +270,30 @@ fn prepare_with(
                 }
             }
             set_rlimits(&rlimits, held);
-            if network
-                && (libc::unshare(libc::CLONE_NEWNET) == 0
-                    || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0)
-            {
+            let entered = match &writable {
+                Some(_) => confine::enter_namespaces(network),
+                None => confine::Entered {
+                    network: network
+                        && (libc::unshare(libc::CLONE_NEWNET) == 0
+                            || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0),
+                    mounts: false,
+                },
+            };
+            if entered.network {
                 flags |= NET_ISOLATED;
+            }
+            if let Some(w) = &writable
+                && entered.mounts
+                && confine::read_only_but(w)
+            {
+                flags |= MOUNTS_READ_ONLY;
+            }
+            let dropped = confine::drop_capabilities();
+            if dropped.none_held {
+                flags |= CAPS_NONE;
+            }
+            if dropped.bounding_emptied {
+                flags |= CAPS_BOUNDING_EMPTY;
             }
             // Landlock first (it sets no_new_privs, which seccomp needs).
             if let Some(r) = ruleset.take()
@@ -254,7 +307,17 @@ fn prepare_with(
             {
                 flags |= SOCKETS_FILTERED;
             }
-            libc::write(fd, (&flags as *const u8).cast(), 1);
+            if flags & MOUNTS_READ_ONLY == 0
+                && let Some(f) = &metadata_filter
+                && seccompiler::apply_filter(f).is_ok()
+            {
+                flags |= METADATA_FILTERED;
+            }
+            if confine::close_on_exec_from_3() {
+                flags |= FDS_CLOEXEC;
+            }
+            let bytes = flags.to_ne_bytes();
+            libc::write(fd, bytes.as_ptr().cast(), bytes.len());
             let network_ok = !network || flags & (NET_ISOLATED | SOCKETS_FILTERED) != 0;
             if required && (flags & FS_ISOLATED == 0 || !network_ok) {
                 return Err(std::io::Error::from_raw_os_error(libc::EPERM));
@@ -273,13 +336,14 @@ fn prepare_with(
         scope_oom_kills: 0,
         scope_pids_max: 0,
         reader,
+        no_network: network,
     })
 }
 
 /// The `cgroup.procs` files the child joins, each with the flags it holds
 /// once joined.
-fn joins(choice: &Choice, groups: &Groups) -> Vec<(CString, u8)> {
-    let mut joins: Vec<(CString, u8)> = Vec::new();
+fn joins(choice: &Choice, groups: &Groups) -> Vec<(CString, u32)> {
+    let mut joins: Vec<(CString, u32)> = Vec::new();
     if let Some(path) = groups.v2.as_ref().and_then(Cgroup::procs_file) {
         let mut flags = 0;
         if choice.memory == Mechanism::CgroupV2 {
@@ -301,7 +365,7 @@ fn joins(choice: &Choice, groups: &Groups) -> Vec<(CString, u8)> {
 
 /// A resource limit: the resource, its value, and the flag under which a
 /// cgroup holds it instead (0: always set).
-type Rlimit = (libc::__rlimit_resource_t, u64, u8);
+type Rlimit = (libc::__rlimit_resource_t, u64, u32);
 
 /// The resource limits of a run.
 fn rlimits(limits: &Limits) -> Vec<Rlimit> {
@@ -316,7 +380,7 @@ fn rlimits(limits: &Limits) -> Vec<Rlimit> {
 
 /// In the child: sets every limit no cgroup holds (`held`). The CPU
 /// limit's hard value is a second higher, so SIGXCPU comes before SIGKILL.
-fn set_rlimits(rlimits: &[Rlimit], held: u8) {
+fn set_rlimits(rlimits: &[Rlimit], held: u32) {
     for (resource, value, held_by) in rlimits {
         if *held_by != 0 && held & held_by != 0 {
             continue;
@@ -376,7 +440,7 @@ fn start_scope_helper(
 ///
 /// # Safety
 /// Async-signal-safe: getpid, write, read, close on inherited descriptors.
-unsafe fn wait_for_scope(pid_fd: i32, go_fd: i32, go_write_fd: i32) -> u8 {
+unsafe fn wait_for_scope(pid_fd: i32, go_fd: i32, go_write_fd: i32) -> u32 {
     // SAFETY: plain system calls on descriptors this process inherited and
     // on stack buffers.
     unsafe {
@@ -439,9 +503,9 @@ impl Prepared {
     /// Reads what the child confirmed. Call after spawn, once the `Command`
     /// (and with it the parent's write end of the pipe) is dropped.
     pub fn confirmed(&mut self) -> Confirmed {
-        let mut byte = [0u8; 1];
-        let flags = match self.reader.read(&mut byte) {
-            Ok(1) => byte[0],
+        let mut bytes = [0u8; 4];
+        let flags = match self.reader.read_exact(&mut bytes) {
+            Ok(()) => u32::from_ne_bytes(bytes),
             _ => 0,
         };
         if let Some(helper) = self.scope_helper.take() {
@@ -460,7 +524,13 @@ impl Prepared {
         Confirmed {
             network_namespace: flags & NET_ISOLATED != 0,
             sockets_filtered: flags & SOCKETS_FILTERED != 0,
+            every_family: self.no_network,
             file_system_isolated: flags & FS_ISOLATED != 0,
+            mounts_read_only: flags & MOUNTS_READ_ONLY != 0,
+            metadata_filtered: flags & METADATA_FILTERED != 0,
+            capabilities_none: flags & CAPS_NONE != 0,
+            bounding_emptied: flags & CAPS_BOUNDING_EMPTY != 0,
+            descriptors_closed: flags & FDS_CLOEXEC != 0,
             memory: held(
                 flags & MEMORY_JOINED != 0,
                 self.choice.memory,
@@ -510,9 +580,17 @@ impl Prepared {
             > 0
     }
 
-    /// Kills the process group `pgid` and everything in the cgroups.
+    /// Kills the process group `pgid` and everything in the cgroups, until
+    /// no live process is left in the group (its leader, unreaped, keeps
+    /// the id from being reused meanwhile).
     pub fn kill_tree(&self, pgid: i32) {
-        kill(-pgid, libc::SIGKILL);
+        for _ in 0..100 {
+            kill(-pgid, libc::SIGKILL);
+            if !group_alive(pgid) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let scope = self.scope.as_ref().map(|s| &s.group);
         for g in [&self.v2, &self.v1_memory, &self.v1_pids]
             .into_iter()
@@ -522,6 +600,45 @@ impl Prepared {
             g.kill_all();
         }
     }
+}
+
+/// Whether the child `pid` has ended, without reaping it: its pid, which is
+/// the run's process group id, stays taken until `wait`.
+pub fn ended_unreaped(pid: i32) -> std::io::Result<bool> {
+    let id = libc::id_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ECHILD))?;
+    // SAFETY: waitid(2) writes into the zeroed `siginfo_t` we own.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        if libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(info.si_pid() != 0)
+    }
+}
+
+/// Whether a process of group `pgid` is alive (not a zombie), from `/proc`.
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+            return false;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // After the command's closing parenthesis: state, ppid, pgrp.
+        let mut fields = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("").split(' ');
+        let state = fields.next().unwrap_or("Z");
+        let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+        group == Some(pgid) && !matches!(state, "Z" | "X")
+    })
 }
 
 /// Whether the current user is root (RLIMIT_NPROC does not bind root).
@@ -576,7 +693,9 @@ mod tests {
             memory: Mechanism::SystemdScope,
             processes: Mechanism::SystemdScope,
         };
-        let plan = super::super::isolation::plan(Path::new("/nonexistent"), &[], &[], false);
+        let mut plan =
+            super::super::isolation::plan(Path::new("/nonexistent"), &[], &[], false, false);
+        plan.writable = None;
         let mut cmd = Command::new("bash");
         cmd.args(["-c", "grep '^0::' /proc/self/cgroup; ulimit -v; ulimit -u"])
             .stdout(std::process::Stdio::piped());

@@ -1,5 +1,8 @@
-//! The fresh working folder of a run: the script, read-only copies of its
-//! inputs, `inputs.json` and `outputs/`.
+//! The fresh folder of a run: the request's `workdir`, and inside it the
+//! folder the script sees ([`crate::run_folder`]) with the script,
+//! read-only copies of its inputs, `inputs.json`, `outputs/`, `home/` and
+//! `tmp/`. The `workdir` itself stays out of the script's reach: the
+//! copies of its outputs go there after the run ([`crate::copies`]).
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +10,9 @@ use serde_json::{Value, json};
 
 use super::{InputValue, RunRequest, RunnerError, io};
 
-/// The working folder, made fresh: `script.py`, `inputs/` (read-only
-/// copies), `inputs.json`, `outputs/`.
+/// The script's folder inside the fresh `workdir`: `script.py`, `inputs/`
+/// (read-only copies), `inputs.json`, `outputs/`, `home/`, `tmp/`; its
+/// canonical path.
 pub fn prepare(request: &RunRequest) -> Result<PathBuf, RunnerError> {
     let work = &request.workdir;
     if work.exists()
@@ -22,6 +26,7 @@ pub fn prepare(request: &RunRequest) -> Result<PathBuf, RunnerError> {
             work.display()
         )));
     }
+    let work = crate::run_folder(work);
     for dir in ["outputs", "home", "tmp"] {
         std::fs::create_dir_all(work.join(dir))
             .map_err(io(format!("creating {}", work.display())))?;

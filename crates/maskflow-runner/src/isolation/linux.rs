@@ -2,10 +2,26 @@
 //! read-write; the Python runtime, the system libraries and a few device
 //! files read-only; nothing else, so no home folder, no Maskflow data folder,
 //! no other upload and no `/proc` of any process — and a seccomp filter that
-//! refuses every socket family but `AF_UNIX`, so "no network" holds even
-//! where no network namespace can be made. Both are built here, in the
-//! parent (they allocate), and applied by `sandbox`'s `pre_exec` hook in the
-//! child before `exec`.
+//! refuses `socket(2)` of every family (so neither the network nor a
+//! pathname or abstract UNIX socket — an ssh-agent, a D-Bus bus, X11,
+//! `docker.sock` — is reachable; `socketpair(2)` stays allowed for
+//! asyncio and multiprocessing), `io_uring` (which could open sockets past
+//! it) and `setsid`/`setpgid` (so every process of a run stays in the
+//! process group the runner kills). All are built here, in the parent
+//! (they allocate), and applied by `sandbox`'s `pre_exec` hook in the child
+//! before `exec`.
+//!
+//! Metadata outside the working folder (`chmod`, `chown`, `utime`,
+//! `setxattr`, which Landlock does not mediate) is protected by a mount
+//! namespace in which every mount is read-only but the working folder and
+//! the shared folders (`sandbox`): a change outside fails with `EROFS`,
+//! one inside works as on any folder, so `shutil.copy2` into `outputs/`
+//! keeps its modes and times. Where no mount namespace can be made, the
+//! [`metadata_filter`] makes those calls succeed without doing anything
+//! (`SECCOMP_RET_ERRNO` with 0): a refusal (`EPERM`) cannot tell inside
+//! from outside and would break `shutil.copy`'s `chmod` and `copy2`'s
+//! `utime` into `outputs/`, which are ordinary; a no-op only loses the
+//! copied mode and times.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,22 +73,36 @@ const DEVICE_WRITE: &[&str] = &["/dev/null"];
 pub struct Plan {
     /// The Landlock ruleset to apply, or why there is none.
     pub landlock: Result<RulesetCreated, String>,
-    /// The socket filter to apply, or why there is none.
+    /// The socket and process-group filter to apply, or why there is none.
     pub seccomp: Result<BpfProgram, String>,
+    /// The metadata filter applied where no mount namespace could be made.
+    pub metadata: Result<BpfProgram, String>,
+    /// The folders left writable in the run's mount namespace; `None`: no
+    /// mount namespace (a test's switch).
+    pub writable: Option<crate::confine::Writable>,
 }
 
 /// Builds the isolation of a run in `work` (read-write, with `shared`),
 /// whose interpreter reads `runtime` (its prefixes and `sys.path`).
 /// `landlock` false behaves as on a kernel without Landlock (the runner's
-/// test-only switch).
-pub fn plan(work: &Path, shared: &[PathBuf], runtime: &[PathBuf], landlock: bool) -> Plan {
+/// test-only switch); `no_network` refuses every socket family, else only
+/// `AF_UNIX`.
+pub fn plan(
+    work: &Path,
+    shared: &[PathBuf],
+    runtime: &[PathBuf],
+    landlock: bool,
+    no_network: bool,
+) -> Plan {
     Plan {
         landlock: if landlock {
             ruleset(work, shared, runtime)
         } else {
             Err("Landlock is not available (simulated old kernel)".into())
         },
-        seccomp: socket_filter(),
+        seccomp: socket_filter(no_network),
+        metadata: metadata_filter(),
+        writable: Some(crate::confine::Writable::new(work, shared)),
     }
 }
 
@@ -116,28 +146,87 @@ fn ruleset(work: &Path, shared: &[PathBuf], runtime: &[PathBuf]) -> Result<Rules
         .map_err(err)
 }
 
-/// A filter that makes `socket(2)` fail with `EPERM` for every family but
-/// `AF_UNIX`, and refuses `io_uring` (which could open sockets past it).
-fn socket_filter() -> Result<BpfProgram, String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
-    let not_unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        libc::AF_UNIX as u64,
-    )
-    .map_err(|e| e.to_string())?;
-    let rules = BTreeMap::from([
-        (
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(|e| e.to_string())?],
-        ),
-        (libc::SYS_io_uring_setup, vec![]),
+/// A filter that makes `socket(2)` (of every family when `no_network`,
+/// else of `AF_UNIX`), `io_uring_setup(2)`, `setsid(2)` and `setpgid(2)`
+/// fail with `EPERM`.
+fn socket_filter(no_network: bool) -> Result<BpfProgram, String> {
+    let e = |e: seccompiler::BackendError| e.to_string();
+    let socket = if no_network {
+        vec![]
+    } else {
+        let unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(e)?;
+        vec![SeccompRule::new(vec![unix]).map_err(e)?]
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = [
+        libc::SYS_io_uring_setup,
+        libc::SYS_setsid,
+        libc::SYS_setpgid,
+    ]
+    .into_iter()
+    .map(|c| (c, vec![]))
+    .collect();
+    rules.insert(libc::SYS_socket, socket);
+    filter(rules, libc::EPERM as u32)
+}
+
+/// `setxattrat(2)` and `removexattrat(2)` (Linux 6.13; the same number on
+/// every architecture since the syscall tables were unified).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+/// `fchmodat2(2)` (Linux 6.6).
+const SYS_FCHMODAT2: i64 = 452;
+
+/// The calls that change a file's metadata.
+fn metadata_calls() -> Vec<i64> {
+    let mut calls = vec![
+        libc::SYS_fchmod,
+        libc::SYS_fchmodat,
+        SYS_FCHMODAT2,
+        libc::SYS_fchown,
+        libc::SYS_fchownat,
+        libc::SYS_utimensat,
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        SYS_SETXATTRAT,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        SYS_REMOVEXATTRAT,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        libc::SYS_chmod,
+        libc::SYS_chown,
+        libc::SYS_lchown,
+        libc::SYS_utime,
+        libc::SYS_utimes,
+        libc::SYS_futimesat,
     ]);
+    calls
+}
+
+/// Where no mount namespace holds metadata: a filter under which every
+/// metadata call succeeds and changes nothing (see the module's doc).
+pub fn metadata_filter() -> Result<BpfProgram, String> {
+    filter(metadata_calls().into_iter().map(|c| (c, vec![])).collect(), 0)
+}
+
+/// A filter that answers each call of `rules` (when one of its rules
+/// matches; no rule: always) with `errno` (0: success) and allows
+/// everything else.
+fn filter(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: u32) -> Result<BpfProgram, String> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Errno(errno),
         arch,
     )
     .map_err(|e| e.to_string())?;

@@ -1,0 +1,289 @@
+//! The child's side of the side doors (Linux), called from `sandbox`'s
+//! `pre_exec` hook before Landlock and the filters: a mount namespace in
+//! which every mount is read-only but the run's own folders (so no
+//! `chmod`, `chown`, `utime` or `setxattr` reaches a file outside them —
+//! bubblewrap's approach, with a user namespace where the user is not
+//! root), no capabilities (bounding set emptied, root's privileges off),
+//! and every inherited descriptor past stderr marked close-on-exec (no
+//! socket or file of the server reaches the script). Everything here is
+//! async-signal-safe: raw system calls on buffers built in the parent.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+
+/// `MOUNT_ATTR_RDONLY` and `AT_RECURSIVE` of `mount_setattr(2)`.
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+/// `_LINUX_CAPABILITY_VERSION_3`: two 32-bit words per set.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+/// Securebits: root gets no capabilities at `exec`, no ambient ones can be
+/// raised, both locked (`SECBIT_NOROOT`, `SECBIT_NO_CAP_AMBIENT_RAISE` and
+/// their locks).
+const SECUREBITS: libc::c_ulong = 0x01 | 0x02 | 0x40 | 0x80;
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `struct __user_cap_header_struct`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+/// `struct __user_cap_data_struct`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// The folders that stay writable in the run's mount namespace (the
+/// working folder first, where the child returns afterwards), prepared in
+/// the parent.
+#[derive(Debug)]
+pub struct Writable {
+    folders: Vec<CString>,
+}
+
+impl Writable {
+    /// `work` and `shared`, as C strings (a path with a NUL byte is left out,
+    /// so it stays read-only).
+    pub fn new(work: &std::path::Path, shared: &[std::path::PathBuf]) -> Self {
+        let c = |p: &std::path::Path| CString::new(p.as_os_str().as_encoded_bytes()).ok();
+        Self {
+            folders: std::iter::once(work)
+                .chain(shared.iter().map(std::path::PathBuf::as_path))
+                .filter_map(c)
+                .collect(),
+        }
+    }
+}
+
+/// Which namespaces the child entered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Entered {
+    /// A network namespace of its own.
+    pub network: bool,
+    /// A mount namespace of its own.
+    pub mounts: bool,
+}
+
+/// Enters a mount namespace (and a network namespace when `network`):
+/// directly where the process may (root), else inside a new user namespace;
+/// failing that, a network namespace alone.
+///
+/// # Safety
+/// Async-signal-safe: only `unshare(2)`.
+pub unsafe fn enter_namespaces(network: bool) -> Entered {
+    let net = if network { libc::CLONE_NEWNET } else { 0 };
+    // SAFETY: unshare(2) takes flags and touches no memory.
+    unsafe {
+        for flags in [
+            libc::CLONE_NEWNS | net,
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | net,
+        ] {
+            if libc::unshare(flags) == 0 {
+                return Entered {
+                    network,
+                    mounts: true,
+                };
+            }
+        }
+        let network = network
+            && (libc::unshare(libc::CLONE_NEWNET) == 0
+                || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0);
+        Entered {
+            network,
+            mounts: false,
+        }
+    }
+}
+
+/// In the run's own mount namespace: makes every mount read-only but the
+/// `writable` folders (bind-mounted onto themselves), and goes back into
+/// the working folder through its new mount. False when any step failed
+/// (then the metadata filter stands in).
+///
+/// # Safety
+/// Async-signal-safe: mount(2), mount_setattr(2), chdir(2) on C strings
+/// built in the parent.
+pub unsafe fn read_only_but(writable: &Writable) -> bool {
+    let root = c"/";
+    // SAFETY: plain system calls on NUL-terminated strings and a stack
+    // struct whose size is passed along.
+    unsafe {
+        // Nothing done here propagates back to the machine's mounts.
+        if libc::mount(
+            std::ptr::null(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return false;
+        }
+        for folder in &writable.folders {
+            if libc::mount(
+                folder.as_ptr(),
+                folder.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ) != 0
+            {
+                return false;
+            }
+        }
+        let set = MountAttr {
+            attr_set: MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        if mount_setattr(root.as_ptr(), AT_RECURSIVE, &set) != 0 {
+            return false;
+        }
+        let clear = MountAttr {
+            attr_set: 0,
+            attr_clr: MOUNT_ATTR_RDONLY,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        for folder in &writable.folders {
+            if mount_setattr(folder.as_ptr(), 0, &clear) != 0 {
+                return false;
+            }
+        }
+        // The working directory was set on the mount below the new one.
+        match writable.folders.first() {
+            Some(work) => libc::chdir(work.as_ptr()) == 0,
+            None => true,
+        }
+    }
+}
+
+/// # Safety
+/// `path` is NUL-terminated; `attr` lives across the call.
+unsafe fn mount_setattr(path: *const libc::c_char, flags: libc::c_uint, attr: &MountAttr) -> i64 {
+    // SAFETY: the kernel reads `size_of::<MountAttr>()` bytes of `attr`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path,
+            flags,
+            attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    }
+}
+
+/// What dropping the capabilities achieved.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dropped {
+    /// No effective, permitted, inheritable or ambient capability is left.
+    pub none_held: bool,
+    /// The bounding set is empty and root's privileges are off, so `exec`
+    /// cannot give any back (not possible, nor needed, for an ordinary user
+    /// outside a user namespace: `no_new_privs` holds there).
+    pub bounding_emptied: bool,
+}
+
+/// Drops every capability: securebits first (needs `CAP_SETPCAP`), then
+/// the bounding set, the ambient set and the effective, permitted and
+/// inheritable sets; then reads them back.
+///
+/// # Safety
+/// Async-signal-safe: prctl(2), capset(2), capget(2) on stack buffers.
+pub unsafe fn drop_capabilities() -> Dropped {
+    // SAFETY: plain system calls on stack structs.
+    unsafe {
+        let secured = libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) == 0;
+        let mut bounding = true;
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) == 1
+                && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+            {
+                bounding = false;
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let mut header = CapHeader {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let zero = [CapData::default(); 2];
+        libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            zero.as_ptr(),
+        );
+        let mut now = [CapData::default(); 2];
+        let read = libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            now.as_mut_ptr(),
+        ) == 0;
+        let none = read
+            && now
+                .iter()
+                .all(|d| d.effective == 0 && d.permitted == 0 && d.inheritable == 0);
+        let ambient = (0..64).all(|cap| {
+            libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_IS_SET, cap, 0, 0) != 1
+        });
+        let bounding_empty =
+            (0..64).all(|cap| libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) != 1);
+        Dropped {
+            none_held: none && ambient,
+            bounding_emptied: bounding && bounding_empty && secured,
+        }
+    }
+}
+
+/// Marks every descriptor from 3 up close-on-exec, so that only the
+/// script's stdin, stdout and stderr survive `exec`.
+///
+/// # Safety
+/// Async-signal-safe: close_range(2), or fcntl(2) where it is missing.
+pub unsafe fn close_on_exec_from_3() -> bool {
+    // SAFETY: plain system calls on integers.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) == 0
+        {
+            return true;
+        }
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return false;
+        }
+        let top = i32::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20);
+        for fd in 3..top {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+        true
+    }
+}
