@@ -399,3 +399,6 @@ pub fn isolation_status() -> Result<String, String> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, target_os = "linux"))]
+mod side_door_tests;
