@@ -359,12 +359,14 @@ fn collect(mut run: Running, ended: Ended, limits: &Limits) -> Result<RunResult,
         ..ended
     };
     // Every process of the run has ended: nothing can swap a file now.
-    let copies_dir = run
-        .work
-        .parent()
-        .map_or_else(|| run.work.join("..").join("outputs"), |p| p.join("outputs"));
-    let copied = copies::copy_outputs(&run.work.join("outputs"), &copies_dir, limits.output_bytes)
-        .map_err(io(format!("copying the outputs into {}", copies_dir.display())))?;
+    let copies_dir = run.work.parent().map_or_else(
+        || run.work.join("..").join("outputs"),
+        |p| p.join("outputs"),
+    );
+    let copied =
+        copies::copy_outputs(&run.work.join("outputs"), &copies_dir, limits.output_bytes).map_err(
+            io(format!("copying the outputs into {}", copies_dir.display())),
+        )?;
     let signal = signal_of(ended.status);
     let exit_code = ended.status.and_then(|s| s.code());
     let signs = Signs {

@@ -605,7 +605,8 @@ impl Prepared {
 /// Whether the child `pid` has ended, without reaping it: its pid, which is
 /// the run's process group id, stays taken until `wait`.
 pub fn ended_unreaped(pid: i32) -> std::io::Result<bool> {
-    let id = libc::id_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ECHILD))?;
+    let id =
+        libc::id_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ECHILD))?;
     // SAFETY: waitid(2) writes into the zeroed `siginfo_t` we own.
     unsafe {
         let mut info: libc::siginfo_t = std::mem::zeroed();
@@ -629,12 +630,19 @@ pub fn group_alive(pgid: i32) -> bool {
     };
     entries.flatten().any(|e| {
         let name = e.file_name();
-        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
             return false;
         };
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         // After the command's closing parenthesis: state, ppid, pgrp.
-        let mut fields = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("").split(' ');
+        let mut fields = stat
+            .rsplit_once(") ")
+            .map(|(_, r)| r)
+            .unwrap_or("")
+            .split(' ');
         let state = fields.next().unwrap_or("Z");
         let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
         group == Some(pgid) && !matches!(state, "Z" | "X")

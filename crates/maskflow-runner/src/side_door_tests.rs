@@ -56,7 +56,9 @@ fn no_unix_socket_outside_the_folder_is_reachable_but_socketpair_works() {
             .expect("abstract name");
         UnixListener::bind_addr(&addr).expect("listen (abstract)")
     };
-    abstract_listener.set_nonblocking(true).expect("nonblocking");
+    abstract_listener
+        .set_nonblocking(true)
+        .expect("nonblocking");
     let script = r#"
 import json, socket, sys
 fields = json.load(open(sys.argv[1]))["fields"]
@@ -165,7 +167,10 @@ fn metadata_case(runner: &Runner, expect: &str) {
         result.outputs.iter().any(|o| o.name == "people.csv"),
         "{result:#?}"
     );
-    assert!(mechanism(&result, "metadata").contains(expect), "{result:#?}");
+    assert!(
+        mechanism(&result, "metadata").contains(expect),
+        "{result:#?}"
+    );
     if expect == "mount namespace" {
         // Inside the folder metadata is real: copy2 kept mode and time.
         assert_eq!(r["copy_keeps_mode"], true, "{r}");
@@ -282,12 +287,16 @@ fn setsid_case(runner: &Runner, mode: &str, expected: RunStatus) {
         "target".into(),
         InputValue::Value(json!(database.display().to_string())),
     );
-    req.inputs.insert("mode".into(), InputValue::Value(json!(mode)));
+    req.inputs
+        .insert("mode".into(), InputValue::Value(json!(mode)));
     let result = run_with(runner, &req);
     assert_eq!(result.status, expected, "{mode}: {result:#?}");
     let copies = req.workdir.join("outputs");
     let pid = std::fs::read_to_string(copies.join("grandchild.pid")).expect("grandchild pid");
-    assert!(!alive(&pid), "{mode}: the grandchild {pid} survived the run");
+    assert!(
+        !alive(&pid),
+        "{mode}: the grandchild {pid} survived the run"
+    );
     let escape = std::fs::read_to_string(copies.join("escape.json")).expect("escape report");
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&escape).expect("json"),

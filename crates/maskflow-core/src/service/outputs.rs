@@ -30,11 +30,13 @@ impl Service {
         {
             return Err(missing());
         }
+        // The runner's copies of the run's outputs (never the script's own
+        // folder), and never through a link.
         let path = builder::test_dir(self.home(), version_id)
             .join(format!("iteration-{}", report.iteration))
             .join("outputs")
             .join(name);
-        if !path.is_file() {
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             return Err(missing());
         }
         Ok(path)

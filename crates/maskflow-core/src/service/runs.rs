@@ -369,8 +369,10 @@ impl Service {
         {
             return Err(CoreError::not_found("output", name));
         }
+        // The runner's copies, made once every process of the run had
+        // ended; never the script's own folder, and never through a link.
         let path = PathBuf::from(row.workdir).join("outputs").join(name);
-        if !path.is_file() {
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             return Err(CoreError::not_found("output", name));
         }
         Ok(path)

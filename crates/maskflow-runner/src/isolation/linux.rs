@@ -215,7 +215,10 @@ fn metadata_calls() -> Vec<i64> {
 /// Where no mount namespace holds metadata: a filter under which every
 /// metadata call succeeds and changes nothing (see the module's doc).
 pub fn metadata_filter() -> Result<BpfProgram, String> {
-    filter(metadata_calls().into_iter().map(|c| (c, vec![])).collect(), 0)
+    filter(
+        metadata_calls().into_iter().map(|c| (c, vec![])).collect(),
+        0,
+    )
 }
 
 /// A filter that answers each call of `rules` (when one of its rules

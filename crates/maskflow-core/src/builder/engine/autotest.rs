@@ -179,12 +179,12 @@ impl Engine {
         let Some(report) = state.report.clone() else {
             return fail(state, "no test report");
         };
-        let workdir = job
-            .test_dir
-            .join(format!("iteration-{}", state.iteration))
-            .canonicalize()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        // The folder the script saw (its paths appear in its stderr).
+        let workdir =
+            crate::runner::run_folder(&job.test_dir.join(format!("iteration-{}", state.iteration)))
+                .canonicalize()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
         let (passed, summary, masked) = match &report.run {
             None => (true, report.message.clone(), String::new()),
             Some(run) => {
