@@ -84,6 +84,7 @@ export type { ProviderKind } from "./ProviderKind";
 export type { ProviderView } from "./ProviderView";
 export type { PythonInput } from "./PythonInput";
 export type { PythonView } from "./PythonView";
+export type { RefusedOutput } from "./RefusedOutput";
 export type { RestoreReply } from "./RestoreReply";
 export type { RoleBudgets } from "./RoleBudgets";
 export type { RunInputs } from "./RunInputs";
