@@ -75,6 +75,34 @@ pub struct Entered {
     pub network: bool,
     /// A mount namespace of its own.
     pub mounts: bool,
+    /// In it, every mount read-only but the run's folders.
+    pub read_only: bool,
+}
+
+/// Enters the run's namespaces and, given `writable` folders, makes every
+/// other mount read-only ([`read_only_but`]); without them (a test's
+/// switch), a network namespace alone.
+///
+/// # Safety
+/// Async-signal-safe, as [`enter_namespaces`] and [`read_only_but`].
+pub unsafe fn enter(writable: Option<&Writable>, network: bool) -> Entered {
+    // SAFETY: only the async-signal-safe calls below.
+    unsafe {
+        match writable {
+            Some(w) => {
+                let mut entered = enter_namespaces(network);
+                entered.read_only = entered.mounts && read_only_but(w);
+                entered
+            }
+            None => Entered {
+                network: network
+                    && (libc::unshare(libc::CLONE_NEWNET) == 0
+                        || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0),
+                mounts: false,
+                read_only: false,
+            },
+        }
+    }
 }
 
 /// Enters a mount namespace (and a network namespace when `network`):
@@ -95,6 +123,7 @@ pub unsafe fn enter_namespaces(network: bool) -> Entered {
                 return Entered {
                     network,
                     mounts: true,
+                    read_only: false,
                 };
             }
         }
@@ -104,6 +133,7 @@ pub unsafe fn enter_namespaces(network: bool) -> Entered {
         Entered {
             network,
             mounts: false,
+            read_only: false,
         }
     }
 }

@@ -270,22 +270,11 @@ fn prepare_with(
                 }
             }
             set_rlimits(&rlimits, held);
-            let entered = match &writable {
-                Some(_) => confine::enter_namespaces(network),
-                None => confine::Entered {
-                    network: network
-                        && (libc::unshare(libc::CLONE_NEWNET) == 0
-                            || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0),
-                    mounts: false,
-                },
-            };
+            let entered = confine::enter(writable.as_ref(), network);
             if entered.network {
                 flags |= NET_ISOLATED;
             }
-            if let Some(w) = &writable
-                && entered.mounts
-                && confine::read_only_but(w)
-            {
+            if entered.read_only {
                 flags |= MOUNTS_READ_ONLY;
             }
             let dropped = confine::drop_capabilities();

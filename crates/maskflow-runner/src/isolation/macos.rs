@@ -128,7 +128,7 @@ pub fn report(limits: &Limits, seatbelt: bool, root: bool) -> Vec<LimitState> {
         state(
             "output",
             mib(limits.output_bytes),
-            Some("RLIMIT_FSIZE and a check of outputs/"),
+            Some("RLIMIT_FSIZE and a check of the whole run folder"),
             None,
         ),
         state(

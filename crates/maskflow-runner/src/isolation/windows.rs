@@ -131,7 +131,7 @@ pub fn report(limits: &Limits, job: bool) -> Vec<LimitState> {
         LimitState {
             name: "output".into(),
             limit: mib(limits.output_bytes),
-            mechanism: Some("a check of outputs/".into()),
+            mechanism: Some("a check of the whole run folder".into()),
             note: None,
         },
         LimitState {
