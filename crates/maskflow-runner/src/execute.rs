@@ -140,6 +140,7 @@ fn spawn(
             return Err(RunnerError::NotIsolated(isolation::refusal(
                 Some(why),
                 None,
+                None,
             )));
         }
         sandbox::prepare(&mut cmd, limits, plan, required, !simulate.no_cgroups)
@@ -168,13 +169,15 @@ fn spawn(
         Err(_)
             if required
                 && (!confirmed.file_system_isolated
-                    || (limits.no_network && !confirmed.network_isolated())) =>
+                    || (limits.no_network && !confirmed.network_isolated())
+                    || confirmed.side_doors_open().is_some()) =>
         {
             return Err(RunnerError::NotIsolated(isolation::refusal(
                 (!confirmed.file_system_isolated)
                     .then_some("the kernel refused the Landlock ruleset"),
                 (limits.no_network && !confirmed.network_isolated())
                     .then_some("the kernel refused both the socket filter and a network namespace"),
+                confirmed.side_doors_open(),
             )));
         }
         Err(e) => return Err(io(format!("starting {}", program.display()))(e)),
@@ -431,7 +434,9 @@ fn enforced(
         let process_hit = (signs.fork_refused && !unbound) || sandbox.prepared.pids_refused();
         (
             network_isolated,
-            confirmed.file_system_isolated && (network_isolated || !limits.no_network),
+            confirmed.file_system_isolated
+                && (network_isolated || !limits.no_network)
+                && confirmed.side_doors_open().is_none(),
             memory_hit,
             process_hit,
         )

@@ -372,8 +372,8 @@ pub fn isolation_status() -> Result<String, String> {
                 "Landlock (files), seccomp (network, UNIX sockets, process groups) and a read-only mount namespace (metadata)"
                     .into(),
             ),
-            (Err(why), _) => Err(isolation::refusal(Some(why), None)),
-            (Ok(_), Err(why)) => Err(isolation::refusal(None, Some(why))),
+            (Err(why), _) => Err(isolation::refusal(Some(why), None, None)),
+            (Ok(_), Err(why)) => Err(isolation::refusal(None, Some(why), None)),
         }
     }
     #[cfg(target_os = "macos")]

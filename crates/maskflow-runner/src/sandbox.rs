@@ -95,6 +95,20 @@ impl Confirmed {
     pub fn network_isolated(&self) -> bool {
         self.network_namespace || (self.sockets_filtered && self.every_family)
     }
+
+    /// Why the side doors (UNIX sockets, `setsid`, metadata) stay open, if
+    /// they do.
+    pub fn side_doors_open(&self) -> Option<&'static str> {
+        if !self.sockets_filtered {
+            Some(
+                "the kernel refused the seccomp filter that closes UNIX sockets and keeps every process in the run's group",
+            )
+        } else if !(self.mounts_read_only || self.metadata_filtered) {
+            Some("neither a read-only mount namespace nor the metadata filter could be made")
+        } else {
+            None
+        }
+    }
 }
 
 /// Writes `0` into a `cgroup.procs`: the calling process joins that group.
@@ -308,7 +322,9 @@ fn prepare_with(
             let bytes = flags.to_ne_bytes();
             libc::write(fd, bytes.as_ptr().cast(), bytes.len());
             let network_ok = !network || flags & (NET_ISOLATED | SOCKETS_FILTERED) != 0;
-            if required && (flags & FS_ISOLATED == 0 || !network_ok) {
+            let doors_ok = flags & SOCKETS_FILTERED != 0
+                && flags & (MOUNTS_READ_ONLY | METADATA_FILTERED) != 0;
+            if required && (flags & FS_ISOLATED == 0 || !network_ok || !doors_ok) {
                 return Err(std::io::Error::from_raw_os_error(libc::EPERM));
             }
             Ok(())

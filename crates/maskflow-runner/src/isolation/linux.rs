@@ -237,7 +237,11 @@ fn filter(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: u32) -> Result<BpfProgr
 }
 
 /// The sentence of a refused run: what is missing and how to enable it.
-pub fn refusal(file_system: Option<&str>, network: Option<&str>) -> String {
+pub fn refusal(
+    file_system: Option<&str>,
+    network: Option<&str>,
+    side_doors: Option<&str>,
+) -> String {
     let mut missing = Vec::new();
     if let Some(why) = file_system {
         missing.push(format!(
@@ -250,6 +254,12 @@ pub fn refusal(file_system: Option<&str>, network: Option<&str>) -> String {
         missing.push(format!(
             "network isolation ({why}; it needs seccomp or network namespaces, which every \
              current Linux kernel has)"
+        ));
+    }
+    if let Some(why) = side_doors {
+        missing.push(format!(
+            "isolation from the machine's UNIX sockets, file metadata and processes ({why}; it \
+             needs seccomp, which every current Linux kernel has)"
         ));
     }
     format!(
