@@ -284,7 +284,11 @@ fn supervise(run: &mut Running, limits: &Limits, cancel: &AtomicBool) -> Ended {
                 break run.child.wait().ok();
             }
             Ok(false) => {}
-            Err(_) => break run.child.try_wait().ok().flatten(),
+            Err(_) => match run.child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) => {}
+                Err(_) => break None,
+            },
         }
         #[cfg(not(target_os = "linux"))]
         match run.child.try_wait() {
@@ -315,7 +319,12 @@ fn supervise(run: &mut Running, limits: &Limits, cancel: &AtomicBool) -> Ended {
         std::thread::sleep(Duration::from_millis(20));
     };
     let duration_ms = u64::try_from(run.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    // Stragglers (children left behind) go with the tree.
+    // Stragglers (children left behind) go with the tree. On Linux the
+    // group was killed before the script was reaped (its id may be reused
+    // now): only the cgroups are swept again.
+    #[cfg(target_os = "linux")]
+    run.sandbox.prepared.kill_cgroups();
+    #[cfg(not(target_os = "linux"))]
     kill_tree(run);
     // KILL_ON_JOB_CLOSE: closing the job takes its stragglers with it.
     #[cfg(windows)]

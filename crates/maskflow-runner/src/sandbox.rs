@@ -596,6 +596,12 @@ impl Prepared {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
+        self.kill_cgroups();
+    }
+
+    /// Kills everything in the run's cgroups (by pid: safe after the script
+    /// was reaped, unlike its process group's id).
+    pub fn kill_cgroups(&self) {
         let scope = self.scope.as_ref().map(|s| &s.group);
         for g in [&self.v2, &self.v1_memory, &self.v1_pids]
             .into_iter()
