@@ -59,3 +59,54 @@ impl Service {
         Ok(preview(&path, name))
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::service::tests::{create, service_with};
+    use crate::store::builds::RunRow;
+
+    /// A run left `out.csv` as a link to the database in its outputs (a
+    /// folder of the layout before the runner copied outputs out, or any
+    /// tampering): it is never served, nor previewed; a regular file is.
+    #[test]
+    fn an_output_that_is_a_link_is_never_served() {
+        let home = tempfile::tempdir().expect("tmp");
+        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let c = create(&s);
+        let workdir = home.path().join("runs/run_01");
+        let outputs = workdir.join("outputs");
+        std::fs::create_dir_all(&outputs).expect("mkdir");
+        std::fs::write(outputs.join("ok.csv"), "name\nAda\n").expect("write");
+        std::os::unix::fs::symlink(home.path().join("maskflow.db"), outputs.join("out.csv"))
+            .expect("symlink");
+        let listed = json!([{"name": "out.csv", "size": 10}, {"name": "ok.csv", "size": 9}]);
+        let run = RunRow {
+            id: "run_01".into(),
+            workflow_id: c.workflow_id.clone(),
+            version_id: c.version_id.clone(),
+            status: "succeeded".into(),
+            inputs: json!({}),
+            outputs: listed,
+            result: None,
+            workdir: workdir.display().to_string(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            finished_at: None,
+            duration_ms: None,
+        };
+        crate::store::builds::put_run(&s.db(), &run).expect("run");
+        // The link leads somewhere real: following it would serve the database.
+        assert!(outputs.join("out.csv").is_file());
+        let refused = s.run_output("run_01", "out.csv").expect_err("a link");
+        assert_eq!(refused.code(), crate::ErrorCode::NotFound, "{refused}");
+        assert!(s.run_output_preview("run_01", "out.csv").is_err());
+        let served = s.run_output("run_01", "ok.csv").expect("a regular file");
+        assert_eq!(
+            std::fs::read_to_string(served).expect("read"),
+            "name\nAda\n"
+        );
+    }
+}
