@@ -482,3 +482,31 @@ fn the_report_names_every_layer_that_held() {
     assert!(mechanism(&result, "metadata").contains("mount namespace"));
     assert!(mechanism(&result, "process_tree").contains("process group"));
 }
+
+#[test]
+fn a_shared_folder_stays_writable_with_its_metadata() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shared = dir.path().join("flow-folder");
+    std::fs::create_dir_all(&shared).expect("mkdir");
+    let script = r#"
+import json, os, sys
+folder = json.load(open(sys.argv[1]))["fields"]["folder"]
+path = os.path.join(folder, "notes.txt")
+open(path, "w").write("kept")
+os.chmod(path, 0o600)
+os.utime(path, (1, 1))
+print(json.dumps({"mode": oct(os.stat(path).st_mode & 0o777)}))
+"#;
+    let mut req = request(dir.path(), script, Limits::default());
+    req.shared_folders = vec![shared.clone()];
+    req.inputs.insert(
+        "folder".into(),
+        InputValue::Value(json!(shared.display().to_string())),
+    );
+    let result = run_with(&Runner::new(None), &req);
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    assert_eq!(report(&result), json!({"mode": "0o600"}));
+    let meta = std::fs::metadata(shared.join("notes.txt")).expect("written");
+    assert_eq!(meta.mode() & 0o777, 0o600);
+    assert_eq!(meta.mtime(), 1);
+}
