@@ -3,6 +3,13 @@
 //! CPU, processes, output size, no network), and reports what happened and
 //! which limits were actually enforced.
 //!
+//! The script is an outside party's code: besides the file system and the
+//! network, the Linux sandbox closes the side doors (no UNIX socket, no
+//! metadata change outside the run folder, no capability, no process that
+//! outlives the run, the whole run folder counted against the disk limit),
+//! and its outputs are untrusted files, copied out of the run folder
+//! ([`run_folder`]) once every process of the run has ended.
+//!
 //! The contract between a script and the runner is [`CONTRACT`], written
 //! here once and put into the builder's prompt. The runner does no masking
 //! and sends nothing anywhere: its results (stdout, stderr, output previews)
