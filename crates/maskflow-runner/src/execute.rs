@@ -136,6 +136,9 @@ fn spawn(
         if simulate.no_mount_namespace {
             plan.writable = None;
         }
+        if simulate.no_socket_filter {
+            plan.seccomp = Err("the socket filter is not available (simulated)".into());
+        }
         if required && let Err(why) = &plan.landlock {
             return Err(RunnerError::NotIsolated(isolation::refusal(
                 Some(why),

@@ -270,6 +270,9 @@ pub(crate) struct Simulate {
     pub no_cgroups: bool,
     /// Make no mount namespace: the metadata filter stands in.
     pub no_mount_namespace: bool,
+    /// Apply no socket and process-group filter (as on a kernel without
+    /// seccomp).
+    pub no_socket_filter: bool,
 }
 
 /// The folder a run's script sees and writes, inside the request's
@@ -312,6 +315,13 @@ impl Runner {
     #[doc(hidden)]
     pub fn simulating_no_mount_namespace(mut self) -> Self {
         self.simulate.no_mount_namespace = true;
+        self
+    }
+
+    /// This runner, applying no socket filter (tests of the refusal).
+    #[doc(hidden)]
+    pub fn simulating_no_socket_filter(mut self) -> Self {
+        self.simulate.no_socket_filter = true;
         self
     }
 

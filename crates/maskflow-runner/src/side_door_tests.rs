@@ -510,3 +510,38 @@ print(json.dumps({"mode": oct(os.stat(path).st_mode & 0o777)}))
     assert_eq!(meta.mode() & 0o777, 0o600);
     assert_eq!(meta.mtime(), 1);
 }
+
+#[test]
+fn without_the_socket_filter_a_run_is_refused_unless_the_user_allowed_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runner = Runner::new(None).simulating_no_socket_filter();
+    let script = "open('outputs/x.txt', 'w').write('x')\n";
+    let refused = runner
+        .run(
+            &request(dir.path(), script, Limits::default()),
+            &AtomicBool::new(false),
+        )
+        .expect_err("refused");
+    let sentence = refused.to_string();
+    assert!(matches!(refused, RunnerError::NotIsolated(_)), "{sentence}");
+    assert!(sentence.contains("UNIX sockets"), "{sentence}");
+    assert!(!dir.path().join("work/outputs/x.txt").exists());
+
+    let other = tempfile::tempdir().expect("tempdir");
+    let allowed = Limits {
+        allow_unisolated: true,
+        ..Limits::default()
+    };
+    let result = run_with(&runner, &request(other.path(), script, allowed));
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    assert!(!result.isolated, "{result:#?}");
+    let sockets = result.limit("unix_sockets").expect("reported");
+    assert!(sockets.mechanism.is_none(), "{sockets:?}");
+    assert!(
+        sockets
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("NOT HELD")),
+        "{sockets:?}"
+    );
+}
