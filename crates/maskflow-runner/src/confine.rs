@@ -317,3 +317,75 @@ pub unsafe fn close_on_exec_from_3() -> bool {
         true
     }
 }
+
+/// What entering a PID namespace gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PidNamespace {
+    /// This process is the namespace's first process (PID 1): when it
+    /// ends, the kernel ends every other process of the run.
+    First,
+    /// No PID namespace could be made; nothing changed.
+    Unavailable,
+    /// The namespace was made but the fork into it failed: the run must not
+    /// start (its first child would become the namespace's init).
+    Failed,
+}
+
+/// Makes a PID namespace and forks into it: the new process goes on to
+/// `exec` the script as PID 1; this one stays outside as its stand-in for
+/// the runner (closes every descriptor, waits, and ends as it ended), so
+/// the runner's `Child` and process group stay what they were.
+///
+/// # Safety
+/// Async-signal-safe: unshare(2), a raw clone(2) (no `atfork` handlers), and
+/// in the stand-in only close_range(2), waitpid(2), signals and `_exit`.
+pub unsafe fn enter_pid_namespace() -> PidNamespace {
+    // SAFETY: system calls on integers; the forked child only goes on with
+    // the rest of the `pre_exec` hook (raw system calls) and `exec`.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWPID) != 0 {
+            return PidNamespace::Unavailable;
+        }
+        let flags = libc::c_ulong::try_from(libc::SIGCHLD).unwrap_or(17);
+        let pid = libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize);
+        match pid {
+            0 => PidNamespace::First,
+            p if p < 0 => PidNamespace::Failed,
+            p => stand_in(i32::try_from(p).unwrap_or(-1)),
+        }
+    }
+}
+
+/// The stand-in outside the namespace: waits for the script and ends the
+/// same way (its exit status, or its signal).
+///
+/// # Safety
+/// Async-signal-safe system calls only; never returns.
+unsafe fn stand_in(pid: i32) -> ! {
+    // SAFETY: system calls on integers and a stack status word.
+    unsafe {
+        // No pipe of the runner stays open through this process (spawn's
+        // exec-error pipe, the streams): they end with the script.
+        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+        let mut status = 0;
+        loop {
+            let r = libc::waitpid(pid, &mut status, 0);
+            if r == pid {
+                break;
+            }
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                libc::_exit(127);
+            }
+        }
+        if libc::WIFEXITED(status) {
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+        let signal = libc::WTERMSIG(status);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal)
+    }
+}

@@ -88,8 +88,9 @@ fn side_doors(c: &Confirmed) -> Vec<LimitState> {
         layer(
             "unix_sockets",
             "none (socketpair only)",
-            c.sockets_filtered
-                .then(|| "seccomp (socket(2) of AF_UNIX refused) and Landlock's abstract-socket scope".into()),
+            c.sockets_filtered.then(|| {
+                "seccomp (socket(2) of AF_UNIX refused) and Landlock's abstract-socket scope".into()
+            }),
             "NOT HELD: the socket filter could not be applied",
         ),
         layer(
@@ -107,10 +108,7 @@ fn side_doors(c: &Confirmed) -> Vec<LimitState> {
         layer(
             "process_tree",
             "every process ends with the run",
-            c.sockets_filtered.then(|| {
-                "setsid/setpgid refused (seccomp), the process group killed before the script is reaped"
-                    .into()
-            }),
+            process_tree(c),
             "NOT HELD: a process could leave the run's process group",
         ),
         layer(
@@ -121,6 +119,20 @@ fn side_doors(c: &Confirmed) -> Vec<LimitState> {
             "NOT HELD: inherited descriptors could not be closed",
         ),
     ]
+}
+
+/// What ends every process of the run with it.
+fn process_tree(c: &Confirmed) -> Option<String> {
+    let group =
+        "setsid/setpgid refused (seccomp), the process group killed before the script is reaped";
+    match (c.pid_namespace, c.sockets_filtered) {
+        (true, true) => Some(format!(
+            "a PID namespace (its processes end with the script) and {group}"
+        )),
+        (true, false) => Some("a PID namespace (its processes end with the script)".into()),
+        (false, true) => Some(group.into()),
+        (false, false) => None,
+    }
 }
 
 fn network_mechanism(c: &Confirmed) -> Option<String> {

@@ -18,7 +18,8 @@ use super::Limits;
 use super::cgroup::{self, Cgroup, Choice, Controllers, Mechanism, Offer, Scope, ScopeRequest};
 use super::confine;
 use super::isolation::Plan;
-use super::signal::kill;
+pub use super::signal::ended_unreaped;
+use super::signal::{group_alive, kill};
 
 /// What the child reported from its `pre_exec` hook.
 const NET_ISOLATED: u32 = 1;
@@ -31,6 +32,7 @@ const METADATA_FILTERED: u32 = 64;
 const CAPS_NONE: u32 = 128;
 const CAPS_BOUNDING_EMPTY: u32 = 256;
 const FDS_CLOEXEC: u32 = 512;
+const PID_NAMESPACE: u32 = 1024;
 
 /// What the scope helper tells the waiting child: the scope holds memory,
 /// processes (else the child sets the rlimit).
@@ -82,6 +84,8 @@ pub struct Confirmed {
     pub bounding_emptied: bool,
     /// Every descriptor it inherited past stderr is closed at `exec`.
     pub descriptors_closed: bool,
+    /// It is PID 1 of its own PID namespace (a stand-in waits outside).
+    pub pid_namespace: bool,
     /// Its Landlock ruleset is enforced.
     pub file_system_isolated: bool,
     /// What holds its memory.
@@ -291,6 +295,7 @@ fn prepare_with(
             if entered.read_only {
                 flags |= MOUNTS_READ_ONLY;
             }
+            flags |= pid_namespace()?;
             let dropped = confine::drop_capabilities();
             if dropped.none_held {
                 flags |= CAPS_NONE;
@@ -343,6 +348,21 @@ fn prepare_with(
         reader,
         no_network: network,
     })
+}
+
+/// In the child: makes the script PID 1 of its own namespace (this process
+/// stays outside as its stand-in and never returns); `PID_NAMESPACE`, or 0
+/// where none can be made.
+///
+/// # Safety
+/// Async-signal-safe, as [`confine::enter_pid_namespace`].
+unsafe fn pid_namespace() -> std::io::Result<u32> {
+    // SAFETY: see above.
+    match unsafe { confine::enter_pid_namespace() } {
+        confine::PidNamespace::First => Ok(PID_NAMESPACE),
+        confine::PidNamespace::Unavailable => Ok(0),
+        confine::PidNamespace::Failed => Err(std::io::Error::from_raw_os_error(libc::EAGAIN)),
+    }
 }
 
 /// The `cgroup.procs` files the child joins, each with the flags it holds
@@ -536,6 +556,7 @@ impl Prepared {
             capabilities_none: flags & CAPS_NONE != 0,
             bounding_emptied: flags & CAPS_BOUNDING_EMPTY != 0,
             descriptors_closed: flags & FDS_CLOEXEC != 0,
+            pid_namespace: flags & PID_NAMESPACE != 0,
             memory: held(
                 flags & MEMORY_JOINED != 0,
                 self.choice.memory,
@@ -611,53 +632,6 @@ impl Prepared {
             g.kill_all();
         }
     }
-}
-
-/// Whether the child `pid` has ended, without reaping it: its pid, which is
-/// the run's process group id, stays taken until `wait`.
-pub fn ended_unreaped(pid: i32) -> std::io::Result<bool> {
-    let id =
-        libc::id_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ECHILD))?;
-    // SAFETY: waitid(2) writes into the zeroed `siginfo_t` we own.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        if libc::waitid(
-            libc::P_PID,
-            id,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(info.si_pid() != 0)
-    }
-}
-
-/// Whether a process of group `pgid` is alive (not a zombie), from `/proc`.
-pub fn group_alive(pgid: i32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            return false;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // After the command's closing parenthesis: state, ppid, pgrp.
-        let mut fields = stat
-            .rsplit_once(") ")
-            .map(|(_, r)| r)
-            .unwrap_or("")
-            .split(' ');
-        let state = fields.next().unwrap_or("Z");
-        let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
-        group == Some(pgid) && !matches!(state, "Z" | "X")
-    })
 }
 
 /// Whether the current user is root (RLIMIT_NPROC does not bind root).

@@ -268,12 +268,6 @@ if fields["mode"] == "hang":
     time.sleep(120)
 "#;
 
-fn alive(pid: &str) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    stat.rsplit_once(") ")
-        .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X'))
-}
-
 fn setsid_case(runner: &Runner, mode: &str, expected: RunStatus) {
     let dir = tempfile::tempdir().expect("tempdir");
     let database = dir.path().join("maskflow.db");
@@ -292,10 +286,14 @@ fn setsid_case(runner: &Runner, mode: &str, expected: RunStatus) {
     let result = run_with(runner, &req);
     assert_eq!(result.status, expected, "{mode}: {result:#?}");
     let copies = req.workdir.join("outputs");
-    let pid = std::fs::read_to_string(copies.join("grandchild.pid")).expect("grandchild pid");
     assert!(
-        !alive(&pid),
-        "{mode}: the grandchild {pid} survived the run"
+        copies.join("grandchild.pid").is_file(),
+        "{mode}: no grandchild"
+    );
+    let left = super::tests::alive_with(&req.workdir);
+    assert!(
+        left.is_empty(),
+        "{mode}: processes survived the run: {left:?}"
     );
     let escape = std::fs::read_to_string(copies.join("escape.json")).expect("escape report");
     assert_eq!(
@@ -318,6 +316,28 @@ fn setsid_case(runner: &Runner, mode: &str, expected: RunStatus) {
         assert_eq!(copy.ok().as_deref(), Some("name\nAda\n"), "{result:#?}");
     }
     assert!(mechanism(&result, "process_tree").contains("setsid"));
+}
+
+#[test]
+fn the_survivor_check_sees_a_marked_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", "import time; time.sleep(30)"])
+        .arg(dir.path())
+        .spawn()
+        .expect("spawn");
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen = super::tests::alive_with(dir.path());
+        if !seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().expect("kill");
+    child.wait().expect("reap");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(super::tests::alive_with(dir.path()).is_empty());
 }
 
 #[test]
@@ -481,6 +501,7 @@ fn the_report_names_every_layer_that_held() {
     assert!(mechanism(&result, "network").contains("seccomp"));
     assert!(mechanism(&result, "metadata").contains("mount namespace"));
     assert!(mechanism(&result, "process_tree").contains("process group"));
+    assert!(mechanism(&result, "process_tree").contains("PID namespace"));
 }
 
 #[test]

@@ -19,6 +19,28 @@ fn request(dir: &Path, script: &str, limits: Limits) -> RunRequest {
     }
 }
 
+/// The live processes (not zombies) whose command line holds `marker`, a
+/// run's own folder: a script's processes carry its `inputs.json` path
+/// (their pids inside the run's PID namespace mean nothing out here).
+pub(crate) fn alive_with(marker: &Path) -> Vec<String> {
+    let marker = marker.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            (cmdline.contains(&marker) && !matches!(state, 'Z' | 'X'))
+                .then(|| format!("{pid} {state} {cmdline}"))
+        })
+        .collect()
+}
+
 fn run(req: &RunRequest) -> RunResult {
     Runner::new(None)
         .run(req, &AtomicBool::new(false))
@@ -88,8 +110,8 @@ fn an_endless_loop_is_stopped_with_its_whole_tree() {
         dir.path(),
         r#"
 import subprocess, sys
-child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"])
-open("outputs/child.pid", "w").write(str(child.pid))
+child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)", sys.argv[1]])
+open("outputs/child.started", "w").write("yes")
 while True:
     pass
 "#,
@@ -98,12 +120,9 @@ while True:
     let result = run(&req);
     assert_eq!(result.status, RunStatus::TimedOut, "{result:#?}");
     assert!(result.message.contains("longer than 2 s"));
-    let pid = std::fs::read_to_string(req.workdir.join("outputs/child.pid")).expect("pid file");
-    let state = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    let alive = state
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| !rest.starts_with('Z'));
-    assert!(!alive, "the script's child {pid} survived: {state}");
+    assert!(req.workdir.join("outputs/child.started").is_file());
+    let left = alive_with(&req.workdir);
+    assert!(left.is_empty(), "the script's child survived: {left:?}");
 }
 
 #[test]
