@@ -566,3 +566,20 @@ fn without_the_socket_filter_a_run_is_refused_unless_the_user_allowed_it() {
         "{sockets:?}"
     );
 }
+
+/// As PID 1 of its namespace the script ignores `SIGXCPU`; the CPU limit
+/// still ends it (the hard limit's `SIGKILL`, a second later).
+#[test]
+fn cpu_past_its_limit_is_stopped_as_pid_1_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = Limits {
+        cpu_seconds: 1,
+        timeout: Duration::from_secs(20),
+        ..Limits::default()
+    };
+    let script = "import time\nend = time.time() + 15\nwhile time.time() < end:\n    pass\nprint('spun to the end')\n";
+    let result = run_with(&Runner::new(None), &request(dir.path(), script, limits));
+    assert_eq!(result.status, RunStatus::CpuLimit, "{result:#?}");
+    assert!(!result.stdout.contains("spun to the end"));
+    assert!(result.duration_ms < 10_000, "{result:#?}");
+}
