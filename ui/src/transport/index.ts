@@ -13,6 +13,7 @@ export async function pickTransport(): Promise<Transport> {
     const { TauriTransport } = await import("./tauri");
     return new TauriTransport();
   }
-  const { HttpTransport } = await import("./http");
-  return new HttpTransport(window.location.origin);
+  const [{ HttpTransport }, { takeToken }] = await Promise.all([import("./http"), import("./token")]);
+  // Before the app reads the route: the fragment may carry the token.
+  return new HttpTransport(window.location.origin, takeToken());
 }
