@@ -13,7 +13,14 @@ export async function pickTransport(): Promise<Transport> {
     const { TauriTransport } = await import("./tauri");
     return new TauriTransport();
   }
-  const [{ HttpTransport }, { takeToken }] = await Promise.all([import("./http"), import("./token")]);
+  const [{ HttpTransport }, { takeToken, watchForToken }] = await Promise.all([import("./http"), import("./token")]);
   // Before the app reads the route: the fragment may carry the token.
-  return new HttpTransport(window.location.origin, takeToken());
+  const token = takeToken();
+  watchForToken();
+  if (!token) {
+    throw new Error(
+      "this tab has no access token: open the URL printed by `maskflow serve` (it ends in #token=…), or paste it into the address bar",
+    );
+  }
+  return new HttpTransport(window.location.origin, token);
 }

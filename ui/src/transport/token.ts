@@ -44,3 +44,13 @@ export function takeToken(): string | null {
   }
   return storage?.getItem(TOKEN_KEY) ?? null;
 }
+
+/** Takes a token pasted into the address bar of a tab that is already open
+ * (a fragment change loads no page), then reloads so every screen asks again. */
+export function watchForToken(): void {
+  window.addEventListener("hashchange", () => {
+    if (!splitTokenHash(window.location.hash)) return;
+    takeToken();
+    window.location.reload();
+  });
+}
