@@ -71,7 +71,7 @@ impl Reach {
 
     fn host_ok(&self, host: &str) -> bool {
         let host = host.trim().to_ascii_lowercase();
-        self.hosts.iter().any(|h| *h == host)
+        self.hosts.contains(&host)
     }
 
     fn origin_ok(&self, origin: &str) -> bool {
