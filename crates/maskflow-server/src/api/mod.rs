@@ -76,7 +76,7 @@ pub struct ApiPath<T>(pub T);
 #[openapi(
     info(
         title = "Maskflow API",
-        description = "Local HTTP API of `maskflow serve`. Every request needs the token printed at start, as `Authorization: Bearer <token>`."
+        description = "Local HTTP API of `maskflow serve`. Every request needs the token printed at start (the URL's `#token=…`), as `Authorization: Bearer <token>`; the `/api/events` WebSocket also takes it as the subprotocol `maskflow.bearer.<token>`. No cookie is read. A request addressed to a host other than `127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT` gets 421; a change sent from another web site's page gets 403."
     ),
     components(schemas(maskflow_core::Event, error::HttpError)),
     modifiers(&TokenAuth),
