@@ -23,7 +23,7 @@ const flowUsing = (agent) =>
 
 before(async () => {
   server = await startServer();
-  const token = new URL(server.url).searchParams.get("token");
+  const token = server.token;
   // Two local back ends of one kind, so the model list has a choice.
   const settings = {
     providers: [

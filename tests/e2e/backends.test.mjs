@@ -96,7 +96,7 @@ test("every request went to the chosen model, none carried a raw value, and each
   for (const role of ["validator", "clarifier", "builder"]) assert.ok(roles.has(role), `no ${role} request: ${[...roles]}`);
   for (const r of llm.requests) assert.equal(r.body.model, "e2e-model");
   assert.deepEqual(leaks(llm.requests, rawValuesOf(FILES)), []);
-  const token = new URL(server.url).searchParams.get("token");
+  const token = server.token;
   const ledger = await fetch(`${server.origin}/api/ledger?limit=500`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json());
   const sent = ledger.filter((e) => e.outcome === "ok");
   assert.equal(sent.length, llm.requests.length, JSON.stringify(ledger.map((e) => [e.role, e.outcome])));

@@ -113,7 +113,8 @@ test("a second window that missed the approval gets a polite 409, not a failure"
   const other = await page.context().newPage();
   // This window hears no events, so it still shows the version as pending.
   await other.routeWebSocket(/\/api\/events/, () => {});
-  await other.goto(page.url());
+  // A new tab has no token of its own: it opens the printed URL, at the same screen.
+  await other.goto(server.url + new URL(page.url()).hash);
   await other.getByRole("button", { name: "Approve" }).waitFor();
   await page.getByRole("button", { name: "Approve" }).click();
   await page.locator('.versions [data-status="approved"]').waitFor();

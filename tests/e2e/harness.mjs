@@ -20,7 +20,8 @@ export function maskflowBin() {
   return join(target, "debug", "maskflow");
 }
 
-/** Starts the server (no replay file: the manual back end); resolves with its URL (token included) and a stop function.
+/** Starts the server (no replay file: the manual back end); resolves with its URL (the token in its
+ * fragment, `/#token=…`; append `#/route` to open a screen), the token, and a stop function.
  * `home` reuses a data folder (a restart), else a fresh one is made. */
 export function startServer(replayFile, extraArgs = [], home = mkdtempSync(join(tmpdir(), "maskflow-e2e-"))) {
   const token = "e2e-token-" + Math.random().toString(36).slice(2, 12);
@@ -42,6 +43,7 @@ export function startServer(replayFile, extraArgs = [], home = mkdtempSync(join(
         resolvePromise({
           url: line.trim(),
           origin: new URL(line.trim()).origin,
+          token,
           home,
           stop: () => child.kill("SIGINT"),
           // The process dying (kill -9): nothing is flushed or released.
@@ -54,8 +56,8 @@ export function startServer(replayFile, extraArgs = [], home = mkdtempSync(join(
   });
 }
 
-/** Debian's Chromium, headless, offline. */
-export function launchBrowser() {
+/** Debian's Chromium, headless, offline; `extraArgs` are more command-line switches. */
+export function launchBrowser(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: [
@@ -65,6 +67,7 @@ export function launchBrowser() {
       "--disable-background-networking",
       "--disable-component-update",
       "--no-first-run",
+      ...extraArgs,
     ],
   });
 }
@@ -85,6 +88,14 @@ export async function dropFiles(page, selector, names) {
   }, files);
   await page.dispatchEvent(selector, "dragover", { dataTransfer: transfer });
   await page.dispatchEvent(selector, "drop", { dataTransfer: transfer });
+}
+
+/** Clicks a download link as a user does and returns the saved file's bytes. */
+export async function downloadBytes(page, link) {
+  const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+  const failure = await download.failure();
+  if (failure) throw new Error(`the download of ${download.suggestedFilename()} failed: ${failure}`);
+  return readFileSync(await download.path());
 }
 
 export function shot(page, name) {

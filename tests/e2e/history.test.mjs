@@ -55,7 +55,7 @@ before(async () => {
     }),
   );
   server = await startServer(replayFile);
-  token = new URL(server.url).searchParams.get("token");
+  token = server.token;
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();

@@ -54,7 +54,7 @@ test("House rules are saved in Settings, with scopes, includes and the folder's 
   await card.scrollIntoViewIfNeeded();
   await shot(page, "70-house-rules.png");
 
-  const token = new URL(server.url).searchParams.get("token");
+  const token = server.token;
   const r = await fetch(`${server.origin}/api/settings/house-rules`, { headers: { authorization: `Bearer ${token}` } });
   const view = await r.json();
   assert.equal(view.text, RULES);

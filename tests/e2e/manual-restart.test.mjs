@@ -26,7 +26,7 @@ after(async () => {
 });
 
 async function api(method, path, body) {
-  const token = new URL(server.url).searchParams.get("token");
+  const token = server.token;
   const res = await fetch(server.origin + path, {
     method,
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { join } from "node:path";
-import { HERE, dropFiles, launchBrowser, shot, startServer } from "./harness.mjs";
+import { HERE, downloadBytes, dropFiles, launchBrowser, shot, startServer } from "./harness.mjs";
 
 let server;
 let browser;
@@ -176,8 +176,7 @@ test("a run on new files through the generated form shows its output", async () 
   assert.match(text, /merged\.csv/);
   assert.match(text, /3 rows/);
   assert.match(text, /Ada Lovelace/, "the preview shows the new files' rows (local only)");
-  const href = await output.getByRole("link", { name: "Download" }).getAttribute("href");
-  const body = await page.evaluate((u) => fetch(u).then((r) => r.text()), href);
+  const body = (await downloadBytes(page, output.getByRole("link", { name: "Download" }))).toString("utf8");
   assert.match(body, /Alan Turing/);
   await run.getByRole("button", { name: "Output, errors and limits" }).click();
   await run.getByText("Limits").waitFor();

@@ -58,7 +58,7 @@ test("Storage shows what the data folder keeps and clears old uploads, keeping n
   await card.getByRole("button", { name: "Save", exact: true }).click();
   await card.getByText("removed after 48 h").waitFor();
   await shot(page, "41-storage-cleared.png");
-  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${new URL(server.url).searchParams.get("token")}` } });
+  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${server.token}` } });
   assert.equal((await r.json()).upload_expiry_hours, 48);
 });
 
@@ -91,7 +91,7 @@ test("Storage sets how many checkpoints a flow run keeps, saved across a reload"
   assert.equal(await reloaded.getByLabel(/Write a full snapshot after at most/).inputValue(), "20");
   await reloaded.scrollIntoViewIfNeeded();
   await shot(page, "42-storage-checkpoints.png");
-  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${new URL(server.url).searchParams.get("token")}` } });
+  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${server.token}` } });
   const view = await r.json();
   assert.equal(view.checkpoint_keep_full_snapshots, 5);
   assert.equal(view.checkpoint_full_every, 20);

@@ -1,6 +1,6 @@
 //! `maskflow serve`: runs the HTTP API on 127.0.0.1 over the data folder
 //! (`MASKFLOW_HOME`, else the platform's application-data folder), behind
-//! the token it prints.
+//! the token it prints (in the URL's fragment: `/#token=…`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -155,7 +155,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .local_addr()
         .context("reading the bound address")?
         .port();
-    let url = format!("http://127.0.0.1:{port}/?token={token}");
+    // The token goes in the fragment, which a browser never sends to any
+    // server; the page moves it into its tab's storage (api::auth).
+    let url = format!("http://127.0.0.1:{port}/#token={token}");
     println!("{url}");
     let _ = std::io::stdout().flush();
     eprintln!("maskflow serve: data folder {}", home.display());

@@ -49,7 +49,7 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [[ -n "$url" ]] || { echo "maskflow serve did not print its URL" >&2; exit 1; }
-base="${url%%/\?token=*}"
+base="${url%%/#token=*}"
 echo "maskflow serve at $base"
 
 # Run from the scratch folder so schemathesis leaves no cache in the repository.

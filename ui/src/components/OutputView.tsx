@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { OutputFile, OutputPreview, SheetPreview } from "../generated";
 import { bytesLabel } from "../lib/extracts";
-import { toApiError, type OutputSource } from "../transport";
+import { toApiError, type OutputLocation, type OutputSource } from "../transport";
 
 function Sheet({ sheet }: { sheet: SheetPreview }) {
   const [head, ...body] = sheet.rows;
@@ -94,7 +94,8 @@ function Body({ preview, name }: { preview: OutputPreview; name: string }) {
 /** An output with its preview and a download. */
 export function OutputView({ source, output, testId = "output" }: { source: OutputSource; output: OutputFile; testId?: string }) {
   const transport = useTransport();
-  const [where, setWhere] = useState<string | null>(null);
+  const [where, setWhere] = useState<OutputLocation | null>(null);
+  const [saveError, setSaveError] = useState<string | null>(null);
   const [preview, setPreview] = useState<OutputPreview | null>(null);
   const [error, setError] = useState<string | null>(null);
   const key = source.kind === "run" ? source.runId : `${source.workflowId}/${source.versionId}`;
@@ -105,7 +106,7 @@ export function OutputView({ source, output, testId = "output" }: { source: Outp
         ? transport.outputLocation(source.runId, output.name)
         : transport.testOutputLocation(source.workflowId, source.versionId, output.name);
     location.then(
-      (l) => live && setWhere(l.kind === "url" ? l.url : l.path),
+      (l) => live && setWhere(l),
       () => live && setWhere(null),
     );
     transport.outputPreview(source, output.name).then(
@@ -118,7 +119,12 @@ export function OutputView({ source, output, testId = "output" }: { source: Outp
     // `key` stands for `source` (a new object on every render of the parent).
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [transport, key, output.name]);
-  const isUrl = where?.startsWith("http");
+  const save = (e: MouseEvent, location: OutputLocation & { kind: "download" }) => {
+    // The link's address opens nothing without the token: fetch it with it.
+    e.preventDefault();
+    setSaveError(null);
+    location.save().catch((err: unknown) => setSaveError(toApiError(err).message));
+  };
   return (
     <div class="output" data-testid={testId} data-name={output.name}>
       <div class="output-head">
@@ -127,17 +133,18 @@ export function OutputView({ source, output, testId = "output" }: { source: Outp
           {bytesLabel(Number(output.size))}
           {output.row_count != null && ` · ${Number(output.row_count).toLocaleString("en-US")} rows`}
         </span>
-        {where && isUrl && (
-          <a class="button small" href={where} download={output.name.split("/").pop()}>
+        {where?.kind === "download" && (
+          <a class="button small" href={where.href} download={where.name} onClick={(e) => save(e, where)}>
             Download
           </a>
         )}
-        {where && !isUrl && (
+        {where?.kind === "path" && (
           <code class="small" title="Where the file is on this machine">
-            {where}
+            {where.path}
           </code>
         )}
       </div>
+      {saveError && <p class="muted small">Download failed: {saveError}</p>}
       {preview && <Body preview={preview} name={output.name} />}
       {error && <p class="muted small">No preview: {error}</p>}
     </div>

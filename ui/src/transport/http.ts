@@ -1,10 +1,15 @@
 // The HTTP + WebSocket transport, for a browser against `maskflow serve`:
 // every call of the list goes by the method and path `../generated/api.ts`
 // gives it; uploads, downloads, session files and events are written here.
-// The token travels in the HttpOnly cookie the server set when the printed
-// URL was opened, so nothing here ever sees it.
+// The token (from the printed URL's fragment, kept in the tab's
+// sessionStorage by ./token.ts) travels as `Authorization: Bearer …` on
+// every request, and as the `maskflow.bearer.…` subprotocol on the event
+// WebSocket, which cannot carry a header. No cookie: one would go to every
+// other server on 127.0.0.1. Downloads are fetched with the header and
+// saved from a blob, so no link to the API needs a credential.
 import type { Event, GuardMatch, UploadedFile } from "../generated";
 import { calls, type CallName, type CallSpec } from "../generated/api";
+import { saveBlob } from "../lib/download";
 import { CallTransport, type Args, type Result } from "./client";
 import { ApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./types";
 
@@ -50,13 +55,42 @@ function urlOf(spec: CallSpec, args: Record<string, unknown>): string {
   return text ? `${path}?${text}` : path;
 }
 
+/** The subprotocol the server selects on the event socket. */
+const WS_PROTOCOL = "maskflow";
+/** The subprotocol that carries the token to the event socket. */
+const WS_TOKEN_PREFIX = "maskflow.bearer.";
+
+/** The ApiError of a request that did not reach the server. */
+function unreachable(): ApiError {
+  return new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
+}
+
+/** The body of a response as JSON, else its text, else undefined. */
+function parseBody(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 export class HttpTransport extends CallTransport implements Transport {
   private listeners = new Set<(e: Event) => void>();
   private socket: WebSocket | null = null;
   private retry = 0;
 
-  constructor(private readonly origin: string) {
+  /** `token`: the server's access token (null: every API call answers 401). */
+  constructor(
+    private readonly origin: string,
+    private readonly token: string | null,
+  ) {
     super();
+  }
+
+  /** The headers that carry the token. */
+  private auth(): Record<string, string> {
+    return this.token ? { Authorization: `Bearer ${this.token}` } : {};
   }
 
   /** One call of the list, as its method, path, query and JSON body say. */
@@ -72,23 +106,16 @@ export class HttpTransport extends CallTransport implements Transport {
     try {
       response = await fetch(this.origin + path, {
         method,
-        credentials: "same-origin",
-        headers: body === undefined ? {} : { "Content-Type": "application/json" },
+        credentials: "omit",
+        headers: body === undefined ? this.auth() : { ...this.auth(), "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch {
-      throw new ApiError("network", "Maskflow cannot be reached. Is `maskflow serve` still running?");
+      throw unreachable();
     }
     const text = await response.text();
     if (reply === "text" && response.ok) return text;
-    let parsed: unknown = undefined;
-    if (text) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
+    const parsed = parseBody(text);
     if (response.ok) return reply === "empty" ? undefined : parsed;
     // A two-step delete's first step: 409 with what would be deleted and a token.
     const preview = parsed as { confirm_token?: unknown } | undefined;
@@ -106,14 +133,30 @@ export class HttpTransport extends CallTransport implements Transport {
     ) as Promise<string>;
   }
   testOutputLocation(id: string, versionId: string, name: string): Promise<OutputLocation> {
-    return Promise.resolve({
-      kind: "url",
-      url: `${this.origin}/api/workflows/${seg(id)}/versions/${seg(versionId)}/outputs/${encodeURIComponent(name)}`,
-    });
+    return Promise.resolve(
+      this.download(`/api/workflows/${seg(id)}/versions/${seg(versionId)}/outputs/${encodeURIComponent(name)}`, name),
+    );
   }
   outputLocation(runId: string, name: string): Promise<OutputLocation> {
     const p = name.split("/").map(seg).join("/");
-    return Promise.resolve({ kind: "url", url: `${this.origin}/api/runs/${seg(runId)}/outputs/${p}` });
+    return Promise.resolve(this.download(`/api/runs/${seg(runId)}/outputs/${p}`, name));
+  }
+
+  /** A file of the API that is saved by fetching it with the token. */
+  private download(path: string, name: string): OutputLocation {
+    const href = this.origin + path;
+    const file = name.split("/").pop() || "output";
+    const save = async () => {
+      let response: Response;
+      try {
+        response = await fetch(href, { credentials: "omit", headers: this.auth() });
+      } catch {
+        throw unreachable();
+      }
+      if (!response.ok) throw errorFromResponse(response.status, parseBody(await response.text()));
+      saveBlob(file, await response.blob());
+    };
+    return { kind: "download", href, name: file, save };
   }
 
   extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile> {
@@ -126,7 +169,7 @@ export class HttpTransport extends CallTransport implements Transport {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open("POST", this.origin + "/api/extracts");
-      xhr.withCredentials = true;
+      for (const [k, v] of Object.entries(this.auth())) xhr.setRequestHeader(k, v);
       xhr.responseType = "text";
       xhr.upload.onprogress = (e) => {
         if (e.lengthComputable && onProgress) onProgress(e.loaded / Math.max(e.total, 1));
@@ -167,7 +210,9 @@ export class HttpTransport extends CallTransport implements Transport {
   private connect() {
     if (this.socket) return;
     const url = this.origin.replace(/^http/, "ws") + "/api/events";
-    const socket = new WebSocket(url);
+    // A browser's WebSocket takes no headers: the token rides as a subprotocol.
+    const protocols = this.token ? [WS_PROTOCOL, WS_TOKEN_PREFIX + this.token] : [WS_PROTOCOL];
+    const socket = new WebSocket(url, protocols);
     this.socket = socket;
     socket.onopen = () => {
       this.retry = 0;

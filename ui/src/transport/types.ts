@@ -148,7 +148,7 @@ export interface Transport {
   sessionFile(workflowId: string, versionId: string, iteration: number, path: string): Promise<string>;
   runWorkflow(workflowId: string, request: RunInputs): Promise<RunView>;
   listRuns(workflowId: string): Promise<RunView[]>;
-  /** Where to get a run's output: a download URL (browser) or the file's path on this machine (desktop). */
+  /** Where to get a run's output: a download (browser) or the file's path on this machine (desktop). */
   outputLocation(runId: string, name: string): Promise<OutputLocation>;
   /** Where to get an output of a version's latest test run. */
   testOutputLocation(workflowId: string, versionId: string, name: string): Promise<OutputLocation>;
@@ -193,8 +193,12 @@ export interface Transport {
 /** Whose output: a run's, or a version's test run's. */
 export type OutputSource = { kind: "run"; runId: string } | { kind: "test"; workflowId: string; versionId: string };
 
-/** Where a run's output file can be had. */
-export type OutputLocation = { kind: "url"; url: string } | { kind: "path"; path: string };
+/** Where a run's output file can be had: a download the browser saves
+ * (`href` is the API's address, for reading only: it opens nothing without
+ * the token, so `save` fetches it with the token), or a path on this machine. */
+export type OutputLocation =
+  | { kind: "download"; href: string; name: string; save: () => Promise<void> }
+  | { kind: "path"; path: string };
 
 /** The file name of a source, for chips and messages. */
 export function sourceName(source: FileSource): string {

@@ -6,6 +6,10 @@
 //! stops that flow run's step in flight; the stop arrives as the run's
 //! `turn_final` with `status: "stopped"`. A message that cannot be done gets
 //! one `{"type": "error", "code": …, "message": …}` frame back.
+//!
+//! A browser authenticates the socket by offering the subprotocols
+//! `maskflow` and `maskflow.bearer.<token>` ([`super::auth`]); the server
+//! selects `maskflow`, so the token is never echoed in the handshake.
 
 use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -31,7 +35,9 @@ enum ClientMessage {
     },
 }
 
+/// Upgrades to the event stream (the guard has checked the token).
 pub async fn stream(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+    let ws = ws.protocols([super::auth::WS_PROTOCOL]);
     let events = state.service.subscribe();
     let service = state.service.clone();
     ws.on_upgrade(move |socket| forward(socket, events, service))

@@ -41,8 +41,8 @@ pub struct AppState {
     pub service: Service,
     /// The secret every request must carry.
     pub token: String,
-    /// The `Origin` values accepted (the server's own).
-    pub origins: Vec<String>,
+    /// The host names and origins the server answers to (its own).
+    pub reach: auth::Reach,
 }
 
 impl AppState {
@@ -51,10 +51,7 @@ impl AppState {
         Self {
             service,
             token,
-            origins: vec![
-                format!("http://127.0.0.1:{port}"),
-                format!("http://localhost:{port}"),
-            ],
+            reach: auth::Reach::loopback(port),
         }
     }
 }
@@ -79,7 +76,7 @@ pub struct ApiPath<T>(pub T);
 #[openapi(
     info(
         title = "Maskflow API",
-        description = "Local HTTP API of `maskflow serve`. Every request needs the token printed at start, as `Authorization: Bearer <token>`."
+        description = "Local HTTP API of `maskflow serve`. Every request needs the token printed at start (the URL's `#token=…`), as `Authorization: Bearer <token>`; the `/api/events` WebSocket also takes it as the subprotocol `maskflow.bearer.<token>`. No cookie is read. A request addressed to a host other than `127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT` gets 421; a change sent from another web site's page gets 403."
     ),
     components(schemas(maskflow_core::Event, error::HttpError)),
     modifiers(&TokenAuth),
@@ -173,7 +170,7 @@ fn described(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
 }
 
 /// The whole application: API, events, OpenAPI, the page at `/`, behind
-/// the token and origin checks.
+/// the host, origin and token checks ([`auth::guard`]).
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api_routes().split_for_parts();
     let doc = std::sync::Arc::new(described(doc));

@@ -632,12 +632,13 @@ mod access {
         )
         .await;
         assert_eq!(s, StatusCode::UNAUTHORIZED);
+        // The cookie of earlier versions no longer opens anything (issue 26).
         let (s, _) = send(
             &app,
             get(&|b| b.header(header::COOKIE, format!("a=b; maskflow_token={TOKEN}"))),
         )
         .await;
-        assert_eq!(s, StatusCode::OK);
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
         let (s, e) = send(
             &app,
             get(&|b| {
@@ -659,27 +660,16 @@ mod access {
         )
         .await;
         assert_eq!(s, StatusCode::OK);
-        // Opening the printed URL sets the cookie and redirects to `/`.
-        let open_url = Request::builder()
+        // The old `/?token=` URL sets no cookie and opens nothing: it is
+        // only the UI's page, which needs no token (`access` has the rest).
+        let old_url = Request::builder()
             .uri(format!("/?token={TOKEN}"))
             .body(Body::empty())
             .expect("req");
-        let response = tower::ServiceExt::oneshot(app.clone(), open_url)
+        let response = tower::ServiceExt::oneshot(app.clone(), old_url)
             .await
             .expect("resp");
-        assert_eq!(response.status(), StatusCode::SEE_OTHER);
-        assert_eq!(response.headers()[header::LOCATION], "/");
-        let cookie = response.headers()[header::SET_COOKIE]
-            .to_str()
-            .expect("cookie");
-        assert!(
-            cookie.starts_with(&format!("maskflow_token={TOKEN};")) && cookie.contains("HttpOnly")
-        );
-        let wrong = Request::builder()
-            .uri("/?token=nope")
-            .body(Body::empty())
-            .expect("req");
-        assert_eq!(send(&app, wrong).await.0, StatusCode::UNAUTHORIZED);
+        assert!(response.headers().get(header::SET_COOKIE).is_none());
     }
 }
 
@@ -755,17 +745,20 @@ mod uploads {
 
 mod listener {
     use super::support::*;
+    use maskflow_server::api::{AppState, router};
     use serde_json::json;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     #[tokio::test]
     async fn a_real_socket_serves_the_api() {
         let home = tempfile::tempdir().expect("tmp");
-        let (app, _) = open(home.path(), replay(json!({})));
+        let (_, service) = open(home.path(), replay(json!({})));
         let socket = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = socket.local_addr().expect("addr");
+        // The server answers to its own port only (the Host check).
+        let app = router(AppState::new(service, TOKEN.into(), addr.port()));
         tokio::spawn(async move { axum::serve(socket, app).await });
         let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
         let request = format!(
@@ -861,7 +854,7 @@ mod ui {
     use tower::ServiceExt;
 
     #[tokio::test]
-    async fn the_ui_is_served_at_the_root_behind_the_token_with_a_strict_csp() {
+    async fn the_ui_is_served_at_the_root_without_the_token_with_a_strict_csp() {
         let home = tempfile::tempdir().expect("tmp");
         let (app, _) = open(home.path(), replay(json!({})));
         let response = app
@@ -880,11 +873,14 @@ mod ui {
                 .expect("type")
                 .starts_with("text/html")
         );
-        let anonymous = Request::builder()
-            .uri("/")
-            .body(Body::empty())
-            .expect("request");
-        let response = app.clone().oneshot(anonymous).await.expect("response");
+        // The page holds no data and must load before it can read the token
+        // from the URL's fragment; the API stays behind the token.
+        let anonymous = |uri: &str| Request::builder().uri(uri).body(Body::empty());
+        let page = anonymous("/").expect("request");
+        let response = app.clone().oneshot(page).await.expect("response");
+        assert_eq!(response.status(), StatusCode::OK);
+        let api = anonymous("/api/workflows").expect("request");
+        let response = app.clone().oneshot(api).await.expect("response");
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         let (s, body) = call(&app, "GET", "/api/nothing-here", None).await;
         assert_eq!(

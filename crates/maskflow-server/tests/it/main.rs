@@ -3,6 +3,7 @@
 
 mod common;
 
+mod access;
 mod agents;
 mod api;
 mod api_list;

@@ -39,7 +39,7 @@ fn url(args: &[&str], env: &[(&str, &str)]) -> String {
 #[test]
 fn the_token_comes_from_the_environment_or_a_file() {
     let u = url(&[], &[("MASKFLOW_TOKEN", "token-from-env-1234")]);
-    assert!(u.ends_with("?token=token-from-env-1234"), "{u}");
+    assert!(u.ends_with("/#token=token-from-env-1234"), "{u}");
     let dir = tempfile::tempdir().expect("tmp");
     let file = dir.path().join("token");
     std::fs::write(&file, "token-from-file-5678\n").expect("write");
@@ -47,5 +47,5 @@ fn the_token_comes_from_the_environment_or_a_file() {
         &["--token-file", file.to_str().expect("utf-8")],
         &[("MASKFLOW_TOKEN", "ignored-env-token-0000")],
     );
-    assert!(u.ends_with("?token=token-from-file-5678"), "{u}");
+    assert!(u.ends_with("/#token=token-from-file-5678"), "{u}");
 }
