@@ -263,4 +263,93 @@ mod tests {
         .expect("check");
         assert_eq!(missing, vec!["surely_not_installed_pkg_xyz>=1".to_owned()]);
     }
+
+    /// Issue 26: a virtual environment's packages are checked without
+    /// starting its interpreter with site processing — a `.pth` file in it
+    /// (which runs when that interpreter starts normally) does not run.
+    #[cfg(unix)]
+    #[test]
+    fn a_venv_is_checked_without_running_its_pth_files() {
+        let base = find_python(None).expect("python3 on PATH");
+        let dir = tempfile::tempdir().expect("dir");
+        let venv = dir.path().join("env");
+        let ok = Command::new(&base.executable)
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .expect("venv");
+        assert!(ok.success());
+        let site = venv
+            .join("lib")
+            .join(format!("python{}.{}", base.version.0, base.version.1))
+            .join("site-packages");
+        let marker = dir.path().join("MARKER");
+        std::fs::create_dir_all(site.join("mfpkg")).expect("package");
+        std::fs::write(site.join("mfpkg").join("__init__.py"), "").expect("init");
+        std::fs::write(
+            site.join("zz.pth"),
+            format!(
+                "import os; open({:?}, 'a').write('ran')\n",
+                marker.display().to_string()
+            ),
+        )
+        .expect("pth");
+        let python = Python {
+            program: venv.join("bin").join("python"),
+            version: base.version,
+            executable: venv.join("bin").join("python"),
+            runtime: Vec::new(),
+        };
+        let missing = missing_packages(
+            &python,
+            &[
+                "mfpkg".into(),
+                "json".into(),
+                "surely_not_installed_pkg_xyz".into(),
+            ],
+        )
+        .expect("check");
+        assert_eq!(missing, vec!["surely_not_installed_pkg_xyz".to_owned()]);
+        assert!(!marker.exists(), "the .pth file ran outside the sandbox");
+        // The control: that interpreter started normally does run it.
+        let ok = Command::new(&python.executable)
+            .args(["-c", "pass"])
+            .status()
+            .expect("python");
+        assert!(ok.success());
+        assert!(
+            marker.exists(),
+            "the .pth file is live, so the check above can fail"
+        );
+    }
+
+    /// An environment whose interpreter is a file inside it (not a link to
+    /// a Python outside) is not started at all.
+    #[cfg(unix)]
+    #[test]
+    fn a_venv_interpreter_inside_the_venv_is_not_started() {
+        let dir = tempfile::tempdir().expect("dir");
+        let venv = dir.path().join("env");
+        std::fs::create_dir_all(venv.join("bin")).expect("bin");
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").expect("cfg");
+        let marker = dir.path().join("MARKER");
+        let exe = venv.join("bin").join("python");
+        std::fs::write(&exe, format!("#!/bin/sh\ntouch {}\n", marker.display())).expect("exe");
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let python = Python {
+            program: exe.clone(),
+            version: (3, 11),
+            executable: exe,
+            runtime: Vec::new(),
+        };
+        let err = missing_packages(&python, &["pandas".into()]).expect_err("refused");
+        assert!(
+            err.to_string().contains("not started outside the sandbox"),
+            "{err}"
+        );
+        assert!(!marker.exists());
+    }
 }

@@ -131,7 +131,7 @@ pub enum EnvError {
     },
     /// An environment was changed after it was made and could not be removed.
     #[error(
-        "the Python environment {id} was changed after Maskflow made it ({why}) and could not be removed \
+        "the Python environment {id} is not as Maskflow sealed it ({why}) and could not be removed \
          ({detail}); nothing from it was run: delete the folder {folder} and run again, Maskflow then rebuilds \
          it from the version's pinned packages"
     )]
@@ -392,22 +392,23 @@ impl Environments {
             packages: lock.packages(),
             size: 0,
         };
-        if std::fs::symlink_metadata(&dir).is_ok() {
-            if let Err(why) = self.verify(&dir, lock) {
-                on(EnvProgress {
-                    stage: "creating".into(),
-                    message: format!(
-                        "the Python environment {id} was changed after it was made ({why}): it is removed and made again"
-                    ),
-                });
-                self.discard(&id, &dir)
-                    .map_err(|detail| EnvError::Tampered {
-                        id: id.clone(),
-                        why,
-                        detail,
-                        folder: dir.display().to_string(),
-                    })?;
-            }
+        if std::fs::symlink_metadata(&dir).is_ok()
+            && let Err(why) = self.verify(&dir, lock)
+        {
+            on(EnvProgress {
+                stage: "creating".into(),
+                message: format!(
+                    "the Python environment {id} is not as Maskflow sealed it ({why}): nothing from it was run; \
+                     it is removed and made again from the pinned packages"
+                ),
+            });
+            self.discard(&id, &dir)
+                .map_err(|detail| EnvError::Tampered {
+                    id: id.clone(),
+                    why,
+                    detail,
+                    folder: dir.display().to_string(),
+                })?;
         }
         if std::fs::symlink_metadata(&dir).is_err() {
             self.create(base, lock, &id, &dir, on)?;

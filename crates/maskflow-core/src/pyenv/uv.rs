@@ -28,6 +28,7 @@ pub const DEFAULT_INDEX: &str = "https://pypi.org/simple";
 const KEPT_SETTINGS: &[&str] = &[
     "UV_CACHE_DIR",
     "UV_NATIVE_TLS",
+    "UV_OFFLINE",
     "UV_HTTP_TIMEOUT",
     "UV_REQUEST_TIMEOUT",
     "UV_CONCURRENT_DOWNLOADS",
