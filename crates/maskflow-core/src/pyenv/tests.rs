@@ -105,6 +105,28 @@ fn an_environment_is_made_once_then_reused_and_removed() {
         vec!["tqdm".to_owned()],
         "the environment's packages are found without starting its interpreter"
     );
+    // A friend's script runs in the sandbox on the environment, described
+    // from its files (never probed), importing its packages.
+    let isolation = crate::runner::isolation_status();
+    if let Err(why) = &isolation {
+        eprintln!("SKIPPED the sandboxed run: {why}");
+    }
+    if isolation.is_ok() {
+        let work = tempfile::tempdir().expect("work");
+        let request = crate::runner::RunRequest {
+            script: "import xlsxwriter\nwb = xlsxwriter.Workbook('outputs/x.xlsx')\nwb.add_worksheet().write(0, 0, 'ok')\nwb.close()\n".into(),
+            inputs: Default::default(),
+            requirements: vec!["XlsxWriter".into()],
+            workdir: work.path().join("run"),
+            limits: Default::default(),
+            shared_folders: Vec::new(),
+        };
+        let run = crate::runner::Runner::new(None)
+            .run_with(&env_py, &request, &Default::default())
+            .expect("run");
+        assert!(run.succeeded(), "{} {}", run.message, run.stderr);
+        assert!(run.isolated, "{}", run.message);
+    }
     let stages: Vec<String> = seen
         .lock()
         .expect("lock")

@@ -272,6 +272,30 @@ fn a_package_with_a_pth_file_never_runs_outside_the_sandbox() {
         assert_eq!(ran(&marker), "", "the rebuild ran the .pth file");
     }
 
+    // In the sandbox the .pth file does run, and cannot write outside the
+    // run's folder: the marker stays absent, the run itself succeeds.
+    let isolation = crate::runner::isolation_status();
+    if let Err(why) = &isolation {
+        eprintln!("SKIPPED the sandboxed run: {why}");
+    }
+    if isolation.is_ok() {
+        let work = tempfile::tempdir().expect("work");
+        let request = crate::runner::RunRequest {
+            script: "open('outputs/x.txt', 'w').write('ok')\n".into(),
+            inputs: Default::default(),
+            requirements: Vec::new(),
+            workdir: work.path().join("run"),
+            limits: Default::default(),
+            shared_folders: Vec::new(),
+        };
+        let run = crate::runner::Runner::new(None)
+            .run_with(&env_py, &request, &Default::default())
+            .expect("run");
+        assert!(run.succeeded(), "{} {}", run.message, run.stderr);
+        assert!(run.isolated);
+        assert_eq!(ran(&marker), "", "the sandboxed .pth wrote outside the run");
+    }
+
     // Removal works on the read-only folders.
     envs.remove(&info.id).expect("remove");
     assert!(!dir.exists());
