@@ -263,6 +263,11 @@ impl Environments {
         &self.index
     }
 
+    /// The package index as the user is shown it (no credentials).
+    pub fn shown_index(&self) -> String {
+        uv::shown_index(&self.index)
+    }
+
     /// `uv` as a command: the user's uv settings removed, the cache chosen.
     fn uv_command(&self, uv: &Path) -> Command {
         uv::command(uv, self.cache.as_deref())
@@ -273,7 +278,7 @@ impl Environments {
     fn source_args(&self) -> Result<[String; 5], EnvError> {
         if !uv::valid_index(&self.index) {
             return Err(EnvError::Index {
-                url: self.index.clone(),
+                url: uv::shown_index(&self.index),
             });
         }
         Ok([
@@ -332,7 +337,7 @@ impl Environments {
             .map_err(io(format!("writing {}", input.display())))?;
         on(EnvProgress {
             stage: "resolving".into(),
-            message: format!("resolving {joined} from {}", self.index),
+            message: format!("resolving {joined} from {}", self.shown_index()),
         });
         let mut cmd = self.uv_command(&uv);
         cmd.current_dir(&tmp)
@@ -541,7 +546,7 @@ impl Environments {
             message: format!(
                 "installing {} packages from {}",
                 lock.packages().len(),
-                self.index
+                self.shown_index()
             ),
         });
         let install = |offline: bool| {

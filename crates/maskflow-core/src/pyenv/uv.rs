@@ -55,6 +55,19 @@ pub fn valid_index(url: &str) -> bool {
         && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// `url` as it is shown (progress, the approval): without a user name or
+/// password it may carry (`https://user:token@host/simple`).
+pub fn shown_index(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
 /// `uv` as a command with the user's `UV_*` settings removed (see
 /// [`KEPT_SETTINGS`]) and uv's cache in `cache` when given.
 pub fn command(uv: &Path, cache: Option<&Path>) -> Command {
@@ -193,5 +206,26 @@ pub fn run(mut cmd: Command, progress: &dyn Fn(&str)) -> Result<(), String> {
         } else {
             last.join("\n")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_is_shown_without_its_credentials() {
+        assert_eq!(
+            shown_index("https://user:tok@pkgs.example.com/simple"),
+            "https://pkgs.example.com/simple"
+        );
+        assert_eq!(shown_index(DEFAULT_INDEX), DEFAULT_INDEX);
+        assert_eq!(
+            shown_index("http://127.0.0.1:9/a@b/simple"),
+            "http://127.0.0.1:9/a@b/simple"
+        );
+        assert!(valid_index("file:///srv/simple"));
+        assert!(!valid_index("--find-links /tmp"));
+        assert!(!valid_index("https://h/simple\n-r x"));
     }
 }

@@ -102,7 +102,7 @@ impl Engine {
                 name,
                 version,
                 size,
-                index: self.environments.index().to_owned(),
+                index: self.environments.shown_index(),
             });
         }
         if !pending.is_empty() {
