@@ -2,9 +2,8 @@
 //! before a package outside the curated set is installed: read from the
 //! package index's JSON Simple API (PEP 691, sizes per PEP 700) — the index
 //! uv is given ([`super::Environments::index`]); only the package's name is
-//! sent. Best
-//! effort: no network, an index without sizes or no matching wheel gives
-//! no size.
+//! sent. Best effort: no network, an index without sizes or no matching
+//! wheel gives no size.
 
 use std::time::Duration;
 
