@@ -177,3 +177,119 @@ pub(crate) fn check(dir: &Path, seal: &Seal) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// A folder shaped like a venv: `pyvenv.cfg`, a package, two links.
+    fn venv() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("dir");
+        let site = dir.path().join("lib/python3.11/site-packages/pkg");
+        std::fs::create_dir_all(&site).expect("site");
+        std::fs::write(site.join("__init__.py"), "X = 1\n").expect("init");
+        std::fs::write(dir.path().join("pyvenv.cfg"), "home = /usr/bin\n").expect("cfg");
+        std::fs::create_dir_all(dir.path().join("bin")).expect("bin");
+        std::os::unix::fs::symlink("/usr/bin/python3", dir.path().join("bin/python"))
+            .expect("link");
+        std::os::unix::fs::symlink("lib", dir.path().join("lib64")).expect("lib64");
+        dir
+    }
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+
+    #[test]
+    fn a_sealed_folder_passes_and_each_change_is_named() {
+        let dir = venv();
+        let seal = seal_of(dir.path()).expect("seal");
+        assert_eq!(seal.links.len(), 2);
+        assert!(check(dir.path(), &seal).is_err(), "still writable");
+        freeze(dir.path()).expect("freeze");
+        assert_eq!(check(dir.path(), &seal), Ok(()));
+
+        let init = dir
+            .path()
+            .join("lib/python3.11/site-packages/pkg/__init__.py");
+        chmod(&init, 0o664);
+        let why = check(dir.path(), &seal).expect_err("group-writable");
+        assert!(why.contains("__init__.py is writable (mode 664)"), "{why}");
+        chmod(&init, 0o444);
+
+        let folder = dir.path().join("lib/python3.11/site-packages");
+        chmod(&folder, 0o757);
+        let why = check(dir.path(), &seal).expect_err("world-writable folder");
+        assert!(why.contains("site-packages is writable"), "{why}");
+        chmod(&folder, 0o555);
+        assert_eq!(check(dir.path(), &seal), Ok(()));
+
+        // A link bent elsewhere, or a new one.
+        chmod(&dir.path().join("bin"), 0o755);
+        std::fs::remove_file(dir.path().join("bin/python")).expect("rm");
+        std::os::unix::fs::symlink("/tmp/evil", dir.path().join("bin/python")).expect("link");
+        chmod(&dir.path().join("bin"), 0o555);
+        let why = check(dir.path(), &seal).expect_err("link");
+        assert!(why.contains("bin/python"), "{why}");
+        chmod(&dir.path().join("bin"), 0o755);
+        std::fs::remove_file(dir.path().join("bin/python")).expect("rm");
+        std::os::unix::fs::symlink("/usr/bin/python3", dir.path().join("bin/python"))
+            .expect("link");
+        std::os::unix::fs::symlink("/etc", dir.path().join("bin/extra")).expect("extra");
+        chmod(&dir.path().join("bin"), 0o555);
+        assert!(
+            check(dir.path(), &seal)
+                .expect_err("new link")
+                .contains("bin/extra")
+        );
+        remove(dir.path()).expect("clean up");
+    }
+
+    #[test]
+    fn a_changed_pyvenv_cfg_is_refused() {
+        let dir = venv();
+        let seal = seal_of(dir.path()).expect("seal");
+        let cfg = dir.path().join("pyvenv.cfg");
+        std::fs::write(&cfg, "home = /tmp/evil\n").expect("write");
+        freeze(dir.path()).expect("freeze");
+        assert_eq!(
+            check(dir.path(), &seal),
+            Err("its pyvenv.cfg was changed".to_owned())
+        );
+        remove(dir.path()).expect("clean up");
+    }
+
+    #[test]
+    fn a_file_of_another_user_is_refused() {
+        if current_user() != 0 {
+            return; // only root can give a file away
+        }
+        let dir = venv();
+        let seal = seal_of(dir.path()).expect("seal");
+        freeze(dir.path()).expect("freeze");
+        let init = dir
+            .path()
+            .join("lib/python3.11/site-packages/pkg/__init__.py");
+        std::os::unix::fs::lchown(&init, Some(1), None).expect("chown");
+        let why = check(dir.path(), &seal).expect_err("another owner");
+        assert!(why.contains("belongs to user 1"), "{why}");
+        remove(dir.path()).expect("clean up");
+    }
+
+    #[test]
+    fn a_read_only_folder_is_removed() {
+        let dir = venv();
+        let env = dir.path().to_path_buf();
+        freeze(&env).expect("freeze");
+        let mode = std::fs::metadata(env.join("lib"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o222, 0, "folders are read-only");
+        remove(&env).expect("remove");
+        assert!(!env.exists());
+        assert!(Path::new("/usr/bin").exists(), "no link was followed");
+    }
+}
