@@ -1,5 +1,12 @@
 //! Finding a usable Python (≥ 3.9) and checking the packages a script
 //! declares before it runs.
+//!
+//! A virtual environment's interpreter (a managed environment, whose
+//! packages came from an outside party's requirements) is never started
+//! here: its packages are checked by the base interpreter it links to,
+//! isolated and with site processing off (`-I -S`), looking for module
+//! files in the environment's `site-packages` — no `.pth` file, no
+//! `sitecustomize`, no package code runs outside the sandbox.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -92,7 +99,8 @@ pub fn find_python(setting: Option<&Path>) -> Result<Python, RunnerError> {
 }
 
 /// The module a requirement provides: `pandas>=2` → `pandas`,
-/// `python-dateutil` → `dateutil`, `scikit-learn` → `sklearn`.
+/// `python-dateutil` → `dateutil`, `scikit-learn` → `sklearn`. Only a
+/// top-level name (letters, digits, `_`): looking it up imports nothing.
 pub fn module_of(requirement: &str) -> String {
     let name: String = requirement
         .trim()
@@ -110,11 +118,73 @@ pub fn module_of(requirement: &str) -> String {
         ("python-docx", "docx"),
         ("pypdf2", "PyPDF2"),
     ];
-    known
+    let module = known
         .iter()
         .find(|(k, _)| *k == lower)
         .map(|(_, m)| (*m).to_owned())
-        .unwrap_or_else(|| lower.replace('-', "_"))
+        .unwrap_or_else(|| lower.replace('-', "_"));
+    // `zope.interface` → `zope`: a dotted name would import its parent.
+    module.split('.').next().unwrap_or_default().to_owned()
+}
+
+/// The prefix of the virtual environment `python` belongs to: the folder
+/// above its interpreter's, when it holds a `pyvenv.cfg`.
+pub fn venv_prefix(python: &Python) -> Option<PathBuf> {
+    let prefix = python.executable.parent()?.parent()?;
+    prefix
+        .join("pyvenv.cfg")
+        .is_file()
+        .then(|| prefix.to_path_buf())
+}
+
+/// Looks modules up (`importlib.util.find_spec`, top-level names only, so
+/// nothing is imported); `sys.argv[1]` is a JSON list of folders added to
+/// the search path (without processing their `.pth` files).
+const FIND: &str = "import importlib.util, json, sys\nsys.path.extend(json.loads(sys.argv[1]))\n\
+for m in sys.argv[2:]:\n    try:\n        ok = importlib.util.find_spec(m) is not None\n    except Exception:\n        ok = False\n    print('1' if ok else '0')\n";
+
+/// The command that checks modules for `python`: a virtual environment's
+/// packages are looked up by the real interpreter its link points to,
+/// with `-I -S` and the environment's `site-packages` folders added; any
+/// other Python (the user's own) is asked directly.
+fn finder(python: &Python) -> Result<(std::process::Command, Vec<PathBuf>), RunnerError> {
+    let Some(prefix) = venv_prefix(python) else {
+        return Ok((Command::new(&python.program), Vec::new()));
+    };
+    let real = python
+        .executable
+        .canonicalize()
+        .map_err(|e| RunnerError::Io {
+            context: format!("resolving {}", python.executable.display()),
+            source: e,
+        })?;
+    let prefix = prefix.canonicalize().unwrap_or(prefix);
+    if real.starts_with(&prefix) {
+        return Err(RunnerError::BadRequest(format!(
+            "the interpreter of the Python environment {} is a file inside it, not a link to a Python outside it; \
+             it is not started outside the sandbox: remove the environment in Settings (Python environments) and \
+             run again",
+            prefix.display()
+        )));
+    }
+    let mut sites = Vec::new();
+    for lib in ["lib", "Lib"] {
+        let Ok(entries) = std::fs::read_dir(prefix.join(lib)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let site = e.path().join("site-packages");
+            if site.is_dir() {
+                sites.push(site);
+            }
+        }
+        if prefix.join(lib).join("site-packages").is_dir() {
+            sites.push(prefix.join(lib).join("site-packages"));
+        }
+    }
+    let mut cmd = Command::new(real);
+    cmd.args(["-I", "-S"]).current_dir(&prefix);
+    Ok((cmd, sites))
 }
 
 /// The requirements whose module Python cannot find (`importlib.util.find_spec`).
@@ -131,10 +201,16 @@ pub fn missing_packages(
         return Ok(Vec::new());
     }
     let modules: Vec<&str> = wanted.iter().map(|(_, m)| m.as_str()).collect();
-    let code = "import importlib.util, sys\nfor m in sys.argv[1:]:\n    try:\n        ok = importlib.util.find_spec(m) is not None\n    except Exception:\n        ok = False\n    print('1' if ok else '0')\n";
-    let out = Command::new(&python.program)
+    let (mut cmd, sites) = finder(python)?;
+    let sites: Vec<String> = sites
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let sites = serde_json::to_string(&sites).unwrap_or_else(|_| "[]".into());
+    let out = cmd
         .arg("-c")
-        .arg(code)
+        .arg(FIND)
+        .arg(sites)
         .args(&modules)
         .stdin(Stdio::null())
         .output()
@@ -163,6 +239,12 @@ mod tests {
         assert_eq!(module_of("pandas>=2.0"), "pandas");
         assert_eq!(module_of("python-dateutil"), "dateutil");
         assert_eq!(module_of("Some-Pkg==1"), "some_pkg");
+        assert_eq!(
+            module_of("zope.interface"),
+            "zope",
+            "a parent is never imported"
+        );
+        assert_eq!(module_of("os.system"), "os");
     }
 
     #[test]
@@ -180,5 +262,94 @@ mod tests {
         )
         .expect("check");
         assert_eq!(missing, vec!["surely_not_installed_pkg_xyz>=1".to_owned()]);
+    }
+
+    /// Issue 26: a virtual environment's packages are checked without
+    /// starting its interpreter with site processing — a `.pth` file in it
+    /// (which runs when that interpreter starts normally) does not run.
+    #[cfg(unix)]
+    #[test]
+    fn a_venv_is_checked_without_running_its_pth_files() {
+        let base = find_python(None).expect("python3 on PATH");
+        let dir = tempfile::tempdir().expect("dir");
+        let venv = dir.path().join("env");
+        let ok = Command::new(&base.executable)
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .expect("venv");
+        assert!(ok.success());
+        let site = venv
+            .join("lib")
+            .join(format!("python{}.{}", base.version.0, base.version.1))
+            .join("site-packages");
+        let marker = dir.path().join("MARKER");
+        std::fs::create_dir_all(site.join("mfpkg")).expect("package");
+        std::fs::write(site.join("mfpkg").join("__init__.py"), "").expect("init");
+        std::fs::write(
+            site.join("zz.pth"),
+            format!(
+                "import os; open({:?}, 'a').write('ran')\n",
+                marker.display().to_string()
+            ),
+        )
+        .expect("pth");
+        let python = Python {
+            program: venv.join("bin").join("python"),
+            version: base.version,
+            executable: venv.join("bin").join("python"),
+            runtime: Vec::new(),
+        };
+        let missing = missing_packages(
+            &python,
+            &[
+                "mfpkg".into(),
+                "json".into(),
+                "surely_not_installed_pkg_xyz".into(),
+            ],
+        )
+        .expect("check");
+        assert_eq!(missing, vec!["surely_not_installed_pkg_xyz".to_owned()]);
+        assert!(!marker.exists(), "the .pth file ran outside the sandbox");
+        // The control: that interpreter started normally does run it.
+        let ok = Command::new(&python.executable)
+            .args(["-c", "pass"])
+            .status()
+            .expect("python");
+        assert!(ok.success());
+        assert!(
+            marker.exists(),
+            "the .pth file is live, so the check above can fail"
+        );
+    }
+
+    /// An environment whose interpreter is a file inside it (not a link to
+    /// a Python outside) is not started at all.
+    #[cfg(unix)]
+    #[test]
+    fn a_venv_interpreter_inside_the_venv_is_not_started() {
+        let dir = tempfile::tempdir().expect("dir");
+        let venv = dir.path().join("env");
+        std::fs::create_dir_all(venv.join("bin")).expect("bin");
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").expect("cfg");
+        let marker = dir.path().join("MARKER");
+        let exe = venv.join("bin").join("python");
+        std::fs::write(&exe, format!("#!/bin/sh\ntouch {}\n", marker.display())).expect("exe");
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let python = Python {
+            program: exe.clone(),
+            version: (3, 11),
+            executable: exe,
+            runtime: Vec::new(),
+        };
+        let err = missing_packages(&python, &["pandas".into()]).expect_err("refused");
+        assert!(
+            err.to_string().contains("not started outside the sandbox"),
+            "{err}"
+        );
+        assert!(!marker.exists());
     }
 }

@@ -91,7 +91,13 @@ export function BuildProgress({
               <li key={p.name}>
                 <code>{p.name}</code>
                 {p.version ? ` ${p.version}` : ""}
-                {p.size != null ? ` · ${bytesLabel(Number(p.size))}` : ""}
+                {p.size != null ? ` · ${bytesLabel(Number(p.size))}` : " · size unknown"}
+                {p.index ? (
+                  <>
+                    {" · from "}
+                    <code data-testid="package-index">{p.index}</code>
+                  </>
+                ) : null}
               </li>
             ))}
           </ul>

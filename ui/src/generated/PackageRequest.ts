@@ -15,4 +15,8 @@ version?: string,
 /**
  * Its download size in bytes, when the index says.
  */
-size?: number, };
+size?: number, 
+/**
+ * The package index it would be installed from (the configured one).
+ */
+index: string, };

@@ -176,6 +176,15 @@ impl WorkflowSpec {
                 return Err(format!("fields[{i}] is a choice and needs `options`"));
             }
         }
+        for (i, r) in self.execution.requirements.iter().enumerate() {
+            if r.trim().is_empty() {
+                continue; // blank entries are ignored everywhere
+            }
+            // A requirement is data: a package name, never a URL, a path,
+            // a marker or an installer option (issue 26).
+            crate::pyenv::Requirement::parse(r)
+                .map_err(|e| format!("execution.requirements[{i}]: {e}"))?;
+        }
         for (i, o) in self.execution.outputs.iter().enumerate() {
             if o.name.trim().is_empty() || o.name.contains(['/', '\\']) || o.name.contains("..") {
                 return Err(format!(
@@ -235,6 +244,34 @@ mod tests {
             let err = parse(v).expect_err(pointer);
             assert!(err.contains(needle), "{pointer}: {err}");
         }
+    }
+
+    /// Issue 26: a hostile builder's requirement is refused when its reply
+    /// is parsed, with a message naming it (the reply goes back for revision).
+    #[test]
+    fn requirements_that_are_not_package_names_are_refused() {
+        let hostile = [
+            "xlsxwriter @ http://127.0.0.1:1/x.whl",
+            "pandas; python_version>\"3\"",
+            "pandas\n--index-url http://127.0.0.1:1/simple",
+            "-r /etc/passwd",
+            "--find-links http://127.0.0.1:1/",
+            "./local/path",
+            "file:///tmp/x.whl",
+            "git+https://github.com/a/b",
+            "pandas \\\n--index-url http://127.0.0.1:1/simple",
+        ];
+        for text in hostile {
+            let mut v = good();
+            *v.pointer_mut("/execution/requirements").expect("pointer") = json!(["pandas", text]);
+            let err = parse(v).expect_err(text);
+            assert!(err.starts_with("execution.requirements[1]: "), "{err}");
+            assert!(err.contains(&format!("{text:?}")), "{err}");
+        }
+        let mut v = good();
+        *v.pointer_mut("/execution/requirements").expect("pointer") =
+            json!(["pandas[extra]>=2,<3", "python-docx==1.1", "tqdm"]);
+        assert!(parse(v).is_ok());
     }
 
     #[test]

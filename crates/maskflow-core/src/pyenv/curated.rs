@@ -8,6 +8,8 @@
 //! the same work and the two add about 150 MB; a script may still ask for
 //! them, with the user's approval.
 
+use super::requirement::Requirement;
+
 /// The curated packages and what each is for (the builder is told this).
 pub const CURATED: &[(&str, &str)] = &[
     (
@@ -31,40 +33,41 @@ pub const CURATED: &[(&str, &str)] = &[
 ];
 
 /// A requirement's normalised distribution name (PEP 503): `Python_Docx>=1`
-/// → `python-docx`. Empty when the line names nothing.
+/// → `python-docx`, read with the requirement grammar
+/// ([`Requirement::parse`]). Empty when the text is not a valid requirement.
 pub fn dist_name(requirement: &str) -> String {
-    let name: String = requirement
-        .trim()
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .collect();
-    let mut out = String::new();
-    for c in name.to_ascii_lowercase().chars() {
-        let c = if matches!(c, '_' | '.') { '-' } else { c };
-        if c == '-' && out.ends_with('-') {
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    Requirement::parse(requirement)
+        .map(|r| r.dist_name())
+        .unwrap_or_default()
 }
 
-/// Whether `requirement` names a curated package.
+/// Whether `requirement` is a valid requirement naming a curated package.
 pub fn is_curated(requirement: &str) -> bool {
     let name = dist_name(requirement);
-    CURATED.iter().any(|(n, _)| *n == name)
+    !name.is_empty() && CURATED.iter().any(|(n, _)| *n == name)
 }
 
 /// The requirements that name no curated package (they need the user's
-/// approval), in the order given, without duplicates.
+/// approval), in the order given, without duplicates. A requirement the
+/// grammar refuses is never curated: it is listed as it is.
 pub fn outside_curated(requirements: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in requirements {
-        let name = dist_name(r);
-        if name.is_empty() || is_curated(r) || out.iter().any(|o| dist_name(o) == name) {
+        let r = r.trim();
+        if r.is_empty() || is_curated(r) {
             continue;
         }
-        out.push(r.trim().to_owned());
+        let name = dist_name(r);
+        let seen = out.iter().any(|o| {
+            if name.is_empty() {
+                o == r
+            } else {
+                dist_name(o) == name
+            }
+        });
+        if !seen {
+            out.push(r.to_owned());
+        }
     }
     out
 }
@@ -93,7 +96,12 @@ mod tests {
     #[test]
     fn names_are_normalised() {
         assert_eq!(dist_name("Python_Docx>=1.0"), "python-docx");
-        assert_eq!(dist_name(" pandas [excel] ; python_version>'3'"), "pandas");
+        assert_eq!(dist_name(" pandas [excel] >=2"), "pandas");
+        assert_eq!(
+            dist_name("pandas ; python_version>'3'"),
+            "",
+            "a marker is refused"
+        );
         assert_eq!(dist_name("zope..interface"), "zope-interface");
         assert_eq!(dist_name(">=1"), "");
     }
@@ -113,6 +121,10 @@ mod tests {
         .collect();
         assert_eq!(outside_curated(&reqs), vec!["requests", "tqdm"]);
         assert!(outside_curated(&["matplotlib".into(), "xlsxwriter".into()]).is_empty());
+        // The break of issue 26: the leading name was curated, the rest a URL.
+        let hostile = vec!["xlsxwriter @ http://127.0.0.1:1/x.whl".to_owned()];
+        assert!(!is_curated(&hostile[0]));
+        assert_eq!(outside_curated(&hostile), hostile);
     }
 
     #[test]

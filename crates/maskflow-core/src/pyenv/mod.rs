@@ -2,17 +2,31 @@
 //! set of requirements, made with Astral's `uv` under
 //! `MASKFLOW_HOME/python/<id>/`, shared by every version that pins that set.
 //!
-//! A script's requirements are resolved once ([`Environments::resolve`],
-//! `uv pip compile --generate-hashes`: the package index is asked, never
-//! with anything from the user's files) into a [`Lock`] stored with the
-//! version. [`Environments::ensure`] turns a lock into an environment:
-//! created in a temporary folder and renamed when complete, so nothing
-//! half-installed is ever used; reused with no network once it exists.
-//! Environments are made outside the sandbox; the sandboxed run only reads
-//! them. Only wheels are used (`--no-build`): no package's build code runs
-//! while resolving or installing, before the user approved anything. This module runs `uv` and touches only `python/` and `tools/`.
+//! Requirements come from the builder (an LLM, an outside party): each one
+//! must pass the [`requirement`] grammar (a package name with extras and a
+//! version, never a URL, path, marker or option) before `uv` sees it, and
+//! `uv` is given the configured index and nothing else (`--no-config`,
+//! `--no-sources`, no `UV_*` settings but a few harmless ones, wheels only
+//! with `--no-build`). A script's requirements are resolved once
+//! ([`Environments::resolve`], `uv pip compile --generate-hashes`) into a
+//! [`Lock`] stored with the version; [`Environments::ensure`] turns a lock
+//! into an environment, created in a temporary folder and renamed when
+//! complete, so nothing half-installed is ever used.
+//!
+//! No interpreter of a managed environment starts outside the sandbox:
+//! packages are installed with the base interpreter as `--prefix` (uv never
+//! asks the environment's interpreter anything), bytecode is compiled by
+//! the base interpreter with site processing off (`-I -S`, so no `.pth`
+//! file runs), and the [`Python`] of an environment is described from its
+//! files, not probed. An environment is made read-only and sealed
+//! ([`guard`]); before each use it is checked, and one that changed is
+//! removed and rebuilt from its lock, with a progress line saying so. This
+//! module runs `uv` and touches only `python/` and `tools/`.
 
 pub mod curated;
+mod guard;
+mod lock;
+pub mod requirement;
 pub mod sizes;
 pub mod uv;
 
@@ -20,16 +34,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::runner::{Python, find_python};
+use crate::runner::Python;
 
 pub use curated::{CURATED, dist_name, is_curated, outside_curated};
+pub use lock::Lock;
+pub use requirement::{Requirement, RequirementError};
 
 /// The file that marks a complete environment and describes it.
 pub const MARKER: &str = "maskflow-env.json";
 /// The pinned requirements inside an environment.
 const LOCK_FILE: &str = "requirements.lock";
+/// The marker's format: 2 since environments are sealed read-only.
+const MARKER_FORMAT: u32 = 2;
 
 /// Why an environment could not be made.
 #[derive(thiserror::Error, Debug)]
@@ -90,6 +107,44 @@ pub enum EnvError {
         /// The interpreter's.
         found: String,
     },
+    /// A requirement is not `name[extras] version-specifier`.
+    #[error(transparent)]
+    Requirement(#[from] RequirementError),
+    /// A stored lock holds more than pinned packages and their hashes.
+    #[error(
+        "the pinned Python packages of this version are refused: {line:?} is not `name==version` with hashes; \
+         edit the workflow to rebuild it"
+    )]
+    Lock {
+        /// The offending line of the lock.
+        line: String,
+    },
+    /// The configured package index is not a URL uv can be given.
+    #[error(
+        "the package index {url:?} (UV_INDEX_URL or UV_DEFAULT_INDEX) is not an http(s):// or file:// URL; \
+         correct it or unset it to use {default}",
+        default = uv::DEFAULT_INDEX
+    )]
+    Index {
+        /// The configured value.
+        url: String,
+    },
+    /// An environment was changed after it was made and could not be removed.
+    #[error(
+        "the Python environment {id} is not as Maskflow sealed it ({why}) and could not be removed \
+         ({detail}); nothing from it was run: delete the folder {folder} and run again, Maskflow then rebuilds \
+         it from the version's pinned packages"
+    )]
+    Tampered {
+        /// The environment's id.
+        id: String,
+        /// What changed.
+        why: String,
+        /// Why removing it failed.
+        detail: String,
+        /// Its folder.
+        folder: String,
+    },
     /// No environment has this id.
     #[error("there is no Python environment {0}")]
     Unknown(String),
@@ -107,52 +162,6 @@ pub enum EnvError {
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvError {
     let context = context.into();
     move |source| EnvError::Io { context, source }
-}
-
-/// A resolved, pinned requirement set, stored with the version that uses it.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct Lock {
-    /// The Python it was resolved for, e.g. `3.11`.
-    pub python: String,
-    /// The requirements as the script declared them.
-    pub requirements: Vec<String>,
-    /// `uv pip compile`'s output: every package pinned, with hashes.
-    pub pinned: String,
-}
-
-impl Lock {
-    /// The pinned packages, `name==version`, sorted.
-    pub fn packages(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .pinned
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("--"))
-            .filter_map(|l| l.split([' ', ';', '\\']).next())
-            .filter(|p| p.contains("=="))
-            .map(str::to_owned)
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-
-    /// The environment's id for the base interpreter `base`: a hash of the
-    /// interpreter and the pinned set, so equal sets share one environment.
-    pub fn environment_id(&self, base: &Python) -> String {
-        let mut h = Sha256::new();
-        h.update(self.python.as_bytes());
-        h.update(b"\n");
-        h.update(base.executable.to_string_lossy().as_bytes());
-        h.update(b"\n");
-        for p in self.packages() {
-            h.update(p.as_bytes());
-            h.update(b"\n");
-        }
-        h.update(self.pinned.as_bytes());
-        let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        hex[..16].to_owned()
-    }
 }
 
 /// An environment as the test report and Settings show it.
@@ -211,17 +220,9 @@ pub struct PackageRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(type = "number")]
     pub size: Option<u64>,
-}
-
-impl Lock {
-    /// The pinned version of the package `requirement` names, if any.
-    pub fn version_of(&self, requirement: &str) -> Option<String> {
-        let name = dist_name(requirement);
-        self.packages().into_iter().find_map(|p| {
-            let (n, v) = p.split_once("==")?;
-            (dist_name(n) == name).then(|| v.to_owned())
-        })
-    }
+    /// The package index it would be installed from (the configured one).
+    #[serde(default)]
+    pub index: String,
 }
 
 /// The environments under one data folder.
@@ -230,14 +231,18 @@ pub struct Environments {
     home: PathBuf,
     /// uv's cache folder, when not uv's own default (tests share one).
     cache: Option<PathBuf>,
+    /// The one package index uv is given.
+    index: String,
 }
 
 impl Environments {
-    /// The environments of the data folder `home` (`home/python/`).
+    /// The environments of the data folder `home` (`home/python/`), with
+    /// the configured package index ([`uv::configured_index`]).
     pub fn new(home: impl Into<PathBuf>) -> Self {
         Self {
             home: home.into(),
             cache: None,
+            index: uv::configured_index(),
         }
     }
 
@@ -247,13 +252,42 @@ impl Environments {
         self
     }
 
-    /// `uv` as a command, with the cache chosen.
+    /// These environments, installing from the package index `url`.
+    pub fn with_index(mut self, url: impl Into<String>) -> Self {
+        self.index = url.into();
+        self
+    }
+
+    /// The package index packages are resolved and installed from.
+    pub fn index(&self) -> &str {
+        &self.index
+    }
+
+    /// The package index as the user is shown it (no credentials).
+    pub fn shown_index(&self) -> String {
+        uv::shown_index(&self.index)
+    }
+
+    /// `uv` as a command: the user's uv settings removed, the cache chosen.
     fn uv_command(&self, uv: &Path) -> Command {
-        let mut cmd = Command::new(uv);
-        if let Some(dir) = &self.cache {
-            cmd.env("UV_CACHE_DIR", dir);
+        uv::command(uv, self.cache.as_deref())
+    }
+
+    /// The arguments that fix where packages come from: the one index,
+    /// no configuration file, no source overrides, wheels only.
+    fn source_args(&self) -> Result<[String; 5], EnvError> {
+        if !uv::valid_index(&self.index) {
+            return Err(EnvError::Index {
+                url: uv::shown_index(&self.index),
+            });
         }
-        cmd
+        Ok([
+            "--no-config".into(),
+            "--no-sources".into(),
+            "--no-build".into(),
+            "--default-index".into(),
+            self.index.clone(),
+        ])
     }
 
     /// The folder holding every environment.
@@ -278,38 +312,37 @@ impl Environments {
     }
 
     /// Resolves `requirements` for `base` into a pinned [`Lock`] (needs the
-    /// package index; sends only the requirement names).
+    /// package index; sends only the requirement names). Each requirement
+    /// must pass the [`requirement`] grammar first.
     pub fn resolve(
         &self,
         base: &Python,
         requirements: &[String],
         on: OnProgress<'_>,
     ) -> Result<Lock, EnvError> {
+        let parsed = requirement::parse_all(requirements)?;
         let requirements: Vec<String> = requirements
             .iter()
             .map(|r| r.trim().to_owned())
             .filter(|r| !r.is_empty())
             .collect();
         let joined = requirements.join(", ");
+        let sources = self.source_args()?;
         let (uv, _) = self.uv(Some(base))?;
         let tmp = self.scratch("resolve")?;
         let input = tmp.join("requirements.in");
         let output = tmp.join(LOCK_FILE);
-        std::fs::write(&input, requirements.join("\n") + "\n")
+        let lines: Vec<String> = parsed.iter().map(Requirement::line).collect();
+        std::fs::write(&input, lines.join("\n") + "\n")
             .map_err(io(format!("writing {}", input.display())))?;
         on(EnvProgress {
             stage: "resolving".into(),
-            message: format!("resolving {joined}"),
+            message: format!("resolving {joined} from {}", self.shown_index()),
         });
         let mut cmd = self.uv_command(&uv);
         cmd.current_dir(&tmp)
-            .args([
-                "pip",
-                "compile",
-                "--generate-hashes",
-                "--no-header",
-                "--no-build",
-            ])
+            .args(["pip", "compile", "--generate-hashes", "--no-header"])
+            .args(&sources)
             .arg("--python")
             .arg(&base.executable)
             .arg(&input)
@@ -329,15 +362,19 @@ impl Environments {
             requirements: joined,
             detail,
         })?;
-        Ok(Lock {
+        let lock = Lock {
             python: format!("{}.{}", base.version.0, base.version.1),
             requirements,
             pinned,
-        })
+        };
+        lock.check().map_err(|line| EnvError::Lock { line })?;
+        Ok(lock)
     }
 
     /// The environment of `lock` for `base`, made if missing (offline from
-    /// uv's cache first, then from the index); its interpreter, ready to run.
+    /// uv's cache first, then from the index), checked against its seal
+    /// when it exists (one that changed is removed and rebuilt); its
+    /// interpreter, described from its files (never started here).
     pub fn ensure(
         &self,
         base: &Python,
@@ -351,6 +388,7 @@ impl Environments {
                 found,
             });
         }
+        lock.check().map_err(|line| EnvError::Lock { line })?;
         let id = lock.environment_id(base);
         let dir = self.root().join(&id);
         let info = EnvironmentInfo {
@@ -359,14 +397,58 @@ impl Environments {
             packages: lock.packages(),
             size: 0,
         };
-        if !dir.join(MARKER).is_file() {
+        if std::fs::symlink_metadata(&dir).is_ok()
+            && let Err(why) = self.verify(&dir, lock)
+        {
+            on(EnvProgress {
+                stage: "creating".into(),
+                message: format!(
+                    "the Python environment {id} is not as Maskflow sealed it ({why}): nothing from it was run; \
+                     it is removed and made again from the pinned packages"
+                ),
+            });
+            self.discard(&id, &dir)
+                .map_err(|detail| EnvError::Tampered {
+                    id: id.clone(),
+                    why,
+                    detail,
+                    folder: dir.display().to_string(),
+                })?;
+        }
+        if std::fs::symlink_metadata(&dir).is_err() {
             self.create(base, lock, &id, &dir, on)?;
         }
-        let python = find_python(Some(&interpreter(&dir))).map_err(|e| EnvError::Broken {
-            id: id.clone(),
-            detail: e.to_string(),
-        })?;
-        Ok((python, info))
+        Ok((environment_python(base, &dir), info))
+    }
+
+    /// Whether the environment in `dir` is the one `lock` made, unchanged.
+    fn verify(&self, dir: &Path, lock: &Lock) -> Result<(), String> {
+        let meta = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
+        if !meta.is_dir() {
+            return Err(format!("{} is not a folder", dir.display()));
+        }
+        let doc: MarkerDoc = std::fs::read_to_string(dir.join(MARKER))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .ok_or_else(|| format!("its marker {MARKER} is missing or unreadable"))?;
+        if doc.format < MARKER_FORMAT {
+            return Err(
+                "it was made by an earlier Maskflow, before environments were sealed".into(),
+            );
+        }
+        if doc.lock.pinned != lock.pinned || doc.lock.python != lock.python {
+            return Err(format!("its marker {MARKER} names other packages"));
+        }
+        guard::check(dir, &doc.seal)
+    }
+
+    /// Renames `dir` away and removes it (read-only folders included).
+    fn discard(&self, id: &str, dir: &Path) -> Result<(), String> {
+        let gone = self
+            .root()
+            .join(format!(".tmp-removing-{id}-{}", std::process::id()));
+        std::fs::rename(dir, &gone).map_err(|e| format!("renaming it: {e}"))?;
+        guard::remove(&gone).map_err(|e| format!("removing {}: {e}", gone.display()))
     }
 
     fn create(
@@ -383,65 +465,27 @@ impl Environments {
             packages: packages.join(", "),
             detail,
         };
+        let sources = self.source_args()?;
         let (uv, _) = self.uv(Some(base))?;
         let tmp = self.scratch(id)?;
-        let say = |stage: &'static str| {
-            move |m: &str| {
-                on(EnvProgress {
-                    stage: stage.into(),
-                    message: m.to_owned(),
-                })
-            }
-        };
         on(EnvProgress {
             stage: "creating".into(),
             message: format!("creating Python {} environment {id}", lock.python),
         });
-        let result = (|| -> Result<(), String> {
-            let mut venv = self.uv_command(&uv);
-            venv.current_dir(self.root())
-                .args(["venv", "--relocatable", "--no-python-downloads", "--python"])
-                .arg(&base.executable)
-                .arg(&tmp);
-            uv::run(venv, &say("creating"))?;
-            std::fs::write(tmp.join(LOCK_FILE), &lock.pinned).map_err(|e| e.to_string())?;
-            on(EnvProgress {
-                stage: "installing".into(),
-                message: format!("installing {} packages", packages.len()),
-            });
-            let install = |offline: bool| {
-                let mut cmd = self.uv_command(&uv);
-                cmd.current_dir(self.root())
-                    .args([
-                        "pip",
-                        "install",
-                        "--require-hashes",
-                        "--compile-bytecode",
-                        "--no-build",
-                    ])
-                    .arg("--python")
-                    .arg(interpreter(&tmp))
-                    .arg("-r")
-                    .arg(tmp.join(LOCK_FILE));
-                if offline {
-                    cmd.arg("--offline");
-                }
-                cmd
-            };
-            // uv's cache first, with no network; the index only when needed.
-            if uv::run(install(true), &|_| {}).is_err() {
-                uv::run(install(false), &say("installing"))?;
-            }
+        let result = self.fill(base, lock, &uv, &sources, &tmp, on);
+        let result = result.and_then(|seal| {
             let marker = serde_json::to_string_pretty(&MarkerDoc {
+                format: MARKER_FORMAT,
                 lock: lock.clone(),
                 packages: packages.clone(),
+                seal,
             })
             .map_err(|e| e.to_string())?;
             std::fs::write(tmp.join(MARKER), marker).map_err(|e| e.to_string())?;
-            Ok(())
-        })();
+            guard::freeze(&tmp).map_err(|e| format!("making it read-only: {e}"))
+        });
         if let Err(detail) = result {
-            let _ = std::fs::remove_dir_all(&tmp);
+            let _ = guard::remove(&tmp);
             on(EnvProgress {
                 stage: "failed".into(),
                 message: detail.lines().last().unwrap_or_default().to_owned(),
@@ -450,7 +494,7 @@ impl Environments {
         }
         if let Err(e) = std::fs::rename(&tmp, dir) {
             // Another process finished the same environment first: use it.
-            let _ = std::fs::remove_dir_all(&tmp);
+            let _ = guard::remove(&tmp);
             if !dir.join(MARKER).is_file() {
                 return Err(fail(format!("moving it into {}: {e}", dir.display())));
             }
@@ -460,6 +504,79 @@ impl Environments {
             message: format!("environment {id} ready ({} packages)", packages.len()),
         });
         Ok(())
+    }
+
+    /// Makes the environment in `tmp`: `uv venv`, the pinned packages
+    /// installed as a `--prefix` with the base interpreter (so uv never
+    /// starts the environment's interpreter), bytecode compiled by the base
+    /// interpreter with site processing off. Returns its seal.
+    fn fill(
+        &self,
+        base: &Python,
+        lock: &Lock,
+        uv: &Path,
+        sources: &[String],
+        tmp: &Path,
+        on: OnProgress<'_>,
+    ) -> Result<guard::Seal, String> {
+        let say = |stage: &'static str| {
+            move |m: &str| {
+                on(EnvProgress {
+                    stage: stage.into(),
+                    message: m.to_owned(),
+                })
+            }
+        };
+        let mut venv = self.uv_command(uv);
+        venv.current_dir(self.root())
+            .args([
+                "venv",
+                "--no-config",
+                "--relocatable",
+                "--no-python-downloads",
+                "--python",
+            ])
+            .arg(&base.executable)
+            .arg(tmp);
+        uv::run(venv, &say("creating"))?;
+        let seal = guard::seal_of(tmp).map_err(|e| format!("reading the new environment: {e}"))?;
+        std::fs::write(tmp.join(LOCK_FILE), &lock.pinned).map_err(|e| e.to_string())?;
+        on(EnvProgress {
+            stage: "installing".into(),
+            message: format!(
+                "installing {} packages from {}",
+                lock.packages().len(),
+                self.shown_index()
+            ),
+        });
+        let install = |offline: bool| {
+            let mut cmd = self.uv_command(uv);
+            cmd.current_dir(self.root())
+                .args(["pip", "install", "--require-hashes", "--link-mode", "copy"])
+                .args(sources)
+                .arg("--python")
+                .arg(&base.executable)
+                .arg("--prefix")
+                .arg(tmp)
+                .arg("-r")
+                .arg(tmp.join(LOCK_FILE));
+            if offline {
+                cmd.arg("--offline");
+            }
+            cmd
+        };
+        // uv's cache first, with no network; the index only when needed.
+        if uv::run(install(true), &|_| {}).is_err() {
+            uv::run(install(false), &say("installing"))?;
+        }
+        compile_bytecode(base, tmp);
+        let after = guard::seal_of(tmp).map_err(|e| format!("reading the environment: {e}"))?;
+        if after != seal {
+            return Err(
+                "a package changed the environment's interpreter links or pyvenv.cfg; it is not kept".into(),
+            );
+        }
+        Ok(seal)
     }
 
     /// A fresh temporary folder under `python/` (same file system as the
@@ -508,7 +625,7 @@ impl Environments {
         out
     }
 
-    /// Removes the environment `id` (and leftovers of interrupted installs).
+    /// Removes the environment `id` (read-only as it is).
     pub fn remove(&self, id: &str) -> Result<(), EnvError> {
         let plain = !id.is_empty() && id.chars().all(|c| c.is_ascii_hexdigit());
         let dir = self.root().join(id);
@@ -518,14 +635,77 @@ impl Environments {
         // Renamed away first, so a run never sees half an environment.
         let gone = self.root().join(format!(".tmp-removing-{id}"));
         std::fs::rename(&dir, &gone).map_err(io(format!("removing {}", dir.display())))?;
-        std::fs::remove_dir_all(&gone).map_err(io(format!("removing {}", gone.display())))
+        guard::remove(&gone).map_err(io(format!("removing {}", gone.display())))
     }
 }
 
 #[derive(Serialize, Deserialize)]
 struct MarkerDoc {
+    /// 0 (absent) for environments made before they were sealed.
+    #[serde(default)]
+    format: u32,
     lock: Lock,
     packages: Vec<String>,
+    #[serde(default)]
+    seal: guard::Seal,
+}
+
+/// Compiles the bytecode of the environment in `dir` with the base
+/// interpreter, isolated and without site processing (`-I -S`): `.py`
+/// files are compiled, never imported, and no `.pth` file runs. Best
+/// effort: without bytecode, a run compiles in memory.
+fn compile_bytecode(base: &Python, dir: &Path) {
+    let Some(site) = site_packages(dir, base.version) else {
+        return;
+    };
+    let real = base
+        .executable
+        .canonicalize()
+        .unwrap_or_else(|_| base.executable.clone());
+    let _ = Command::new(real)
+        .args(["-I", "-S", "-m", "compileall", "-q", "-j", "0"])
+        .arg(&site)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+/// The `site-packages` folder of the environment in `dir`, if it has one.
+fn site_packages(dir: &Path, version: (u32, u32)) -> Option<PathBuf> {
+    let site = if cfg!(windows) {
+        dir.join("Lib").join("site-packages")
+    } else {
+        dir.join("lib")
+            .join(format!("python{}.{}", version.0, version.1))
+            .join("site-packages")
+    };
+    site.is_dir().then_some(site)
+}
+
+/// The interpreter of the environment in `dir`, described from its files
+/// and `base` (never started here): the folders a run reads are the base
+/// runtime's without its own `site-packages`, and the environment itself.
+pub fn environment_python(base: &Python, dir: &Path) -> Python {
+    let site = |p: &PathBuf| {
+        p.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("site-packages" | "dist-packages")
+            )
+        })
+    };
+    let mut runtime: Vec<PathBuf> = base.runtime.iter().filter(|p| !site(p)).cloned().collect();
+    runtime.push(dir.to_path_buf());
+    runtime.sort();
+    runtime.dedup();
+    Python {
+        program: interpreter(dir),
+        version: base.version,
+        executable: interpreter(dir),
+        runtime,
+    }
 }
 
 /// The interpreter inside an environment folder.

@@ -1,9 +1,9 @@
 //! The download size of a pinned package, for the approval the user gives
 //! before a package outside the curated set is installed: read from the
 //! package index's JSON Simple API (PEP 691, sizes per PEP 700) — the index
-//! uv uses, `UV_INDEX_URL` or PyPI; only the package's name is sent. Best
-//! effort: no network, an index without sizes or no matching wheel gives
-//! no size.
+//! uv is given ([`super::Environments::index`]); only the package's name is
+//! sent. Best effort: no network, an index without sizes or no matching
+//! wheel gives no size.
 
 use std::time::Duration;
 
@@ -59,8 +59,8 @@ pub fn wheel_fits(filename: &str, base: &Python) -> bool {
 }
 
 /// The size in bytes of the wheel `name==version` would be installed from,
-/// when the index says.
-pub async fn download_size(name: &str, version: &str, base: &Python) -> Option<u64> {
+/// when the package index `index` says.
+pub async fn download_size(name: &str, version: &str, base: &Python, index: &str) -> Option<u64> {
     let plain = |s: &str| {
         !s.is_empty()
             && s.chars()
@@ -69,11 +69,9 @@ pub async fn download_size(name: &str, version: &str, base: &Python) -> Option<u
     if !plain(name) || !plain(version) {
         return None;
     }
-    let index = std::env::var("UV_INDEX_URL")
-        .or_else(|_| std::env::var("UV_DEFAULT_INDEX"))
-        .ok()
-        .filter(|u| u.starts_with("http"))
-        .unwrap_or_else(|| "https://pypi.org/simple".into());
+    if !index.starts_with("http") {
+        return None;
+    }
     let url = format!(
         "{}/{}/",
         index.trim_end_matches('/'),

@@ -3,6 +3,12 @@
 //! copy Maskflow installed into its data folder (`tools/uv/`, only after
 //! the user agreed), then the `uv` package of the Python in use
 //! (`python -m pip install uv` puts its binary beside that Python).
+//!
+//! Every `uv` command is made by [`command`]: no configuration file of the
+//! user's (`--no-config`), no `UV_*` setting from the environment except
+//! a few harmless ones, so only the arguments Maskflow gives decide where
+//! packages come from: the configured index ([`configured_index`]) and
+//! nothing else.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -13,6 +19,70 @@ use crate::runner::Python;
 
 /// The environment variable naming `uv`'s path explicitly.
 pub const UV_VAR: &str = "MASKFLOW_UV";
+
+/// The package index used when none is configured.
+pub const DEFAULT_INDEX: &str = "https://pypi.org/simple";
+
+/// The `UV_*` settings passed on to `uv`; every other one is removed (an
+/// extra index, find-links, bytecode compilation, a configuration file).
+const KEPT_SETTINGS: &[&str] = &[
+    "UV_CACHE_DIR",
+    "UV_NATIVE_TLS",
+    "UV_OFFLINE",
+    "UV_HTTP_TIMEOUT",
+    "UV_REQUEST_TIMEOUT",
+    "UV_CONCURRENT_DOWNLOADS",
+    "UV_CONCURRENT_INSTALLS",
+];
+
+/// The package index the user configured: `UV_INDEX_URL`, else
+/// `UV_DEFAULT_INDEX`, else [`DEFAULT_INDEX`]. The one index uv is given.
+pub fn configured_index() -> String {
+    ["UV_INDEX_URL", "UV_DEFAULT_INDEX"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .map(|v| v.trim().to_owned())
+        .find(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_INDEX.to_owned())
+}
+
+/// Whether `url` can be an index: `http(s)://` or `file://`, no spaces,
+/// nothing that reads as an option.
+pub fn valid_index(url: &str) -> bool {
+    ["https://", "http://", "file://"]
+        .iter()
+        .any(|s| url.starts_with(s))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// `url` as it is shown (progress, the approval): without a user name or
+/// password it may carry (`https://user:token@host/simple`).
+pub fn shown_index(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// `uv` as a command with the user's `UV_*` settings removed (see
+/// [`KEPT_SETTINGS`]) and uv's cache in `cache` when given.
+pub fn command(uv: &Path, cache: Option<&Path>) -> Command {
+    let mut cmd = Command::new(uv);
+    for (key, _) in std::env::vars_os() {
+        let name = key.to_string_lossy();
+        if name.starts_with("UV_") && !KEPT_SETTINGS.contains(&name.as_ref()) {
+            cmd.env_remove(&key);
+        }
+    }
+    if let Some(dir) = cache {
+        cmd.env("UV_CACHE_DIR", dir);
+    }
+    cmd
+}
 
 /// How many of uv's last message lines an error keeps.
 const ERROR_LINES: usize = 12;
@@ -136,5 +206,26 @@ pub fn run(mut cmd: Command, progress: &dyn Fn(&str)) -> Result<(), String> {
         } else {
             last.join("\n")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_is_shown_without_its_credentials() {
+        assert_eq!(
+            shown_index("https://user:tok@pkgs.example.com/simple"),
+            "https://pkgs.example.com/simple"
+        );
+        assert_eq!(shown_index(DEFAULT_INDEX), DEFAULT_INDEX);
+        assert_eq!(
+            shown_index("http://127.0.0.1:9/a@b/simple"),
+            "http://127.0.0.1:9/a@b/simple"
+        );
+        assert!(valid_index("file:///srv/simple"));
+        assert!(!valid_index("--find-links /tmp"));
+        assert!(!valid_index("https://h/simple\n-r x"));
     }
 }

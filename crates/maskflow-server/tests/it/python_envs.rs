@@ -348,7 +348,15 @@ fn an_excel_workflow_builds_in_a_uv_environment_and_reruns_offline() {
     // An environment removed from disk is made again from the lock stored
     // with the version — from uv's cache, uv forbidden the network — and
     // `maskflow run` shows the install's progress.
-    std::fs::remove_dir_all(data.join("python").join(&env_id)).expect("remove env");
+    // Environments are read-only (issue 26): the owner may write again first.
+    let env_dir = data.join("python").join(&env_id);
+    let thawed = Command::new("chmod")
+        .args(["-R", "u+w"])
+        .arg(&env_dir)
+        .status()
+        .expect("chmod");
+    assert!(thawed.success());
+    std::fs::remove_dir_all(&env_dir).expect("remove env");
     let output = Command::new(BIN)
         .args([
             "run",
@@ -420,6 +428,13 @@ fn a_package_outside_the_curated_set_waits_for_approval() {
     });
     let pending = &view["current_version"]["build"]["pending_packages"];
     assert_eq!(pending[0]["name"], "tabulate", "{view}");
+    let configured = std::env::var("UV_INDEX_URL")
+        .or_else(|_| std::env::var("UV_DEFAULT_INDEX"))
+        .unwrap_or_else(|_| "https://pypi.org/simple".into());
+    assert_eq!(
+        pending[0]["index"], configured,
+        "the approval names the index: {pending}"
+    );
     assert!(
         pending[0]["version"]
             .as_str()

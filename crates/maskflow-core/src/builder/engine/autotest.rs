@@ -93,7 +93,8 @@ impl Engine {
             let version = lock.version_of(&name);
             let size = match (&version, &base) {
                 (Some(v), Some(base)) => {
-                    crate::pyenv::sizes::download_size(&dist_name(&name), v, base).await
+                    let index = self.environments.index();
+                    crate::pyenv::sizes::download_size(&dist_name(&name), v, base, index).await
                 }
                 _ => None,
             };
@@ -101,6 +102,7 @@ impl Engine {
                 name,
                 version,
                 size,
+                index: self.environments.shown_index(),
             });
         }
         if !pending.is_empty() {
