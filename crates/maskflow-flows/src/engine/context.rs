@@ -30,6 +30,41 @@ const ENGINE_KEYS: &[&str] = &[
     "answer",
 ];
 
+/// Every fixed word of the prompts flows send (the layers' headings and
+/// wording, the break, retry, answer and fan-in wording, Maskflow's own
+/// output keys): never data, so the privacy guard allows it — a file of the
+/// working folder that happens to hold `nextAction` or `stdout` must not
+/// block every prompt.
+pub fn prompt_vocabulary() -> String {
+    let brief = prompt::StepBrief {
+        instructions: None,
+        expected: Vec::new(),
+        next_stages: vec!["stage".into()],
+        confidence_threshold: Some(0.5),
+        steers: true,
+    };
+    let task = TaskContext {
+        flow: String::new(),
+        step: String::new(),
+        iterations: vec![1],
+        item: Some(("item".into(), Value::Null)),
+    };
+    let system = prompt::system_message(
+        Some("persona"),
+        prompt::step_instructions(&brief).as_deref(),
+        &task,
+    );
+    let mut text: Vec<String> = prompt::assemble(system, &[], Vec::new(), Some(""))
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    text.push(prompt::break_question(""));
+    text.push(join::fan_in_message("", &Value::Null));
+    text.extend(steer::take_answer_wording());
+    text.extend(ENGINE_KEYS.iter().map(|k| (*k).to_owned()));
+    text.join("\n")
+}
+
 /// The words of a run's definitions (its snapshot as JSON): what the
 /// person who wrote the flow and its agents named.
 pub(super) fn authored_words(definition: &Value) -> BTreeSet<String> {

@@ -66,6 +66,7 @@ mod step;
 mod stop;
 mod subflow;
 
+pub use context::prompt_vocabulary;
 use context::{is_local, mask_local, meta, render_messages, template_uses_local};
 use drive::{Outcome, StepFailure, enter, failure};
 use retries::{answer_due_retries, due_retries, steered_wait};
