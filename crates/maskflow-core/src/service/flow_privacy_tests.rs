@@ -154,14 +154,26 @@ async fn a_script_step_reading_an_unuploaded_file_cannot_hand_its_rows_to_an_age
         }
     }
 
-    // The run kept its place: skipping the refused step finishes it.
-    let skip = GateAnswer {
-        option: "skip".into(),
-        input: None,
+    // The run kept its place: resumed at the gate, the person answers
+    // without the value and the run finishes.
+    let resume = StartFlow {
+        conversation_id: Some(id.clone()),
+        resume_step_path: Some(vec![2]),
+        ..StartFlow::default()
     };
-    let (_, handle) = s.flow_prepare_answer(&id, skip).expect("skip");
+    let (_, handle) = s.flow_prepare("leak", resume).expect("resume");
+    handle.run().await;
+    assert_eq!(s.flow_run(&id).expect("view").status, RunStatus::Waiting);
+    let answer = GateAnswer {
+        option: "Name".into(),
+        input: Some("a regular customer".into()),
+    };
+    let (_, handle) = s.flow_prepare_answer(&id, answer).expect("answer");
     handle.expect("a handle").run().await;
-    assert_eq!(s.flow_run(&id).expect("view").status, RunStatus::Completed);
+    let view = s.flow_run(&id).expect("view");
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    assert_eq!(view.turns.last().map(|t| t.content.as_str()), Some("told"));
+    assert_eq!(provider.requests().len(), 2);
     assert_nothing_raw(&provider);
 }
 
