@@ -130,7 +130,8 @@ async fn a_script_step_reading_an_unuploaded_file_cannot_hand_its_rows_to_an_age
     let error = pending["error"].as_str().unwrap_or_default();
     assert!(error.contains("step \"tell\""), "{error}");
     assert!(error.contains("privacy guard"), "{error}");
-    assert!(error.contains("Aaaaaaa Aaaaaaa"), "{error}");
+    assert!(error.contains("Aaaaaaa Aaaaaaa (from "), "{error}");
+    assert!(error.contains("then retry, skip or stop"), "{error}");
     assert_eq!(pending["options"], json!(["retry", "skip", "stop"]));
     assert_eq!(provider.requests().len(), 1, "nothing more was sent");
     assert_nothing_raw(&provider);

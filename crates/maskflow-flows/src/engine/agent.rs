@@ -197,12 +197,20 @@ impl FlowEngine {
             .complete(&request, &sink)
             .await
             .map_err(|e| match e {
-                maskflow_llm::ProviderError::PrivacyBlocked(_) => FlowError::privacy(format!(
-                    "step {:?}: the prompt for agent {agent:?} was refused by the privacy guard \
-                     ({e}). Nothing left your machine. Change what the step sends (or the \
-                     files its scripts read), then retry, skip or stop",
-                    node.label
-                )),
+                maskflow_llm::ProviderError::PrivacyBlocked(found) => {
+                    let values: Vec<String> = found
+                        .iter()
+                        .map(|m| format!("{} (from {})", m.masked, m.source))
+                        .collect();
+                    FlowError::privacy(format!(
+                        "step {:?}: the privacy guard refused the prompt for agent {agent:?}: \
+                         it holds values from your files: {}. Nothing left your machine. \
+                         Change what the step sends (or the files its scripts read), then \
+                         retry, skip or stop",
+                        node.label,
+                        values.join(", ")
+                    ))
+                }
                 e => FlowError::agent(format!("agent {agent:?} failed: {e}")),
             })?;
         let mut rows = Vec::new();
