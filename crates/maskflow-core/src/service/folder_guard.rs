@@ -24,7 +24,10 @@
 //! not followed (the sandbox does not follow them out of the folder either).
 //! A folder past [`MAX_FILES`] files or [`MAX_BYTES`] bytes is indexed up to
 //! there and the rest noted in the index's `skipped`: the guard is then
-//! incomplete there, and the masking of layer 1 is what holds.
+//! incomplete there, and the masking of layer 1 is what holds. The indexes
+//! of the [`MAX_FOLDERS`] folders used last are kept (a long-running server
+//! must not grow with every folder ever used, issue 19); a folder that fell
+//! out is indexed afresh from what it holds then.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,8 @@ use crate::privacy::guard::GuardIndex;
 pub const MAX_FILES: usize = 20_000;
 /// Most bytes of one working folder indexed (all files together).
 pub const MAX_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// How many working folders' indexes are kept.
+pub const MAX_FOLDERS: usize = 8;
 /// Deepest folder nesting walked under a working folder.
 const MAX_DEPTH: usize = 32;
 
@@ -49,12 +54,15 @@ struct Folder {
     seen: HashMap<PathBuf, Stamp>,
     bytes: u64,
     index: Arc<GuardIndex>,
+    /// When it was last refreshed (a counter), to forget the oldest.
+    used: u64,
 }
 
 /// The indexes of the working folders flow runs used in this process.
 #[derive(Debug, Default)]
 pub(crate) struct FolderGuards {
     folders: Mutex<HashMap<PathBuf, Folder>>,
+    uses: std::sync::atomic::AtomicU64,
 }
 
 impl FolderGuards {
@@ -69,6 +77,16 @@ impl FolderGuards {
     ) -> Arc<GuardIndex> {
         let key = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
         let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        if !folders.contains_key(&key) && folders.len() >= MAX_FOLDERS {
+            let oldest = folders
+                .iter()
+                .min_by_key(|(_, f)| f.used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                folders.remove(&k);
+            }
+        }
+        let used = self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let entry = folders.entry(key.clone()).or_insert_with(|| {
             let mut index = GuardIndex::new();
             index.allow(allowed);
@@ -77,6 +95,7 @@ impl FolderGuards {
                 ..Folder::default()
             }
         });
+        entry.used = used;
         let mut files = Vec::new();
         let mut skipped = Vec::new();
         walk(&key, 0, &mut files, &mut skipped);
@@ -179,6 +198,21 @@ mod tests {
             blocks(&index, "John Okonkwo"),
             "a removed file stays indexed"
         );
+    }
+
+    #[test]
+    fn only_the_folders_used_last_are_kept() {
+        let guards = FolderGuards::default();
+        let dirs: Vec<_> = (0..=MAX_FOLDERS)
+            .map(|_| tempfile::tempdir().expect("tmp"))
+            .collect();
+        for d in &dirs {
+            guards.refresh(d.path(), "", u64::MAX);
+        }
+        let folders = guards.folders.lock().expect("lock");
+        assert_eq!(folders.len(), MAX_FOLDERS);
+        let first = std::fs::canonicalize(dirs[0].path()).expect("path");
+        assert!(!folders.contains_key(&first), "the oldest was forgotten");
     }
 
     #[test]
