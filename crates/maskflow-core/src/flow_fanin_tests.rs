@@ -224,3 +224,75 @@ async fn item_prompts_and_the_fan_in_prompt_are_user_turns_and_announced() {
         assert!(announced.iter().any(|a| a == c), "{c} not announced");
     }
 }
+
+/// Issue 26, break 10: the fan-in prompt after a fan-out whose script items
+/// all failed, their error output holding a row of a working-folder file.
+#[tokio::test]
+async fn failed_script_items_errors_reach_the_fan_in_prompt_masked() {
+    let provider = Arc::new(
+        ReplayProvider::from_value(&json!({"agent:judge": [{"score": 0}]})).expect("replay"),
+    );
+    let flow = json!({"input": {"files": ["people.txt", "people.txt"]}, "steps": [
+        {"type": "foreach", "itemsPath": "input.files", "itemVariable": "file", "maxRetries": 0,
+         "step": {"type": "script", "path": "fail.py", "args": ["{{file}}"]}},
+        {"type": "join", "onFailure": "skip", "prompt": "Why did they fail?", "agentType": "judge", "identifier": "j"}
+    ]});
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("errors", flow)]);
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(work.join("people.txt"), "Zebulon Okonkwo\n").expect("write");
+    std::fs::write(
+        work.join("fail.py"),
+        "import sys\nsys.exit('bad row: ' + open(sys.argv[1]).read().strip())\n",
+    )
+    .expect("write");
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
+    let view = run(&engine, "errors", Some(&work)).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    let sent = provider.requests();
+    assert_eq!(sent.len(), 1);
+    let text = &sent[0].messages.last().expect("message").content;
+    assert!(
+        text.contains("Aaaaaaa Aaaaaaa"),
+        "the errors went, masked: {text}"
+    );
+    assert!(!text.contains("Okonkwo"), "{text}");
+}
+
+/// Issue 26, break 10: a fan-out over subflows whose child runs a script;
+/// the children's outputs are local to the join's prompt.
+#[tokio::test]
+async fn a_fan_out_over_subflows_that_run_scripts_is_masked_in_the_fan_in_prompt() {
+    let provider = Arc::new(
+        ReplayProvider::from_value(&json!({"agent:judge": [{"score": 50}]})).expect("replay"),
+    );
+    let child = json!({"steps": [{"type": "script", "path": "owner.py"}]});
+    let parent = json!({"input": {"runs": [1, 2]}, "steps": [
+        {"type": "foreach", "itemsPath": "input.runs", "itemVariable": "n",
+         "step": {"type": "subflow", "flow": "child"}},
+        {"type": "join", "prompt": "Score the owners.", "agentType": "judge", "identifier": "j"}
+    ]});
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("child", child), ("parent", parent)]);
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(
+        work.join("owner.py"),
+        "import json\nprint(json.dumps({'owner': 'Zebulon Okonkwo', 'Marisol Quarrington': 1}))\n",
+    )
+    .expect("write");
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
+    let view = run(&engine, "parent", Some(&work)).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    let text = &provider.requests()[0]
+        .messages
+        .last()
+        .expect("message")
+        .content
+        .clone();
+    for raw in ["Okonkwo", "Zebulon", "Quarrington"] {
+        assert!(!text.contains(raw), "{raw} in {text}");
+    }
+    assert!(text.contains("Aaaaaaa Aaaaaaa"), "{text}");
+}

@@ -23,6 +23,9 @@ pub enum FlowErrorCode {
     Subflow,
     /// The run's state could not be saved or read.
     Store,
+    /// The privacy guard refused to send a step's prompt: it held raw
+    /// values of the user's files (nothing was sent; the run asks a person).
+    Privacy,
 }
 
 /// Why a step failed.
@@ -82,6 +85,11 @@ impl FlowError {
     /// [`FlowErrorCode::Store`].
     pub fn store(message: impl Into<String>) -> Self {
         Self::new(FlowErrorCode::Store, message)
+    }
+
+    /// [`FlowErrorCode::Privacy`].
+    pub fn privacy(message: impl Into<String>) -> Self {
+        Self::new(FlowErrorCode::Privacy, message)
     }
 }
 

@@ -47,7 +47,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use engine::{FlowConfig, FlowEngine, RunHandle, Synchronous};
+pub use engine::{FlowCall, FlowConfig, FlowEngine, RunHandle, Synchronous, prompt_vocabulary};
 pub use error::{FlowError, FlowErrorCode};
 pub use events::{FlowEvent, FlowEvents, ToolPhase};
 pub use state::RunStatus;

@@ -47,6 +47,15 @@ pub struct LedgerEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub deleted_workflow: Option<String>,
+    /// The flow run it was for (a flow agent's call), as a build's calls
+    /// carry their workflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub flow_run_id: Option<String>,
+    /// The step of that run that asked: its label and path (`summarize [2, 0]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub flow_step: Option<String>,
 }
 
 /// The note on a call's row while it is in flight (and after, if it never ends).

@@ -35,6 +35,10 @@ pub struct GuardedProvider {
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
     workflow_id: Option<String>,
+    /// Indexes checked besides `guard` (a flow run's working folder).
+    also: Vec<Arc<GuardIndex>>,
+    /// The flow run and step the calls are for.
+    flow_step: Option<(String, String)>,
 }
 
 impl GuardedProvider {
@@ -55,7 +59,38 @@ impl GuardedProvider {
             clock,
             ids,
             workflow_id: None,
+            also: Vec::new(),
+            flow_step: None,
         }
+    }
+
+    /// Requests are checked against `index` too (a match in either blocks).
+    pub fn also_checking(mut self, index: Arc<GuardIndex>) -> Self {
+        self.also.push(index);
+        self
+    }
+
+    /// Calls are made by step `step` of flow run `run_id` (recorded in the ledger).
+    pub fn for_flow_step(mut self, run_id: String, step: String) -> Self {
+        self.flow_step = Some((run_id, step));
+        self
+    }
+
+    /// Every indexed value `request` holds, in `guard` and the other indexes.
+    fn matches(&self, request: &LlmRequest) -> Vec<GuardMatch> {
+        let mut matches = self.guard.check_request(request, &self.allowed);
+        for index in &self.also {
+            if matches.len() >= guard::MAX_MATCHES {
+                break;
+            }
+            for m in index.check_request(request, &self.allowed) {
+                if !matches.contains(&m) {
+                    matches.push(m);
+                }
+            }
+        }
+        matches.truncate(guard::MAX_MATCHES);
+        matches
     }
 
     /// Calls are about `workflow_id`.
@@ -88,6 +123,8 @@ impl GuardedProvider {
             blocked: false,
             error: None,
             deleted_workflow: None,
+            flow_run_id: self.flow_step.as_ref().map(|(run, _)| run.clone()),
+            flow_step: self.flow_step.as_ref().map(|(_, step)| step.clone()),
         }
     }
 
@@ -98,7 +135,7 @@ impl GuardedProvider {
     ) -> Result<LlmReply, ProviderError> {
         let started = self.clock.now_ms();
         let at = format_rfc3339(started);
-        let matches = self.guard.check_request(request, &self.allowed);
+        let matches = self.matches(request);
         if !matches.is_empty() {
             let mut e = self.entry(request, &at);
             let err = ProviderError::PrivacyBlocked(matches);
@@ -366,6 +403,56 @@ mod tests {
             !backend.called.load(Ordering::SeqCst),
             "the back end was called"
         );
+    }
+
+    /// Keeps every entry it is given.
+    #[derive(Debug, Default)]
+    struct Rows(Mutex<Vec<LedgerEntry>>);
+
+    impl CallSink for Rows {
+        fn record(&self, e: LedgerEntry) {
+            lock(&self.0).push(e);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_second_index_blocks_too_and_the_row_names_the_flow_step() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let csv = dir.path().join("people.csv");
+        std::fs::write(&csv, "name,city\nJohn Okonkwo,Lagos\nMary Brown,Leeds\n").expect("csv");
+        let mut folder = GuardIndex::new();
+        folder.add_file(&csv, "people.csv", guard::DEFAULT_MAX_BYTES);
+        let rows = Arc::new(Rows::default());
+        let backend = Arc::new(Backend::default());
+        let provider = GuardedProvider::new(
+            backend.clone(),
+            Arc::new(GuardIndex::new()),
+            rows.clone(),
+            Arc::new(StepClock::new(0)),
+            Arc::new(UlidGen::new(Arc::new(StepClock::new(0)))),
+        )
+        .also_checking(Arc::new(folder))
+        .for_flow_step("flow_1".into(), "summarize [1]".into());
+        let mut leaky = request();
+        leaky.messages[0].content = "Row: John Okonkwo, Lagos".into();
+        let err = provider
+            .complete(&leaky, &|_| {})
+            .await
+            .expect_err("blocked");
+        assert!(matches!(err, ProviderError::PrivacyBlocked(_)), "{err}");
+        assert!(err.to_string().contains("Aaaa Aaaaaaa"), "{err}");
+        assert!(!backend.called.load(Ordering::SeqCst), "nothing was sent");
+        provider
+            .complete(&request(), &|_| {})
+            .await
+            .expect("an ordinary request goes through");
+        let rows = lock(&rows.0);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].outcome, "blocked");
+        for row in rows.iter() {
+            assert_eq!(row.flow_run_id.as_deref(), Some("flow_1"));
+            assert_eq!(row.flow_step.as_deref(), Some("summarize [1]"));
+        }
     }
 
     #[tokio::test]

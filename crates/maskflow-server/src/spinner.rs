@@ -158,6 +158,8 @@ mod tests {
             blocked: false,
             error: None,
             deleted_workflow: None,
+            flow_run_id: None,
+            flow_step: None,
         };
         let mut other = entry.clone();
         other.id = "call_0".into();

@@ -68,4 +68,13 @@ error: string | null,
 /**
  * The workflow's name once it was deleted: the ledger outlives it.
  */
-deleted_workflow?: string, };
+deleted_workflow?: string, 
+/**
+ * The flow run it was for (a flow agent's call), as a build's calls
+ * carry their workflow.
+ */
+flow_run_id?: string, 
+/**
+ * The step of that run that asked: its label and path (`summarize [2, 0]`).
+ */
+flow_step?: string, };

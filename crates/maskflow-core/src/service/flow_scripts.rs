@@ -2,9 +2,14 @@
 //! process and output limits; no network), keeping the flow's own contract
 //! for such a script: its arguments in `sys.argv`, the run's working folder
 //! as its current directory, a JSON object on stdout as its output.
+//!
+//! Before a script starts, every file of the working folder it may read is
+//! indexed by the privacy guard ([`super::folder_guard`]), so a value it
+//! reads cannot reach a later agent step unmasked even if it deletes the
+//! file afterwards.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -36,12 +41,16 @@ pub type LimitsSource = Box<dyn Fn() -> Limits + Send + Sync>;
 /// Gives the runner of the moment (the Python setting may change between steps).
 pub type RunnerSource = Arc<dyn Fn() -> Arc<Runner> + Send + Sync>;
 
+/// Indexes a working folder in the privacy guard (blocking: it reads files).
+pub type FolderIndexer = Arc<dyn Fn(&Path) + Send + Sync>;
+
 /// The sandboxed runner behind the flow engine's `script` steps.
 pub struct SandboxedScripts {
     runner: RunnerSource,
     workdirs: PathBuf,
     ids: Arc<dyn IdGen>,
     limits: LimitsSource,
+    index_folder: Option<FolderIndexer>,
 }
 
 impl std::fmt::Debug for SandboxedScripts {
@@ -66,7 +75,14 @@ impl SandboxedScripts {
             workdirs,
             ids,
             limits,
+            index_folder: None,
         }
+    }
+
+    /// Each script's working folder is handed to `indexer` before it starts.
+    pub fn indexing_folders(mut self, indexer: FolderIndexer) -> Self {
+        self.index_folder = Some(indexer);
+        self
     }
 
     fn request(&self, request: &ScriptRequest) -> RunRequest {
@@ -121,16 +137,24 @@ impl ScriptRunner for SandboxedScripts {
             let runner = (self.runner)();
             let cancel = Arc::new(AtomicBool::new(false));
             let _guard = CancelOnDrop(cancel.clone());
-            let result = tokio::task::spawn_blocking(move || runner.run(&run, &cancel))
-                .await
-                .map_err(|e| ScriptError::Spawn {
-                    program: "python3".into(),
-                    message: e.to_string(),
-                })?
-                .map_err(|e| ScriptError::Spawn {
-                    program: "python3".into(),
-                    message: e.to_string(),
-                })?;
+            let index = self.index_folder.clone();
+            let folder = request.working_folder.clone();
+            let result = tokio::task::spawn_blocking(move || {
+                // What the script can read is indexed before it runs.
+                if let (Some(index), Some(folder)) = (index, folder) {
+                    index(&folder);
+                }
+                runner.run(&run, &cancel)
+            })
+            .await
+            .map_err(|e| ScriptError::Spawn {
+                program: "python3".into(),
+                message: e.to_string(),
+            })?
+            .map_err(|e| ScriptError::Spawn {
+                program: "python3".into(),
+                message: e.to_string(),
+            })?;
             match result.status {
                 RunStatus::TimedOut => Err(ScriptError::TimedOut(request.timeout.as_secs())),
                 RunStatus::Succeeded | RunStatus::Failed => Ok(ScriptOutput {

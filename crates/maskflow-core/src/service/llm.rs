@@ -15,7 +15,7 @@ use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
 use crate::flows::FlowError;
 use crate::flows::agents::AgentDef;
-use crate::flows::engine::AgentBackends;
+use crate::flows::engine::{AgentBackends, FlowCall};
 use crate::ids::{Clock, IdGen};
 use crate::keys::{self, Credentials, KeySource};
 use crate::privacy::GuardedProvider;
@@ -56,6 +56,8 @@ pub(super) struct LlmState {
     guards: Mutex<super::guard_cache::GuardCache>,
     /// The flows' guard: every stored file, keyed by (count, last rowid).
     flow_guard: Mutex<Option<FlowGuard>>,
+    /// The guard indexes of flow runs' working folders.
+    folders: super::folder_guard::FolderGuards,
     vocabulary: String,
     detected: Mutex<Vec<Detected>>,
     max_file_bytes: u64,
@@ -81,6 +83,7 @@ impl LlmState {
             built: RwLock::new(HashMap::new()),
             guards: Mutex::new(Default::default()),
             flow_guard: Mutex::new(None),
+            folders: Default::default(),
             vocabulary: vocabulary(),
             detected: Mutex::new(Vec::new()),
             max_file_bytes: guard::DEFAULT_MAX_BYTES,
@@ -109,6 +112,9 @@ fn vocabulary() -> String {
     }
     text.push_str(&prompts::repair_prompt(""));
     text.push_str(prompts::RUNNER_CONTRACT);
+    text.push('\n');
+    // The flows' prompt layers and Maskflow's own output keys.
+    text.push_str(&crate::flows::prompt_vocabulary());
     text
 }
 
@@ -334,24 +340,44 @@ impl Service {
     /// else the `agent:<name>` role, else the `flows` role, else the builder's),
     /// behind the flows' privacy guard and the ledger; `authored` is text
     /// the user wrote (the run's flow and agent definitions), allowed as is.
+    /// The guard checks the uploaded files and every file of the run's
+    /// working folder (indexed now, see [`super::folder_guard`]); the ledger
+    /// rows name the run and step of `call`.
     pub fn agent_llm(
         &self,
         agent: &str,
         def: &AgentDef,
         authored: &str,
+        call: &FlowCall,
     ) -> std::result::Result<GuardedProvider, String> {
         let provider = self.agent_provider(agent, def)?;
         let guard = self
             .flow_guard()
             .map_err(|e| format!("agent {agent:?}: building the privacy guard: {e}"))?;
-        Ok(GuardedProvider::new(
+        let mut guarded = GuardedProvider::new(
             provider,
             guard,
             Arc::new(self.clone()),
             self.inner.clock.clone(),
             self.inner.ids.clone(),
         )
-        .allowing(vec![authored.to_owned()]))
+        .allowing(vec![authored.to_owned()]);
+        if let Some(folder) = &call.working_folder {
+            guarded = guarded.also_checking(self.flow_folder_guard(folder));
+        }
+        if !call.run_id.is_empty() {
+            guarded = guarded.for_flow_step(call.run_id.clone(), call.step.clone());
+        }
+        Ok(guarded)
+    }
+
+    /// The guard index of a flow run's working folder, with every file in it
+    /// now indexed (new and changed files are read; see [`super::folder_guard`]).
+    pub(crate) fn flow_folder_guard(&self, folder: &Path) -> Arc<GuardIndex> {
+        let state = self.llm_state();
+        state
+            .folders
+            .refresh(folder, &state.vocabulary, state.max_file_bytes)
     }
 
     /// The guard of flow calls: the raw values of every file the user gave
@@ -536,6 +562,7 @@ impl AgentBackends for ServiceBackends {
         agent: &str,
         def: &AgentDef,
         authored: &str,
+        call: &FlowCall,
     ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
         let inner = self
             .0
@@ -543,7 +570,7 @@ impl AgentBackends for ServiceBackends {
             .ok_or_else(|| FlowError::backend("the service has closed"))?;
         let service = Service { inner };
         let provider = service
-            .agent_llm(agent, def, authored)
+            .agent_llm(agent, def, authored, call)
             .map_err(FlowError::backend)?;
         Ok(Arc::new(provider))
     }

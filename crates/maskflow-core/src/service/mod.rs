@@ -19,6 +19,7 @@ mod environments;
 mod flow_liveness;
 mod flow_scripts;
 mod flows;
+mod folder_guard;
 mod guard_cache;
 mod house_rules;
 mod isolation;
@@ -214,10 +215,8 @@ impl Service {
             .inner
             .flows
             .set_agent_backends(Arc::new(llm::ServiceBackends::new(&service)));
-        service
-            .inner
-            .flows
-            .set_script_runner(Arc::new(flow_scripts::SandboxedScripts::new(
+        service.inner.flows.set_script_runner(Arc::new(
+            flow_scripts::SandboxedScripts::new(
                 service.runner_source(),
                 service.inner.home.join("flow-scripts"),
                 service.inner.ids.clone(),
@@ -229,7 +228,16 @@ impl Service {
                         None => crate::runner::Limits::default(),
                     })
                 },
-            )));
+            )
+            .indexing_folders({
+                let inner = Arc::downgrade(&service.inner);
+                Arc::new(move |folder: &Path| {
+                    if let Some(inner) = inner.upgrade() {
+                        Service { inner }.flow_folder_guard(folder);
+                    }
+                })
+            }),
+        ));
         Ok(service)
     }
 
@@ -367,6 +375,8 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
 
 #[cfg(test)]
 pub(crate) mod api_client;
+#[cfg(test)]
+mod flow_privacy_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -19,8 +19,14 @@ pub const WRITE_AHEAD_MIGRATION: &str = "ALTER TABLE llm_calls ADD COLUMN comple
 pub const DELETED_WORKFLOW_MIGRATION: &str =
     "ALTER TABLE llm_calls ADD COLUMN deleted_workflow TEXT;";
 
+/// Migration (issue 26, branch wt-flows — renumber when merged beside
+/// another): a flow agent's call records its flow run and step, as a
+/// build's records its workflow.
+pub const FLOW_STEP_MIGRATION: &str = "ALTER TABLE llm_calls ADD COLUMN flow_run_id TEXT;
+ALTER TABLE llm_calls ADD COLUMN flow_step TEXT;";
+
 const COLS: &str = "id, created_at, role, provider, model, workflow_id, url, request_body, reply, \
-input_tokens, output_tokens, latency_ms, outcome, blocked, error";
+input_tokens, output_tokens, latency_ms, outcome, blocked, error, flow_run_id, flow_step";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
     Ok(LedgerEntry {
@@ -39,17 +45,20 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
         outcome: r.get(12)?,
         blocked: r.get(13)?,
         error: r.get(14)?,
-        deleted_workflow: r.get(15)?,
+        flow_run_id: r.get(15)?,
+        flow_step: r.get(16)?,
+        deleted_workflow: r.get(17)?,
     })
 }
 
 /// Appends an entry.
 pub fn insert(conn: &Connection, e: &LedgerEntry) -> rusqlite::Result<()> {
     conn.execute(
-        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
         params![
             e.id, e.created_at, e.role, e.provider, e.model, e.workflow_id, e.url, e.request_body,
-            e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome, e.blocked, e.error
+            e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome, e.blocked, e.error,
+            e.flow_run_id, e.flow_step
         ],
     )?;
     Ok(())
@@ -86,7 +95,7 @@ pub fn complete(conn: &Connection, e: &LedgerEntry, completed_at: &str) -> rusql
 }
 
 /// Entries newest first; `q` keeps those whose body, reply, role, provider,
-/// model, workflow or error contains it.
+/// model, workflow, flow run or step, or error contains it.
 pub fn list(
     conn: &Connection,
     q: Option<&str>,
@@ -106,6 +115,7 @@ pub fn list(
             OR deleted_workflow LIKE ?1 ESCAPE '\\'
             OR role LIKE ?1 ESCAPE '\\' OR provider LIKE ?1 ESCAPE '\\' OR model LIKE ?1 ESCAPE '\\'
             OR workflow_id LIKE ?1 ESCAPE '\\' OR error LIKE ?1 ESCAPE '\\'
+            OR flow_run_id LIKE ?1 ESCAPE '\\' OR flow_step LIKE ?1 ESCAPE '\\'
          ORDER BY id DESC LIMIT ?2 OFFSET ?3"
     ))?;
     stmt.query_map(params![pattern, limit, offset], from_row)?
@@ -177,7 +187,24 @@ mod tests {
             blocked: false,
             error: None,
             deleted_workflow: None,
+            flow_run_id: None,
+            flow_step: None,
         }
+    }
+
+    #[test]
+    fn a_flow_agents_row_keeps_its_run_and_step_and_is_found_by_them() {
+        let conn = crate::store::open_in_memory().expect("db");
+        let mut flow = entry("call_01", "masked prompt");
+        flow.role = "agent:critic".into();
+        flow.flow_run_id = Some("flow_01".into());
+        flow.flow_step = Some("summarize [1]".into());
+        insert(&conn, &flow).expect("insert");
+        insert(&conn, &entry("call_02", "other")).expect("insert");
+        let found = list(&conn, Some("flow_01"), 10, 0).expect("list");
+        assert_eq!(found, vec![flow.clone()]);
+        let found = list(&conn, Some("summarize"), 10, 0).expect("list");
+        assert_eq!(found, vec![flow]);
     }
 
     #[test]

@@ -210,6 +210,11 @@ pub const MANUAL_PROMPT_CALLS: &str = crate::store::manual_prompts::CALL_MIGRATI
 /// [`crate::flows::store::DELTA_MIGRATION`].
 pub const FLOW_CHECKPOINT_DELTAS: &str = crate::flows::store::DELTA_MIGRATION;
 
+/// Migration (issue 26, branch wt-flows — the lead renumbers on merge): a
+/// flow agent's ledger row names its run and step. See
+/// [`crate::store::llm_calls::FLOW_STEP_MIGRATION`].
+pub const LEDGER_FLOW_STEP: &str = crate::store::llm_calls::FLOW_STEP_MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -231,5 +236,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(MANUAL_PROMPTS),
         M::up(FLOW_CHECKPOINT_DELTAS),
         M::up(MANUAL_PROMPT_CALLS),
+        M::up(LEDGER_FLOW_STEP),
     ]
 }

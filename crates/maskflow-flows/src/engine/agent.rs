@@ -178,7 +178,13 @@ impl FlowEngine {
             schema: None,
         };
         let authored = serde_json::to_string(&run.snapshot).unwrap_or_default();
-        let provider = self.agent_backend(agent, &def, &authored)?;
+        let call = FlowCall {
+            run_id: run.id.clone(),
+            flow_name: run.flow_name.clone(),
+            step: step_name(node),
+            working_folder: run.working_folder.clone(),
+        };
+        let provider = self.agent_backend(agent, &def, &authored, &call)?;
         let events = self.inner.events.clone();
         let conversation_id = run.id.clone();
         let sink = move |d: &str| {
@@ -190,7 +196,23 @@ impl FlowEngine {
         let reply = provider
             .complete(&request, &sink)
             .await
-            .map_err(|e| FlowError::agent(format!("agent {agent:?} failed: {e}")))?;
+            .map_err(|e| match e {
+                maskflow_llm::ProviderError::PrivacyBlocked(found) => {
+                    let values: Vec<String> = found
+                        .iter()
+                        .map(|m| format!("{} (from {})", m.masked, m.source))
+                        .collect();
+                    FlowError::privacy(format!(
+                        "step {:?}: the privacy guard refused the prompt for agent {agent:?}: \
+                         it holds values from your files: {}. Nothing left your machine. \
+                         Change what the step sends (or the files its scripts read), then \
+                         retry, skip or stop",
+                        node.label,
+                        values.join(", ")
+                    ))
+                }
+                e => FlowError::agent(format!("agent {agent:?} failed: {e}")),
+            })?;
         let mut rows = Vec::new();
         if let Some((conv, _)) = history {
             let mut sent = msgs;
@@ -212,6 +234,11 @@ impl FlowEngine {
         }
         Ok((reply.text, rows))
     }
+}
+
+/// A step as people name it in the ledger: its label and path.
+pub(super) fn step_name(node: &compile::Node) -> String {
+    format!("{} {:?}", node.label, node.path)
 }
 
 /// The postcondition error of the previous attempt at `cur`, told to the agent on a retry.

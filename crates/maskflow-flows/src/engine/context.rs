@@ -1,15 +1,110 @@
 //! The expression and prompt context of a step, with local values masked.
+//!
+//! A value is local when it was computed from local data: a `script` step's
+//! output (and what is derived from it: a subflow's, a fan-out's), a
+//! subflow's input built from one. Such a value reaches a prompt only
+//! masked, as an extract's samples are (`John Smith` → `Aaaa Aaaaa`, `42`
+//! → `##`) — its object keys too, unless the run's own definitions name
+//! them (`{{output.rows}}` names `rows`) or Maskflow wrote them (`stdout`,
+//! `total`…): a script can put a row in a key as easily as in a value.
+//! This holds whatever the script read, so it does not depend on knowing
+//! which files that was; the privacy guard's check of the working folder
+//! (see the service's `flow_guard`) is the second line behind it.
 
 use super::*;
 
-/// Replaces every value under the local roots with its masked form.
-pub(super) fn mask_local(ctx: &mut Value, local: &std::collections::BTreeSet<String>) {
-    fn mask_value(v: &mut Value) {
+/// Keys Maskflow itself writes into step outputs (a script's wrapper, a
+/// fan-out's summary, a gate's answer, a break's answer): never data.
+const ENGINE_KEYS: &[&str] = &[
+    "stdout",
+    "exitCode",
+    "total",
+    "succeeded",
+    "failed",
+    "results",
+    "retries",
+    "index",
+    "error",
+    "option",
+    "input",
+    "answer",
+];
+
+/// Every fixed word of the prompts flows send (the layers' headings and
+/// wording, the break, retry, answer and fan-in wording, Maskflow's own
+/// output keys): never data, so the privacy guard allows it — a file of the
+/// working folder that happens to hold `nextAction` or `stdout` must not
+/// block every prompt.
+pub fn prompt_vocabulary() -> String {
+    let brief = prompt::StepBrief {
+        instructions: None,
+        expected: Vec::new(),
+        next_stages: vec!["stage".into()],
+        confidence_threshold: Some(0.5),
+        steers: true,
+    };
+    let task = TaskContext {
+        flow: String::new(),
+        step: String::new(),
+        iterations: vec![1],
+        item: Some(("item".into(), Value::Null)),
+    };
+    let system = prompt::system_message(
+        Some("persona"),
+        prompt::step_instructions(&brief).as_deref(),
+        &task,
+    );
+    let mut text: Vec<String> = prompt::assemble(system, &[], Vec::new(), Some(""))
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    text.push(prompt::break_question(""));
+    text.push(join::fan_in_message("", &Value::Null));
+    text.extend(steer::take_answer_wording());
+    text.extend(ENGINE_KEYS.iter().map(|k| (*k).to_owned()));
+    text.join("\n")
+}
+
+/// The words of a run's definitions (its snapshot as JSON): what the
+/// person who wrote the flow and its agents named.
+pub(super) fn authored_words(definition: &Value) -> BTreeSet<String> {
+    definition
+        .to_string()
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Replaces every value under the local roots with its masked form; object
+/// keys are masked too unless they are among `keep` or Maskflow's own.
+pub(super) fn mask_local(ctx: &mut Value, local: &BTreeSet<String>, keep: &BTreeSet<String>) {
+    fn mask_key(k: String, keep: &BTreeSet<String>) -> String {
+        if keep.contains(&k) || ENGINE_KEYS.contains(&k.as_str()) {
+            k
+        } else {
+            maskflow_extractors::mask::mask(&k)
+        }
+    }
+    fn mask_value(v: &mut Value, keep: &BTreeSet<String>) {
         match v {
             Value::String(s) => *s = maskflow_extractors::mask::mask(s),
             Value::Number(n) => *v = Value::String(maskflow_extractors::mask::mask(&n.to_string())),
-            Value::Array(a) => a.iter_mut().for_each(mask_value),
-            Value::Object(o) => o.values_mut().for_each(mask_value),
+            Value::Array(a) => a.iter_mut().for_each(|v| mask_value(v, keep)),
+            Value::Object(o) => {
+                for (k, mut v) in std::mem::take(o) {
+                    mask_value(&mut v, keep);
+                    let masked = mask_key(k, keep);
+                    // Two keys of one shape (`Anna`, `Bert` → `Aaaa`) stay two.
+                    let mut key = masked.clone();
+                    let mut n = 1;
+                    while o.contains_key(&key) {
+                        n += 1;
+                        key = format!("{masked} ({n})");
+                    }
+                    o.insert(key, v);
+                }
+            }
             Value::Bool(_) | Value::Null => {}
         }
     }
@@ -22,7 +117,7 @@ pub(super) fn mask_local(ctx: &mut Value, local: &std::collections::BTreeSet<Str
     for root in local {
         let parts: Vec<&str> = root.split('.').collect();
         if let Some(v) = at(ctx, &parts) {
-            mask_value(v);
+            mask_value(v, keep);
         }
     }
 }
@@ -64,7 +159,7 @@ impl FlowEngine {
 
     pub(super) fn prompt_context(&self, run: &Loaded, st: &RunState) -> Value {
         let mut ctx = self.context(run, st);
-        mask_local(&mut ctx, &st.local);
+        mask_local(&mut ctx, &st.local, &run.authored);
         ctx
     }
 }
@@ -127,5 +222,51 @@ pub(super) fn meta(run: &Loaded, node: &compile::Node, item: Option<usize>) -> S
             item_index: item,
         }),
         ..StepMeta::flow()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(words: &[&str]) -> BTreeSet<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_local_value_is_masked_keys_included_unless_the_flow_names_them() {
+        let definition = json!({"steps": [{"type": "llm", "messages": [
+            {"role": "user", "content": ["{{output.rows}} rows, columns {{output.columns}}"]}
+        ]}]});
+        let keep = authored_words(&definition);
+        assert!(keep.contains("rows") && keep.contains("columns"));
+        let mut ctx = json!({
+            "output": {
+                "rows": 42,
+                "columns": ["name", "city"],
+                "John Smith": {"Lagos": 1},
+                "Anna": 1,
+                "Bert": 2,
+                "stdout": "Okonkwo,Lagos"
+            },
+            "steps": {"other": {"Okonkwo": 3}},
+            "gate": {"option": "Go", "input": "typed by a person"}
+        });
+        mask_local(&mut ctx, &set(&["output", "steps.other"]), &keep);
+        assert_eq!(
+            ctx,
+            json!({
+                "output": {
+                    "rows": "##",
+                    "columns": ["aaaa", "aaaa"],
+                    "Aaaa Aaaaa": {"Aaaaa": "#"},
+                    "Aaaa": "#",
+                    "Aaaa (2)": "#",
+                    "stdout": "Aaaaaaa,Aaaaa"
+                },
+                "steps": {"other": {"Aaaaaaa": "#"}},
+                "gate": {"option": "Go", "input": "typed by a person"}
+            })
+        );
     }
 }

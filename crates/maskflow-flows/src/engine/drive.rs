@@ -167,6 +167,9 @@ impl FlowEngine {
                     }
                 };
                 match result {
+                    Err(f) if f.error.code == crate::error::FlowErrorCode::Privacy => {
+                        return self.escalate_blocked(&run, &st, cur, f);
+                    }
                     Err(f) => return self.fail(&run, &st, Some(cur), f.error, f.turns),
                     Ok(Outcome::Stopped) => {
                         return self.end(&run, &st, RunEvent::Stop, None, vec![]);
@@ -216,6 +219,39 @@ impl FlowEngine {
                 }
             }
         })
+    }
+
+    /// A prompt the privacy guard refused: nothing was sent, and the same
+    /// prompt would be refused again, so the run asks a person at once
+    /// (retry once the flow or its files are fixed, skip, or stop), keeping
+    /// every completed step and its place at this one.
+    fn escalate_blocked(
+        &self,
+        run: &Loaded,
+        st: &RunState,
+        cur: usize,
+        f: StepFailure,
+    ) -> RunStatus {
+        let node = &run.program.nodes[cur];
+        let message = f.error.message;
+        let mut turns = f.turns;
+        turns.push(TurnRow {
+            role: TurnRole::System,
+            content: message.clone(),
+            command: meta(run, node, None),
+        });
+        let pending = Pending::Attention {
+            reason: "privacy guard".into(),
+            step: node.label.clone(),
+            step_path: node.path.clone(),
+            error: message,
+            options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
+        };
+        let event = RunEvent::Escalate;
+        match self.commit(run, event, st, Some(&pending), None, &turns, &[]) {
+            Ok(status) => status,
+            Err(e) => self.fail(run, st, Some(cur), e, vec![]),
+        }
     }
 
     /// Commits what an agent's reply asked for: a wait for a person, or a

@@ -47,9 +47,10 @@ impl<'a> ItemCall<'a> {
         if local {
             let mut set = std::collections::BTreeSet::new();
             set.insert(var.to_owned());
-            mask_local(&mut pctx, &set);
+            mask_local(&mut pctx, &set, &run.authored);
             let mut wrapper = json!({ "v": masked_item });
-            mask_local(&mut wrapper, &["v".to_owned()].into_iter().collect());
+            let v = ["v".to_owned()].into_iter().collect();
+            mask_local(&mut wrapper, &v, &run.authored);
             masked_item = wrapper["v"].take();
         }
         ItemCall {
@@ -186,7 +187,8 @@ impl FlowEngine {
         let output =
             json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok});
         next.foreach = Some(progress);
-        if local_items || matches!(*f.step, Step::Script(_)) {
+        // A subflow item may run scripts: its output is treated as local.
+        if local_items || matches!(*f.step, Step::Script(_) | Step::Subflow(_)) {
             next.local.insert("foreach".into());
         }
         next.step_path = node.path.clone();

@@ -86,7 +86,8 @@ impl FlowEngine {
                 JoinPolicy::Skip => {}
             }
         }
-        let local = progress.results.values().any(|r| r.ok) && st.local.contains("foreach");
+        // Failed items' errors are local too (a script's error output).
+        let local = st.local.contains("foreach");
         next.local.remove("foreach");
         // Seed 002's `retryCount` of each item that needed a retry, by index.
         let retries: Map<String, Value> = progress
@@ -149,7 +150,8 @@ impl FlowEngine {
         let node = &run.program.nodes[cur];
         let mut shown = json!({ "v": gathered });
         if local {
-            mask_local(&mut shown, &["v".to_owned()].into_iter().collect());
+            let v = ["v".to_owned()].into_iter().collect();
+            mask_local(&mut shown, &v, &run.authored);
         }
         let shown = shown["v"].take();
         let mut pctx = self.prompt_context(run, st);

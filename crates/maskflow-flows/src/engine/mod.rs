@@ -10,7 +10,7 @@
 //! future kills a script); a stop asked by another process is seen through
 //! the run's `stop_requested` flag.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -66,6 +66,7 @@ mod step;
 mod stop;
 mod subflow;
 
+pub use context::prompt_vocabulary;
 use context::{is_local, mask_local, meta, render_messages, template_uses_local};
 use drive::{Outcome, StepFailure, enter, failure};
 use retries::{answer_due_retries, due_retries, steered_wait};
@@ -103,18 +104,48 @@ pub struct FlowConfig {
     pub checkpoints: CheckpointPolicy,
 }
 
+/// Which run and step make an agent call: the ledger records them, and the
+/// guard also checks the call against the files of the run's working folder
+/// (what its `script` steps can read).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowCall {
+    /// The run (`flow_…`).
+    pub run_id: String,
+    /// Its flow.
+    pub flow_name: String,
+    /// The step, as people name it: its label and path (`summarize [2, 0]`).
+    pub step: String,
+    /// The folder the run's scripts read and write, if it has one.
+    pub working_folder: Option<PathBuf>,
+}
+
+impl FlowCall {
+    /// No call at all: a back end asked only for its model's name (no run,
+    /// no step, no folder to index).
+    pub fn naming_only() -> Self {
+        Self {
+            run_id: String::new(),
+            flow_name: String::new(),
+            step: String::new(),
+            working_folder: None,
+        }
+    }
+}
+
 /// Where the engine gets each agent's back end. The service implements it
 /// (the agent's own `provider`/`model`, else the settings' roles, behind the
 /// privacy guard and the ledger); fixed [`Roles`] serve the engine's own tests.
 pub trait AgentBackends: Send + Sync + std::fmt::Debug {
-    /// The back end for one call of `agent` (defined by `def`); `authored`
-    /// is the run's flow and agent definitions (text the user wrote, not
-    /// data). The error says which agent and which setting is wrong.
+    /// The back end for one call of `agent` (defined by `def`) made by
+    /// `call`; `authored` is the run's flow and agent definitions (text the
+    /// user wrote, not data). The error says which agent and which setting
+    /// is wrong.
     fn agent_backend(
         &self,
         agent: &str,
         def: &AgentDef,
         authored: &str,
+        call: &FlowCall,
     ) -> std::result::Result<Arc<dyn Provider>, FlowError>;
 }
 
@@ -124,6 +155,7 @@ impl AgentBackends for Roles {
         agent: &str,
         _def: &AgentDef,
         _authored: &str,
+        _call: &FlowCall,
     ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
         Ok(self.for_role(&Role::Agent(agent.to_owned())).clone())
     }
@@ -180,6 +212,9 @@ struct Loaded {
     depth: u32,
     working_folder: Option<PathBuf>,
     parent_id: Option<String>,
+    /// The words of the run's flow and agent definitions: object keys of
+    /// local values that are among them stay readable in prompts.
+    authored: BTreeSet<String>,
 }
 
 /// A prepared run: [`RunHandle::run`] drives it to its end (or a gate, a stop…).
@@ -257,9 +292,10 @@ impl FlowEngine {
         agent: &str,
         def: &AgentDef,
         authored: &str,
+        call: &FlowCall,
     ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
         let backends = lock(&self.inner.backends).clone();
-        backends.agent_backend(agent, def, authored)
+        backends.agent_backend(agent, def, authored, call)
     }
 
     /// Replaces the script runner (e.g. with the sandboxed one).

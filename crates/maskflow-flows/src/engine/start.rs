@@ -96,11 +96,13 @@ impl FlowEngine {
                 .as_ref()
                 .map(|m| m.to_string())
                 .unwrap_or_default(),
-            Some((name, def)) => match self.agent_backend(name, def, "") {
-                Ok(p) if !p.model().is_empty() => p.model().to_owned(),
-                Ok(p) => p.name().to_owned(),
-                Err(_) => String::new(),
-            },
+            Some((name, def)) => {
+                match self.agent_backend(name, def, "", &FlowCall::naming_only()) {
+                    Ok(p) if !p.model().is_empty() => p.model().to_owned(),
+                    Ok(p) => p.name().to_owned(),
+                    Err(_) => String::new(),
+                }
+            }
             None => String::new(),
         }
     }
@@ -158,6 +160,7 @@ impl FlowEngine {
             depth: row.depth,
             working_folder: row.working_folder.as_ref().map(PathBuf::from),
             parent_id: row.parent_id.clone(),
+            authored: context::authored_words(&row.definition),
         })
     }
 

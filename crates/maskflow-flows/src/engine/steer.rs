@@ -139,13 +139,16 @@ pub(super) fn steer_item(node: &compile::Node, reply: &str) -> ItemSteer {
 /// The person's answer to this step's agent, as a message to it (and clears it).
 pub(super) fn take_answer(next: &mut RunState, cur: usize) -> Option<ChatMessage> {
     let a = next.agent_answer.take_if(|a| a.node == cur)?;
-    Some(ChatMessage::new(
-        ChatRole::User,
-        format!(
-            "A person answered your request: {}\nCarry on with this step using the answer.",
-            a.text
-        ),
-    ))
+    Some(ChatMessage::new(ChatRole::User, answer_message(&a.text)))
+}
+
+fn answer_message(text: &str) -> String {
+    format!("A person answered your request: {text}\nCarry on with this step using the answer.")
+}
+
+/// The fixed words of the answer message (for the guard's vocabulary).
+pub(super) fn take_answer_wording() -> Option<String> {
+    Some(answer_message(""))
 }
 
 /// Where a stage the step allows leads: its node (counted in `next`), or

@@ -190,7 +190,14 @@ fn every_command_opens_a_fresh_data_folder_on_the_manual_back_end() {
         assert!(p.is_manual(), "{role:?} uses {}", p.name());
     }
     let def = maskflow_core::flows::agents::AgentDef::default();
-    let p = service.agent_llm("coding_agent", &def, "").expect("agent");
+    let p = service
+        .agent_llm(
+            "coding_agent",
+            &def,
+            "",
+            &maskflow_core::flows::FlowCall::naming_only(),
+        )
+        .expect("agent");
     assert!(p.is_manual());
 }
 
