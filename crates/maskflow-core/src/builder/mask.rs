@@ -35,7 +35,7 @@ pub const MAX_FEEDBACK_CHARS: usize = 4000;
 /// Most frames shown (the innermost).
 pub const MAX_FRAMES: usize = 12;
 /// Most masked characters in one feedback, all variable parts together.
-pub const MASKED_BUDGET: usize = 160;
+pub const MASKED_BUDGET: usize = 120;
 /// Most characters of one variable part of a message.
 const MAX_SLOT_CHARS: usize = 48;
 /// Most characters of one quoted source line.

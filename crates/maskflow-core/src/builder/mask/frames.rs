@@ -22,6 +22,10 @@ pub struct Machine {
     /// The interpreter's folders, resolved, longest first; none of them
     /// holds the run folder.
     runtime: Vec<PathBuf>,
+    /// When the run's `script.py` was written: a library file changed since
+    /// may have been written by the script (isolation switched off), so it
+    /// is not believed.
+    since: Option<std::time::SystemTime>,
 }
 
 /// A library file a frame names, checked.
@@ -56,7 +60,14 @@ impl Machine {
             .collect();
         runtime.sort_by_key(|r| std::cmp::Reverse(r.as_os_str().len()));
         runtime.dedup();
-        Self { workdirs, runtime }
+        let since = std::fs::metadata(workdir.join("script.py"))
+            .and_then(|m| m.modified())
+            .ok();
+        Self {
+            workdirs,
+            runtime,
+            since,
+        }
     }
 
     /// `text` with the run folder written `.` and each interpreter folder
@@ -101,6 +112,11 @@ impl Machine {
         }
         let meta = std::fs::metadata(&real).ok()?;
         if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
+            return None;
+        }
+        if let Some(since) = self.since
+            && meta.modified().is_ok_and(|m| m >= since)
+        {
             return None;
         }
         let shown = shown_path(&real)?;

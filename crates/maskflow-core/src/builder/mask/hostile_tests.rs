@@ -318,3 +318,37 @@ proptest! {
         prop_assert_eq!(render(&values), render(&shifted));
     }
 }
+
+#[test]
+fn a_library_file_written_during_the_run_is_not_believed() {
+    // With isolation switched off a script could write into the
+    // interpreter's folders and cite its own file as a library frame.
+    let dir = tempfile::tempdir().expect("tmp");
+    let site = dir.path().join("env/lib/python3.12/site-packages");
+    let work = dir.path().join("run");
+    std::fs::create_dir_all(&site).expect("site");
+    std::fs::create_dir_all(&work).expect("run");
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(site.join("older.py"), "value = 1\n").expect("older");
+    pause();
+    std::fs::write(work.join("script.py"), PRELUDE).expect("script");
+    pause();
+    std::fs::write(site.join("planted.py"), format!("{}\n", RAW[4])).expect("planted");
+    let stderr = format!(
+        "{HEADER}\n  File \"{s}/older.py\", line 1, in <module>\n    value = 1\n  File \"{s}/planted.py\", line 1, in <module>\n    {row}\nValueError: x",
+        s = site.display(),
+        row = RAW[4]
+    );
+    let out = repair_feedback(
+        &stderr,
+        &Grammar::new(PRELUDE, &columns()),
+        &Machine::new(&work, std::slice::from_ref(&site)),
+    );
+    assert!(
+        out.contains("  File \"site-packages/older.py\", line 1, in <module>\n    value = 1\n"),
+        "{out}"
+    );
+    assert!(out.contains(HIDDEN_FRAMES), "{out}");
+    assert!(!out.contains("planted"), "{out}");
+    assert_no_leak(&out);
+}
