@@ -297,6 +297,16 @@ proptest! {
             prop_assert!(masked || allowed.contains(word), "{:?} in {}", word, out);
         }
         prop_assert!(out.chars().count() <= MAX_FEEDBACK_CHARS + 40);
+        // The channel's bound: at most MAX_FRAMES frames, at most
+        // MASKED_BUDGET masked characters.
+        prop_assert!(out.matches("  File \"").count() <= MAX_FRAMES, "{}", out);
+        let masked: usize = out
+            .split(|c: char| !(c.is_alphanumeric() || c == '#'))
+            .filter(|w| !w.is_empty() && !allowed.contains(*w))
+            .filter(|w| w.chars().all(|c| matches!(c, 'A' | 'a' | '#')))
+            .map(|w| w.chars().count())
+            .sum();
+        prop_assert!(masked <= MASKED_BUDGET, "{} masked characters: {}", masked, out);
     }
 
     #[test]
