@@ -206,10 +206,19 @@ async fn a_failure_is_masked_and_revised_once() {
     for raw in ["John", "Smith", "Paris"] {
         assert!(!revision.contains(raw), "{raw} reached the LLM: {revision}");
     }
-    // No absolute path of the machine in any prompt (the data folder, the
-    // run folder, the interpreter's folders).
+    // No absolute path of the machine in any prompt of any role (the data
+    // folder, the run folder, the interpreter's folders, the home folder).
     let data = home.path().display().to_string();
-    for prompt in &prompts {
+    let every: Vec<String> = provider
+        .requests()
+        .into_iter()
+        .flat_map(|r| r.messages.into_iter().map(|m| m.content))
+        .collect();
+    assert!(
+        every.len() > prompts.len(),
+        "the validator's and clarifier's too"
+    );
+    for prompt in &every {
         assert!(!prompt.contains(&data), "the data folder is in: {prompt}");
         assert!(
             !prompt.contains("/tmp/"),
