@@ -362,3 +362,25 @@ fn a_library_file_written_during_the_run_is_not_believed() {
     assert!(!out.contains("planted"), "{out}");
     assert_no_leak(&out);
 }
+
+#[test]
+fn a_python_file_the_script_writes_in_its_folder_is_no_library() {
+    let (run, _) = hostile(
+        "open('helper.py', 'w').write(row + '\\n')
+import os
+print('Traceback (most recent call last):', file=sys.stderr)
+print('  File \"' + os.path.abspath('helper.py') + '\", line 1, in <module>', file=sys.stderr)
+print('    ' + row, file=sys.stderr)
+print('ValueError: x', file=sys.stderr)
+sys.exit(1)
+",
+    );
+    // Even when an interpreter folder holds the run folder (a Python
+    // installed above the data folder), the script's own files are refused.
+    let parent = run.dir.path().to_path_buf();
+    let machine = Machine::new(&run.work, &[parent, run.work.clone()]);
+    let out = repair_feedback(&run.stderr, &run.grammar, &machine);
+    assert!(out.contains(HIDDEN_FRAMES), "{out}");
+    assert!(!out.contains("helper"), "{out}");
+    assert_no_leak(&out);
+}

@@ -292,6 +292,13 @@ fn the_runner_sentence_loses_its_absolute_paths() {
     );
     let out = without_paths(&sentence, &run.machine);
     assert_eq!(
+        without_paths(
+            "could not open C:\\Users\\ada\\x.py or '/home/ada/y'",
+            &run.machine
+        ),
+        "could not open <path> or '<path>'"
+    );
+    assert_eq!(
         out,
         "the script needs Python packages that are not installed: openpyxl (install them with `<path> -m pip install openpyxl`) in ./script.py"
     );
