@@ -23,8 +23,9 @@ pub struct Machine {
     /// holds the run folder.
     runtime: Vec<PathBuf>,
     /// When the run's `script.py` was written: a library file changed since
-    /// may have been written by the script (isolation switched off), so it
-    /// is not believed.
+    /// (modified, or its status changed: a backdated modification time does
+    /// not hide it) may have been written by the script (isolation switched
+    /// off), so it is not believed.
     since: Option<std::time::SystemTime>,
 }
 
@@ -61,8 +62,8 @@ impl Machine {
         runtime.sort_by_key(|r| std::cmp::Reverse(r.as_os_str().len()));
         runtime.dedup();
         let since = std::fs::metadata(workdir.join("script.py"))
-            .and_then(|m| m.modified())
-            .ok();
+            .ok()
+            .and_then(|m| changed(&m));
         Self {
             workdirs,
             runtime,
@@ -115,7 +116,7 @@ impl Machine {
             return None;
         }
         if let Some(since) = self.since
-            && meta.modified().is_ok_and(|m| m >= since)
+            && changed(&meta).is_none_or(|m| m >= since)
         {
             return None;
         }
@@ -148,6 +149,25 @@ impl Machine {
                     .is_some_and(|f| defines_class(&f.text, class))
             })
         })
+    }
+}
+
+/// When a file last changed: the later of its modification time and (on
+/// Unix) its status change time, which no script can set back.
+fn changed(meta: &std::fs::Metadata) -> Option<std::time::SystemTime> {
+    let modified = meta.modified().ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let status = u64::try_from(meta.ctime()).ok().map(|secs| {
+            std::time::UNIX_EPOCH
+                + std::time::Duration::new(secs, u32::try_from(meta.ctime_nsec()).unwrap_or(0))
+        });
+        Some(status.map_or(modified, |s| s.max(modified)))
+    }
+    #[cfg(not(unix))]
+    {
+        Some(modified)
     }
 }
 

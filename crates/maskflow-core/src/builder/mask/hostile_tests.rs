@@ -344,6 +344,14 @@ fn a_library_file_written_during_the_run_is_not_believed() {
     std::fs::write(work.join("script.py"), PRELUDE).expect("script");
     pause();
     std::fs::write(site.join("planted.py"), format!("{}\n", RAW[4])).expect("planted");
+    // Backdated to before the run: its status change time still tells.
+    std::fs::File::options()
+        .write(true)
+        .open(site.join("planted.py"))
+        .and_then(|f| {
+            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
+        })
+        .expect("backdate");
     let stderr = format!(
         "{HEADER}\n  File \"{s}/older.py\", line 1, in <module>\n    value = 1\n  File \"{s}/planted.py\", line 1, in <module>\n    {row}\nValueError: x",
         s = site.display(),
