@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::builder::mask::{Allowlist, mask_error};
+use crate::builder::mask::{Grammar, Machine, repair_feedback};
 use crate::conversation::prompts;
 use crate::privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
 use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
@@ -311,10 +311,11 @@ fn the_privacy_evaluation_leaks_nothing_and_blocks_no_plain_words() {
             leaked.push(format!("{class}: {text}"));
         }
     }
-    let allow = Allowlist::new(SCRIPT, &crate::builder::engine::column_names(&extracts));
+    let grammar = Grammar::new(SCRIPT, &crate::builder::engine::column_names(&extracts));
+    let machine = Machine::new(Path::new("/tmp/run"), &[]);
     let mut benign: Vec<String> = TRACEBACKS
         .iter()
-        .map(|t| mask_error(t, "/tmp/run", &allow))
+        .map(|t| repair_feedback(t, &grammar, &machine))
         .collect();
     benign.extend(USER_MESSAGES.iter().map(|s| (*s).to_owned()));
     benign.extend(prompt.messages.iter().map(|m| m.content.clone()));

@@ -193,13 +193,45 @@ async fn a_failure_is_masked_and_revised_once() {
     let prompts = builder_prompts(&provider);
     assert_eq!(prompts.len(), 2);
     let revision = &prompts[1];
+    // The message is the script's own wording, not Python's: masked whole
+    // (issue #26: no word is kept because it occurs in the script).
     assert!(
-        revision.contains("ValueError: cannot read row Aaaa Aaaaa in 'Aaaaa'"),
+        revision.contains("ValueError: aaaaaa aaaa aaa Aaaa Aaaaa aa 'Aaaaa'"),
         "{revision}"
     );
-    assert!(revision.contains("line 4"), "{revision}");
+    assert!(
+        revision.contains("File \"script.py\", line 4, in <module>"),
+        "{revision}"
+    );
     for raw in ["John", "Smith", "Paris"] {
         assert!(!revision.contains(raw), "{raw} reached the LLM: {revision}");
+    }
+    // No absolute path of the machine in any prompt of any role (the data
+    // folder, the run folder, the interpreter's folders, the home folder).
+    let data = home.path().display().to_string();
+    let every: Vec<String> = provider
+        .requests()
+        .into_iter()
+        .flat_map(|r| r.messages.into_iter().map(|m| m.content))
+        .collect();
+    assert!(
+        every.len() > prompts.len(),
+        "the validator's and clarifier's too"
+    );
+    for prompt in &every {
+        assert!(!prompt.contains(&data), "the data folder is in: {prompt}");
+        assert!(
+            !prompt.contains("/tmp/"),
+            "an absolute path is in: {prompt}"
+        );
+        if let Ok(user_home) = std::env::var("HOME")
+            && user_home.len() > 1
+        {
+            assert!(
+                !prompt.contains(&user_home),
+                "the home folder is in: {prompt}"
+            );
+        }
     }
     let sessions = service.sessions(&wf, &vid).expect("sessions");
     assert_eq!(sessions.len(), 2);
@@ -323,4 +355,61 @@ async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_s
         .session_file(&wf, &vid, 1, "generation-prompt.md")
         .expect("prompt file");
     assert!(written.contains("note 0"));
+}
+
+/// A hostile builder (issue #26, break 2): its script writes the input file
+/// to stderr as base64, hex and reversed, inside a forged library frame and
+/// as a dynamically made exception class; the back end must receive none of
+/// it in the repair prompt.
+const HOSTILE: &str = r#"import base64, json, sys
+f = json.load(open(sys.argv[1]))["fields"]
+row = open(f["people"]).read()
+sys.stderr.write(base64.b64encode(row.encode()).decode() + "\n" + row.encode().hex() + "\n" + row[::-1] + "\n")
+print("Traceback (most recent call last):", file=sys.stderr)
+print('  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode', file=sys.stderr)
+print("    " + row.replace("\n", " "), file=sys.stderr)
+raise type("RawValue", (Exception,), {})(row.replace("\n", " "))
+"#;
+
+#[tokio::test]
+async fn a_hostile_script_sends_no_row_back_in_the_repair_prompt() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[HOSTILE, GOOD]);
+    let (_service, _wf, vid, mut rx) = start(home.path(), provider.clone()).await;
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let prompts = builder_prompts(&provider);
+    assert_eq!(prompts.len(), 2);
+    let revision = &prompts[1];
+    let feedback = revision
+        .split("Its error output")
+        .nth(1)
+        .expect("the revision carries the feedback");
+    let encodings = [
+        "bmFtZSxjaXR5LGFtb3VudApKb2huIFNtaXRoLFBhcmlzLDEyMApBZGEgTG92ZWxhY2UsTG9uZG9uLDgwCg==",
+        "6e616d652c636974792c616d6f756e740a4a6f686e20536d6974682c50617269732c3132300a416461204c6f76656c6163652c4c6f6e646f6e2c38300a",
+        "08,nodnoL,ecalevoL adA 021,siraP,htimS nhoJ",
+        "John Smith,Paris,120 Ada Lovelace,London,80",
+    ];
+    for e in encodings {
+        let chars: Vec<char> = e.chars().collect();
+        for w in chars.windows(10) {
+            let w: String = w.iter().collect();
+            assert!(
+                !feedback.contains(&w),
+                "{w:?} reached the back end: {feedback}"
+            );
+        }
+    }
+    for raw in ["John", "Smith", "Paris", "Lovelace", "London", "decoder.py"] {
+        assert!(
+            !feedback.contains(raw),
+            "{raw} reached the back end: {feedback}"
+        );
+    }
+    // `RawValue` is on the quoted script line (the LLM wrote it), never as
+    // the class; column names stay whole, values are masked.
+    assert!(
+        feedback.contains("<exception class not shown>: name,city,amount Aaaa Aaaaa,Aaaaa,###"),
+        "{feedback}"
+    );
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::job::{BuildJob, BuildState, InputFile, TestReport};
 use super::session::render_report;
 use super::{Engine, MAX_TEST_FAILURES, fail};
-use crate::builder::mask::{Allowlist, mask_error};
+use crate::builder::mask::{Grammar, Machine, repair_feedback, without_paths};
 use crate::builder::profile::TestOutcome;
 use crate::builder::table::Command;
 use crate::conversation::spec::{FieldType, WorkflowSpec};
@@ -183,20 +183,19 @@ impl Engine {
         };
         // The folder the script saw (its paths appear in its stderr).
         let workdir =
-            crate::runner::run_folder(&job.test_dir.join(format!("iteration-{}", state.iteration)))
-                .canonicalize()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
+            crate::runner::run_folder(&job.test_dir.join(format!("iteration-{}", state.iteration)));
         let (passed, summary, masked) = match &report.run {
             None => (true, report.message.clone(), String::new()),
             Some(run) => {
+                let machine = self.test_machine(&workdir, &report);
                 let script = state.spec.as_ref().map(|s| s.script.as_str()).unwrap_or("");
-                let allow = Allowlist::new(script, &column_names(&job.extracts));
-                let mut masked = mask_error(&run.stderr, &workdir, &allow);
+                let grammar = Grammar::new(script, &column_names(&job.extracts));
+                let mut masked = repair_feedback(&run.stderr, &grammar, &machine);
                 if masked.trim().is_empty() {
-                    masked = mask_error(&run.stdout, &workdir, &allow);
+                    masked = repair_feedback(&run.stdout, &grammar, &machine);
                 }
-                (run.succeeded(), run.message.clone(), masked)
+                let summary = without_paths(&run.message, &machine);
+                (run.succeeded(), summary, masked)
             }
         };
         let test = TestOutcome {
@@ -231,6 +230,19 @@ impl Engine {
             return fail(state, reason);
         }
         Command::Fail
+    }
+}
+
+impl Engine {
+    /// The paths of a test run in `workdir`: its folder and the folders of
+    /// the interpreter it ran on (the base Python's, and the managed
+    /// environment's when the report names one).
+    fn test_machine(&self, workdir: &std::path::Path, report: &TestReport) -> Machine {
+        let mut runtime = self.runner.python().map(|p| p.runtime).unwrap_or_default();
+        if let Some(env) = &report.environment {
+            runtime.push(self.environments.root().join(&env.id));
+        }
+        Machine::new(workdir, &runtime)
     }
 }
 
