@@ -368,6 +368,8 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
 #[cfg(test)]
 pub(crate) mod api_client;
 #[cfg(test)]
+mod names_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod ts_export;

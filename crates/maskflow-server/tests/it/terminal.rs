@@ -120,6 +120,9 @@ fn maskflow_run_prints_a_scripts_escapes_escaped() {
     let named = maskflow_run(&data, &work, "name.csv");
     let printed = assert_no_raw_escape(&named);
     if named.status.success() && printed.contains("y.csv") {
-        assert!(printed.contains("x\\x1b]0;title\\x07\\u{9b}y.csv"), "{printed}");
+        assert!(
+            printed.contains("x\\x1b]0;title\\x07\\u{9b}y.csv"),
+            "{printed}"
+        );
     }
 }
