@@ -38,6 +38,7 @@ mod flow_steer_items_tests;
 #[cfg(test)]
 mod flow_steer_tests;
 pub mod keys;
+pub mod names;
 pub mod preview;
 #[cfg(test)]
 mod privacy_eval;

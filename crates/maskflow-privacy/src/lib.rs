@@ -14,6 +14,7 @@ pub mod extracts;
 pub mod guard;
 pub mod keys;
 pub mod ledger;
+pub mod names;
 pub mod words;
 
 use std::sync::{Arc, Mutex};

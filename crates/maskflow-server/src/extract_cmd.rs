@@ -1,6 +1,7 @@
 //! `maskflow extract [--samples N] FILE…`: prints a JSON array of masked
-//! extracts; a file that cannot be read is reported on stderr and the others
-//! are still extracted.
+//! extracts (column and sheet names that are values masked too, as the app
+//! sends them); a file that cannot be read is reported on stderr and the
+//! others are still extracted.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -40,19 +41,28 @@ pub fn run(args: ExtractArgs) -> anyhow::Result<ExitCode> {
             }
         };
         match registry.extract(path, &options, &mut on_progress) {
-            Ok(extract) => extracts.push(extract),
+            // Column and sheet names that are values are masked too (#26).
+            Ok(extract) => extracts.push(
+                maskflow_core::names::outbound(
+                    &serde_json::to_value(&extract).context("could not write the extracts")?,
+                    &[],
+                )
+                .extract,
+            ),
             Err(err) => {
                 failed = true;
-                eprintln!("error: {err}");
+                let text = err.to_string();
+                eprintln!("error: {}", maskflow_server::terminal::safe(&text));
             }
         }
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
     }
+    let json = serde_json::to_string_pretty(&extracts).context("could not write the extracts")?;
     let mut stdout = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut stdout, &extracts).context("could not write the extracts")?;
-    writeln!(stdout).context("could not write the extracts")?;
+    writeln!(stdout, "{}", maskflow_server::terminal::safe_json(&json))
+        .context("could not write the extracts")?;
     Ok(if failed {
         ExitCode::FAILURE
     } else {

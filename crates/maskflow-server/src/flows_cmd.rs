@@ -20,6 +20,7 @@ use maskflow_core::flows::{GateAnswer, RunHandle, RunStatus, StartFlow, Started}
 use maskflow_core::providers::manual::ManualPrompt;
 use maskflow_core::{Event, Service};
 use maskflow_server::spinner::{self as crate_spinner, Spinner};
+use maskflow_server::terminal::{safe, safe_json, safe_line};
 use std::time::Instant;
 
 /// Flags of `maskflow flows`.
@@ -146,11 +147,15 @@ async fn answer_prompt(
     prompt: &ManualPrompt,
     answers: &Answers,
 ) -> anyhow::Result<()> {
-    println!("prompt {} {}", prompt.id, prompt.role);
+    println!(
+        "prompt {} {}",
+        safe_line(&prompt.id),
+        safe_line(&prompt.role)
+    );
     for m in &prompt.messages {
         let role = serde_json::to_value(m.role)?;
         println!("--- {}", role.as_str().unwrap_or("message"));
-        println!("{}", m.content);
+        println!("{}", safe(&m.content));
     }
     println!("--- paste the answer, then a line holding only \".\"");
     let reader = answers.clone();
@@ -182,8 +187,8 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                 let service = open(None)?;
                 for f in service.flow_list()?.flows {
                     match f.error {
-                        Some(e) => println!("{}\tdisabled\t{e}", f.name),
-                        None => println!("{}\t{}", f.name, f.description),
+                        Some(e) => println!("{}\tdisabled\t{}", safe_line(&f.name), safe_line(&e)),
+                        None => println!("{}\t{}", safe_line(&f.name), safe_line(&f.description)),
                     }
                 }
                 Ok(ExitCode::SUCCESS)
@@ -249,10 +254,10 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
             FlowsCommand::Export { name, mermaid } => {
                 let service = open(None)?;
                 if mermaid {
-                    print!("{}", service.flow_mermaid(&name)?);
+                    print!("{}", safe(&service.flow_mermaid(&name)?));
                 } else {
                     let bundle = service.flow_export(&name)?;
-                    println!("{}", serde_json::to_string_pretty(&bundle)?);
+                    println!("{}", safe_json(&serde_json::to_string_pretty(&bundle)?));
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -286,10 +291,10 @@ fn print_event(id: &str, event: &Event) {
         };
         println!(
             "turn {} {}{} {}",
-            path.join("."),
-            c["label"].as_str().unwrap_or(""),
-            agent,
-            turn.content.replace('\n', "\\n")
+            safe_line(&path.join(".")),
+            safe_line(c["label"].as_str().unwrap_or("")),
+            safe_line(&agent),
+            safe_line(&turn.content.replace('\n', "\\n"))
         );
     }
 }
@@ -351,11 +356,11 @@ async fn drive(
         RunStatus::Completed | RunStatus::Stopped => Ok(ExitCode::SUCCESS),
         RunStatus::Waiting | RunStatus::NeedsAttention => {
             if let Some(p) = view.pending {
-                println!("pending {p}");
+                println!("pending {}", safe_json(&p.to_string()));
             }
             Ok(ExitCode::SUCCESS)
         }
-        RunStatus::Failed => bail!("the run failed: {}", view.error.unwrap_or_default()),
+        RunStatus::Failed => bail!("the run failed: {}", safe(&view.error.unwrap_or_default())),
         RunStatus::Running => Ok(ExitCode::FAILURE),
     }
 }
@@ -415,11 +420,11 @@ fn import(file: &std::path::Path, name: Option<String>, force: bool) -> anyhow::
     let service = open(None)?;
     match service.flow_import(request) {
         Ok(f) => {
-            println!("imported {}", f.name);
+            println!("imported {}", safe_line(&f.name));
             Ok(ExitCode::SUCCESS)
         }
         Err(maskflow_core::CoreError::Conflict(m)) => {
-            eprintln!("{m}\nre-run with --force to overwrite");
+            eprintln!("{}\nre-run with --force to overwrite", safe(&m));
             Ok(ExitCode::from(3))
         }
         Err(e) => Err(e.into()),

@@ -6,3 +6,4 @@
 pub mod api;
 pub mod serve;
 pub mod spinner;
+pub mod terminal;

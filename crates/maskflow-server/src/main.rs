@@ -69,7 +69,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // An error may quote a script's output name or an LLM's text.
+            let text = format!("{err:#}");
+            eprintln!("error: {}", maskflow_server::terminal::safe(&text));
             ExitCode::FAILURE
         }
     }

@@ -1,6 +1,8 @@
 //! `maskflow run <workflow> --input NAME=PATH… [--out DIR]`: runs an
 //! approved workflow on local files through the same service and runner as
-//! the app, copies its outputs into DIR and prints their paths.
+//! the app, copies its outputs into DIR and prints their paths. What the
+//! script controls (output names, its stderr, the run's message) is printed
+//! with its control characters escaped ([`maskflow_server::terminal`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -8,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use maskflow_server::terminal::{safe, safe_line};
 
 /// Flags of `maskflow run`.
 #[derive(clap::Args, Debug)]
@@ -48,26 +51,30 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         loop {
             match events.blocking_recv() {
                 Ok(maskflow_core::Event::EnvironmentProgress { stage, message, .. }) => {
-                    eprintln!("maskflow run: python environment {stage}: {message}");
+                    eprintln!(
+                        "maskflow run: python environment {}: {}",
+                        safe_line(&stage),
+                        safe(&message)
+                    );
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => break,
             }
         }
     });
-    eprintln!("maskflow run: running {workflow_id}…");
+    eprintln!("maskflow run: running {}…", safe_line(&workflow_id));
     let _ = std::io::stderr().flush();
     let run = runtime.block_on(service.run_workflow_local(&workflow_id, inputs))?;
     eprintln!(
         "maskflow run: {} {} ({} ms): {}",
-        run.id,
-        run.status,
+        safe_line(&run.id),
+        safe_line(&run.status),
         run.duration_ms.unwrap_or(0),
-        run.message
+        safe(&run.message)
     );
     if run.status != "succeeded" {
         if !run.stderr.is_empty() {
-            eprintln!("{}", run.stderr.trim_end());
+            eprintln!("{}", safe(run.stderr.trim_end()));
         }
         return Ok(ExitCode::FAILURE);
     }
@@ -82,11 +89,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let src = service.run_output(&run.id, &o.name)?;
         let dst = out.join(&o.name);
         if let Some(parent) = dst.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!("creating {}", safe_line(&parent.display().to_string()))
+            })?;
         }
-        std::fs::copy(&src, &dst).with_context(|| format!("copying to {}", dst.display()))?;
-        println!("{}", dst.display());
+        std::fs::copy(&src, &dst)
+            .with_context(|| format!("copying to {}", safe_line(&dst.display().to_string())))?;
+        println!("{}", safe_line(&dst.display().to_string()));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -78,7 +78,8 @@ impl Spinner {
         let unit = if s.pieces == 1 { "token" } else { "tokens" };
         Some(format!(
             "{frame} {} · {secs:.1} s · {} {unit} (Ctrl-C stops)",
-            s.role, s.pieces
+            crate::terminal::safe_line(&s.role),
+            s.pieces
         ))
     }
 

@@ -6,7 +6,8 @@ import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { ExtractView } from "../components/ExtractView";
 import type { FileExtract } from "../generated";
 import type { Chip, ChipAction } from "../lib/chips";
-import { payloadJson } from "../lib/extracts";
+import { asSent, payloadJson } from "../lib/extracts";
+import { FlaggedNames } from "./FlaggedNames";
 import { Chips } from "./Chips";
 import { DropZone } from "./DropZone";
 import type { useBuilderWorkflow } from "./useBuilderWorkflow";
@@ -25,10 +26,15 @@ export function FilesPane({
   dispatch: Dispatch<ChipAction>;
 }) {
   const { workflow, loading, notice, setNotice, showJson, setShowJson } = wf;
-  const { addSources, ready, canApprove, reason, approving, approve } = files;
+  const { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs } = files;
+  // Exactly what approving sends: the masked extracts, with the flagged
+  // names the user chose to send as they are put back.
   const extracts: FileExtract[] = useMemo(
-    () => (workflow ? workflow.current_version.file_extracts : ready.map((c) => c.extract!)),
-    [workflow, ready],
+    () =>
+      workflow
+        ? workflow.current_version.file_extracts
+        : ready.map((c) => asSent(c.extract!, c.flagged, sendAsIs)),
+    [workflow, ready, sendAsIs],
   );
   return (
     <section class="files-pane" aria-label="Files">
@@ -53,7 +59,10 @@ export function FilesPane({
           <div class="approval-head">
             <div>
               <h2>{workflow ? "What the AI sees" : "Check what the AI will see"}</h2>
-              <p class="muted">Every sample value is masked: letters become A/a, digits #. Column names are kept.</p>
+              <p class="muted">
+                Every sample value is masked: letters become A/a, digits #. Column and sheet names are kept, except
+                those that look like values, which are masked too.
+              </p>
             </div>
             <button type="button" class="button ghost" aria-expanded={showJson} onClick={() => setShowJson(!showJson)}>
               {showJson ? "Hide JSON" : "Show exactly what will be sent"}
@@ -63,6 +72,9 @@ export function FilesPane({
             <pre class="json" data-testid="payload-json" tabIndex={0} aria-label="The JSON that will be sent">
               {payloadJson(extracts)}
             </pre>
+          )}
+          {!workflow && (
+            <FlaggedNames files={ready} sendAsIs={sendAsIs} onToggle={toggleSendAsIs} disabled={approving} />
           )}
           {extracts.map((e, i) => (
             <ExtractView key={`${e.filename}-${i}`} extract={e} />

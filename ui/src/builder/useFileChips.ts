@@ -21,6 +21,17 @@ export function useFileChips(
 ) {
   const transport = useTransport();
   const [approving, setApproving] = useState(false);
+  // Flagged names (people, companies, dates… as column or sheet names) the
+  // user chose to send as they are; every other one is sent masked.
+  const [sendAsIs, setSendAsIs] = useState<ReadonlySet<string>>(new Set());
+  const toggleSendAsIs = useCallback((name: string) => {
+    setSendAsIs((prev) => {
+      const next = new Set(prev);
+      if (next.has(name)) next.delete(name);
+      else next.add(name);
+      return next;
+    });
+  }, []);
 
   const addSources = useCallback(
     (sources: FileSource[]) => {
@@ -51,7 +62,10 @@ export function useFileChips(
     setNotice(null);
     try {
       const created = await transport.createWorkflow(
-        approvalRequest(ready.map((c) => ({ fileId: c.fileId!, extract: c.extract! }))),
+        approvalRequest(
+          ready.map((c) => ({ fileId: c.fileId!, extract: c.extract!, flagged: c.flagged })),
+          sendAsIs,
+        ),
       );
       navigate({ screen: "builder", workflowId: created.workflow_id });
     } catch (e) {
@@ -61,5 +75,5 @@ export function useFileChips(
     }
   }
 
-  return { addSources, ready, canApprove, reason, approving, approve };
+  return { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs };
 }

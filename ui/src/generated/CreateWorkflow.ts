@@ -14,4 +14,9 @@ file_extracts: Array<FileExtract>,
 /**
  * Ids from `POST /api/extracts` of the local files behind the extracts.
  */
-file_ids: Array<string>, };
+file_ids: Array<string>, 
+/**
+ * Flagged column or sheet names (`UploadedFile::flagged_names`) the
+ * user chose to send as they are; every other flagged name is sent masked.
+ */
+send_as_is?: Array<string>, };

@@ -38,6 +38,7 @@ export type { FieldType } from "./FieldType";
 export type { FileExtract } from "./FileExtract";
 export type { FileKind } from "./FileKind";
 export type { FinalStatus } from "./FinalStatus";
+export type { FlaggedName } from "./FlaggedName";
 export type { FlowBundle } from "./FlowBundle";
 export type { FlowFlags } from "./FlowFlags";
 export type { FlowImport } from "./FlowImport";

@@ -1,6 +1,6 @@
 // The Builder's file chips as a small reducer: each file is read locally
 // (uploading, then counting rows with progress), then ready or failed.
-import type { FileExtract, UploadedFile } from "../generated";
+import type { FileExtract, FlaggedName, UploadedFile } from "../generated";
 
 export type ChipStatus = "reading" | "ready" | "error";
 
@@ -15,6 +15,8 @@ export interface Chip {
   phase: "uploading" | "counting";
   fileId?: string;
   extract?: FileExtract;
+  /** Column and sheet names that look like values, masked in `extract`. */
+  flagged?: FlaggedName[];
   error?: string;
 }
 
@@ -48,7 +50,7 @@ export function chipsReducer(chips: Chip[], action: ChipAction): Chip[] {
     case "done":
       return chips.map((c) =>
         c.key === action.key
-          ? { ...c, status: "ready", progress: 1, fileId: action.file.file_id, extract: action.file.extract, name: action.file.extract.filename || c.name }
+          ? { ...c, status: "ready", progress: 1, fileId: action.file.file_id, extract: action.file.extract, flagged: action.file.flagged_names ?? [], name: action.file.extract.filename || c.name }
           : c,
       );
     case "fail":

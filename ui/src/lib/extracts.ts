@@ -1,13 +1,50 @@
 // Helpers over masked extracts: the exact JSON that will be sent when the
 // user approves, and short human summaries of each file.
-import type { CreateWorkflow, FileExtract } from "../generated";
+import type { CreateWorkflow, FileExtract, FlaggedName } from "../generated";
 
-/** The request that approving sends: exactly these extracts and the file ids. */
-export function approvalRequest(files: { fileId: string; extract: FileExtract }[]): CreateWorkflow {
-  return {
-    file_extracts: files.map((f) => f.extract),
+/** A file to approve: its masked extract and the names masked in it. */
+export interface ApprovalFile {
+  fileId: string;
+  extract: FileExtract;
+  flagged?: FlaggedName[];
+}
+
+/**
+ * The extract as it will be sent: each flagged name the user chose to send
+ * as it is put back at its place (the server does the same and refuses a
+ * preview that differs from what it would send).
+ */
+export function asSent(extract: FileExtract, flagged: FlaggedName[] | undefined, sendAsIs: ReadonlySet<string>): FileExtract {
+  const chosen = (flagged ?? []).filter((f) => sendAsIs.has(f.name));
+  if (chosen.length === 0) return extract;
+  const copy = structuredClone(extract) as unknown as Record<string, unknown>;
+  for (const f of chosen) setAt(copy, f.at, f.name);
+  return copy as unknown as FileExtract;
+}
+
+/** Sets the string at a JSON pointer (`/sheets/0/columns/2`), if it is there. */
+function setAt(root: Record<string, unknown>, pointer: string, value: string) {
+  const keys = pointer.split("/").slice(1).map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
+  let node: unknown = root;
+  for (const k of keys.slice(0, -1)) {
+    node = node && typeof node === "object" ? (node as Record<string, unknown>)[k] : undefined;
+  }
+  const last = keys[keys.length - 1];
+  if (node && typeof node === "object" && last !== undefined && typeof (node as Record<string, unknown>)[last] === "string") {
+    (node as Record<string, unknown>)[last] = value;
+  }
+}
+
+/** The request that approving sends: exactly the extracts shown, the file ids, and the names sent as they are. */
+export function approvalRequest(files: ApprovalFile[], sendAsIs: ReadonlySet<string> = new Set()): CreateWorkflow {
+  const request: CreateWorkflow = {
+    file_extracts: files.map((f) => asSent(f.extract, f.flagged, sendAsIs)),
     file_ids: files.map((f) => f.fileId),
   };
+  const flagged = new Set(files.flatMap((f) => (f.flagged ?? []).map((n) => n.name)));
+  const chosen = [...sendAsIs].filter((n) => flagged.has(n));
+  if (chosen.length) request.send_as_is = chosen;
+  return request;
 }
 
 /** What an LLM would be shown of the files: the extracts only (ids stay local). */

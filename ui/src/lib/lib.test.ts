@@ -6,7 +6,7 @@ import { errorFromResponse } from "../transport/http";
 import { approvable, chipsReducer, type Chip } from "./chips";
 import { diffLines, diffStats } from "./diff";
 import { noticeOf, reducedNotice } from "./errors";
-import { approvalRequest, bytesLabel, payloadJson, rowsLabel, summary } from "./extracts";
+import { approvalRequest, asSent, bytesLabel, payloadJson, rowsLabel, summary } from "./extracts";
 import { parseRoute, routeHref } from "./router";
 import { STATUS, canApprove, canChat, canEdit, stepOf } from "./status";
 
@@ -124,6 +124,28 @@ describe("extracts", () => {
     const req = approvalRequest([{ fileId: "file_1", extract: extract("a.csv") }]);
     expect(req).toEqual({ file_extracts: [extract("a.csv")], file_ids: ["file_1"] });
     expect(JSON.parse(payloadJson([extract("a.csv")]))).toEqual({ file_extracts: [extract("a.csv")] });
+  });
+  it("sends a flagged name masked unless the user chose to send it as it is", () => {
+    const masked: FileExtract = {
+      ...extract("hours.xlsx"),
+      columns: ["Week", "Aaaa Aaaaa", "Aaaaa Aaaaaa"],
+      sheets: [{ name: "Aaaa Aaaa", columns: ["Week", "Aaaa Aaaaa", "Aaaaa Aaaaaa"], sample_rows: [], row_count: 1 }],
+    };
+    const flagged = [
+      { at: "/columns/1", name: "John Smith", masked: "Aaaa Aaaaa", reason: "looks like a person's name" },
+      { at: "/columns/2", name: "Maria Garcia", masked: "Aaaaa Aaaaaa", reason: "looks like a person's name" },
+      { at: "/sheets/0/name", name: "Acme Corp", masked: "Aaaa Aaaa", reason: "looks like a company's name" },
+      { at: "/sheets/0/columns/1", name: "John Smith", masked: "Aaaa Aaaaa", reason: "looks like a person's name" },
+    ];
+    const file = { fileId: "file_1", extract: masked, flagged };
+    expect(approvalRequest([file])).toEqual({ file_extracts: [masked], file_ids: ["file_1"] });
+    const req = approvalRequest([file], new Set(["John Smith", "not flagged"]));
+    expect(req.send_as_is).toEqual(["John Smith"]);
+    const sent = req.file_extracts[0]!;
+    expect(sent.columns).toEqual(["Week", "John Smith", "Aaaaa Aaaaaa"]);
+    expect(sent.sheets?.[0]).toMatchObject({ name: "Aaaa Aaaa", columns: ["Week", "John Smith", "Aaaaa Aaaaaa"] });
+    expect(masked.columns[1]).toBe("Aaaa Aaaaa");
+    expect(asSent(masked, flagged, new Set(["Acme Corp"])).sheets?.[0]?.name).toBe("Acme Corp");
   });
   it("labels sizes and counts for people", () => {
     expect(rowsLabel(1)).toBe("1 row");

@@ -25,8 +25,11 @@ fn extracts_block(extracts: &Value) -> String {
         None => extracts.to_string(),
     };
     format!(
-        "The user's files, as masked extracts. Column names are real; every sample value is masked \
-(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values:\n```json\n{pretty}\n```"
+        "The user's files, as masked extracts. Every sample value is masked \
+(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values. \
+Column and sheet names are real, except a name that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
+it is masked the same way (e.g. `Aaaa Aaaaa`), so it is not the file's real name and must never be written literally in the script; \
+refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index:\n```json\n{pretty}\n```"
     )
 }
 

@@ -28,7 +28,9 @@ impl Service {
             let file = store::get_file(&tx, id)?.ok_or_else(|| {
                 CoreError::InvalidRequest(format!("file_ids: file {id} was not uploaded"))
             })?;
-            stored.push(file.extract);
+            // The names as sent: value-like ones masked unless the user
+            // chose to send them as they are (#26).
+            stored.push(crate::names::outbound(&file.extract, &request.send_as_is).extract);
         }
         let given: Vec<Value> = request
             .file_extracts
@@ -49,6 +51,9 @@ impl Service {
                 crate::privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
             }
             given
+                .iter()
+                .map(|e| crate::names::outbound(e, &request.send_as_is).extract)
+                .collect()
         };
         if extracts.is_empty() {
             return Err(CoreError::InvalidRequest(

@@ -402,7 +402,8 @@ impl Service {
                 self.llm_state().max_file_bytes,
             );
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&f.extract) {
-                guard::allow_json(&mut index, &v);
+                // Names as sent: one that is a value stays a value (#26).
+                guard::allow_json(&mut index, &crate::names::outbound(&v, &[]).extract);
             }
         }
         index.allow(&self.llm_state().vocabulary);

@@ -378,6 +378,8 @@ pub(crate) mod api_client;
 #[cfg(test)]
 mod flow_privacy_tests;
 #[cfg(test)]
+mod names_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod ts_export;

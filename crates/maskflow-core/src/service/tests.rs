@@ -561,6 +561,7 @@ async fn a_local_file_is_extracted_in_place_and_a_bad_one_is_left_alone() {
         .create_workflow(CreateWorkflow {
             file_extracts: vec![],
             file_ids: vec![file.file_id.clone()],
+            ..Default::default()
         })
         .expect("create from the local file");
     let v = s
@@ -597,4 +598,76 @@ async fn picked_bytes_are_stored_and_extracted_like_an_upload() {
     assert_eq!(file.extract["row_count"], 1);
     let err = s.add_upload_bytes("x.bin", &[0, 1, 2, 0x7f, 0, 0]).await;
     assert!(err.is_err());
+}
+
+/// #26: a pivot's headers that are people's names are masked in the
+/// extract the user approves and listed with why; approving freezes the
+/// names as sent; a name the user chose to send as it is is sent (and
+/// passes the guard) while the others stay masked (and are blocked).
+#[tokio::test]
+async fn value_headers_are_masked_flagged_and_sent_only_by_choice() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = service_with(home.path(), Arc::new(ReplayProvider::default()));
+    let csv = b"Week,John Smith,Maria Garcia,Total\n2024-01-01,8,7,15\n";
+    let file = s.add_upload_bytes("hours.csv", csv).await.expect("upload");
+    assert_eq!(
+        file.extract["columns"],
+        json!(["Week", "Aaaa Aaaaa", "Aaaaa Aaaaaa", "Total"])
+    );
+    let flagged: Vec<(&str, &str)> = file
+        .flagged_names
+        .iter()
+        .map(|f| (f.at.as_str(), f.name.as_str()))
+        .collect();
+    assert_eq!(
+        flagged,
+        [("/columns/1", "John Smith"), ("/columns/2", "Maria Garcia")]
+    );
+    assert!(
+        file.flagged_names
+            .iter()
+            .all(|f| f.reason.contains("person"))
+    );
+
+    // Approving what was shown freezes the masked names.
+    let created = s
+        .create_workflow(CreateWorkflow {
+            file_extracts: vec![serde_json::from_value(file.extract.clone()).expect("input")],
+            file_ids: vec![file.file_id.clone()],
+            ..Default::default()
+        })
+        .expect("approve as shown");
+    let v = s
+        .get_version(&created.workflow_id, &created.version_id)
+        .expect("version");
+    assert_eq!(v.file_extracts[0], file.extract);
+    let guard = s.guard_for(&created.version_id).expect("guard");
+    assert!(!guard.check_text("columns John Smith").is_empty());
+    assert!(guard.check_text("the Week and Total columns").is_empty());
+
+    // One name sent as it is: the extract shown must be the one sent.
+    let second = s.add_upload_bytes("hours.csv", csv).await.expect("upload");
+    let choice = vec!["Maria Garcia".to_owned()];
+    let refused = s.create_workflow(CreateWorkflow {
+        file_extracts: vec![serde_json::from_value(second.extract.clone()).expect("input")],
+        file_ids: vec![second.file_id.clone()],
+        send_as_is: choice.clone(),
+    });
+    assert!(refused.is_err(), "a preview that differs from what is sent");
+    let mut shown = second.extract.clone();
+    shown["columns"][2] = json!("Maria Garcia");
+    let created = s
+        .create_workflow(CreateWorkflow {
+            file_extracts: vec![serde_json::from_value(shown.clone()).expect("input")],
+            file_ids: vec![second.file_id.clone()],
+            send_as_is: choice,
+        })
+        .expect("approve with one name as it is");
+    let v = s
+        .get_version(&created.workflow_id, &created.version_id)
+        .expect("version");
+    assert_eq!(v.file_extracts[0], shown);
+    let guard = s.guard_for(&created.version_id).expect("guard");
+    assert!(guard.check_text("the column Maria Garcia").is_empty());
+    assert!(!guard.check_text("the column John Smith").is_empty());
 }

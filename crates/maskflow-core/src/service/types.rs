@@ -71,6 +71,11 @@ pub struct CreateWorkflow {
     /// Ids from `POST /api/extracts` of the local files behind the extracts.
     #[serde(default)]
     pub file_ids: Vec<String>,
+    /// Flagged column or sheet names (`UploadedFile::flagged_names`) the
+    /// user chose to send as they are; every other flagged name is sent masked.
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub send_as_is: Vec<String>,
 }
 
 /// A workflow and its first version, just created (or a version made by an edit).
@@ -330,17 +335,25 @@ impl WorkflowSummary {
 pub struct UploadedFile {
     /// `file_…`, to pass as `file_ids` when creating the workflow.
     pub file_id: String,
-    /// The masked extract, for the user to approve.
+    /// The masked extract, for the user to approve: exactly what is sent
+    /// when no name is chosen to be sent as it is.
     #[schema(value_type = FileExtract)]
     #[ts(as = "FileExtract")]
     pub extract: Value,
+    /// Column and sheet names that look like values, masked in `extract`
+    /// (each may be sent as it is through `send_as_is`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<crate::names::FlaggedName>>")]
+    pub flagged_names: Vec<crate::names::FlaggedName>,
 }
 
 impl From<FileRow> for UploadedFile {
     fn from(f: FileRow) -> Self {
+        let sent = crate::names::outbound(&f.extract, &[]);
         Self {
             file_id: f.id,
-            extract: f.extract,
+            extract: sent.extract,
+            flagged_names: sent.flagged,
         }
     }
 }

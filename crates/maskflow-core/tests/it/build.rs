@@ -93,6 +93,7 @@ async fn start_with(
         .create_workflow(CreateWorkflow {
             file_extracts: vec![],
             file_ids: ids,
+            ..Default::default()
         })
         .expect("create");
     let rx = service.subscribe();

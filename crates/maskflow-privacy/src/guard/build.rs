@@ -17,6 +17,7 @@ use super::repeats::{Repeats, Seen};
 use super::table::{COMMON, SOURCE, STARTS_PHRASE, Scatter, SharedTable, VALUE};
 use super::{CATEGORY_REPEATS, GuardIndex, MIN_TOKEN_CHARS};
 use crate::keys::{self, KeySet, MAX_PHRASE, Token};
+use crate::names::classify;
 use crate::words::is_common;
 
 /// Most distinct values tracked per column to tell categories from values:
@@ -426,24 +427,36 @@ impl ValueSink for FileSink<'_> {
     fn table(&mut self, sheet: Option<&str>, columns: &[String]) {
         let at = match sheet {
             Some(s) => {
-                self.index.allow_name(s);
+                if classify(s).is_none() {
+                    self.index.allow_name(s);
+                }
                 format!("{}, sheet \"{s}\"", self.file)
             }
             None => self.file.to_owned(),
         };
         self.fallback = self.index.source(at.clone());
+        // A sheet or column name that is a value (#26) is indexed as one; it
+        // passes only where the approved extract holds it (sent as it is).
+        if let Some(s) = sheet.filter(|s| classify(s).is_some()) {
+            self.feed.push(self.fallback, s);
+        }
         self.headerless = columns.is_empty();
         self.columns = columns
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                self.index.allow_name(c);
                 let label = if c.is_empty() {
                     format!("{at}, column {}", i + 1)
                 } else {
                     format!("{at}, column \"{c}\"")
                 };
-                self.index.source(label)
+                let source = self.index.source(label);
+                if classify(c).is_some() {
+                    self.feed.push(source, c);
+                } else {
+                    self.index.allow_name(c);
+                }
+                source
             })
             .collect();
     }

@@ -32,5 +32,6 @@ mod python_setting;
 mod sandbox;
 mod secrets;
 mod storage;
+mod terminal;
 mod ws_cancel;
 mod ws_seed_events;
