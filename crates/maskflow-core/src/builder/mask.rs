@@ -420,7 +420,7 @@ impl Masker<'_> {
                 Some(c) => (c.clone(), c.len()),
                 None if word_len > 0 => {
                     let word = &rest[..word_len];
-                    if vocab::LAYOUT_WORDS.contains(&word) {
+                    if vocab::LAYOUT_WORDS.contains(&word) && in_run_path(text, i) {
                         (word.to_owned(), word_len)
                     } else {
                         (word.chars().map(shape).collect(), word_len)
@@ -444,6 +444,16 @@ impl Masker<'_> {
         self.left = self.left.saturating_sub(cap.min(self.left) - room);
         out
     }
+}
+
+/// Whether byte `i` of `text` lies in a path under the run folder (a
+/// token starting `./`): only there are the layout words kept, so a word
+/// of the data that happens to be one (`home`, `py`) is masked like any.
+fn in_run_path(text: &str, i: usize) -> bool {
+    let start = text[..i]
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '(' | '[' | ','))
+        .map_or(0, |p| p + 1);
+    text[start..i].starts_with("./")
 }
 
 /// One character as masked text shows it: `A`, `a`, `#`, a space or ASCII
