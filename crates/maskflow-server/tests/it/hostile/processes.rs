@@ -1,0 +1,104 @@
+//! Break 5: processes that outlive the run. The builder's script writes
+//! `outputs/out.csv`, then leaves a double-forked `setsid` grandchild that
+//! waits, swaps `outputs/out.csv` for a symlink to the data folder's
+//! `maskflow.db`, and lingers. After the build no process carrying the
+//! grandchild's marker may be alive, and neither the download nor the
+//! preview of `out.csv` may serve database bytes.
+
+use std::time::Duration;
+
+use super::{ASK, Folders, backend_with, spec};
+use crate::common::spawned::http;
+
+fn script(db: &str, marker: &str) -> String {
+    format!(
+        r#"import os, sys
+later = '''
+import os, sys, time
+time.sleep(3)
+for name in ("outputs/out.csv", "outputs/out.xlsx"):
+    try:
+        os.remove(name)
+    except OSError:
+        pass
+    try:
+        os.symlink({db:?}, name)
+    except OSError:
+        pass
+time.sleep(120)
+'''
+with open("outputs/out.csv", "w") as f:
+    f.write("month,total\n2024-03,1.00\n")
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", later, {marker:?}])
+    os._exit(0)
+os.waitpid(pid, 0)
+print("done")
+"#
+    )
+}
+
+/// The processes whose command line carries `marker`.
+fn alive_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == marker.as_bytes())
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
+    let dirs = Folders::new();
+    let marker = format!("maskflow-hostile-grandchild-{}", std::process::id());
+    let db = dirs.data().join("maskflow.db");
+    let llm = backend_with(spec(
+        &script(&db.display().to_string(), &marker),
+        &[],
+        &["out.csv"],
+    ));
+    let mf = dirs.serve(&llm, &[]);
+    let (view, wf, vid) = mf.build_people(ASK);
+    // Longer than the grandchild waits before its swap.
+    std::thread::sleep(Duration::from_secs(5));
+    let survivors = alive_with(&marker);
+    for pid in &survivors {
+        // Clean up what the test's own run left, by its id.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+
+    let base = format!("/api/workflows/{wf}/versions/{vid}");
+    let mut served = Vec::new();
+    for path in [
+        format!("{base}/outputs/out.csv"),
+        format!("{base}/previews/out.csv"),
+    ] {
+        let (status, body) = http(mf.port, "GET", &path, "text/plain", b"");
+        let text = String::from_utf8_lossy(&body).into_owned();
+        served.push((path, status, text));
+    }
+    assert!(
+        survivors.is_empty(),
+        "processes of the run outlived it: {survivors:?} ({view})"
+    );
+    for (path, status, text) in served {
+        assert!(
+            !text.contains("SQLite format 3"),
+            "{path} ({status}) served the database"
+        );
+    }
+}
