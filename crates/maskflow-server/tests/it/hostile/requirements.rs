@@ -1,10 +1,12 @@
 //! Break 1: code outside the sandbox through a requirement. The builder
-//! asks for `xlsxwriter @ http://127.0.0.1:PORT2/x.whl` and for
+//! asks for `xlsxwriter @ http://127.0.0.1:PORT2/xlsxwriter-3.3.0-py3-none-any.whl`
+//! and for
 //! `pandas\n--index-url http://127.0.0.1:PORT2/simple`; PORT2 is a second
 //! recorder serving a real index and wheels whose `.pth` file writes a
 //! marker outside every run folder when any interpreter starts with them.
 //! Nothing may reach PORT2, no marker may appear, and each build fails with
-//! a message naming its requirement.
+//! a message naming its requirement, while an ordinary version range of a
+//! curated package still builds.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -52,14 +54,14 @@ fn wheel(name: &str, version: &str, marker: &Path) -> Vec<u8> {
     out.into_inner()
 }
 
-/// The foreign index: `/x.whl` (an xlsxwriter wheel), a PEP 503 page for
+/// The foreign index: [`XLSX_WHEEL`], a PEP 503 page for
 /// pandas and its wheel, each wheel with its own marker.
 fn foreign_index(markers: &Path) -> Recorder {
     let xlsx = wheel("xlsxwriter", "3.3.0", &markers.join("marker-url"));
     let pandas = wheel("pandas", "9.9.9", &markers.join("marker-index"));
     Recorder::start(move |req, _| {
         let path = req.path.split('?').next().unwrap_or("");
-        let (content_type, body) = if path.ends_with("/x.whl") {
+        let (content_type, body) = if path.ends_with(XLSX_WHEEL) {
             ("application/octet-stream", xlsx.clone())
         } else if path.ends_with("pandas-9.9.9-py3-none-any.whl") {
             ("application/octet-stream", pandas.clone())
@@ -81,14 +83,11 @@ fn foreign_index(markers: &Path) -> Recorder {
 
 /// `uv` as the other tests find it (`MASKFLOW_UV`, then `PATH`), or why not.
 pub fn uv() -> Result<PathBuf, String> {
-    let candidates: Vec<PathBuf> = std::env::var_os("MASKFLOW_UV")
+    std::env::var_os("MASKFLOW_UV")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .into_iter()
         .chain([PathBuf::from("uv")])
-        .collect();
-    candidates
-        .into_iter()
         .find(|c| {
             std::process::Command::new(c)
                 .arg("--version")
@@ -123,6 +122,13 @@ pub fn skip_without_uv(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// The wheel the URL requirement names (a valid wheel file name, so uv
+/// fetches it rather than refusing the name).
+const XLSX_WHEEL: &str = "xlsxwriter-3.3.0-py3-none-any.whl";
+
+/// The friend's script: writes a workbook with the package it asked for.
+const ORDINARY: &str = "import xlsxwriter\nbook = xlsxwriter.Workbook('outputs/report.xlsx')\nbook.add_worksheet('Totals').write(0, 0, 'total')\nbook.close()\n";
+
 const SCRIPT: &str = "import json, sys\nprint('rows', sum(1 for _ in open(json.load(open(sys.argv[1]))['fields']['people'])))\n";
 
 #[test]
@@ -132,10 +138,13 @@ fn a_requirement_is_never_a_url_nor_an_option() {
     };
     let dirs = Folders::new();
     let index = foreign_index(&dirs.outside());
-    let url = format!("xlsxwriter @ http://127.0.0.1:{}/x.whl", index.port);
+    let url = format!("xlsxwriter @ http://127.0.0.1:{}/{XLSX_WHEEL}", index.port);
     let newline = format!("pandas\n--index-url http://127.0.0.1:{}/simple", index.port);
     let (u, n) = (url.clone(), newline.clone());
     let llm = backend(move |body| {
+        if body.contains("ordinary requirement") {
+            return spec(ORDINARY, &["xlsxwriter >= 3.0, < 4"], &["report.xlsx"]);
+        }
         let req = if body.contains("attack by url") {
             &u
         } else {
@@ -153,32 +162,43 @@ fn a_requirement_is_never_a_url_nor_an_option() {
     );
     let (by_url, _, _) = mf.build_people(&format!("{} (attack by url)", super::ASK));
     let (by_option, _, _) = mf.build_people(&format!("{} (attack by option)", super::ASK));
+    // A friend: a plain version range of a curated package still builds.
+    let (ordinary, _, _) = mf.build_people(&format!("{} (ordinary requirement)", super::ASK));
 
+    let mut problems = Vec::new();
     let asked: Vec<String> = index.received().iter().map(|r| r.path.clone()).collect();
-    assert!(
-        asked.is_empty(),
-        "requests reached the foreign index: {asked:?}"
-    );
+    if !asked.is_empty() {
+        problems.push(format!("requests reached the foreign index: {asked:?}"));
+    }
     let markers: Vec<String> = std::fs::read_dir(dirs.outside())
         .expect("outside")
         .flatten()
         .map(|e| {
             let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            format!("{}: {text}", e.file_name().to_string_lossy())
+            format!("{}: {}", e.file_name().to_string_lossy(), text.trim())
         })
         .collect();
-    assert!(
-        markers.is_empty(),
-        "a wheel's code ran outside the sandbox: {markers:?}"
-    );
-    for (view, named) in [(&by_url, "x.whl"), (&by_option, "index-url")] {
-        let version = &view["current_version"];
-        assert_eq!(version["status"], "failed", "{view}");
-        assert!(
-            failure_text(version).contains(named),
-            "the failure names the requirement ({named}): {version}"
-        );
+    if !markers.is_empty() {
+        problems.push(format!(
+            "a wheel's code ran outside the sandbox: {markers:?}"
+        ));
     }
+    for (view, named) in [(&by_url, XLSX_WHEEL), (&by_option, "index-url")] {
+        let version = &view["current_version"];
+        if version["status"] != "failed" || !failure_text(version).contains(named) {
+            problems.push(format!(
+                "the build did not fail naming its requirement ({named}): status {}, {}",
+                version["status"], version["failure_reason"]
+            ));
+        }
+    }
+    if ordinary["current_version"]["status"] != "pending_user_approval" {
+        problems.push(format!(
+            "an ordinary requirement (xlsxwriter >= 3.0, < 4) no longer builds: {}",
+            ordinary["current_version"]
+        ));
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
 }
 
 /// The text a person reads about a failed version (its whole view, less
