@@ -51,6 +51,7 @@ fn the_whole_run_folder_counts_against_the_disk_limit() {
     );
     assert_eq!(s, 200, "{v}");
 
+    super::assert_no_customer_value(&llm);
     // A file of more than ten rows: the script now fills its folder.
     let mut big = super::PEOPLE.to_owned();
     for line in super::PEOPLE.lines().skip(1) {

@@ -16,6 +16,7 @@ Osvaldo Quintanilla,osvaldo.q@ferrolinea.es,61780.50,ES9121000418450200051332\n"
 const READ: &str = r#"import csv, json
 rows = list(csv.DictReader(open("private/payroll.csv", newline="")))
 by_name = {r["employee"]: r["salary"] for r in rows}
+open("read-done.txt", "w").write("%d rows" % len(rows))
 print(json.dumps({"rows": rows, "by_name": by_name, "text": open("private/payroll.csv").read()}))
 "#;
 
@@ -66,6 +67,13 @@ fn a_flow_step_that_reads_a_local_file_sends_none_of_it_to_an_llm_step() {
     assert_ne!(
         runs["runs"][0]["status"], "running",
         "the flow run ended: {runs}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("read-done.txt"))
+            .ok()
+            .as_deref(),
+        Some("2 rows"),
+        "the script step read the file and wrote to its working folder: {runs}"
     );
     let bodies = llm.bodies();
     assert_none_found(

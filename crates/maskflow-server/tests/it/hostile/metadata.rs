@@ -84,6 +84,7 @@ fn a_script_changes_no_metadata_outside_its_run() {
             .is_some_and(|s| s.contains("file_chmod")),
         "the script ran: {view}"
     );
+    super::assert_no_customer_value(&llm);
     let after = (snapshot(&file), snapshot(&dir));
     assert_eq!(
         before, after,

@@ -109,6 +109,16 @@ pub fn builder_calls(llm: &Recorder) -> usize {
         .count()
 }
 
+/// Whatever else a test attacks, no value of the customer file may have
+/// reached the back end.
+pub fn assert_no_customer_value(llm: &Recorder) {
+    checks::assert_none_found(
+        "a value of the customer file",
+        &llm.bodies(),
+        &checks::raw_needles(PEOPLE),
+    );
+}
+
 /// A spawned `maskflow serve` on the hostile back end; killed when dropped.
 pub struct Maskflow {
     child: Child,

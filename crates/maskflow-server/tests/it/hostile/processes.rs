@@ -59,6 +59,30 @@ fn alive_with(marker: &str) -> Vec<i32> {
     out
 }
 
+/// After the grandchild's swap: the survivors (killed now, by their id:
+/// they are this test's own), and each route that served database bytes.
+fn after_the_swap(port: u16, marker: &str, routes: &[String]) -> Vec<String> {
+    // Longer than the grandchild waits before its swap.
+    std::thread::sleep(Duration::from_secs(5));
+    let mut problems = Vec::new();
+    let survivors = alive_with(marker);
+    for pid in &survivors {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    if !survivors.is_empty() {
+        problems.push(format!("processes of the run outlived it: {survivors:?}"));
+    }
+    for path in routes {
+        let (status, body) = http(port, "GET", path, "text/plain", b"");
+        if String::from_utf8_lossy(&body).contains("SQLite format 3") {
+            problems.push(format!("{path} ({status}) served the database"));
+        }
+    }
+    problems
+}
+
 #[test]
 fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
     let dirs = Folders::new();
@@ -71,34 +95,39 @@ fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
     ));
     let mf = dirs.serve(&llm, &[]);
     let (view, wf, vid) = mf.build_people(ASK);
-    // Longer than the grandchild waits before its swap.
-    std::thread::sleep(Duration::from_secs(5));
-    let survivors = alive_with(&marker);
-    for pid in &survivors {
-        // Clean up what the test's own run left, by its id.
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-    }
-
-    let base = format!("/api/workflows/{wf}/versions/{vid}");
-    let mut served = Vec::new();
-    for path in [
-        format!("{base}/outputs/out.csv"),
-        format!("{base}/previews/out.csv"),
-    ] {
-        let (status, body) = http(mf.port, "GET", &path, "text/plain", b"");
-        let text = String::from_utf8_lossy(&body).into_owned();
-        served.push((path, status, text));
-    }
-    assert!(
-        survivors.is_empty(),
-        "processes of the run outlived it: {survivors:?} ({view})"
+    assert_eq!(
+        view["current_version"]["status"], "pending_user_approval",
+        "the build's test run succeeded: {view}"
     );
-    for (path, status, text) in served {
-        assert!(
-            !text.contains("SQLite format 3"),
-            "{path} ({status}) served the database"
-        );
-    }
+    let base = format!("/api/workflows/{wf}/versions/{vid}");
+    let mut problems = after_the_swap(
+        mf.port,
+        &marker,
+        &[
+            format!("{base}/outputs/out.csv"),
+            format!("{base}/previews/out.csv"),
+        ],
+    );
+
+    // The same on a run of the approved workflow.
+    let (s, v) = mf.call("POST", &format!("{base}/approve"), None);
+    assert_eq!(s, 200, "{v}");
+    let id = mf.upload_csv("customers-q3.csv", super::PEOPLE);
+    let (s, run) = mf.call(
+        "POST",
+        &format!("/api/workflows/{wf}/runs"),
+        Some(serde_json::json!({"inputs": {"people": id}})),
+    );
+    assert_eq!(s, 201, "{run}");
+    let run_id = run["id"].as_str().expect("run id");
+    problems.extend(after_the_swap(
+        mf.port,
+        &marker,
+        &[
+            format!("/api/runs/{run_id}/outputs/out.csv"),
+            format!("/api/runs/{run_id}/previews/out.csv"),
+        ],
+    ));
+    super::assert_no_customer_value(&llm);
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -199,6 +199,7 @@ fn a_requirement_is_never_a_url_nor_an_option() {
         ));
     }
     assert!(problems.is_empty(), "{problems:#?}");
+    super::assert_no_customer_value(&llm);
 }
 
 /// The text a person reads about a failed version (its whole view, less

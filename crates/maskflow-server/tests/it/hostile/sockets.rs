@@ -88,6 +88,7 @@ fn a_script_reaches_no_unix_socket_outside_its_run() {
             "the {which} socket got a connection from the script: {run}"
         );
     }
+    super::assert_no_customer_value(&llm);
     let reached: Value = run["stdout"]
         .as_str()
         .and_then(|s| serde_json::from_str(s.trim()).ok())
