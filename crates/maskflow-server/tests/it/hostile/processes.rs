@@ -1,9 +1,11 @@
 //! Break 5: processes that outlive the run. The builder's script writes
-//! `outputs/out.csv`, then leaves a double-forked `setsid` grandchild that
-//! waits, swaps `outputs/out.csv` for a symlink to the data folder's
-//! `maskflow.db`, and lingers. After the build no process carrying the
+//! `outputs/out.csv` and `outputs/link.csv`, then leaves a double-forked
+//! `setsid` grandchild that waits, swaps them for a symlink and a hard link
+//! to the data folder's `maskflow.db`, and lingers (on a build's test run
+//! and on a run of the approved workflow; it lets go of the run's pipes
+//! first, so nothing waits for it). After each, no process carrying the
 //! grandchild's marker may be alive, and neither the download nor the
-//! preview of `out.csv` may serve database bytes.
+//! preview of either may serve database bytes.
 
 use std::time::Duration;
 
@@ -16,23 +18,29 @@ fn script(db: &str, marker: &str) -> String {
 later = '''
 import os, sys, time
 time.sleep(3)
-for name in ("outputs/out.csv", "outputs/out.xlsx"):
+log = open("swap.log", "a")
+for name, swap in (("outputs/out.csv", os.symlink), ("outputs/link.csv", os.link)):
     try:
         os.remove(name)
-    except OSError:
-        pass
-    try:
-        os.symlink({db:?}, name)
-    except OSError:
-        pass
+        swap({db:?}, name)
+        log.write("swapped %s in %s: %s\\n" % (name, os.getcwd(), os.path.isfile(name)))
+    except OSError as e:
+        log.write("%s: %s\\n" % (name, e))
+log.close()
 time.sleep(120)
 '''
-with open("outputs/out.csv", "w") as f:
-    f.write("month,total\n2024-03,1.00\n")
+for name in ("outputs/out.csv", "outputs/link.csv"):
+    with open(name, "w") as f:
+        f.write("month,total\n2024-03,1.00\n")
 pid = os.fork()
 if pid == 0:
     os.setsid()
     if os.fork() == 0:
+        # Let go of the run's pipes, so nothing waits for this process.
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 4096)
         os.execv(sys.executable, [sys.executable, "-c", later, {marker:?}])
     os._exit(0)
 os.waitpid(pid, 0)
@@ -83,6 +91,20 @@ fn after_the_swap(port: u16, marker: &str, routes: &[String]) -> Vec<String> {
     problems
 }
 
+/// The grandchildren's notes (`swap.log` in their run folders).
+fn swap_logs(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(swap_logs(&p));
+        } else if p.file_name().is_some_and(|n| n == "swap.log") {
+            out.push(std::fs::read_to_string(&p).unwrap_or_default());
+        }
+    }
+    out
+}
+
 #[test]
 fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
     let dirs = Folders::new();
@@ -91,7 +113,7 @@ fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
     let llm = backend_with(spec(
         &script(&db.display().to_string(), &marker),
         &[],
-        &["out.csv"],
+        &["out.csv", "link.csv"],
     ));
     let mf = dirs.serve(&llm, &[]);
     let (view, wf, vid) = mf.build_people(ASK);
@@ -106,6 +128,8 @@ fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
         &[
             format!("{base}/outputs/out.csv"),
             format!("{base}/previews/out.csv"),
+            format!("{base}/outputs/link.csv"),
+            format!("{base}/previews/link.csv"),
         ],
     );
 
@@ -126,8 +150,14 @@ fn no_process_of_a_run_outlives_it_and_no_database_is_served() {
         &[
             format!("/api/runs/{run_id}/outputs/out.csv"),
             format!("/api/runs/{run_id}/previews/out.csv"),
+            format!("/api/runs/{run_id}/outputs/link.csv"),
+            format!("/api/runs/{run_id}/previews/link.csv"),
         ],
     ));
     super::assert_no_customer_value(&llm);
-    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(
+        problems.is_empty(),
+        "{problems:#?}\nwhat the grandchildren did: {:?}",
+        swap_logs(&dirs.data())
+    );
 }
