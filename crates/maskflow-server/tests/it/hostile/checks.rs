@@ -122,7 +122,7 @@ pub fn assert_none_found(what: &str, bodies: &[String], needles: &[String]) {
 }
 
 #[test]
-fn the_encoders_match_python() {
+fn the_encoders_and_needles_behave() {
     assert_eq!(base64(b"Ma"), "TWE=");
     assert_eq!(base64(b"Man"), "TWFu");
     assert_eq!(base64(b"M"), "TQ==");

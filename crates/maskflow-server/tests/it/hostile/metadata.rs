@@ -2,7 +2,8 @@
 //! (and a folder) outside every run folder; the builder's script `chmod`s,
 //! `utime`s, `setxattr`s and (as root) `chown`s them, directly and through
 //! a symlink it makes in its own folder. Their mode, times, owner and
-//! extended attributes stay as they were.
+//! extended attributes stay as they were, while the script still changes
+//! its own folder's.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -19,6 +20,10 @@ def attempt(name, f):
         reached[name] = True
     except Exception:
         reached[name] = False
+# A friend first: its own files' metadata stays the script's to change.
+attempt("own_chmod", lambda: os.chmod("outputs", 0o755))
+attempt("own_utime", lambda: os.utime("outputs", (0, 0)))
+print(json.dumps(reached), flush=True)
 for label, target in (("file", {file:?}), ("dir", {dir:?})):
     link = "link-" + label
     attempt(label + "_symlink", lambda: os.symlink(target, link))
@@ -29,7 +34,6 @@ for label, target in (("file", {file:?}), ("dir", {dir:?})):
         attempt(via + "_chown", lambda: os.chown(p, 65534, 65534))
 with open("outputs/reached.json", "w") as f:
     json.dump(reached, f)
-print(json.dumps(reached))
 "#
     )
 }
@@ -78,11 +82,14 @@ fn a_script_changes_no_metadata_outside_its_run() {
     let mf = dirs.serve(&llm, &[]);
     let (view, _, _) = mf.build_people(ASK);
     let run = super::test_run(&view);
-    assert!(
-        run["stdout"]
-            .as_str()
-            .is_some_and(|s| s.contains("file_chmod")),
-        "the script ran: {view}"
+    // The first line, printed before any attack (a filter may kill the rest).
+    let own = run["stdout"]
+        .as_str()
+        .and_then(|s| s.lines().next())
+        .unwrap_or("");
+    assert_eq!(
+        own, r#"{"own_chmod": true, "own_utime": true}"#,
+        "the script changes its own folder's metadata: {view}"
     );
     super::assert_no_customer_value(&llm);
     let after = (snapshot(&file), snapshot(&dir));

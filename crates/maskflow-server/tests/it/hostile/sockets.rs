@@ -29,18 +29,18 @@ def stream(addr):
 def datagram(addr):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.sendto(b"hello from the sandbox", addr)
-attempt("pathname", lambda: stream({path:?}))
-attempt("abstract", lambda: stream("\0" + {abstract_name:?}))
-attempt("pathname_dgram", lambda: datagram({path:?} + ".dgram"))
-attempt("abstract_dgram", lambda: datagram("\0" + {abstract_name:?} + ".dgram"))
 def pair():
     a, b = socket.socketpair()
     a.sendall(b"x")
     assert b.recv(1) == b"x"
 attempt("socketpair", pair)
+print(json.dumps({{"socketpair": reached["socketpair"]}}), flush=True)
+attempt("pathname", lambda: stream({path:?}))
+attempt("abstract", lambda: stream("\0" + {abstract_name:?}))
+attempt("pathname_dgram", lambda: datagram({path:?} + ".dgram"))
+attempt("abstract_dgram", lambda: datagram("\0" + {abstract_name:?} + ".dgram"))
 with open("outputs/reached.json", "w") as f:
     json.dump(reached, f)
-print(json.dumps(reached))
 "#
     )
 }
@@ -89,9 +89,11 @@ fn a_script_reaches_no_unix_socket_outside_its_run() {
         );
     }
     super::assert_no_customer_value(&llm);
+    // The first line, printed before any attack (a filter may kill the rest).
     let reached: Value = run["stdout"]
         .as_str()
-        .and_then(|s| serde_json::from_str(s.trim()).ok())
+        .and_then(|s| s.lines().next())
+        .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or(Value::Null);
     assert_eq!(
         reached["socketpair"], true,
