@@ -34,7 +34,7 @@ export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}"
 echo "== tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
 cargo test --workspace --exclude maskflow-desktop --locked
 
-echo "== the script sandbox as a user who is not root (issue 14): the runner's containment tests under runuser"
+echo "== the script sandbox as a user who is not root (issue 14): the runner's containment tests and the hostile back end's suite (issue 26) under runuser"
 if [ "$(id -u)" -eq 0 ]; then
   # The lib test binary of a crate, as built by cargo.
   lib_tests() {
@@ -57,6 +57,24 @@ for line in sys.stdin:
   # starve a concurrent one.
   as_sbx "$sbx_dir/runner-tests" --test-threads=1 || sbx_rc=$?
   as_sbx "$sbx_dir/core-tests" flow_scripts --test-threads=1 || sbx_rc=$?
+  # Issue 26's hostile back end as that user too: the server's integration
+  # tests under hostile::, from a copy beside the maskflow binary they spawn
+  # (and uv, for the requirement attacks); the CA settings pass through so
+  # uv reaches the package index as it does for root.
+  server_tests=$(cargo test -p maskflow-server --test it --locked --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"] and m["target"]["name"] == "it":
+        print(m["executable"])' | tail -n 1)
+  cp "$server_tests" "$sbx_dir/server-tests"
+  cp "$CARGO_TARGET_DIR/debug/maskflow" "$sbx_dir/maskflow"
+  uv_bin=${MASKFLOW_UV:-$(command -v uv || python3 -c 'import uv; print(uv.find_uv_bin())' 2>/dev/null || true)}
+  [ -n "$uv_bin" ] && cp "$uv_bin" "$sbx_dir/uv"
+  chmod 755 "$sbx_dir"/*
+  as_sbx MASKFLOW_BIN="$sbx_dir/maskflow" MASKFLOW_UV="$sbx_dir/uv" MASKFLOW_REQUIRE_LLM_SERVERS=1 \
+    ${SSL_CERT_FILE:+SSL_CERT_FILE="$SSL_CERT_FILE"} ${SSL_CERT_DIR:+SSL_CERT_DIR="$SSL_CERT_DIR"} \
+    "$sbx_dir/server-tests" hostile:: --test-threads=1 || sbx_rc=$?
   userdel -r maskflow-sbx >/dev/null 2>&1 || true
   rm -rf "$sbx_dir"
   [ "$sbx_rc" -eq 0 ]

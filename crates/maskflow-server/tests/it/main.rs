@@ -23,6 +23,7 @@ mod flows_fanout;
 mod flows_mermaid;
 mod flows_seed_imports;
 mod history;
+mod hostile;
 mod house_rules;
 mod leases;
 mod manual_restart;
