@@ -4,6 +4,7 @@ import { useState } from "preact/hooks";
 import type { RunView } from "../generated";
 import { durationLabel, runTone } from "../lib/runs";
 import { OutputView } from "./OutputView";
+import { RefusedOutputs } from "./RefusedOutputs";
 import { UnisolatedBanner, ranUnisolated } from "./Unisolated";
 
 /** One run of the history. */
@@ -28,6 +29,7 @@ export function RunItem({ run }: { run: RunView }) {
       {run.outputs.map((o) => (
         <OutputView key={o.name} source={{ kind: "run", runId: run.id }} output={o} testId="run-output" />
       ))}
+      <RefusedOutputs refused={run.refused_outputs} />
       <button type="button" class="button ghost small" aria-expanded={open} onClick={() => setOpen(!open)}>
         {open ? "Hide details" : "Output, errors and limits"}
       </button>

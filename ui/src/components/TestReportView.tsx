@@ -5,6 +5,7 @@ import { bytesLabel } from "../lib/extracts";
 import { durationLabel } from "../lib/runs";
 import { EmptyState } from "./ui";
 import { OutputView } from "./OutputView";
+import { RefusedOutputs } from "./RefusedOutputs";
 import { UnisolatedBanner, ranUnisolated } from "./Unisolated";
 
 /** The auto-test's report. */
@@ -60,6 +61,7 @@ export function TestReportView({
           {report.run.outputs.map((o) => (
             <OutputView key={o.name} source={{ kind: "test", workflowId, versionId }} output={o} testId="test-output" />
           ))}
+          <RefusedOutputs refused={report.run.refused_outputs} />
           {report.run.stderr && (
             <>
               <h4>Standard error</h4>

@@ -48,6 +48,9 @@ pub struct RunView {
     pub inputs: Value,
     /// The files the run wrote.
     pub outputs: Vec<OutputFile>,
+    /// What the script left in `outputs/` that was not copied out (a link,
+    /// a device, an unsafe name…), and why.
+    pub refused_outputs: Vec<crate::runner::RefusedOutput>,
     /// RFC 3339.
     pub started_at: String,
     /// RFC 3339.
@@ -73,6 +76,8 @@ impl From<RunRow> for RunView {
             stdout: text("stdout"),
             stderr: text("stderr"),
             limits: serde_json::from_value(result["limits"].clone()).unwrap_or_default(),
+            refused_outputs: serde_json::from_value(result["refused_outputs"].clone())
+                .unwrap_or_default(),
             outputs: serde_json::from_value(r.outputs).unwrap_or_default(),
             id: r.id,
             workflow_id: r.workflow_id,
