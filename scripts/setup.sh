@@ -50,16 +50,28 @@ fi
 
 command -v cargo >/dev/null || { echo "setup: Rust is not installed; see https://rustup.rs" >&2; exit 1; }
 
-# The UI and the end-to-end suites, at the versions in package-lock.json.
-# (`npm install`, not `npm ci`: npm 11 writes locks without other platforms'
-# optional packages, which `npm ci` then refuses as "out of sync".)
+# The UI and the end-to-end suites, exactly as package-lock.json records them.
+# `npm ci`, never `npm install`: the locks hold every platform's optional
+# native packages (rollup, esbuild, unrs-resolver), so a lock that does not
+# match package.json is a mistake to fix in the repository, and this step
+# fails on it instead of rewriting the lock. It is skipped while node_modules
+# is newer than both package.json and the lock (npm ci empties node_modules
+# first, so it is not run on every start).
 cd "$(dirname "$0")/.."
 command -v npm >/dev/null || { echo "setup: Node.js (npm) is not installed" >&2; exit 1; }
 NPM_DIRS=(ui)
 [ "$TESTS" -eq 1 ] && NPM_DIRS+=(tests)
+# Installs one folder's lock; on failure the last line of the log says what to do.
+npm_ci() {
+  npm ci --prefix "$1" --no-audit --no-fund --loglevel=error || {
+    echo "setup: npm ci refused $1/package-lock.json (see the first error above). If it is out of sync with $1/package.json, run \`npm install --package-lock-only\` in $1/ and commit the lock."
+    return 1
+  }
+}
 for dir in "${NPM_DIRS[@]}"; do
-  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-    quietly "npm install in $dir/" npm install --prefix "$dir" --no-audit --no-fund --loglevel=error
+  installed="$dir/node_modules/.package-lock.json"
+  if [ ! -f "$installed" ] || [ "$dir/package-lock.json" -nt "$installed" ] || [ "$dir/package.json" -nt "$installed" ]; then
+    quietly "npm ci in $dir/" npm_ci "$dir"
   fi
 done
 
