@@ -129,3 +129,26 @@ impl ScriptRunner for PythonProcess {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_plain_python_refuses_a_workflow_it_cannot_resolve() {
+        let request = ScriptRequest {
+            source: ScriptSource::Workflow("wf_1".into()),
+            args: Vec::new(),
+            working_folder: None,
+            timeout: Duration::from_secs(5),
+        };
+        let err = PythonProcess::default()
+            .run(&request)
+            .await
+            .expect_err("refused");
+        assert!(
+            err.to_string().starts_with("cannot run workflow wf_1: "),
+            "{err}"
+        );
+    }
+}

@@ -411,4 +411,25 @@ mod tests {
         );
         assert!(!elsewhere.path().join("persist.py").exists());
     }
+
+    #[tokio::test]
+    async fn a_workflow_step_without_a_resolver_is_refused_and_runs_nothing() {
+        let home = tempfile::tempdir().expect("tmp");
+        let work = tempfile::tempdir().expect("tmp");
+        let request = ScriptRequest {
+            source: ScriptSource::Workflow("wf_1".into()),
+            args: Vec::new(),
+            working_folder: Some(work.path().to_path_buf()),
+            timeout: Duration::from_secs(60),
+        };
+        let err = scripts(home.path())
+            .run(&request)
+            .await
+            .expect_err("no workflows to resolve it from");
+        assert!(
+            matches!(&err, ScriptError::Workflow { workflow, .. } if workflow == "wf_1"),
+            "{err}"
+        );
+        assert!(!home.path().join("flow-scripts").exists(), "nothing ran");
+    }
 }
