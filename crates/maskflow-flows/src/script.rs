@@ -1,18 +1,23 @@
 //! Running a `script` step: a small trait the engine calls, and a plain
 //! `python3` child process with a time-out for an engine used on its own.
 //! The service installs the sandboxed runner instead
-//! (`service::flow_scripts::SandboxedScripts`).
+//! (`service::flow_scripts::SandboxedScripts`), which alone can run a
+//! [`ScriptSource::Workflow`]: it resolves the workflow's approved version
+//! and its Python environment; this crate never reads the app's tables.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use maskflow_llm::BoxFuture;
 
+pub use crate::definition::ScriptSource;
+
 /// A script to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptRequest {
-    /// The Python file.
-    pub file: PathBuf,
+    /// What runs: a Python file (resolved against the working folder) or
+    /// an approved workflow, which the runner resolves.
+    pub source: ScriptSource,
     /// Its arguments.
     pub args: Vec<String>,
     /// The folder it runs in.
@@ -47,6 +52,15 @@ pub enum ScriptError {
     /// The time limit passed; the script was killed.
     #[error("the script ran longer than {0} s and was stopped")]
     TimedOut(u64),
+    /// The step's workflow cannot run (unknown, no approved version, its
+    /// Python environment cannot be made, or this runner cannot resolve it).
+    #[error("cannot run workflow {workflow}: {message}")]
+    Workflow {
+        /// The workflow id the step names.
+        workflow: String,
+        /// Why.
+        message: String,
+    },
 }
 
 /// Runs scripts for `script` steps.
@@ -80,8 +94,19 @@ impl ScriptRunner for PythonProcess {
         request: &'a ScriptRequest,
     ) -> BoxFuture<'a, Result<ScriptOutput, ScriptError>> {
         Box::pin(async move {
+            let file = match &request.source {
+                ScriptSource::File(file) => file,
+                ScriptSource::Workflow(id) => {
+                    return Err(ScriptError::Workflow {
+                        workflow: id.clone(),
+                        message: "a plain python3 cannot run a workflow; the app's sandboxed \
+                                  runner resolves it with its version's environment"
+                            .into(),
+                    });
+                }
+            };
             let mut cmd = tokio::process::Command::new(&self.program);
-            cmd.arg(&request.file)
+            cmd.arg(file)
                 .args(&request.args)
                 .stdin(std::process::Stdio::null())
                 .kill_on_drop(true);
@@ -102,5 +127,28 @@ impl ScriptRunner for PythonProcess {
                 }),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_plain_python_refuses_a_workflow_it_cannot_resolve() {
+        let request = ScriptRequest {
+            source: ScriptSource::Workflow("wf_1".into()),
+            args: Vec::new(),
+            working_folder: None,
+            timeout: Duration::from_secs(5),
+        };
+        let err = PythonProcess::default()
+            .run(&request)
+            .await
+            .expect_err("refused");
+        assert!(
+            err.to_string().starts_with("cannot run workflow wf_1: "),
+            "{err}"
+        );
     }
 }

@@ -3,6 +3,13 @@
 //! for such a script: its arguments in `sys.argv`, the run's working folder
 //! as its current directory, a JSON object on stdout as its output.
 //!
+//! A step's source is a type ([`ScriptSource`]): a Python file, or an
+//! approved workflow, which is resolved here exactly as `maskflow run`
+//! resolves it ([`Service::active_version`], [`Service::version_python`]):
+//! its active version's script, run on that version's locked, sealed
+//! Python environment in the same sandbox. The flows crate never reads the
+//! app's tables; it names the workflow and this runner does the rest.
+//!
 //! Before a script starts, every file of the working folder it may read is
 //! indexed by the privacy guard ([`super::folder_guard`]), so a value it
 //! reads cannot reach a later agent step unmasked even if it deletes the
@@ -15,20 +22,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use crate::flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner};
+use super::Service;
+use crate::error::CoreError;
+use crate::flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner, ScriptSource};
 use crate::ids::IdGen;
 use crate::providers::BoxFuture;
-use crate::runner::{InputValue, Limits, RunRequest, RunStatus, Runner};
+use crate::runner::{InputValue, Limits, Python, RunRequest, RunResult, RunStatus, Runner};
 
-/// Starts the step's file the way `python3 FILE ARGS…` would, inside the
+/// Starts the step's script the way `python3 FILE ARGS…` would, inside the
 /// sandbox: the runner's contract hands it `inputs.json`, from which this
-/// shim restores `sys.argv` and the working folder, then runs the file
-/// under its own name so tracebacks point at the user's lines.
+/// shim restores `sys.argv` and the working folder, then runs the source
+/// (a workflow's, given as text, or the file's) under its own name so
+/// tracebacks point at the user's lines.
 const SHIM: &str = r#"import json, os, sys
 fields = json.load(open(sys.argv[1]))["fields"]
-path = fields["script"]
-with open(path) as f:
-    source = f.read()
+source = fields.get("source")
+if source is None:
+    with open(fields["script"]) as f:
+        source = f.read()
 sys.argv = [fields["name"]] + [str(a) for a in fields["args"]]
 if fields["working_folder"]:
     os.chdir(fields["working_folder"])
@@ -44,6 +55,22 @@ pub type RunnerSource = Arc<dyn Fn() -> Arc<Runner> + Send + Sync>;
 /// Indexes a working folder in the privacy guard (blocking: it reads files).
 pub type FolderIndexer = Arc<dyn Fn(&Path) + Send + Sync>;
 
+/// Resolves a workflow id to what its approved version runs (blocking: it
+/// may make the version's environment with `uv`).
+pub type WorkflowResolver = Arc<dyn Fn(&str) -> Result<WorkflowScript, CoreError> + Send + Sync>;
+
+/// An approved version, ready to run: its script, its requirements and the
+/// Python of its environment.
+#[derive(Debug, Clone)]
+pub struct WorkflowScript {
+    /// The version's script.
+    pub script: String,
+    /// Its requirements (the runner checks the Python has them).
+    pub requirements: Vec<String>,
+    /// The interpreter of its environment (the base Python when it needs none).
+    pub python: Python,
+}
+
 /// The sandboxed runner behind the flow engine's `script` steps.
 pub struct SandboxedScripts {
     runner: RunnerSource,
@@ -51,6 +78,7 @@ pub struct SandboxedScripts {
     ids: Arc<dyn IdGen>,
     limits: LimitsSource,
     index_folder: Option<FolderIndexer>,
+    workflows: Option<WorkflowResolver>,
 }
 
 impl std::fmt::Debug for SandboxedScripts {
@@ -76,7 +104,41 @@ impl SandboxedScripts {
             ids,
             limits,
             index_folder: None,
+            workflows: None,
         }
+    }
+
+    /// The service's runner: its Python setting and limits, its privacy
+    /// guard over working folders, and its workflows resolved as
+    /// `maskflow run` resolves them. Weak: the flow engine holding this is
+    /// owned by the service it asks.
+    pub(super) fn for_service(service: &Service) -> Self {
+        let inner = Arc::downgrade(&service.inner);
+        let upgrade = move || inner.upgrade().map(|inner| Service { inner });
+        let (for_limits, for_folders) = (upgrade.clone(), upgrade.clone());
+        Self::new(
+            service.runner_source(),
+            service.home().join("flow-scripts"),
+            service.inner.ids.clone(),
+            Box::new(move || for_limits().map_or_else(Limits::default, |s| s.run_limits())),
+        )
+        .indexing_folders(Arc::new(move |folder: &Path| {
+            if let Some(s) = for_folders() {
+                s.flow_folder_guard(folder);
+            }
+        }))
+        .resolving_workflows(Arc::new(move |workflow_id: &str| {
+            let s = upgrade().ok_or_else(|| {
+                CoreError::Conflict("the service running this flow has closed".into())
+            })?;
+            let version = s.active_version(workflow_id)?;
+            let python = s.version_python(workflow_id, &version)?;
+            Ok(WorkflowScript {
+                script: version.script,
+                requirements: version.execution.requirements,
+                python,
+            })
+        }))
     }
 
     /// Each script's working folder is handed to `indexer` before it starts.
@@ -85,36 +147,106 @@ impl SandboxedScripts {
         self
     }
 
-    fn request(&self, request: &ScriptRequest) -> RunRequest {
-        let name = request.file.display().to_string();
+    /// A [`ScriptSource::Workflow`] step runs what `resolver` gives for it
+    /// (without one, such a step is refused).
+    pub fn resolving_workflows(mut self, resolver: WorkflowResolver) -> Self {
+        self.workflows = Some(resolver);
+        self
+    }
+
+    /// The sandboxed run of `request`: the shim with the step's arguments
+    /// and its file (a workflow's script is added once resolved).
+    fn prepare(&self, request: &ScriptRequest) -> Prepared {
+        let mut inputs = BTreeMap::new();
+        let (name, workflow) = match &request.source {
+            ScriptSource::File(file) => {
+                inputs.insert("script".to_owned(), InputValue::File(file.clone()));
+                (file.display().to_string(), None)
+            }
+            ScriptSource::Workflow(id) => (format!("{id}.py"), Some(id.clone())),
+        };
         let folder = request
             .working_folder
             .as_ref()
             .map(|w| w.display().to_string());
+        inputs.extend([
+            ("name".to_owned(), InputValue::Value(Value::String(name))),
+            (
+                "args".to_owned(),
+                InputValue::Value(request.args.clone().into()),
+            ),
+            (
+                "working_folder".to_owned(),
+                InputValue::Value(folder.into()),
+            ),
+        ]);
         let workdir = std::path::absolute(self.workdirs.join(self.ids.next_id("script")))
             .unwrap_or_else(|_| self.workdirs.join(self.ids.next_id("script")));
-        RunRequest {
-            script: SHIM.to_owned(),
-            inputs: BTreeMap::from([
-                ("script".to_owned(), InputValue::File(request.file.clone())),
-                ("name".to_owned(), InputValue::Value(Value::String(name))),
-                (
-                    "args".to_owned(),
-                    InputValue::Value(request.args.clone().into()),
-                ),
-                (
-                    "working_folder".to_owned(),
-                    InputValue::Value(folder.into()),
-                ),
-            ]),
-            requirements: Vec::new(),
-            workdir,
-            limits: Limits {
-                timeout: request.timeout,
-                ..(self.limits)()
+        Prepared {
+            run: RunRequest {
+                script: SHIM.to_owned(),
+                inputs,
+                requirements: Vec::new(),
+                workdir,
+                limits: Limits {
+                    timeout: request.timeout,
+                    ..(self.limits)()
+                },
+                shared_folders: request.working_folder.iter().cloned().collect(),
             },
-            shared_folders: request.working_folder.iter().cloned().collect(),
+            workflow: workflow.map(|id| (id, self.workflows.clone())),
+            index: self
+                .index_folder
+                .clone()
+                .zip(request.working_folder.clone()),
         }
+    }
+}
+
+/// A step ready to run in the sandbox, once its folder is indexed and its
+/// workflow (if it names one) resolved.
+struct Prepared {
+    run: RunRequest,
+    workflow: Option<(String, Option<WorkflowResolver>)>,
+    index: Option<(FolderIndexer, PathBuf)>,
+}
+
+impl Prepared {
+    /// Blocking: indexes the folder, resolves the workflow, runs the script.
+    fn execute(mut self, runner: &Runner, cancel: &AtomicBool) -> Result<RunResult, ScriptError> {
+        // What the script can read is indexed before it runs.
+        if let Some((index, folder)) = &self.index {
+            index(folder);
+        }
+        let python = match self.workflow {
+            None => runner.python().map_err(|e| spawn_error(&e))?,
+            Some((id, resolver)) => {
+                let refuse = |message: String| ScriptError::Workflow {
+                    workflow: id.clone(),
+                    message,
+                };
+                let resolve = resolver.ok_or_else(|| {
+                    refuse("this runner has no workflows to resolve it from".into())
+                })?;
+                let workflow = resolve(&id).map_err(|e| refuse(e.to_string()))?;
+                self.run.inputs.insert(
+                    "source".to_owned(),
+                    InputValue::Value(Value::String(workflow.script)),
+                );
+                self.run.requirements = workflow.requirements;
+                workflow.python
+            }
+        };
+        runner
+            .run_with(&python, &self.run, cancel)
+            .map_err(|e| spawn_error(&e))
+    }
+}
+
+fn spawn_error(e: &dyn std::fmt::Display) -> ScriptError {
+    ScriptError::Spawn {
+        program: "python3".into(),
+        message: e.to_string(),
     }
 }
 
@@ -133,28 +265,13 @@ impl ScriptRunner for SandboxedScripts {
         request: &'a ScriptRequest,
     ) -> BoxFuture<'a, Result<ScriptOutput, ScriptError>> {
         Box::pin(async move {
-            let run = self.request(request);
+            let prepared = self.prepare(request);
             let runner = (self.runner)();
             let cancel = Arc::new(AtomicBool::new(false));
             let _guard = CancelOnDrop(cancel.clone());
-            let index = self.index_folder.clone();
-            let folder = request.working_folder.clone();
-            let result = tokio::task::spawn_blocking(move || {
-                // What the script can read is indexed before it runs.
-                if let (Some(index), Some(folder)) = (index, folder) {
-                    index(&folder);
-                }
-                runner.run(&run, &cancel)
-            })
-            .await
-            .map_err(|e| ScriptError::Spawn {
-                program: "python3".into(),
-                message: e.to_string(),
-            })?
-            .map_err(|e| ScriptError::Spawn {
-                program: "python3".into(),
-                message: e.to_string(),
-            })?;
+            let result = tokio::task::spawn_blocking(move || prepared.execute(&runner, &cancel))
+                .await
+                .map_err(|e| spawn_error(&e))??;
             match result.status {
                 RunStatus::TimedOut => Err(ScriptError::TimedOut(request.timeout.as_secs())),
                 RunStatus::Succeeded | RunStatus::Failed => Ok(ScriptOutput {
@@ -172,6 +289,10 @@ impl ScriptRunner for SandboxedScripts {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "flow_scripts_tests.rs"]
+mod workflow_tests;
 
 #[cfg(test)]
 mod tests {
@@ -194,7 +315,7 @@ mod tests {
         let file = work.join("step.py");
         std::fs::write(&file, source).expect("write script");
         ScriptRequest {
-            file,
+            source: ScriptSource::File(file),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
             working_folder: Some(work.to_path_buf()),
             timeout: Duration::from_secs(60),
@@ -289,5 +410,26 @@ mod tests {
             "done"
         );
         assert!(!elsewhere.path().join("persist.py").exists());
+    }
+
+    #[tokio::test]
+    async fn a_workflow_step_without_a_resolver_is_refused_and_runs_nothing() {
+        let home = tempfile::tempdir().expect("tmp");
+        let work = tempfile::tempdir().expect("tmp");
+        let request = ScriptRequest {
+            source: ScriptSource::Workflow("wf_1".into()),
+            args: Vec::new(),
+            working_folder: Some(work.path().to_path_buf()),
+            timeout: Duration::from_secs(60),
+        };
+        let err = scripts(home.path())
+            .run(&request)
+            .await
+            .expect_err("no workflows to resolve it from");
+        assert!(
+            matches!(&err, ScriptError::Workflow { workflow, .. } if workflow == "wf_1"),
+            "{err}"
+        );
+        assert!(!home.path().join("flow-scripts").exists(), "nothing ran");
     }
 }

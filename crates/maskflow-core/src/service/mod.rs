@@ -216,27 +216,7 @@ impl Service {
             .flows
             .set_agent_backends(Arc::new(llm::ServiceBackends::new(&service)));
         service.inner.flows.set_script_runner(Arc::new(
-            flow_scripts::SandboxedScripts::new(
-                service.runner_source(),
-                service.inner.home.join("flow-scripts"),
-                service.inner.ids.clone(),
-                {
-                    // Weak: the flow engine is owned by the service it asks.
-                    let inner = Arc::downgrade(&service.inner);
-                    Box::new(move || match inner.upgrade() {
-                        Some(inner) => Service { inner }.run_limits(),
-                        None => crate::runner::Limits::default(),
-                    })
-                },
-            )
-            .indexing_folders({
-                let inner = Arc::downgrade(&service.inner);
-                Arc::new(move |folder: &Path| {
-                    if let Some(inner) = inner.upgrade() {
-                        Service { inner }.flow_folder_guard(folder);
-                    }
-                })
-            }),
+            flow_scripts::SandboxedScripts::for_service(&service),
         ));
         Ok(service)
     }

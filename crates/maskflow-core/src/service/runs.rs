@@ -15,7 +15,7 @@ use super::Service;
 use crate::conversation::spec::{Execution, Field, FieldType};
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::runner::{InputValue, LimitState, OutputFile, RunRequest};
+use crate::runner::{InputValue, LimitState, OutputFile, Python, RunRequest};
 use crate::store::{self, builds::RunRow};
 
 /// `POST /api/workflows/{id}/runs`'s body: each field's value; for `file`
@@ -95,9 +95,23 @@ fn bad(message: String) -> CoreError {
     CoreError::InvalidRequest(message)
 }
 
+/// A workflow's active (approved) version, as every run of it starts: from
+/// the UI, `maskflow run`, or a flow's `script` step.
+#[derive(Debug, Clone)]
+pub(super) struct ActiveVersion {
+    /// `wv_…`
+    pub(super) id: String,
+    /// Its script.
+    pub(super) script: String,
+    /// Its inputs.
+    pub(super) fields: Vec<Field>,
+    /// Its execution spec (the requirements of its environment).
+    pub(super) execution: Execution,
+}
+
 impl Service {
-    /// The active version's id, script, fields and execution.
-    fn active_version(&self, workflow_id: &str) -> Result<(String, String, Vec<Field>, Execution)> {
+    /// The active version of `workflow_id` (a conflict when none is approved).
+    pub(super) fn active_version(&self, workflow_id: &str) -> Result<ActiveVersion> {
         let db = self.db();
         let all = self.versions_or_404(&db, workflow_id)?;
         let v = all.into_iter().find(|v| v.is_active).ok_or_else(|| {
@@ -112,7 +126,26 @@ impl Service {
             serde_json::from_value(v.execution.clone().ok_or_else(|| corrupt("execution"))?)
                 .map_err(|_| corrupt("execution"))?;
         let script = v.script.clone().ok_or_else(|| corrupt("script"))?;
-        Ok((v.id, script, fields, execution))
+        Ok(ActiveVersion {
+            id: v.id,
+            script,
+            fields,
+            execution,
+        })
+    }
+
+    /// The Python `version` runs on: its locked environment, made from the
+    /// stored lock (or locked now, once) and verified sealed; the base
+    /// Python when it needs no package. Blocking: it may run `uv`. Every
+    /// run of a workflow goes through here, a flow's `script` step too.
+    pub(super) fn version_python(
+        &self,
+        workflow_id: &str,
+        version: &ActiveVersion,
+    ) -> Result<Python> {
+        let (python, _env) =
+            self.python_for_run(workflow_id, &version.id, &version.execution.requirements)?;
+        Ok(python)
     }
 
     /// Finds a workflow by id, or else by its exact name.
@@ -139,7 +172,7 @@ impl Service {
 
     /// Runs the workflow's active version with file ids (from uploads) and values.
     pub async fn run_workflow(&self, workflow_id: &str, request: RunInputs) -> Result<RunView> {
-        let (_, _, fields, _) = self.active_version(workflow_id)?;
+        let fields = self.active_version(workflow_id)?.fields;
         let mut bound = BTreeMap::new();
         let mut shown = Map::new();
         for (name, value) in request.inputs {
@@ -193,7 +226,7 @@ impl Service {
         workflow_id: &str,
         inputs: BTreeMap<String, Vec<String>>,
     ) -> Result<RunView> {
-        let (_, _, fields, _) = self.active_version(workflow_id)?;
+        let fields = self.active_version(workflow_id)?.fields;
         let mut bound = BTreeMap::new();
         let mut shown = Map::new();
         for (name, values) in inputs {
@@ -261,8 +294,9 @@ impl Service {
         inputs: BTreeMap<String, InputValue>,
         shown: Value,
     ) -> Result<RunView> {
-        let (version_id, script, fields, execution) = self.active_version(workflow_id)?;
-        let missing: Vec<&str> = fields
+        let version = self.active_version(workflow_id)?;
+        let missing: Vec<&str> = version
+            .fields
             .iter()
             .filter(|f| f.required && !inputs.contains_key(&f.name))
             .map(|f| f.name.as_str())
@@ -282,7 +316,7 @@ impl Service {
         let mut row = RunRow {
             id: run_id.clone(),
             workflow_id: workflow_id.to_owned(),
-            version_id,
+            version_id: version.id.clone(),
             status: "running".into(),
             inputs: shown,
             outputs: json!([]),
@@ -296,18 +330,18 @@ impl Service {
         store::builds::put_run(&self.db(), &row)?;
         self.publish_run(&row);
         let request = RunRequest {
-            script,
+            script: version.script.clone(),
             inputs,
-            requirements: execution.requirements,
+            requirements: version.execution.requirements.clone(),
             workdir,
             limits: self.run_limits(),
             shared_folders: Vec::new(),
         };
         let runner = self.runner();
         let service = self.clone();
-        let (wf, vid) = (workflow_id.to_owned(), row.version_id.clone());
+        let wf = workflow_id.to_owned();
         let outcome = tokio::task::spawn_blocking(move || {
-            let (python, _env) = service.python_for_run(&wf, &vid, &request.requirements)?;
+            let python = service.version_python(&wf, &version)?;
             runner
                 .run_with(&python, &request, &AtomicBool::new(false))
                 .map_err(|e| CoreError::Conflict(e.to_string()))

@@ -47,6 +47,7 @@ impl DefinitionError {
 }
 
 mod read;
+mod script;
 pub mod seed;
 #[cfg(test)]
 mod tests;
@@ -54,6 +55,7 @@ mod types;
 mod validate;
 
 pub use read::{from_value, parse};
+pub use script::{NoScriptSource, ScriptSource, ScriptStep};
 pub use types::*;
 pub use validate::validate;
 

@@ -364,24 +364,6 @@ step_struct!(
     }
 );
 
-step_struct!(
-    /// Runs an approved workflow or a Python file, locally.
-    ScriptStep {
-        /// An approved workflow's id (`wf_…`): its active version's script.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        workflow: Option<Text>,
-        /// A Python file (relative paths are under the working folder).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        path: Option<Text>,
-        /// Arguments; `{{path}}` templates allowed.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        args: Vec<Text>,
-        /// Time limit in seconds (default 300).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout_seconds: Option<u32>,
-    }
-);
-
 /// One step of a flow.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "camelCase")]

@@ -66,12 +66,6 @@ pub(super) fn check_step_fields(step: &Step, path: &str) -> Result<(), Definitio
         Step::Foreach(s) => check_foreach(s, path)?,
         Step::Gate(s) => check_gate(s, path)?,
         Step::Script(s) => {
-            if s.workflow.is_some() == s.path.is_some() {
-                return Err(DefinitionError::at(
-                    path,
-                    "a script step needs exactly one of workflow or path",
-                ));
-            }
             if s.timeout_seconds == Some(0) {
                 return Err(DefinitionError::at(
                     &format!("{path}.timeoutSeconds"),

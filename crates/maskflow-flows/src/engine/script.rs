@@ -1,6 +1,7 @@
 //! Running a script step.
 
 use super::*;
+use crate::script::ScriptSource;
 
 impl FlowEngine {
     /// A `script` step: its JSON object on stdout is the output (else the stdout itself).
@@ -15,12 +16,7 @@ impl FlowEngine {
         let mut next = st.clone();
         let ctx = self.context(run, st);
         let call_id = self.inner.ids.next_id("call");
-        let script = s
-            .path
-            .as_ref()
-            .or(s.workflow.as_ref())
-            .map_or("", |t| t.as_str());
-        let request = json!({"script": script});
+        let request = json!({"script": s.source.shown()});
         self.announce_tool(run, node, ToolPhase::Request, &call_id, request);
         let output = match self.run_script(run, s, &ctx).await {
             Ok(output) => output,
@@ -52,37 +48,17 @@ impl FlowEngine {
         s: &crate::definition::ScriptStep,
         ctx: &Value,
     ) -> std::result::Result<Value, FlowError> {
-        let file = match (&s.path, &s.workflow) {
-            (Some(p), _) => {
-                let p = PathBuf::from(p.as_str());
-                match (&run.working_folder, p.is_absolute()) {
-                    (Some(w), false) => w.join(p),
-                    _ => p,
-                }
-            }
-            (None, Some(wf)) => {
-                let script = fstore::approved_script(&self.db(), wf.as_str()).map_err(|_| {
-                    FlowError::script(format!("workflow {wf} has no approved version"))
-                })?;
-                let script = script.ok_or_else(|| {
-                    FlowError::script(format!("workflow {wf}'s approved version has no script"))
-                })?;
-                let dir = self.inner.home.join("flow-scripts").join(&run.id);
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| FlowError::script(format!("creating {}: {e}", dir.display())))?;
-                let file = dir.join(format!("{wf}.py"));
-                std::fs::write(&file, script)
-                    .map_err(|e| FlowError::script(format!("writing {}: {e}", file.display())))?;
-                file
-            }
-            (None, None) => {
-                return Err(FlowError::script(
-                    "a script step needs a workflow or a path",
-                ));
-            }
+        let source = match &s.source {
+            ScriptSource::File(p) => ScriptSource::File(match &run.working_folder {
+                Some(w) if p.is_relative() => w.join(p),
+                _ => p.clone(),
+            }),
+            // The runner the app installed resolves it: the approved
+            // version's script with that version's Python environment.
+            ScriptSource::Workflow(wf) => ScriptSource::Workflow(wf.clone()),
         };
         let request = ScriptRequest {
-            file,
+            source,
             args: s
                 .args
                 .iter()

@@ -381,16 +381,6 @@ pub fn set_working_folder(conn: &Connection, id: &str, folder: &str) -> rusqlite
     )
 }
 
-/// The script of a workflow's approved version (an error when it has none;
-/// `None` when that version has no script).
-pub fn approved_script(conn: &Connection, workflow_id: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT script FROM workflow_versions WHERE workflow_id = ?1 AND is_active = 1",
-        [workflow_id],
-        |r| r.get(0),
-    )
-}
-
 /// Whether another process asked the run to stop.
 pub fn stop_requested(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(conn
