@@ -1,7 +1,7 @@
-//! Running a `script` step: a small trait the engine calls, and a plain
-//! `python3` child process with a time-out for an engine used on its own.
-//! The service installs the sandboxed runner instead
-//! (`service::flow_scripts::SandboxedScripts`).
+//! Running a `script` step: a small trait the engine calls. The service
+//! hands the engine its sandboxed runner
+//! (`service::flow_scripts::SandboxedScripts`); a plain `python3` child
+//! process exists only for tests (the `testing` feature).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,13 +59,15 @@ pub trait ScriptRunner: Send + Sync + std::fmt::Debug {
 }
 
 /// `python3 FILE ARGS…` as a plain child process, killed at its time limit
-/// or when the step is cancelled.
+/// or when the step is cancelled. Unsandboxed: for tests only.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Debug, Clone)]
 pub struct PythonProcess {
     /// The interpreter (default `python3`).
     pub program: String,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl Default for PythonProcess {
     fn default() -> Self {
         Self {
@@ -74,6 +76,7 @@ impl Default for PythonProcess {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl ScriptRunner for PythonProcess {
     fn run<'a>(
         &'a self,

@@ -2,10 +2,18 @@
 //! no shell reaches into the [`FlowEngine`](crate::flows::FlowEngine). The
 //! engine's errors become `CoreError`s of the same name here.
 
+use std::path::Path;
+use std::sync::{Arc, Weak};
+
 use serde_json::Value;
 
-use super::Service;
+use super::flow_scripts::{RunnerSource, SandboxedScripts};
+use super::{Inner, Service, llm::ServiceBackends};
 use crate::error::Result;
+use crate::events::EventBus;
+use crate::flows::FlowPorts;
+use crate::ids::IdGen;
+use crate::runner::{Limits, Runner};
 use crate::flows::bundle::{FlowBundle, ImportRequest};
 use crate::flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
 use crate::flows::{StartFlow, Started};
@@ -98,5 +106,49 @@ impl Service {
     /// Imports a bundle or a Mermaid diagram.
     pub fn flow_import(&self, request: ImportRequest) -> Result<FlowSummary> {
         Ok(self.flows().import_flow(request)?)
+    }
+}
+
+/// The flow engine's ports, served by the service behind `inner`: agents'
+/// back ends behind the guard and the ledger, `script` steps in the
+/// sandboxed runner (every file of the working folder indexed by the guard
+/// first), and the service's events. Weak: the engine lives inside the
+/// service it asks.
+pub(super) fn ports(
+    inner: &Weak<Inner>,
+    home: &Path,
+    ids: &Arc<dyn IdGen>,
+    events: &EventBus,
+) -> FlowPorts {
+    let runner: RunnerSource = {
+        let inner = inner.clone();
+        Arc::new(move || {
+            inner
+                .upgrade()
+                .map(|inner| Service { inner }.runner())
+                .unwrap_or_else(|| Arc::new(Runner::new(None)))
+        })
+    };
+    let limits = {
+        let inner = inner.clone();
+        Box::new(move || match inner.upgrade() {
+            Some(inner) => Service { inner }.run_limits(),
+            None => Limits::default(),
+        })
+    };
+    let indexer = {
+        let inner = inner.clone();
+        Arc::new(move |folder: &Path| {
+            if let Some(inner) = inner.upgrade() {
+                Service { inner }.flow_folder_guard(folder);
+            }
+        })
+    };
+    let scripts = SandboxedScripts::new(runner, home.join("flow-scripts"), ids.clone(), limits)
+        .indexing_folders(indexer);
+    FlowPorts {
+        agents: Arc::new(ServiceBackends::new(inner.clone())),
+        scripts: Arc::new(scripts),
+        events: Arc::new(events.clone()),
     }
 }
