@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use maskflow_clock::{Clock, IdGen};
+use maskflow_clock::{Clock, IdGen, StepClock, UlidGen};
 use maskflow_llm::Provider;
 use maskflow_privacy::{CallSink, GuardIndex, GuardedProvider, LedgerEntry};
 
@@ -29,10 +29,7 @@ impl MemoryLedger {
 
 impl CallSink for MemoryLedger {
     fn record(&self, entry: LedgerEntry) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(entry);
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
     }
 }
 
@@ -48,14 +45,17 @@ pub struct FixedBackends {
 }
 
 impl FixedBackends {
-    /// `provider` for every agent, with an empty guard.
-    pub fn new(provider: Arc<dyn Provider>, clock: Arc<dyn Clock>, ids: Arc<dyn IdGen>) -> Self {
+    /// `provider` for every agent, with an empty guard. The ledger's times
+    /// and ids come from a clock of its own, so the engine's clock ticks
+    /// only for the engine.
+    pub fn new(provider: Arc<dyn Provider>) -> Self {
+        let clock: Arc<dyn Clock> = Arc::new(StepClock::new(0));
         Self {
             provider,
             guard: Arc::new(GuardIndex::new()),
             ledger: Arc::new(MemoryLedger::default()),
+            ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            ids,
         }
     }
 
@@ -95,8 +95,14 @@ impl AgentBackends for FixedBackends {
     }
 }
 
-/// The ports of a test engine: `backends`, the unsandboxed `python3`, `events`.
-pub fn ports(backends: FixedBackends, events: Arc<dyn FlowEvents>) -> FlowPorts {
+/// The ports of a test engine: `provider` for every agent (behind an empty
+/// guard and a [`MemoryLedger`]), the unsandboxed `python3`, `events`.
+pub fn ports(provider: Arc<dyn Provider>, events: Arc<dyn FlowEvents>) -> FlowPorts {
+    ports_with(FixedBackends::new(provider), events)
+}
+
+/// [`ports`] with back ends of the caller's (a guard, a ledger to read).
+pub fn ports_with(backends: FixedBackends, events: Arc<dyn FlowEvents>) -> FlowPorts {
     FlowPorts {
         agents: Arc::new(backends),
         scripts: Arc::new(PythonProcess::default()),

@@ -12,11 +12,11 @@ use super::{Inner, Service, llm::ServiceBackends};
 use crate::error::Result;
 use crate::events::EventBus;
 use crate::flows::FlowPorts;
-use crate::ids::IdGen;
-use crate::runner::{Limits, Runner};
 use crate::flows::bundle::{FlowBundle, ImportRequest};
 use crate::flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
 use crate::flows::{StartFlow, Started};
+use crate::ids::IdGen;
+use crate::runner::{Limits, Runner};
 
 impl Service {
     /// Every flow in `flows/` (re-read now); invalid ones are disabled.

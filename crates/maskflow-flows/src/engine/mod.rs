@@ -339,7 +339,9 @@ impl FlowEngine {
         authored: &str,
         call: &FlowCall,
     ) -> std::result::Result<GuardedProvider, FlowError> {
-        self.inner.backends.agent_backend(agent, def, authored, call)
+        self.inner
+            .backends
+            .agent_backend(agent, def, authored, call)
     }
 
     fn now(&self) -> String {
