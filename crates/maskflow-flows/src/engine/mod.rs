@@ -153,7 +153,7 @@ impl FlowCall {
 /// engine cannot be handed a back end that skips the guard or the ledger:
 /// such a port does not compile.
 ///
-/// ```compile_fail
+/// ```compile_fail,E0053
 /// use std::sync::Arc;
 /// use maskflow_flows::agents::AgentDef;
 /// use maskflow_flows::engine::{AgentBackends, FlowCall};
