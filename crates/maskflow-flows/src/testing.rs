@@ -109,3 +109,74 @@ pub fn ports_with(backends: FixedBackends, events: Arc<dyn FlowEvents>) -> FlowP
         events,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use maskflow_llm::{
+        BoxFuture, ChatMessage, ChatRole, DeltaSink, LlmReply, LlmRequest, ProviderError, Role,
+    };
+    use maskflow_privacy::guard::DEFAULT_MAX_BYTES;
+
+    use super::*;
+
+    /// Answers "ok" to everything.
+    #[derive(Debug)]
+    struct Echo;
+
+    impl Provider for Echo {
+        fn name(&self) -> &str {
+            "echo"
+        }
+        fn complete<'a>(
+            &'a self,
+            _request: &'a LlmRequest,
+            _on_delta: DeltaSink<'a>,
+        ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+            Box::pin(async { Ok(LlmReply { text: "ok".into() }) })
+        }
+    }
+
+    fn ask(text: &str) -> LlmRequest {
+        LlmRequest {
+            role: Role::Agent("a".into()),
+            messages: vec![ChatMessage::new(ChatRole::User, text)],
+            schema: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn even_the_test_back_ends_are_guarded_and_ledgered() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let csv = dir.path().join("people.csv");
+        std::fs::write(&csv, "name,city\nZebulon Okonkwo,Lagos\n").expect("csv");
+        let mut index = GuardIndex::new();
+        index.add_file(&csv, "people.csv", DEFAULT_MAX_BYTES);
+        let backends = FixedBackends::new(Arc::new(Echo)).guarding(Arc::new(index));
+        let call = FlowCall {
+            run_id: "flow_1".into(),
+            flow_name: "f".into(),
+            step: "write [1]".into(),
+            working_folder: None,
+        };
+        let provider = backends
+            .agent_backend("a", &AgentDef::default(), "", &call)
+            .expect("a back end");
+        let err = provider
+            .complete(&ask("Write to Zebulon Okonkwo"), &|_| {})
+            .await
+            .expect_err("blocked");
+        assert!(matches!(err, ProviderError::PrivacyBlocked(_)), "{err}");
+        let reply = provider
+            .complete(&ask("Write to the customer"), &|_| {})
+            .await
+            .expect("an ordinary prompt goes through");
+        assert_eq!(reply.text, "ok");
+        let rows = backends.ledger().entries();
+        let outcomes: Vec<&str> = rows.iter().map(|r| r.outcome.as_str()).collect();
+        assert_eq!(outcomes, ["blocked", "ok"]);
+        assert!(
+            rows.iter()
+                .all(|r| r.flow_step.as_deref() == Some("write [1]"))
+        );
+    }
+}
