@@ -43,7 +43,13 @@ LAYERS = {
     "maskflow-llm": ("maskflow-clock",),
     "maskflow-privacy": ("maskflow-clock", "maskflow-extractors", "maskflow-llm"),
     "maskflow-table": (),
-    "maskflow-flows": ("maskflow-clock", "maskflow-extractors", "maskflow-llm", "maskflow-table"),
+    "maskflow-flows": (
+        "maskflow-clock",
+        "maskflow-extractors",
+        "maskflow-llm",
+        "maskflow-privacy",
+        "maskflow-table",
+    ),
 }
 FORBIDDEN = {
     "maskflow-llm": ("axum", "tauri", "tao", "wry", "rusqlite"),

@@ -16,7 +16,7 @@ use maskflow_core::flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchro
 use maskflow_core::providers::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
 };
-use maskflow_core::{Clock, Roles, SystemClock, UlidGen};
+use maskflow_core::{Clock, SystemClock, UlidGen};
 
 /// Answers at once: "yes" to a break after `breaks_until` questions, a small
 /// JSON object to every other step.
@@ -139,23 +139,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         breaks: AtomicUsize::new(0),
         calls: AtomicUsize::new(0),
     });
-    let engine = FlowEngine::open(FlowConfig {
-        home: home.path().to_owned(),
-        roles: Roles::all(provider),
-        ids: Arc::new(UlidGen::new(clock.clone())),
-        clock,
-        events: Arc::new(EventBus::default()),
-        storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
-        synchronous: Synchronous::Normal,
-        checkpoints: CheckpointPolicy {
-            keep_full_snapshots: if keep_all {
-                0
-            } else {
-                CheckpointPolicy::default().keep_full_snapshots
+    let engine = FlowEngine::open(
+        FlowConfig {
+            home: home.path().to_owned(),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
+            synchronous: Synchronous::Normal,
+            checkpoints: CheckpointPolicy {
+                keep_full_snapshots: if keep_all {
+                    0
+                } else {
+                    CheckpointPolicy::default().keep_full_snapshots
+                },
+                ..CheckpointPolicy::default()
             },
-            ..CheckpointPolicy::default()
         },
-    })?;
+        maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
+    )?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

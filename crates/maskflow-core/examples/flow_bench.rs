@@ -12,7 +12,7 @@ use maskflow_core::flows::{FlowConfig, FlowEngine, StartFlow, Synchronous};
 use maskflow_core::providers::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
 };
-use maskflow_core::{Clock, Roles, SystemClock, UlidGen};
+use maskflow_core::{Clock, SystemClock, UlidGen};
 
 /// Answers at once: `{"n": 1}` to the worker, "yes" to the stopper at the last iteration.
 #[derive(Debug)]
@@ -68,16 +68,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         iterations,
         breaks: AtomicUsize::new(0),
     });
-    let engine = FlowEngine::open(FlowConfig {
-        home: home.path().to_owned(),
-        roles: Roles::all(provider),
-        ids: Arc::new(UlidGen::new(clock.clone())),
-        clock,
-        events: Arc::new(EventBus::default()),
-        storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
-        synchronous: sync,
-        checkpoints: maskflow_core::flows::checkpoint::CheckpointPolicy::default(),
-    })?;
+    let engine = FlowEngine::open(
+        FlowConfig {
+            home: home.path().to_owned(),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
+            synchronous: sync,
+            checkpoints: maskflow_core::flows::checkpoint::CheckpointPolicy::default(),
+        },
+        maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
+    )?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

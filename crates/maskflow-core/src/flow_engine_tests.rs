@@ -15,7 +15,7 @@ use crate::flows::*;
 use crate::ids::Clock;
 use crate::ids::{StepClock, UlidGen};
 use crate::providers::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
-use crate::providers::{ChatRole, LlmRequest, Provider, Role, Roles};
+use crate::providers::{ChatRole, LlmRequest, Provider, Role};
 use crate::testing::Hang;
 
 struct Env {
@@ -34,16 +34,17 @@ fn env_with(provider: Arc<dyn Provider>, flows: &[(&str, Value)]) -> Env {
         .expect("write");
     }
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-    let engine = FlowEngine::open(FlowConfig {
-        home: home.path().to_owned(),
-        roles: Roles::all(provider),
-        ids: Arc::new(UlidGen::new(clock.clone())),
-        clock,
-        events: Arc::new(EventBus::default()),
-        storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-        synchronous: Synchronous::Normal,
-        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
-    })
+    let engine = FlowEngine::open(
+        FlowConfig {
+            home: home.path().to_owned(),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            synchronous: Synchronous::Normal,
+            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+        },
+        maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
+    )
     .expect("engine");
     Env { home, engine }
 }

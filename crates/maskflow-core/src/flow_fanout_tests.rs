@@ -13,7 +13,7 @@ use crate::events::EventBus;
 use crate::flows::*;
 use crate::ids::{Clock, StepClock, UlidGen};
 use crate::providers::{
-    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider, Roles,
+    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
 
 pub(crate) const START_MS: u64 = 1_700_000_000_000;
@@ -43,16 +43,17 @@ pub(crate) fn engine_on(
     events: Arc<EventBus>,
 ) -> FlowEngine {
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(start_ms));
-    FlowEngine::open(FlowConfig {
-        home: home.to_owned(),
-        roles: Roles::all(provider),
-        ids: Arc::new(UlidGen::new(clock.clone())),
-        clock,
-        events,
-        storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-        synchronous: Synchronous::Normal,
-        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
-    })
+    FlowEngine::open(
+        FlowConfig {
+            home: home.to_owned(),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            synchronous: Synchronous::Normal,
+            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+        },
+        maskflow_flows::testing::ports(provider, events),
+    )
     .expect("engine")
 }
 

@@ -11,7 +11,7 @@ use crate::flows::error::Error;
 use crate::flows::steer::MAX_STAGE_FOLLOWS;
 use crate::flows::*;
 use crate::ids::{Clock, StepClock, UlidGen};
-use crate::providers::{ReplayProvider, Role, Roles};
+use crate::providers::{ReplayProvider, Role};
 
 struct Env {
     _home: tempfile::TempDir,
@@ -28,16 +28,17 @@ fn env(replies: Value, flows: &[(&str, Value)]) -> Env {
         std::fs::write(file, def.to_string()).expect("write");
     }
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-    let engine = FlowEngine::open(FlowConfig {
-        home: home.path().to_owned(),
-        roles: Roles::all(provider.clone()),
-        ids: Arc::new(UlidGen::new(clock.clone())),
-        clock,
-        events: Arc::new(EventBus::default()),
-        storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-        synchronous: Synchronous::Normal,
-        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
-    })
+    let engine = FlowEngine::open(
+        FlowConfig {
+            home: home.path().to_owned(),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            synchronous: Synchronous::Normal,
+            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+        },
+        maskflow_flows::testing::ports(provider.clone(), Arc::new(EventBus::default())),
+    )
     .expect("engine");
     Env {
         _home: home,

@@ -11,7 +11,7 @@ use crate::flows::bundle::{FlowBundle, ImportRequest};
 use crate::flows::*;
 use crate::ids::{Clock, StepClock, UlidGen};
 use crate::providers::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
-use crate::providers::{LlmRequest, Provider, Roles};
+use crate::providers::{LlmRequest, Provider};
 
 const EDGE_LABELS: &str =
     include_str!("../../maskflow-flows/tests/fixtures/seeds/003-edge-labels.mmd");
@@ -102,16 +102,17 @@ struct Env {
 fn env(provider: Arc<dyn Provider>) -> Env {
     let home = tempfile::tempdir().expect("tempdir");
     let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-    let engine = FlowEngine::open(FlowConfig {
-        home: home.path().to_owned(),
-        roles: Roles::all(provider),
-        ids: Arc::new(UlidGen::new(clock.clone())),
-        clock,
-        events: Arc::new(EventBus::default()),
-        storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-        synchronous: Synchronous::Normal,
-        checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
-    })
+    let engine = FlowEngine::open(
+        FlowConfig {
+            home: home.path().to_owned(),
+            ids: Arc::new(UlidGen::new(clock.clone())),
+            clock,
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            synchronous: Synchronous::Normal,
+            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+        },
+        maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
+    )
     .expect("engine");
     Env { home, engine }
 }

@@ -16,12 +16,14 @@
 //! - [`turn`]: the typed pending state, turn metadata and roles the engine stores.
 //! - [`engine`]: [`FlowEngine`], which alone does I/O: database, providers, scripts.
 //!
-//! It must never depend on the app (maskflow-core), its store, the privacy
-//! guard's internals, the network or a shell: it uses the LLM back ends
-//! (without their network feature), the extractors, the clock and the table
-//! crate, and reaches the app only through the ports it is handed
-//! ([`FlowStorage`], `AgentBackends`, [`FlowEvents`]) — checked by
-//! `scripts/structure.py`.
+//! It must never depend on the app (maskflow-core), its store, the network
+//! or a shell: it uses the LLM back ends (without their network feature),
+//! the privacy guard, the extractors, the clock and the table crate, and
+//! reaches the app only through the ports it is handed when it is made
+//! ([`FlowStorage`], and [`FlowPorts`]: `AgentBackends`, `ScriptRunner`,
+//! [`FlowEvents`]) — checked by `scripts/structure.py`. An agent's back end
+//! is a `maskflow_privacy::GuardedProvider` by type, so no engine calls an
+//! LLM around the guard and the ledger.
 
 pub mod agents;
 pub mod bundle;
@@ -40,6 +42,8 @@ pub mod steer;
 pub mod storage;
 pub mod store;
 pub mod template;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod turn;
 
 use std::collections::BTreeMap;
@@ -47,7 +51,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use engine::{FlowCall, FlowConfig, FlowEngine, RunHandle, Synchronous, prompt_vocabulary};
+pub use engine::{
+    FlowCall, FlowConfig, FlowDatabase, FlowEngine, FlowPorts, RunHandle, Synchronous,
+    prompt_vocabulary,
+};
 pub use error::{FlowError, FlowErrorCode};
 pub use events::{FlowEvent, FlowEvents, ToolPhase};
 pub use state::RunStatus;

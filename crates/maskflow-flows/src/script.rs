@@ -1,9 +1,10 @@
-//! Running a `script` step: a small trait the engine calls, and a plain
-//! `python3` child process with a time-out for an engine used on its own.
-//! The service installs the sandboxed runner instead
+//! Running a `script` step: a small trait the engine calls. The service
+//! hands the engine its sandboxed runner
 //! (`service::flow_scripts::SandboxedScripts`), which alone can run a
 //! [`ScriptSource::Workflow`]: it resolves the workflow's approved version
-//! and its Python environment; this crate never reads the app's tables.
+//! and its Python environment; this crate never reads the app's tables. A
+//! plain `python3` child process exists only for tests (the `testing`
+//! feature).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -73,13 +74,15 @@ pub trait ScriptRunner: Send + Sync + std::fmt::Debug {
 }
 
 /// `python3 FILE ARGS…` as a plain child process, killed at its time limit
-/// or when the step is cancelled.
+/// or when the step is cancelled. Unsandboxed: for tests only.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Debug, Clone)]
 pub struct PythonProcess {
     /// The interpreter (default `python3`).
     pub program: String,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl Default for PythonProcess {
     fn default() -> Self {
         Self {
@@ -88,6 +91,7 @@ impl Default for PythonProcess {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl ScriptRunner for PythonProcess {
     fn run<'a>(
         &'a self,

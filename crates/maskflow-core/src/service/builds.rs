@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{Service, VersionView, WorkflowView, flow_scripts as flow_runner};
+use super::{Service, VersionView, WorkflowView};
 use crate::builder::{
     self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome,
     TestReport, script_builder::ScriptBuilder,
@@ -103,18 +103,6 @@ impl Service {
                 runner
             }
         }
-    }
-
-    /// What flow `script` steps call for the runner of the moment (weak: the
-    /// engine lives inside the service).
-    pub(super) fn runner_source(&self) -> flow_runner::RunnerSource {
-        let inner = Arc::downgrade(&self.inner);
-        Arc::new(move || {
-            inner
-                .upgrade()
-                .map(|inner| Service { inner }.runner())
-                .unwrap_or_else(|| Arc::new(Runner::new(None)))
-        })
     }
 
     /// The build engine for one version; its builder calls go through the

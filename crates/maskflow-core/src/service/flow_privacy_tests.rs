@@ -225,3 +225,77 @@ async fn ordinary_script_output_reaches_the_next_agent_step() {
     assert_eq!(rows[0].flow_run_id.as_deref(), Some(id.as_str()));
     assert_eq!(rows[0].flow_step.as_deref(), Some("report [1]"));
 }
+
+/// Issue 27, egress by type: the engine's agent port hands it only guarded
+/// back ends (`AgentBackends` returns a `GuardedProvider`: a port that
+/// returns a bare provider does not compile), so a raw value planted in an
+/// `llm` step's prompt is refused and ledgered. Here no script and no
+/// working folder: the value is a row of a file the user uploaded, typed at
+/// a gate, and the next step's prompt would carry it out.
+#[tokio::test]
+async fn a_raw_value_planted_in_an_llm_steps_prompt_is_blocked_and_ledgered() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = Arc::new(
+        ReplayProvider::from_value(&json!({"agent:a": ["noted", "never sent"]})).expect("replay"),
+    );
+    let s = service_with(home.path(), provider.clone());
+    s.add_upload_bytes("customers.csv", CUSTOMERS.as_bytes())
+        .await
+        .expect("upload");
+    write_flow(
+        home.path(),
+        "plant",
+        &json!({"steps": [
+            llm("ask", "Which customer should we write to?"),
+            {"type": "gate", "label": "who", "prompt": "Who?",
+             "options": [{"label": "Name", "requiresInput": true}]},
+            llm("write", "Write a letter to {{gate.input}}.")
+        ]}),
+    );
+    let (started, handle) = s
+        .flow_prepare("plant", StartFlow::default())
+        .expect("prepare");
+    handle.run().await;
+    let id = started.conversation_id;
+    assert_eq!(s.flow_run(&id).expect("view").status, RunStatus::Waiting);
+    let answer = GateAnswer {
+        option: "Name".into(),
+        input: Some("Marisol Quarrington".into()),
+    };
+    let (_, handle) = s.flow_prepare_answer(&id, answer).expect("answer");
+    handle.expect("a handle").run().await;
+
+    let view = s.flow_run(&id).expect("view");
+    assert_eq!(view.status, RunStatus::NeedsAttention, "{view:?}");
+    let pending = view.pending.clone().expect("a question for a person");
+    let error = pending["error"].as_str().unwrap_or_default();
+    assert!(error.contains("step \"write\""), "{error}");
+    assert!(error.contains("privacy guard"), "{error}");
+    assert!(
+        error.contains("(from customers.csv, column \"name\")"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("Marisol"),
+        "the error shows it masked: {error}"
+    );
+    assert_eq!(provider.requests().len(), 1, "the prompt was not sent");
+    assert_nothing_raw(&provider);
+
+    let rows = s.ledger(None, 50, 0).expect("ledger");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].outcome, "blocked");
+    assert!(rows[0].blocked);
+    assert_eq!(rows[0].flow_run_id.as_deref(), Some(id.as_str()));
+    assert_eq!(rows[0].flow_step.as_deref(), Some("write [2]"));
+    assert_eq!(rows[1].outcome, "ok");
+    assert_eq!(rows[1].flow_step.as_deref(), Some("ask [0]"));
+    for row in &rows {
+        for raw in RAW {
+            assert!(
+                !row.request_body.contains(raw),
+                "{raw:?} in the ledger body"
+            );
+        }
+    }
+}

@@ -17,12 +17,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
-use super::Service;
+use super::{Inner, Service};
 use crate::error::CoreError;
 use crate::flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner, ScriptSource};
 use crate::ids::IdGen;
@@ -112,14 +112,16 @@ impl SandboxedScripts {
     /// guard over working folders, and its workflows resolved as
     /// `maskflow run` resolves them. Weak: the flow engine holding this is
     /// owned by the service it asks.
-    pub(super) fn for_service(service: &Service) -> Self {
-        let inner = Arc::downgrade(&service.inner);
+    pub(super) fn for_service(inner: Weak<Inner>, home: &Path, ids: Arc<dyn IdGen>) -> Self {
         let upgrade = move || inner.upgrade().map(|inner| Service { inner });
-        let (for_limits, for_folders) = (upgrade.clone(), upgrade.clone());
+        let (for_runner, for_limits, for_folders) =
+            (upgrade.clone(), upgrade.clone(), upgrade.clone());
         Self::new(
-            service.runner_source(),
-            service.home().join("flow-scripts"),
-            service.inner.ids.clone(),
+            Arc::new(move || {
+                for_runner().map_or_else(|| Arc::new(Runner::new(None)), |s| s.runner())
+            }),
+            home.join("flow-scripts"),
+            ids,
             Box::new(move || for_limits().map_or_else(Limits::default, |s| s.run_limits())),
         )
         .indexing_folders(Arc::new(move |folder: &Path| {

@@ -2,13 +2,20 @@
 //! no shell reaches into the [`FlowEngine`](crate::flows::FlowEngine). The
 //! engine's errors become `CoreError`s of the same name here.
 
+use std::path::Path;
+use std::sync::{Arc, Weak};
+
 use serde_json::Value;
 
-use super::Service;
+use super::flow_scripts::SandboxedScripts;
+use super::{Inner, Service, llm::ServiceBackends};
 use crate::error::Result;
+use crate::events::EventBus;
+use crate::flows::FlowPorts;
 use crate::flows::bundle::{FlowBundle, ImportRequest};
 use crate::flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
 use crate::flows::{StartFlow, Started};
+use crate::ids::IdGen;
 
 impl Service {
     /// Every flow in `flows/` (re-read now); invalid ones are disabled.
@@ -98,5 +105,27 @@ impl Service {
     /// Imports a bundle or a Mermaid diagram.
     pub fn flow_import(&self, request: ImportRequest) -> Result<FlowSummary> {
         Ok(self.flows().import_flow(request)?)
+    }
+}
+
+/// The flow engine's ports, served by the service behind `inner`: agents'
+/// back ends behind the guard and the ledger, `script` steps in the
+/// sandboxed runner (every file of the working folder indexed by the guard
+/// first), and the service's events. Weak: the engine lives inside the
+/// service it asks.
+pub(super) fn ports(
+    inner: &Weak<Inner>,
+    home: &Path,
+    ids: &Arc<dyn IdGen>,
+    events: &EventBus,
+) -> FlowPorts {
+    FlowPorts {
+        agents: Arc::new(ServiceBackends::new(inner.clone())),
+        scripts: Arc::new(SandboxedScripts::for_service(
+            inner.clone(),
+            home,
+            ids.clone(),
+        )),
+        events: Arc::new(events.clone()),
     }
 }

@@ -552,8 +552,8 @@ impl Service {
 pub(super) struct ServiceBackends(Weak<super::Inner>);
 
 impl ServiceBackends {
-    pub(super) fn new(service: &Service) -> Self {
-        Self(Arc::downgrade(&service.inner))
+    pub(super) fn new(inner: Weak<super::Inner>) -> Self {
+        Self(inner)
     }
 }
 
@@ -564,15 +564,13 @@ impl AgentBackends for ServiceBackends {
         def: &AgentDef,
         authored: &str,
         call: &FlowCall,
-    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
+    ) -> std::result::Result<GuardedProvider, FlowError> {
         let inner = self
             .0
             .upgrade()
             .ok_or_else(|| FlowError::backend("the service has closed"))?;
-        let service = Service { inner };
-        let provider = service
+        Service { inner }
             .agent_llm(agent, def, authored, call)
-            .map_err(FlowError::backend)?;
-        Ok(Arc::new(provider))
+            .map_err(FlowError::backend)
     }
 }

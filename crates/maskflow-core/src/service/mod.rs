@@ -169,10 +169,6 @@ impl Service {
         let stamp = format_rfc3339(config.clock.now_ms());
         let conn = store::open(&config.home, &stamp)?;
         let events = EventBus::default();
-        let fixed = match &config.providers {
-            ProviderSource::Override(roles) => roles.clone(),
-            ProviderSource::Settings => Roles::all(Arc::new(crate::providers::Unconfigured)),
-        };
         let llm = llm::LlmState::new(
             config.providers,
             config.keys,
@@ -180,30 +176,35 @@ impl Service {
             config.clock.clone(),
             config.ids.clone(),
         );
-        let flows = crate::flows::FlowEngine::open(crate::flows::FlowConfig {
+        let flow_config = crate::flows::FlowConfig {
             home: config.home.clone(),
-            roles: fixed,
             clock: config.clock.clone(),
             ids: config.ids.clone(),
-            events: Arc::new(events.clone()),
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: crate::flows::Synchronous::Normal,
             checkpoints: storage::stored_checkpoint_policy(&conn),
-        })?;
-        let service = Service {
-            inner: Arc::new(Inner {
-                db: Mutex::new(conn),
-                home: config.home,
-                clock: config.clock,
-                ids: config.ids,
-                busy: Mutex::new(HashSet::new()),
-                events,
-                llm,
-                flows,
-                runner: Mutex::new(None),
-                confirmations: Mutex::new(Default::default()),
-            }),
         };
+        let flow_db = crate::flows::FlowDatabase::open(&flow_config)?;
+        // The engine's ports are the service's (guarded back ends, the
+        // sandboxed runner, its events), made before the engine: weak, as
+        // the engine lives inside the service.
+        let inner = Arc::new_cyclic(|inner| Inner {
+            flows: crate::flows::FlowEngine::new(
+                flow_config,
+                flow_db,
+                flows::ports(inner, &config.home, &config.ids, &events),
+            ),
+            db: Mutex::new(conn),
+            home: config.home,
+            clock: config.clock,
+            ids: config.ids,
+            busy: Mutex::new(HashSet::new()),
+            events,
+            llm,
+            runner: Mutex::new(None),
+            confirmations: Mutex::new(Default::default()),
+        });
+        let service = Service { inner };
         service
             .llm_manual()
             .set_store(Arc::new(manual::PromptStore::new(&service)));
@@ -211,13 +212,6 @@ impl Service {
         service.apply_budgets();
         service.recover_interrupted_builds()?;
         service.start_housekeeping();
-        service
-            .inner
-            .flows
-            .set_agent_backends(Arc::new(llm::ServiceBackends::new(&service)));
-        service.inner.flows.set_script_runner(Arc::new(
-            flow_scripts::SandboxedScripts::for_service(&service),
-        ));
         Ok(service)
     }
 

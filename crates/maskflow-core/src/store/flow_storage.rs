@@ -109,16 +109,17 @@ mod tests {
         ]});
         std::fs::write(home.path().join("flows/fan.json"), flow.to_string()).expect("write");
         let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-        let engine = FlowEngine::open(FlowConfig {
-            home: home.path().to_owned(),
-            roles: crate::Roles::all(Arc::new(Reviewer)),
-            ids: Arc::new(UlidGen::new(clock.clone())),
-            clock,
-            events: Arc::new(EventBus::default()),
-            storage: Arc::new(StoreFlowStorage),
-            synchronous: Synchronous::Normal,
-            checkpoints: policy.unwrap_or_default(),
-        })
+        let engine = FlowEngine::open(
+            FlowConfig {
+                home: home.path().to_owned(),
+                ids: Arc::new(UlidGen::new(clock.clone())),
+                clock,
+                storage: Arc::new(StoreFlowStorage),
+                synchronous: Synchronous::Normal,
+                checkpoints: policy.unwrap_or_default(),
+            },
+            maskflow_flows::testing::ports(Arc::new(Reviewer), Arc::new(EventBus::default())),
+        )
         .expect("engine");
         let (started, handle) = engine
             .prepare("fan", StartFlow::default())

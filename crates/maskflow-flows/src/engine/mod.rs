@@ -28,7 +28,7 @@ use super::error::FlowError;
 use super::events::{FlowEvent, FlowEvents, ToolPhase};
 use super::expr;
 use super::prompt::{self, TaskContext};
-use super::script::{PythonProcess, ScriptRequest, ScriptRunner};
+use super::script::{ScriptRequest, ScriptRunner};
 use super::state::{
     self, ForeachProgress, ItemResult, ItemRetry, LoopFrame, PendingRetry, RunEvent, RunState,
     RunStatus,
@@ -45,7 +45,8 @@ use super::{
 };
 use crate::error::{Error, Result};
 use maskflow_clock::{Clock, IdGen, format_rfc3339};
-use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, Roles};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role};
+use maskflow_privacy::GuardedProvider;
 
 mod agent;
 mod announce;
@@ -83,25 +84,34 @@ pub enum Synchronous {
     Full,
 }
 
-/// What the engine needs.
+/// What the engine needs besides its ports.
 #[derive(Clone, Debug)]
 pub struct FlowConfig {
     /// The data folder (`flows/`, `agents/`, the database, backups).
     pub home: PathBuf,
-    /// The agents' back ends until [`FlowEngine::set_agent_backends`] replaces them.
-    pub roles: Roles,
     /// Time.
     pub clock: Arc<dyn Clock>,
     /// Ids.
     pub ids: Arc<dyn IdGen>,
-    /// Where turns and statuses are published.
-    pub events: Arc<dyn FlowEvents>,
     /// The app's database: opening it, backups, leases, the account.
     pub storage: Arc<dyn FlowStorage>,
     /// Durability of each step's commit.
     pub synchronous: Synchronous,
     /// How checkpoints are written and pruned ([`CheckpointPolicy::default`] unless tuned).
     pub checkpoints: CheckpointPolicy,
+}
+
+/// The engine's ports to the world outside it, handed over when it is made
+/// and never replaced: an engine has no default for any of them, so none
+/// runs with an unguarded back end or an unsandboxed interpreter.
+#[derive(Clone, Debug)]
+pub struct FlowPorts {
+    /// Where agents get their (guarded) back ends.
+    pub agents: Arc<dyn AgentBackends>,
+    /// Runs `script` steps (the app's sandboxed runner).
+    pub scripts: Arc<dyn ScriptRunner>,
+    /// Where turns and statuses are published.
+    pub events: Arc<dyn FlowEvents>,
 }
 
 /// Which run and step make an agent call: the ledger records them, and the
@@ -133,32 +143,50 @@ impl FlowCall {
 }
 
 /// Where the engine gets each agent's back end. The service implements it
-/// (the agent's own `provider`/`model`, else the settings' roles, behind the
-/// privacy guard and the ledger); fixed [`Roles`] serve the engine's own tests.
+/// (the agent's own `provider`/`model`, else the settings' roles); the
+/// `testing` feature's `FixedBackends` serves tests.
+///
+/// Egress by type: a back end is a [`GuardedProvider`], not an
+/// `Arc<dyn Provider>`, and the only way to make one
+/// ([`GuardedProvider::new`]) takes the guard index every request is
+/// checked against and the ledger every request is written to first. So an
+/// engine cannot be handed a back end that skips the guard or the ledger:
+/// such a port does not compile.
+///
+/// ```compile_fail,E0053
+/// use std::sync::Arc;
+/// use maskflow_flows::agents::AgentDef;
+/// use maskflow_flows::engine::{AgentBackends, FlowCall};
+/// use maskflow_flows::FlowError;
+/// use maskflow_llm::{Provider, Roles, Role};
+///
+/// #[derive(Debug)]
+/// struct Raw(Roles);
+///
+/// impl AgentBackends for Raw {
+///     fn agent_backend(
+///         &self,
+///         agent: &str,
+///         _def: &AgentDef,
+///         _authored: &str,
+///         _call: &FlowCall,
+///     ) -> Result<Arc<dyn Provider>, FlowError> {
+///         Ok(self.0.for_role(&Role::Agent(agent.to_owned())).clone())
+///     }
+/// }
+/// ```
 pub trait AgentBackends: Send + Sync + std::fmt::Debug {
     /// The back end for one call of `agent` (defined by `def`) made by
-    /// `call`; `authored` is the run's flow and agent definitions (text the
-    /// user wrote, not data). The error says which agent and which setting
-    /// is wrong.
+    /// `call`, behind the guard and the ledger; `authored` is the run's flow
+    /// and agent definitions (text the user wrote, not data). The error says
+    /// which agent and which setting is wrong.
     fn agent_backend(
         &self,
         agent: &str,
         def: &AgentDef,
         authored: &str,
         call: &FlowCall,
-    ) -> std::result::Result<Arc<dyn Provider>, FlowError>;
-}
-
-impl AgentBackends for Roles {
-    fn agent_backend(
-        &self,
-        agent: &str,
-        _def: &AgentDef,
-        _authored: &str,
-        _call: &FlowCall,
-    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
-        Ok(self.for_role(&Role::Agent(agent.to_owned())).clone())
-    }
+    ) -> std::result::Result<GuardedProvider, FlowError>;
 }
 
 /// The engine. Cheap to clone; clones share everything.
@@ -178,12 +206,12 @@ struct Inflight {
 struct Inner {
     home: PathBuf,
     db: Mutex<Connection>,
-    backends: Mutex<Arc<dyn AgentBackends>>,
+    backends: Arc<dyn AgentBackends>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
     events: Arc<dyn FlowEvents>,
     storage: Arc<dyn FlowStorage>,
-    scripts: Mutex<Arc<dyn ScriptRunner>>,
+    scripts: Arc<dyn ScriptRunner>,
     inflight: Mutex<HashMap<String, Inflight>>,
     checkpoints: Mutex<record::Checkpoints>,
 }
@@ -217,6 +245,26 @@ struct Loaded {
     authored: BTreeSet<String>,
 }
 
+/// The engine's connection to `<home>/maskflow.db`, opened and migrated
+/// through [`FlowStorage::open`] before the engine is made.
+#[derive(Debug)]
+pub struct FlowDatabase(Connection);
+
+impl FlowDatabase {
+    /// Opens (and migrates) the database of `config.home`, with the
+    /// configured durability.
+    pub fn open(config: &FlowConfig) -> Result<FlowDatabase> {
+        let stamp = format_rfc3339(config.clock.now_ms());
+        let conn = config.storage.open(&config.home, &stamp)?;
+        let sync = match config.synchronous {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        };
+        conn.pragma_update(None, "synchronous", sync)?;
+        Ok(FlowDatabase(conn))
+    }
+}
+
 /// A prepared run: [`RunHandle::run`] drives it to its end (or a gate, a stop…).
 #[derive(Debug)]
 pub struct RunHandle {
@@ -248,21 +296,23 @@ impl RunHandle {
 }
 
 impl FlowEngine {
-    /// Opens the engine over `<home>/maskflow.db` (migrating it if needed).
-    pub fn open(config: FlowConfig) -> Result<FlowEngine> {
-        let stamp = format_rfc3339(config.clock.now_ms());
-        let conn = config.storage.open(&config.home, &stamp)?;
-        let sync = match config.synchronous {
-            Synchronous::Normal => "NORMAL",
-            Synchronous::Full => "FULL",
-        };
-        conn.pragma_update(None, "synchronous", sync)?;
-        let sink = config.events;
-        Ok(FlowEngine {
+    /// Opens the engine over `<home>/maskflow.db` (migrating it if needed),
+    /// with its ports.
+    pub fn open(config: FlowConfig, ports: FlowPorts) -> Result<FlowEngine> {
+        let db = FlowDatabase::open(&config)?;
+        Ok(FlowEngine::new(config, db, ports))
+    }
+
+    /// The engine over a database already opened for `config`: an app that
+    /// owns the engine and serves its ports makes it inside its own
+    /// `Arc::new_cyclic`, where nothing may fail.
+    pub fn new(config: FlowConfig, db: FlowDatabase, ports: FlowPorts) -> FlowEngine {
+        let sink = ports.events;
+        FlowEngine {
             inner: Arc::new_cyclic(|engine| Inner {
                 home: config.home,
-                db: Mutex::new(conn),
-                backends: Mutex::new(Arc::new(config.roles)),
+                db: Mutex::new(db.0),
+                backends: ports.agents,
                 clock: config.clock,
                 ids: config.ids,
                 events: Arc::new(announce::Stamped {
@@ -270,21 +320,16 @@ impl FlowEngine {
                     engine: engine.clone(),
                 }),
                 storage: config.storage,
-                scripts: Mutex::new(Arc::new(PythonProcess::default())),
+                scripts: ports.scripts,
                 inflight: Mutex::new(HashMap::new()),
                 checkpoints: Mutex::new(record::Checkpoints::new(config.checkpoints)),
             }),
-        })
+        }
     }
 
     /// Whether any run is in flight in this process (a database restore waits).
     pub fn any_in_flight(&self) -> bool {
         !lock(&self.inner.inflight).is_empty()
-    }
-
-    /// Replaces where agents get their back ends (the service's settings).
-    pub fn set_agent_backends(&self, backends: Arc<dyn AgentBackends>) {
-        *lock(&self.inner.backends) = backends;
     }
 
     fn agent_backend(
@@ -293,14 +338,10 @@ impl FlowEngine {
         def: &AgentDef,
         authored: &str,
         call: &FlowCall,
-    ) -> std::result::Result<Arc<dyn Provider>, FlowError> {
-        let backends = lock(&self.inner.backends).clone();
-        backends.agent_backend(agent, def, authored, call)
-    }
-
-    /// Replaces the script runner (e.g. with the sandboxed one).
-    pub fn set_script_runner(&self, runner: Arc<dyn ScriptRunner>) {
-        *lock(&self.inner.scripts) = runner;
+    ) -> std::result::Result<GuardedProvider, FlowError> {
+        self.inner
+            .backends
+            .agent_backend(agent, def, authored, call)
     }
 
     fn now(&self) -> String {

@@ -67,8 +67,9 @@ impl FlowEngine {
             working_folder: run.working_folder.clone(),
             timeout: Duration::from_secs(u64::from(s.timeout_seconds.unwrap_or(300))),
         };
-        let runner = lock(&self.inner.scripts).clone();
-        let out = runner
+        let out = self
+            .inner
+            .scripts
             .run(&request)
             .await
             .map_err(|e| FlowError::script(e.to_string()))?;
