@@ -25,27 +25,18 @@ pub struct OutputFile {
 
 /// The total size of every file under `dir`.
 pub fn total_size(dir: &Path) -> u64 {
-    let mut total = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(t) if t.is_file() => total += e.metadata().map(|m| m.len()).unwrap_or(0),
-                _ => {}
-            }
-        }
-    }
-    total
+    sum_tree(dir, |meta| if meta.is_file() { meta.len() } else { 0 })
 }
 
 /// The disk space everything under `dir` takes (files, folders and links,
 /// never followed), in bytes: a sparse file counts its length, a folder
 /// with many entries its blocks.
 pub fn disk_usage(dir: &Path) -> u64 {
+    sum_tree(dir, footprint)
+}
+
+/// The sum of `size` over every entry under `dir`, links never followed.
+fn sum_tree(dir: &Path, size: impl Fn(&std::fs::Metadata) -> u64) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -56,7 +47,7 @@ pub fn disk_usage(dir: &Path) -> u64 {
             let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
                 continue;
             };
-            total += footprint(&meta);
+            total += size(&meta);
             if meta.is_dir() {
                 stack.push(e.path());
             }
