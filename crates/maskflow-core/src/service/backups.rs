@@ -84,7 +84,7 @@ impl Service {
         let records = backups::list(&db)?;
         copy_into(&source, &mut db)?;
         drop(source);
-        store::reconfigure(&db)?;
+        store::reconfigure(&mut db)?;
         store::schema::migrations().to_latest(&mut db)?;
         for b in &records {
             if std::path::Path::new(&b.path).exists() {

@@ -53,7 +53,7 @@ pub(crate) fn open_with(home: &Path, stamp: &str, migrations: &Migrations) -> Re
     let path = home.join(DB_FILE);
     let existed = path.exists();
     let mut conn = Connection::open(&path)?;
-    configure(&conn)?;
+    configure(&mut conn)?;
     let taken = if existed && migrations.pending_migrations(&conn)? > 0 {
         Some(backups::copy_to_file(&conn, &home.join("backups"), stamp)?)
     } else {
@@ -84,19 +84,19 @@ fn has_backups_table(conn: &Connection) -> Result<bool> {
 
 /// Re-applies the connection settings after the file's content was
 /// replaced (a restored backup is not in WAL mode).
-pub(crate) fn reconfigure(conn: &Connection) -> Result<()> {
+pub(crate) fn reconfigure(conn: &mut Connection) -> Result<()> {
     configure(conn)
 }
 
 /// An in-memory database with every migration applied (for tests).
 pub fn open_in_memory() -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    configure(&conn)?;
+    configure(&mut conn)?;
     schema::migrations().to_latest(&mut conn)?;
     Ok(conn)
 }
 
-fn configure(conn: &Connection) -> Result<()> {
+fn configure(conn: &mut Connection) -> Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -104,6 +104,11 @@ fn configure(conn: &Connection) -> Result<()> {
     // checkpoint's fsync was 8 % of a flow step (bench/flows/README.md).
     conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // Every transaction here writes. A deferred one that reads first and
+    // then writes fails at once with "database is locked" when another
+    // connection wrote in between (the busy timeout cannot help a stale
+    // snapshot); taking the write lock up front waits for it instead.
+    conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
     Ok(())
 }
 

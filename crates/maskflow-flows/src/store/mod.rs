@@ -419,7 +419,9 @@ pub fn commit_step_with(
 ) -> rusqlite::Result<Vec<i64>> {
     let value = serde_json::to_value(c.state)
         .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-    let tx = conn.transaction()?;
+    // Immediate: the step reads the chain's last id, then writes; a deferred
+    // transaction would fail at once if another connection wrote in between.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let stored_last: Option<i64> = tx
         .prepare_cached("SELECT MAX(id) FROM flow_checkpoints WHERE run_id = ?1")?
         .query_row([c.run_id], |r| r.get(0))?;
@@ -646,6 +648,60 @@ mod tests {
         conn.execute_batch(DELTA_MIGRATION)
             .expect("delta migration");
         conn
+    }
+
+    /// A second connection writing while a step commits (the app's own
+    /// connection beside the engine's) makes the step wait, not fail with
+    /// "database is locked" (CI saw it in a fan-out resumed after a restart).
+    #[test]
+    fn a_step_waits_for_another_connections_write_instead_of_failing() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("db.sqlite");
+        let open = || {
+            let conn = Connection::open(&path).expect("open");
+            conn.pragma_update(None, "journal_mode", "WAL")
+                .expect("wal");
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .expect("timeout");
+            conn
+        };
+        let mut engine = open();
+        engine.execute_batch(MIGRATION).expect("migration");
+        engine.execute_batch(DELTA_MIGRATION).expect("delta");
+        insert_run(&engine, &test_row("flow_1"), "local").expect("insert");
+        let mut app = open();
+        let (held, go) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+        let writer = std::thread::spawn(move || {
+            let tx = app
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .expect("begin");
+            tx.execute(
+                "UPDATE flow_runs SET updated_at = 'other' WHERE id = 'flow_1'",
+                [],
+            )
+            .expect("write");
+            held.0.send(()).expect("held");
+            // Commit only once the step has had time to read and queue for the lock.
+            let _ = go.1.recv_timeout(std::time::Duration::from_millis(300));
+            tx.commit().expect("commit");
+        });
+        held.1.recv().expect("writer holds the lock");
+        let state = RunState::default();
+        let commit = StepCommit {
+            run_id: "flow_1",
+            status: RunStatus::Running,
+            state: &state,
+            pending: None,
+            error: None,
+            turns: &[],
+            agent_messages: &[],
+            now: "t2",
+        };
+        let committed = commit_step(&mut engine, &commit);
+        drop(go.0);
+        writer.join().expect("writer");
+        committed.expect("the step waits for the other write, then commits");
+        assert_eq!(checkpoint_stats(&engine, "flow_1").expect("stats").0, 1);
     }
 
     #[test]
