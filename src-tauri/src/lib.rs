@@ -10,8 +10,9 @@ mod commands;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use maskflow_core::providers::ReplayProvider;
-use maskflow_core::{Provider, Roles, Service, ServiceConfig};
+use maskflow_llm::ReplayProvider;
+use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::{Provider, Roles};
 use tauri::Emitter;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -103,7 +104,7 @@ async fn forward_events(
 
 #[cfg(test)]
 mod tests {
-    use maskflow_core::providers::Role;
+    use maskflow_llm::Role;
 
     use super::*;
 

@@ -17,8 +17,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use maskflow_core::privacy::GuardIndex;
-use maskflow_core::providers::{ChatMessage, ChatRole, LlmRequest, Role};
+use maskflow_privacy::GuardIndex;
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
 
 const NAMES: [&str; 6] = [
     "Zebulon",

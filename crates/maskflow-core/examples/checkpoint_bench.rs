@@ -11,12 +11,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use maskflow_core::events::EventBus;
-use maskflow_core::flows::checkpoint::CheckpointPolicy;
-use maskflow_core::flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
-use maskflow_core::providers::{
+use maskflow_flows::checkpoint::CheckpointPolicy;
+use maskflow_flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
+use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
 };
-use maskflow_core::{Clock, SystemClock, UlidGen};
+use maskflow_clock::{Clock, SystemClock, UlidGen};
 
 /// Answers at once: "yes" to a break after `breaks_until` questions, a small
 /// JSON object to every other step.

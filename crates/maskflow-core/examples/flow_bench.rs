@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use maskflow_core::events::EventBus;
-use maskflow_core::flows::{FlowConfig, FlowEngine, StartFlow, Synchronous};
-use maskflow_core::providers::{
+use maskflow_flows::{FlowConfig, FlowEngine, StartFlow, Synchronous};
+use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
 };
-use maskflow_core::{Clock, SystemClock, UlidGen};
+use maskflow_clock::{Clock, SystemClock, UlidGen};
 
 /// Answers at once: `{"n": 1}` to the worker, "yes" to the stopper at the last iteration.
 #[derive(Debug)]
@@ -75,7 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             clock,
             storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
             synchronous: sync,
-            checkpoints: maskflow_core::flows::checkpoint::CheckpointPolicy::default(),
+            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },
         maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
     )?;
@@ -88,7 +88,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let status = handle.run().await;
         let seconds = t.elapsed().as_secs_f64();
         let view = engine.get_run(&started.conversation_id)?;
-        if status != maskflow_core::flows::RunStatus::Completed {
+        if status != maskflow_flows::RunStatus::Completed {
             return Err(format!("the run ended {status:?}: {:?}", view.error).into());
         }
         let steps_committed = iterations * 3 - 1;

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use maskflow_core::pyenv::{Environments, Lock};
-use maskflow_core::runner::{InputValue, Limits, Python, RunRequest, Runner, find_python};
+use maskflow_runner::{InputValue, Limits, Python, RunRequest, Runner, find_python};
 
 const STDLIB: &str = r#"import csv, json, sys
 f = json.load(open(sys.argv[1]))["fields"]

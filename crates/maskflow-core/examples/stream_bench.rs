@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use maskflow_core::providers::http::Endpoint;
-use maskflow_core::providers::openai::OpenAiProvider;
-use maskflow_core::providers::{ChatMessage, ChatRole, LlmRequest, Provider, Role};
+use maskflow_llm::http::Endpoint;
+use maskflow_llm::openai::OpenAiProvider;
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

@@ -12,8 +12,8 @@ use ts_rs::TS;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{CoreError, ErrorCode};
-use crate::privacy::GuardMatch;
-use crate::providers::ProviderError;
+use maskflow_privacy::GuardMatch;
+use maskflow_llm::ProviderError;
 
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
@@ -382,14 +382,14 @@ macro_rules! api_calls {
             /// The output budget of each LLM role.
             role_budgets: get "/api/settings/budgets", tag "settings", json 200,
                 path(), query(), body(),
-                returns maskflow_core::providers::budget::BudgetsView,
+                returns maskflow_llm::budget::BudgetsView,
                 errors(),
                 blocking |s| s.role_budgets();
 
             /// Sets the output budgets of the LLM roles.
             set_role_budgets: put "/api/settings/budgets", tag "settings", json 200,
-                path(), query(), body(budgets: maskflow_core::providers::budget::RoleBudgets),
-                returns maskflow_core::providers::budget::BudgetsView,
+                path(), query(), body(budgets: maskflow_llm::budget::RoleBudgets),
+                returns maskflow_llm::budget::BudgetsView,
                 errors(400 "A budget is out of bounds"),
                 blocking |s| s.set_role_budgets(budgets);
 
@@ -455,21 +455,21 @@ macro_rules! api_calls {
             /// Token totals from the ledger: in all, per role and per workflow.
             usage: get "/api/ledger/usage", tag "privacy", json 200,
                 path(), query(), body(),
-                returns maskflow_core::privacy::ledger::Usage,
+                returns maskflow_privacy::ledger::Usage,
                 errors(),
                 blocking |s| s.usage();
 
             /// What left the machine: every outbound LLM request, newest first, searched and paged.
             ledger: get "/api/ledger", tag "privacy", json 200,
                 path(), query(query: maskflow_core::api::LedgerQuery), body(),
-                returns Vec<maskflow_core::privacy::LedgerEntry>,
+                returns Vec<maskflow_privacy::LedgerEntry>,
                 errors(400 "Bad query"),
                 blocking |s| s.ledger(query.q.as_deref(), query.limit.unwrap_or(50), query.offset.unwrap_or(0));
 
             /// Prompts waiting for the user to paste an answer (manual back end).
             manual_prompts: get "/api/manual", tag "manual", json 200,
                 path(), query(), body(),
-                returns Vec<maskflow_core::providers::manual::ManualPrompt>,
+                returns Vec<maskflow_llm::manual::ManualPrompt>,
                 errors(),
                 blocking |s| Ok(s.manual_prompts());
 
@@ -568,7 +568,7 @@ macro_rules! api_calls {
             /// Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`.
             flows_list: get "/api/flows", tag "flows", json 200,
                 path(), query(), body(),
-                returns maskflow_core::flows::FlowList,
+                returns maskflow_flows::FlowList,
                 errors(),
                 blocking |s| s.flow_list();
 
@@ -581,15 +581,15 @@ macro_rules! api_calls {
 
             /// Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`).
             flows_run: post "/api/flows/{name}/run", tag "flows", json 202,
-                path("name" name: String), query(), body(request: maskflow_core::flows::StartFlow),
-                returns maskflow_core::flows::Started,
+                path("name" name: String), query(), body(request: maskflow_flows::StartFlow),
+                returns maskflow_flows::Started,
                 errors(400 "Invalid flow, command, path or folder (`invalid_request`), or `agent_mismatch`", 404 "No such flow or run", 409 "`RUN_IN_PROGRESS`, or the run waits for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_start(&name, request);
 
             /// A flow's runs, newest first.
             flows_runs: get "/api/flows/{name}/runs", tag "flows", json 200,
                 path("name" name: String), query(), body(),
-                returns maskflow_core::flows::RunList,
+                returns maskflow_flows::RunList,
                 errors(),
                 blocking |s| s.flow_runs(&name);
 
@@ -603,28 +603,28 @@ macro_rules! api_calls {
             /// A flow with its agents as one JSON bundle (seed 003's export format).
             flows_export: get "/api/flows/{name}/export", tag "flows", json 200,
                 path("name" name: String), query(), body(),
-                returns maskflow_core::flows::bundle::FlowBundle,
+                returns maskflow_flows::bundle::FlowBundle,
                 errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_export(&name);
 
             /// Imports a bundle or a Mermaid diagram (`{bundle?, mermaid?, name?, overwrite?}`).
             flows_import: post "/api/flows/import", tag "flows", json 200,
-                path(), query(), body(request: maskflow_core::flows::bundle::ImportRequest),
-                returns maskflow_core::flows::FlowSummary,
+                path(), query(), body(request: maskflow_flows::bundle::ImportRequest),
+                returns maskflow_flows::FlowSummary,
                 errors(400 "Invalid bundle, diagram or name", 409 "A flow or agent of that name exists (set overwrite)"),
                 blocking |s| s.flow_import(request);
 
             /// A run: status, `flags.flow` (resume state), transcript, pending question.
             flow_run_get: get "/api/flow-runs/{conversationId}", tag "flows", json 200,
                 path("conversationId" id: String), query(), body(),
-                returns maskflow_core::flows::RunView,
+                returns maskflow_flows::RunView,
                 errors(404 "No such run"),
                 blocking |s| s.flow_run(&id);
 
             /// Renames or (un)archives a run.
             flow_run_patch: patch "/api/flow-runs/{conversationId}", tag "flows", json 200,
-                path("conversationId" id: String), query(), body(patch: maskflow_core::flows::RunPatch),
-                returns maskflow_core::flows::RunView,
+                path("conversationId" id: String), query(), body(patch: maskflow_flows::RunPatch),
+                returns maskflow_flows::RunView,
                 errors(400 "Bad request", 404 "No such run", 409 "`RUN_IN_PROGRESS`"),
                 blocking |s| s.flow_patch(&id, patch);
 
@@ -639,15 +639,15 @@ macro_rules! api_calls {
             /// Stops a run: the step in flight is cancelled and `stopped` recorded.
             flow_run_stop: post "/api/flow-runs/{conversationId}/stop", tag "flows", json 200,
                 path("conversationId" id: String), query(), body(),
-                returns maskflow_core::flows::RunView,
+                returns maskflow_flows::RunView,
                 errors(404 "No such run", 409 "The run is not running or waiting"),
                 async |s| s.flow_stop(&id);
 
             /// Answers the gate the run waits at (`{option, input?}`), or a run that
             /// needs attention (`retry`, `skip`, `stop`).
             flow_run_answer: post "/api/flow-runs/{conversationId}/gate", tag "flows", json 202,
-                path("conversationId" id: String), query(), body(answer: maskflow_core::flows::GateAnswer),
-                returns maskflow_core::flows::Started,
+                path("conversationId" id: String), query(), body(answer: maskflow_flows::GateAnswer),
+                returns maskflow_flows::Started,
                 errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_answer(&id, answer);
         }

@@ -1,7 +1,7 @@
 //! The service's error type: every failure a shell can show, each with a
 //! stable [`ErrorCode`] (what the UI branches on) and a sentence for people.
 
-use crate::providers::ProviderError;
+use maskflow_llm::ProviderError;
 use crate::versions::InvalidTransition;
 
 /// Machine-readable error codes, stable on the wire (`code` of [`crate::api::ErrorBody`]).
@@ -176,9 +176,9 @@ pub type Result<T, E = CoreError> = std::result::Result<T, E>;
 /// The flows' errors keep their code and sentence on the wire: each maps to
 /// the `CoreError` of the same name, and an app error handed through a port
 /// comes back as it was.
-impl From<crate::flows::error::Error> for CoreError {
-    fn from(e: crate::flows::error::Error) -> Self {
-        use crate::flows::error::Error as F;
+impl From<maskflow_flows::error::Error> for CoreError {
+    fn from(e: maskflow_flows::error::Error) -> Self {
+        use maskflow_flows::error::Error as F;
         match e {
             F::InvalidRequest(m) => CoreError::InvalidRequest(m),
             F::NotFound { what, id } => CoreError::NotFound { what, id },
@@ -197,9 +197,9 @@ impl From<crate::flows::error::Error> for CoreError {
     }
 }
 
-/// An app error on its way through a flows port ([`crate::flows::FlowStorage`]).
-impl From<CoreError> for crate::flows::error::Error {
+/// An app error on its way through a flows port ([`maskflow_flows::FlowStorage`]).
+impl From<CoreError> for maskflow_flows::error::Error {
     fn from(e: CoreError) -> Self {
-        crate::flows::error::Error::App(Box::new(e))
+        maskflow_flows::error::Error::App(Box::new(e))
     }
 }

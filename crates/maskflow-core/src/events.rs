@@ -4,8 +4,8 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::flows::{FlowEvent, FlowEvents, ToolPhase};
-use crate::providers::manual::{ManualEvent, ManualEvents};
+use maskflow_flows::{FlowEvent, FlowEvents, ToolPhase};
+use maskflow_llm::manual::{ManualEvent, ManualEvents};
 use crate::versions::Status;
 use crate::views::{BuildView, MessageView};
 
@@ -65,7 +65,7 @@ pub enum Event {
         /// The flow.
         flow_name: String,
         /// The turn, with its step metadata.
-        turn: crate::flows::TurnView,
+        turn: maskflow_flows::TurnView,
     },
     /// A flow run's status changed, waiting ones included (the UI's run
     /// list and gate panel need those; seed 004's `turn_final` says the ends).
@@ -75,7 +75,7 @@ pub enum Event {
         /// The flow.
         flow_name: String,
         /// Its new status.
-        status: crate::flows::RunStatus,
+        status: maskflow_flows::RunStatus,
         /// Why, when failed.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
@@ -183,7 +183,7 @@ pub enum Event {
     /// The manual back end waits for the user to paste an answer.
     ManualPrompt {
         /// The prompt to show.
-        prompt: crate::providers::manual::ManualPrompt,
+        prompt: maskflow_llm::manual::ManualPrompt,
     },
     /// A manual prompt was answered, dismissed or abandoned.
     ManualPromptClosed {
@@ -208,7 +208,7 @@ pub enum Event {
     /// An outbound LLM request was recorded in the ledger.
     LedgerEntry {
         /// The ledger row.
-        entry: crate::privacy::ledger::LedgerEntry,
+        entry: maskflow_privacy::ledger::LedgerEntry,
     },
 }
 
@@ -264,8 +264,8 @@ pub enum FinalStatus {
 
 impl FinalStatus {
     /// The end `status` is, or `None` while the run goes on or waits.
-    pub fn of(status: crate::flows::RunStatus) -> Option<FinalStatus> {
-        use crate::flows::RunStatus;
+    pub fn of(status: maskflow_flows::RunStatus) -> Option<FinalStatus> {
+        use maskflow_flows::RunStatus;
         match status {
             RunStatus::Stopped => Some(FinalStatus::Stopped),
             RunStatus::Failed => Some(FinalStatus::Failed),
@@ -404,7 +404,7 @@ fn wire_events(event: FlowEvent, inflight_id: Option<String>) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flows::RunStatus;
+    use maskflow_flows::RunStatus;
     use serde_json::json;
 
     fn wire(event: FlowEvent, inflight: Option<&str>) -> Vec<serde_json::Value> {

@@ -24,8 +24,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::providers::budget::thousands;
-use crate::providers::{LlmRequest, ProviderError, context};
+use maskflow_llm::budget::thousands;
+use maskflow_llm::{LlmRequest, ProviderError, context};
 
 /// What was left out of a prompt to fit the model's context window.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]

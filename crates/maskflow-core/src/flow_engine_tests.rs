@@ -10,12 +10,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::events::EventBus;
-use crate::flows::error::Error;
-use crate::flows::*;
-use crate::ids::Clock;
-use crate::ids::{StepClock, UlidGen};
-use crate::providers::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
-use crate::providers::{ChatRole, LlmRequest, Provider, Role};
+use maskflow_flows::error::Error;
+use maskflow_flows::*;
+use maskflow_clock::Clock;
+use maskflow_clock::{StepClock, UlidGen};
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
+use maskflow_llm::{ChatRole, LlmRequest, Provider, Role};
 use crate::testing::Hang;
 
 struct Env {
@@ -41,7 +41,7 @@ fn env_with(provider: Arc<dyn Provider>, flows: &[(&str, Value)]) -> Env {
             clock,
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: Synchronous::Normal,
-            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },
         maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
     )

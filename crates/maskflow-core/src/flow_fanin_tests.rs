@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 
 use crate::events::{Event, EventBus};
 use crate::flow_fanout_tests::{START_MS, engine_at, engine_on, run, stored_state, write_flows};
-use crate::flows::*;
-use crate::providers::ReplayProvider;
+use maskflow_flows::*;
+use maskflow_llm::ReplayProvider;
 
 const PR_REVIEW: &str = include_str!("../../../tests/fixtures/flows/mermaid/pr-review.mmd");
 
 /// Seed 003's PR Review example, imported from its Mermaid text verbatim.
 fn pr_review() -> Value {
-    let def = crate::flows::mermaid::import(PR_REVIEW).expect("imports");
+    let def = maskflow_flows::mermaid::import(PR_REVIEW).expect("imports");
     serde_json::to_value(def).expect("json")
 }
 
@@ -109,17 +109,17 @@ async fn a_middling_score_waits_for_the_human_review() {
 
 #[test]
 fn mermaid_keeps_the_joins_prompt_both_ways() {
-    let def = crate::flows::mermaid::import(PR_REVIEW).expect("imports");
-    let text = crate::flows::mermaid::export(&def);
+    let def = maskflow_flows::mermaid::import(PR_REVIEW).expect("imports");
+    let text = maskflow_flows::mermaid::export(&def);
     assert!(text.contains("Aggregate all file reviews"), "{text}");
-    assert_eq!(crate::flows::mermaid::import(&text).expect("again"), def);
+    assert_eq!(maskflow_flows::mermaid::import(&text).expect("again"), def);
     // A join with a prompt names the agent that answers it.
     let bad = json!({"steps": [
         {"type": "foreach", "itemsPath": "input.x", "itemVariable": "x",
          "step": {"type": "llm", "agentType": "a", "identifier": "i", "messages": [{"role": "user", "content": ["hi"]}]}},
         {"type": "join", "prompt": "Sum up."}
     ]});
-    let e = crate::flows::definition::from_value(&bad).expect_err("refused");
+    let e = maskflow_flows::definition::from_value(&bad).expect_err("refused");
     assert!(e.to_string().contains("agentType"), "{e}");
 }
 

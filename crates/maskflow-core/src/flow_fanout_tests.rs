@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::events::EventBus;
-use crate::flows::*;
-use crate::ids::{Clock, StepClock, UlidGen};
-use crate::providers::{
+use maskflow_flows::*;
+use maskflow_clock::{Clock, StepClock, UlidGen};
+use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
 
@@ -50,7 +50,7 @@ pub(crate) fn engine_on(
             clock,
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: Synchronous::Normal,
-            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },
         maskflow_flows::testing::ports(provider, events),
     )
@@ -82,9 +82,9 @@ async fn answer(engine: &FlowEngine, id: &str, option: &str) -> RunView {
 }
 
 /// The checkpointed state of a run, as stored.
-pub(crate) fn stored_state(home: &Path, id: &str) -> crate::flows::state::RunState {
+pub(crate) fn stored_state(home: &Path, id: &str) -> maskflow_flows::state::RunState {
     let db = crate::store::open(home, "test").expect("db");
-    crate::flows::store::get_run(&db, id)
+    maskflow_flows::store::get_run(&db, id)
         .expect("read")
         .expect("run")
         .state

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::flow_fanout_tests::{START_MS, engine_at, run, stored_state, write_flows};
-use crate::flows::*;
-use crate::providers::ReplayProvider;
+use maskflow_flows::*;
+use maskflow_llm::ReplayProvider;
 
 /// A reply in seed 003's sections.
 fn md(status: &str, summary: &str, next: &str) -> String {

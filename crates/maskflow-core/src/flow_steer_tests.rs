@@ -7,11 +7,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::events::EventBus;
-use crate::flows::error::Error;
-use crate::flows::steer::MAX_STAGE_FOLLOWS;
-use crate::flows::*;
-use crate::ids::{Clock, StepClock, UlidGen};
-use crate::providers::{ReplayProvider, Role};
+use maskflow_flows::error::Error;
+use maskflow_flows::steer::MAX_STAGE_FOLLOWS;
+use maskflow_flows::*;
+use maskflow_clock::{Clock, StepClock, UlidGen};
+use maskflow_llm::{ReplayProvider, Role};
 
 struct Env {
     _home: tempfile::TempDir,
@@ -35,7 +35,7 @@ fn env(replies: Value, flows: &[(&str, Value)]) -> Env {
             clock,
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: Synchronous::Normal,
-            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },
         maskflow_flows::testing::ports(provider.clone(), Arc::new(EventBus::default())),
     )
@@ -308,7 +308,7 @@ async fn a_reply_under_the_confidence_threshold_asks_a_person() {
     // A threshold outside 0 to 1 is refused when the flow is read.
     step["confidenceThreshold"] = json!(70);
     let bad =
-        crate::flows::definition::from_value(&json!({"steps": [step]})).expect_err("out of range");
+        maskflow_flows::definition::from_value(&json!({"steps": [step]})).expect_err("out of range");
     assert!(
         bad.to_string().contains("70 is not between 0 and 1"),
         "{bad}"

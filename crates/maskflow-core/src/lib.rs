@@ -2,8 +2,8 @@
 //! serve`) call. It owns workflows and their versions, the version status
 //! table, the validator → clarifier → builder conversation, the build, the
 //! SQLite store (all of the app's SQL) and the wiring of the lower crates
-//! (the LLM back ends, the privacy guard, the flows, the runner), which it
-//! re-exports under their module names.
+//! (the LLM back ends, the privacy guard, the flows, the runner). Callers
+//! name a lower crate by its own name, so every crate edge is visible.
 //!
 //! It must not depend on Tauri or on any HTTP server (checked by
 //! `scripts/structure.py`), and nothing below it may depend on it: the shells generate
@@ -12,13 +12,6 @@
 
 // The API list names types as `maskflow_core::…`, in core as in the shells.
 extern crate self as maskflow_core;
-
-pub use maskflow_clock as ids;
-pub use maskflow_flows as flows;
-pub use maskflow_llm as providers;
-pub use maskflow_privacy as privacy;
-pub use maskflow_runner as runner;
-pub use maskflow_table as table;
 
 pub mod api;
 pub mod builder;
@@ -55,7 +48,5 @@ pub mod views;
 
 pub use error::{CoreError, ErrorCode};
 pub use events::Event;
-pub use ids::{Clock, IdGen, SystemClock, UlidGen};
-pub use providers::{Provider, ProviderError, Roles};
 pub use service::{Service, ServiceConfig};
 pub use versions::{Status, VersionEvent};

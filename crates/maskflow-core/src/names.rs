@@ -1,6 +1,6 @@
 //! Column and sheet names in the extract that is sent (issue #26, break 9):
 //! a name that is a value (a person, a company, an e-mail address, a date,
-//! an ID, a number — [`crate::privacy::names::classify`]) is masked like a
+//! an ID, a number — [`maskflow_privacy::names::classify`]) is masked like a
 //! sample, and listed for the approval view with why; the user may send
 //! one as it is. Pure functions over an extract's JSON: the stored extract
 //! keeps the real names (local only), [`outbound`] gives the one that is
@@ -11,7 +11,7 @@ use serde_json::Value;
 use ts_rs::TS;
 use utoipa::ToSchema;
 
-use crate::privacy::names::classify;
+use maskflow_privacy::names::classify;
 
 /// A column or sheet name that looks like a value, masked in the extract.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, ToSchema, TS)]

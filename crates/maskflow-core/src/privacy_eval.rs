@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::builder::mask::{Grammar, Machine, repair_feedback};
 use crate::conversation::prompts;
-use crate::privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
-use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
+use maskflow_privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
 
 const FIRST: [&str; 12] = [
     "Ada",
@@ -168,7 +168,7 @@ fn must_block(people: &[Person]) -> Vec<(&'static str, String)> {
         out.push(("name", p.name.to_uppercase()));
         out.push(("name", format!("customer {} asked", p.name.to_lowercase())));
         out.push(("name", p.name.replace(' ', "  ")));
-        if !crate::privacy::words::is_common(crate::privacy::keys::token_hash(p.last)) {
+        if !maskflow_privacy::words::is_common(maskflow_privacy::keys::token_hash(p.last)) {
             out.push(("rare name", format!("Mr {}", p.last)));
         }
         out.push(("email", p.email.clone()));

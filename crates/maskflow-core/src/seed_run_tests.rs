@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::events::EventBus;
-use crate::flows::bundle::{FlowBundle, ImportRequest};
-use crate::flows::*;
-use crate::ids::{Clock, StepClock, UlidGen};
-use crate::providers::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
-use crate::providers::{LlmRequest, Provider};
+use maskflow_flows::bundle::{FlowBundle, ImportRequest};
+use maskflow_flows::*;
+use maskflow_clock::{Clock, StepClock, UlidGen};
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
+use maskflow_llm::{LlmRequest, Provider};
 
 const EDGE_LABELS: &str =
     include_str!("../../maskflow-flows/tests/fixtures/seeds/003-edge-labels.mmd");
@@ -109,7 +109,7 @@ fn env(provider: Arc<dyn Provider>) -> Env {
             clock,
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
             synchronous: Synchronous::Normal,
-            checkpoints: crate::flows::checkpoint::CheckpointPolicy::default(),
+            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },
         maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
     )

@@ -15,12 +15,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::keys::KeySource;
-use crate::providers::anthropic::{self, AnthropicProvider};
-use crate::providers::http::{ApiKey, Endpoint};
-use crate::providers::manual::ManualProvider;
-use crate::providers::ollama::{self, OllamaProvider};
-use crate::providers::openai::OpenAiProvider;
-use crate::providers::{Provider, ProviderError, Role};
+use maskflow_llm::anthropic::{self, AnthropicProvider};
+use maskflow_llm::http::{ApiKey, Endpoint};
+use maskflow_llm::manual::ManualProvider;
+use maskflow_llm::ollama::{self, OllamaProvider};
+use maskflow_llm::openai::OpenAiProvider;
+use maskflow_llm::{Provider, ProviderError, Role};
 
 /// The `settings` key the document is stored under.
 pub const SETTINGS_KEY: &str = "llm";

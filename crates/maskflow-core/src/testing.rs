@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::json;
 
-use crate::ids::{Clock, SystemClock};
-use crate::providers::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role};
+use maskflow_clock::{Clock, SystemClock};
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role};
 
 /// Never answers: a step that runs until it is stopped.
 #[derive(Debug, Default)]

@@ -8,9 +8,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use maskflow_core::providers::ReplayProvider;
+use maskflow_llm::ReplayProvider;
 use maskflow_core::settings::{LlmSettings, ProviderConfig, ProviderKind};
-use maskflow_core::{Roles, Service, ServiceConfig};
+use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::Roles;
 
 use crate::api::{AppState, router};
 
@@ -75,7 +76,7 @@ pub fn provider_settings(
 pub fn open_service(home: &Path, replay: Option<&Path>) -> anyhow::Result<Service> {
     let mut config = ServiceConfig::from_settings(home);
     if let Some(path) = replay {
-        let provider: Arc<dyn maskflow_core::Provider> = Arc::new(
+        let provider: Arc<dyn maskflow_llm::Provider> = Arc::new(
             ReplayProvider::from_file(path)
                 .with_context(|| format!("reading the replay file {}", path.display()))?,
         );
@@ -131,7 +132,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             t
         }
-        None => maskflow_core::ids::random_token(),
+        None => maskflow_clock::random_token(),
     };
     let home = data_home()?;
     let forced = match &args.provider {

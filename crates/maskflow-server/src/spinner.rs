@@ -142,7 +142,7 @@ mod tests {
             line.ends_with("agent:critic · 2.5 s · 3 tokens (Ctrl-C stops)"),
             "{line}"
         );
-        let entry = maskflow_core::privacy::ledger::LedgerEntry {
+        let entry = maskflow_privacy::ledger::LedgerEntry {
             id: "call_1".into(),
             created_at: String::new(),
             role: "agent:critic".into(),

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::table::Phase;
 use crate::conversation::spec::WorkflowSpec;
-use crate::providers::ChatMessage;
+use maskflow_llm::ChatMessage;
 
 /// What a call is, for its manual prompt.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -117,7 +117,7 @@ pub fn builder(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ChatRole;
+    use maskflow_llm::ChatRole;
 
     fn turn(content: &str) -> Turn {
         Turn {

@@ -17,10 +17,10 @@ use super::gate::{Approver, Decision, GateInput};
 use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext};
 use super::table::{Action, Command, Phase, Stage, apply};
 use crate::conversation::spec::WorkflowSpec;
-use crate::privacy::{GuardedProvider, guard};
-use crate::providers::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError};
+use maskflow_privacy::{GuardedProvider, guard};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError};
 use crate::pyenv::{Environments, ProgressSink};
-use crate::runner::{Limits, Runner};
+use maskflow_runner::{Limits, Runner};
 
 /// How many failed auto-tests end a build (the first one gets a revision).
 pub const MAX_TEST_FAILURES: u32 = 2;
@@ -258,7 +258,7 @@ impl Engine {
     /// the numbers when it cannot fit.
     async fn request(&self, job: &BuildJob, state: &mut BuildState) -> Result<LlmRequest, String> {
         let window = self.provider.context_window().await;
-        let budget = crate::providers::budget::max_tokens(&crate::providers::Role::Builder, None);
+        let budget = maskflow_llm::budget::max_tokens(&maskflow_llm::Role::Builder, None);
         let build = |extracts: &Value| {
             let mut ctx = self.context(job, state);
             ctx.extracts = extracts.clone();

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::table::{Phase, Stage};
-use crate::providers::BoxFuture;
+use maskflow_llm::BoxFuture;
 
 /// A gate's decision.
 #[derive(

@@ -357,7 +357,7 @@ fn keep_whole(s: &str, grammar: &Grammar, quoted: &Words) -> bool {
             || vocab::KNOWN_NAMES.contains(&s)
             || crate::pyenv::CURATED
                 .iter()
-                .any(|(name, _)| crate::runner::module_of(name) == s))
+                .any(|(name, _)| maskflow_runner::module_of(name) == s))
 }
 
 /// `'x'` or `"x"` → `x`.

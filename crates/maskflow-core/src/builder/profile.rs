@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::spec::WorkflowSpec;
-use crate::providers::{ChatMessage, LlmRequest};
+use maskflow_llm::{ChatMessage, LlmRequest};
 
 /// One file a profile asks the engine to write, relative to the
 /// iteration's `code/` folder (a file name or a relative path).

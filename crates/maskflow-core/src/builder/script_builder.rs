@@ -9,7 +9,7 @@ use super::profile::{
 };
 use crate::conversation::spec::WorkflowSpec;
 use crate::conversation::{house_rules, prompts};
-use crate::providers::{ChatMessage, ChatRole, LlmRequest, parse_reply};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, parse_reply};
 
 /// The profile's key.
 pub const KEY: &str = "script-builder";

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::table::{Edge, Table};
+use maskflow_table::{Edge, Table};
 
 /// Where a build is.
 #[derive(

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::providers::{ChatMessage, ChatRole};
+use maskflow_llm::{ChatMessage, ChatRole};
 
 /// Headings that apply to every build.
 const ALWAYS: [&str; 3] = ["always", "all", "general"];

@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use crate::providers::{ChatMessage, ChatRole, LlmRequest, Role};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
 
 /// How a generated script is run: the runner's contract, written once in
-/// [`crate::runner::CONTRACT`].
-pub const RUNNER_CONTRACT: &str = crate::runner::CONTRACT;
+/// [`maskflow_runner::CONTRACT`].
+pub const RUNNER_CONTRACT: &str = maskflow_runner::CONTRACT;
 
 fn extracts_block(extracts: &Value) -> String {
     // One compact line per file: indentation costs a small model's context
@@ -202,7 +202,7 @@ the complete Python script, its inputs (`fields`, usually one `file` field per u
 }
 
 /// The repair message lives with the structured replies it serves.
-pub use crate::providers::structured::repair_prompt;
+pub use maskflow_llm::structured::repair_prompt;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::requirement::{Requirement, normalise};
-use crate::runner::Python;
+use maskflow_runner::Python;
 
 /// A resolved, pinned requirement set, stored with the version that uses it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -35,7 +35,7 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::Python;
+use maskflow_runner::Python;
 
 pub use curated::{CURATED, dist_name, is_curated, outside_curated};
 pub use lock::Lock;
@@ -618,7 +618,7 @@ impl Environments {
                 id,
                 python: doc.lock.python,
                 packages: doc.packages,
-                size: crate::runner::folder_size(&dir),
+                size: maskflow_runner::folder_size(&dir),
             });
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::runner::Python;
+use maskflow_runner::Python;
 
 #[derive(Deserialize)]
 struct Project {

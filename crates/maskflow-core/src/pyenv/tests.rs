@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::runner::{find_python, missing_packages};
+use maskflow_runner::{find_python, missing_packages};
 
 #[path = "tests_hostile.rs"]
 mod hostile;
@@ -107,13 +107,13 @@ fn an_environment_is_made_once_then_reused_and_removed() {
     );
     // A friend's script runs in the sandbox on the environment, described
     // from its files (never probed), importing its packages.
-    let isolation = crate::runner::isolation_status();
+    let isolation = maskflow_runner::isolation_status();
     if let Err(why) = &isolation {
         eprintln!("SKIPPED the sandboxed run: {why}");
     }
     if isolation.is_ok() {
         let work = tempfile::tempdir().expect("work");
-        let request = crate::runner::RunRequest {
+        let request = maskflow_runner::RunRequest {
             script: "import xlsxwriter\nwb = xlsxwriter.Workbook('outputs/x.xlsx')\nwb.add_worksheet().write(0, 0, 'ok')\nwb.close()\n".into(),
             inputs: Default::default(),
             requirements: vec!["XlsxWriter".into()],
@@ -121,7 +121,7 @@ fn an_environment_is_made_once_then_reused_and_removed() {
             limits: Default::default(),
             shared_folders: Vec::new(),
         };
-        let run = crate::runner::Runner::new(None)
+        let run = maskflow_runner::Runner::new(None)
             .run_with(&env_py, &request, &Default::default())
             .expect("run");
         assert!(run.succeeded(), "{} {}", run.message, run.stderr);

@@ -274,13 +274,13 @@ fn a_package_with_a_pth_file_never_runs_outside_the_sandbox() {
 
     // In the sandbox the .pth file does run, and cannot write outside the
     // run's folder: the marker stays absent, the run itself succeeds.
-    let isolation = crate::runner::isolation_status();
+    let isolation = maskflow_runner::isolation_status();
     if let Err(why) = &isolation {
         eprintln!("SKIPPED the sandboxed run: {why}");
     }
     if isolation.is_ok() {
         let work = tempfile::tempdir().expect("work");
-        let request = crate::runner::RunRequest {
+        let request = maskflow_runner::RunRequest {
             script: "open('outputs/x.txt', 'w').write('ok')\n".into(),
             inputs: Default::default(),
             requirements: Vec::new(),
@@ -288,7 +288,7 @@ fn a_package_with_a_pth_file_never_runs_outside_the_sandbox() {
             limits: Default::default(),
             shared_folders: Vec::new(),
         };
-        let run = crate::runner::Runner::new(None)
+        let run = maskflow_runner::Runner::new(None)
             .run_with(&env_py, &request, &Default::default())
             .expect("run");
         assert!(run.succeeded(), "{} {}", run.message, run.stderr);

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::EnvError;
-use crate::runner::Python;
+use maskflow_runner::Python;
 
 /// The environment variable naming `uv`'s path explicitly.
 pub const UV_VAR: &str = "MASKFLOW_UV";

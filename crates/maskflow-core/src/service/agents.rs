@@ -20,8 +20,8 @@ use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use crate::flows::agents::{self as files, AgentDef};
-use crate::flows::definition::Text;
+use maskflow_flows::agents::{self as files, AgentDef};
+use maskflow_flows::definition::Text;
 use crate::settings::{self, ProviderConfig, ProviderKind};
 
 /// Longest persona prompt, in characters.

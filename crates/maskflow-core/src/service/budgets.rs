@@ -1,11 +1,11 @@
 //! The output budget of each LLM role (`llm_budgets` in the settings table):
 //! what the settings screen shows and changes. Stored budgets are put in
-//! force for every back end ([`crate::providers::budget::set`]) when the
+//! force for every back end ([`maskflow_llm::budget::set`]) when the
 //! service opens and whenever they change.
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use crate::providers::budget::{self, BudgetsView, RoleBudgets};
+use maskflow_llm::budget::{self, BudgetsView, RoleBudgets};
 use crate::store;
 
 /// The settings key of the budgets.

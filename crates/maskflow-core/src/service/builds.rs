@@ -16,8 +16,8 @@ use crate::builder::{
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::providers::Role;
-use crate::runner::Runner;
+use maskflow_llm::Role;
+use maskflow_runner::Runner;
 use crate::store::{self, builds as rows};
 use crate::versions::Status;
 use crate::views::BuildView;
@@ -110,7 +110,7 @@ impl Service {
     fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
         let provider = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
         let approver: Arc<dyn builder::Approver> =
-            if crate::providers::Provider::is_manual(&provider) {
+            if maskflow_llm::Provider::is_manual(&provider) {
                 Arc::new(ManualApproval)
             } else {
                 Arc::new(AutoApprove)
@@ -224,7 +224,7 @@ impl Service {
         // A manual prompt the builder makes names this build, so an answer
         // given after a restart reaches it.
         let waiter = super::manual::build_waiter(workflow_id, version_id);
-        let driven = crate::providers::manual::waiting(waiter.clone(), driven);
+        let driven = maskflow_llm::manual::waiting(waiter.clone(), driven);
         // A cancel drops the build's future (its LLM request with it) and
         // the runner, watching the same flag, kills the test script.
         let outcome = tokio::select! {

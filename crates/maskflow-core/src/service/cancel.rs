@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 
 use super::{MessageReply, Service};
 use crate::error::{CoreError, Result};
-use crate::providers::ProviderError;
+use maskflow_llm::ProviderError;
 
 // Keyed by the service's home as well: tests run many services (with the
 // same generated ids) in one process.

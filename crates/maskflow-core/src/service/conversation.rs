@@ -42,13 +42,13 @@ impl Service {
         // ones are used; alone, they must hold only masked samples.
         let extracts: Vec<Value> = if !request.file_ids.is_empty() {
             if !given.is_empty() {
-                crate::privacy::extracts::check_against_stored(&stored, &given)
+                maskflow_privacy::extracts::check_against_stored(&stored, &given)
                     .map_err(CoreError::InvalidRequest)?;
             }
             stored
         } else {
             for e in &given {
-                crate::privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
+                maskflow_privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
             }
             given
                 .iter()
@@ -161,7 +161,7 @@ impl Service {
             content: content.to_owned(),
             stored,
         };
-        crate::providers::manual::waiting(waiter, async {
+        maskflow_llm::manual::waiting(waiter, async {
             let mut reductions = Vec::new();
             let user_stored = if version.status == Status::Validating {
                 let tag = crate::builder::call::conversation("validator", history, turn(false));

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::{Service, current_of};
 use crate::error::Result;
-use crate::flows::store as flow_store;
+use maskflow_flows::store as flow_store;
 use crate::store;
 use crate::store::conversations::BuilderConversation;
 

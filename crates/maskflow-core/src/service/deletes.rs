@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::ids::format_rfc3339;
+use maskflow_clock::format_rfc3339;
 use crate::store::{self, backups, deletes::DeleteCounts};
 
 /// How long a confirmation token is valid.
@@ -137,7 +137,7 @@ impl Service {
                 return None;
             }
         };
-        let token = crate::ids::random_token();
+        let token = maskflow_clock::random_token();
         let expires_ms = now + CONFIRM_TTL_MS;
         pending.insert(
             token.clone(),
@@ -172,7 +172,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::ids::{Clock, UlidGen};
+    use maskflow_clock::{Clock, UlidGen};
     use crate::service::{CreateWorkflow, ServiceConfig};
     use crate::store::MessageRow;
     use crate::testing::HandClock;

@@ -12,7 +12,7 @@ use super::Service;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
 use crate::pyenv::{EnvProgress, EnvironmentInfo, Environments, Lock, ProgressSink};
-use crate::runner::Python;
+use maskflow_runner::Python;
 use crate::store::python_locks;
 
 /// The environments as Settings shows them.

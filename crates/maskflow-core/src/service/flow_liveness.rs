@@ -5,7 +5,7 @@
 //! rewritten here, so another process's run is left alone.
 
 use super::Service;
-use crate::flows::{RunList, RunStatus, RunView};
+use maskflow_flows::{RunList, RunStatus, RunView};
 use crate::store::leases::{self, LeaseOwner};
 
 /// How deep a chain of subflows is followed to its leased top run.
@@ -124,7 +124,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::flows::store::{self as fstore, RunRow};
+    use maskflow_flows::store::{self as fstore, RunRow};
     use crate::service::tests::service_with;
 
     fn stored(s: &Service, id: &str, status: RunStatus, parent: Option<&str>) {
@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn a_running_run_is_here_elsewhere_or_interrupted_by_its_lease_and_its_subflow_follows() {
         let home = tempfile::tempdir().expect("tmp");
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         stored(&s, "flow_top", RunStatus::Running, None);
         stored(&s, "flow_child", RunStatus::Running, Some("flow_top"));
         stored(&s, "flow_done", RunStatus::Completed, None);

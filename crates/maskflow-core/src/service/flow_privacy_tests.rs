@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::Service;
 use super::tests::service_with;
-use crate::flows::{GateAnswer, RunStatus, StartFlow};
-use crate::providers::ReplayProvider;
+use maskflow_flows::{GateAnswer, RunStatus, StartFlow};
+use maskflow_llm::ReplayProvider;
 
 /// A file of the working folder nobody uploaded.
 const CUSTOMERS: &str = "name,email,city\n\

@@ -24,10 +24,10 @@ use serde_json::Value;
 
 use super::{Inner, Service};
 use crate::error::CoreError;
-use crate::flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner, ScriptSource};
-use crate::ids::IdGen;
-use crate::providers::BoxFuture;
-use crate::runner::{InputValue, Limits, Python, RunRequest, RunResult, RunStatus, Runner};
+use maskflow_flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner, ScriptSource};
+use maskflow_clock::IdGen;
+use maskflow_llm::BoxFuture;
+use maskflow_runner::{InputValue, Limits, Python, RunRequest, RunResult, RunStatus, Runner};
 
 /// Starts the step's script the way `python3 FILE ARGS…` would, inside the
 /// sandbox: the runner's contract hands it `inputs.json`, from which this
@@ -301,7 +301,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::ids::{SystemClock, UlidGen};
+    use maskflow_clock::{SystemClock, UlidGen};
 
     fn scripts(home: &std::path::Path) -> SandboxedScripts {
         let runner = Arc::new(Runner::new(None));

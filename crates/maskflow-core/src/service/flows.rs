@@ -1,5 +1,5 @@
 //! Flows behind the facade: one method per flow call the shells make, so
-//! no shell reaches into the [`FlowEngine`](crate::flows::FlowEngine). The
+//! no shell reaches into the [`FlowEngine`](maskflow_flows::FlowEngine). The
 //! engine's errors become `CoreError`s of the same name here.
 
 use std::path::Path;
@@ -11,11 +11,11 @@ use super::flow_scripts::SandboxedScripts;
 use super::{Inner, Service, llm::ServiceBackends};
 use crate::error::Result;
 use crate::events::EventBus;
-use crate::flows::FlowPorts;
-use crate::flows::bundle::{FlowBundle, ImportRequest};
-use crate::flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
-use crate::flows::{StartFlow, Started};
-use crate::ids::IdGen;
+use maskflow_flows::FlowPorts;
+use maskflow_flows::bundle::{FlowBundle, ImportRequest};
+use maskflow_flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
+use maskflow_flows::{StartFlow, Started};
+use maskflow_clock::IdGen;
 
 impl Service {
     /// Every flow in `flows/` (re-read now); invalid ones are disabled.
@@ -59,7 +59,7 @@ impl Service {
     pub async fn flow_stop(&self, id: &str) -> Result<RunView> {
         let view = self.flows().stop(id).await?;
         // Its step's manual prompt, if any, went with the stopped step.
-        self.forget_prompts(&crate::providers::manual::ManualWaiter::FlowRun {
+        self.forget_prompts(&maskflow_llm::manual::ManualWaiter::FlowRun {
             run_id: id.to_owned(),
         });
         Ok(self.with_liveness(view))

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::privacy::guard::GuardIndex;
+use maskflow_privacy::guard::GuardIndex;
 
 /// Most files of one working folder indexed.
 pub const MAX_FILES: usize = 20_000;

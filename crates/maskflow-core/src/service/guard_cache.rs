@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::privacy::guard::GuardIndex;
+use maskflow_privacy::guard::GuardIndex;
 
 /// How many versions' indexes are kept: a person works on a few workflows at
 /// a time; rebuilding one that fell out costs a read of its files.

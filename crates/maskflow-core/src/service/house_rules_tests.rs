@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::providers::ReplayProvider;
+use maskflow_llm::ReplayProvider;
 use crate::service::tests::service_with;
 
 fn service(home: &Path) -> Service {

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use crate::runner::{Limits, isolation_status};
+use maskflow_runner::{Limits, isolation_status};
 use crate::store;
 
 /// The settings key (a JSON boolean).

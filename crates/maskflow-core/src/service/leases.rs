@@ -116,7 +116,7 @@ mod tests {
     #[tokio::test]
     async fn a_workflow_busy_in_another_process_is_refused_until_that_process_dies() {
         let home = tempfile::tempdir().expect("tmp");
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         let c = create(&s);
         let mut other = other_process();
         held_by(&s, &other, &workflow(&c.workflow_id));
@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn a_start_up_leaves_a_live_process_s_build_and_run_alone_and_ends_a_dead_one_s() {
         let home = tempfile::tempdir().expect("tmp");
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         let c = create(&s);
         {
             let db = s.db();
@@ -183,7 +183,7 @@ mod tests {
 
         // A second process starts while the first still works: nothing of
         // the first's is taken for cut off.
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         let w = s.get_workflow(&c.workflow_id).expect("get");
         assert_eq!(w.current_version.status, crate::Status::Building);
         let stored = |s: &Service| -> RunRow {
@@ -198,7 +198,7 @@ mod tests {
         // The first process was killed: the next start-up ends both, saying why.
         other.kill().expect("kill");
         other.wait().expect("reap");
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         let w = s.get_workflow(&c.workflow_id).expect("get");
         assert_eq!(w.current_version.status, crate::Status::Failed);
         assert_eq!(status(&s), "error");
@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn a_lease_is_held_while_its_guard_lives() {
         let home = tempfile::tempdir().expect("tmp");
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         let guard = s.lease(run("run_x")).expect("lease");
         let held = |s: &Service| {
             leases::holder(&s.db(), &run("run_x"), 0)

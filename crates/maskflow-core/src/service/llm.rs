@@ -13,17 +13,17 @@ use super::{Service, lock};
 use crate::conversation::prompts;
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
-use crate::flows::FlowError;
-use crate::flows::agents::AgentDef;
-use crate::flows::engine::{AgentBackends, FlowCall};
-use crate::ids::{Clock, IdGen};
+use maskflow_flows::FlowError;
+use maskflow_flows::agents::AgentDef;
+use maskflow_flows::engine::{AgentBackends, FlowCall};
+use maskflow_clock::{Clock, IdGen};
 use crate::keys::{self, Credentials, KeySource};
-use crate::privacy::GuardedProvider;
-use crate::privacy::guard::{self, GuardIndex};
-use crate::privacy::ledger::{self, CallSink, IN_FLIGHT_OUTCOME, LedgerEntry};
-use crate::providers::http::ApiKey;
-use crate::providers::manual::ManualProvider;
-use crate::providers::{LlmRequest, Provider, Role, Roles, Unconfigured};
+use maskflow_privacy::GuardedProvider;
+use maskflow_privacy::guard::{self, GuardIndex};
+use maskflow_privacy::ledger::{self, CallSink, IN_FLIGHT_OUTCOME, LedgerEntry};
+use maskflow_llm::http::ApiKey;
+use maskflow_llm::manual::ManualProvider;
+use maskflow_llm::{LlmRequest, Provider, Role, Roles, Unconfigured};
 use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
 use crate::store;
 
@@ -114,7 +114,7 @@ fn vocabulary() -> String {
     text.push_str(prompts::RUNNER_CONTRACT);
     text.push('\n');
     // The flows' prompt layers and Maskflow's own output keys.
-    text.push_str(&crate::flows::prompt_vocabulary());
+    text.push_str(&maskflow_flows::prompt_vocabulary());
     text
 }
 
@@ -258,7 +258,7 @@ impl Service {
         build: &(dyn Fn(&Value) -> LlmRequest + Sync),
     ) -> Result<LlmRequest> {
         let window = provider.context_window().await;
-        let budget = crate::providers::budget::max_tokens(role, None);
+        let budget = maskflow_llm::budget::max_tokens(role, None);
         let (request, reduction) =
             crate::fit::fit_request(extracts, window, budget, provider.model(), build)?;
         if let Some(r) = reduction {

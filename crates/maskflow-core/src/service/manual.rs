@@ -18,11 +18,11 @@ use std::sync::{Arc, Weak};
 use super::{Inner, Service};
 use crate::builder::{BuildState, Phase, Stage, call};
 use crate::error::{CoreError, Result};
-use crate::flows::{RunStatus, StartFlow};
-use crate::providers::manual::{
+use maskflow_flows::{RunStatus, StartFlow};
+use maskflow_llm::manual::{
     ManualError, ManualInterruption, ManualPrompt, ManualStore, ManualWaiter, StoredAnswer,
 };
-use crate::providers::{Provider, Role};
+use maskflow_llm::{Provider, Role};
 use crate::store::leases::{self, LeaseOwner};
 use crate::store::manual_prompts::{self as rows, StoredPrompt};
 use crate::store::{self, builds};

@@ -67,8 +67,8 @@ use crate::conversation::prompts;
 use crate::conversation::spec::{Clarification, Feasibility, WorkflowSpec};
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
-use crate::ids::{Clock, IdGen, SystemClock, UlidGen, format_rfc3339};
-use crate::providers::{ChatMessage, ChatRole, Role, Roles, ask_json};
+use maskflow_clock::{Clock, IdGen, SystemClock, UlidGen, format_rfc3339};
+use maskflow_llm::{ChatMessage, ChatRole, Role, Roles, ask_json};
 use crate::store::leases::LeaseOwner;
 use crate::store::{self, FileRow, MessageRow, VersionRow, WorkflowRow};
 use crate::versions::{self, Status, VersionEvent};
@@ -137,9 +137,9 @@ struct Inner {
     busy: Mutex<HashSet<String>>,
     events: EventBus,
     llm: llm::LlmState,
-    flows: crate::flows::FlowEngine,
+    flows: maskflow_flows::FlowEngine,
     /// The runner of the Python setting it was made for (remade when it changes).
-    runner: Mutex<Option<(Option<PathBuf>, Arc<crate::runner::Runner>)>>,
+    runner: Mutex<Option<(Option<PathBuf>, Arc<maskflow_runner::Runner>)>>,
     /// Delete confirmations handed out and not yet used.
     confirmations: Mutex<deletes::Confirmations>,
 }
@@ -176,20 +176,20 @@ impl Service {
             config.clock.clone(),
             config.ids.clone(),
         );
-        let flow_config = crate::flows::FlowConfig {
+        let flow_config = maskflow_flows::FlowConfig {
             home: config.home.clone(),
             clock: config.clock.clone(),
             ids: config.ids.clone(),
             storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-            synchronous: crate::flows::Synchronous::Normal,
+            synchronous: maskflow_flows::Synchronous::Normal,
             checkpoints: storage::stored_checkpoint_policy(&conn),
         };
-        let flow_db = crate::flows::FlowDatabase::open(&flow_config)?;
+        let flow_db = maskflow_flows::FlowDatabase::open(&flow_config)?;
         // The engine's ports are the service's (guarded back ends, the
         // sandboxed runner, its events), made before the engine: weak, as
         // the engine lives inside the service.
         let inner = Arc::new_cyclic(|inner| Inner {
-            flows: crate::flows::FlowEngine::new(
+            flows: maskflow_flows::FlowEngine::new(
                 flow_config,
                 flow_db,
                 flows::ports(inner, &config.home, &config.ids, &events),
@@ -221,7 +221,7 @@ impl Service {
     }
 
     /// The flow engine (seed 004's `/api/flows…`), sharing this service's events.
-    pub fn flows(&self) -> &crate::flows::FlowEngine {
+    pub fn flows(&self) -> &maskflow_flows::FlowEngine {
         &self.inner.flows
     }
 

@@ -7,7 +7,7 @@
 
 use super::tests::service_with;
 use super::*;
-use crate::providers::ReplayProvider;
+use maskflow_llm::ReplayProvider;
 use serde_json::json;
 use std::sync::Arc;
 

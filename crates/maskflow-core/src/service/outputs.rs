@@ -75,7 +75,7 @@ mod tests {
     #[test]
     fn an_output_that_is_a_link_is_never_served() {
         let home = tempfile::tempdir().expect("tmp");
-        let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+        let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
         let c = create(&s);
         let workdir = home.path().join("runs/run_01");
         let outputs = workdir.join("outputs");

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::Service;
 use super::builds::PYTHON_SETTING;
 use crate::error::{CoreError, Result};
-use crate::runner::find_python;
+use maskflow_runner::find_python;
 use crate::store;
 
 /// The Python interpreter as the settings screen shows it.

@@ -15,7 +15,7 @@ use super::Service;
 use crate::conversation::spec::{Execution, Field, FieldType};
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::runner::{InputValue, LimitState, OutputFile, Python, RunRequest};
+use maskflow_runner::{InputValue, LimitState, OutputFile, Python, RunRequest};
 use crate::store::{self, builds::RunRow};
 
 /// `POST /api/workflows/{id}/runs`'s body: each field's value; for `file`
@@ -50,7 +50,7 @@ pub struct RunView {
     pub outputs: Vec<OutputFile>,
     /// What the script left in `outputs/` that was not copied out (a link,
     /// a device, an unsafe name…), and why.
-    pub refused_outputs: Vec<crate::runner::RefusedOutput>,
+    pub refused_outputs: Vec<maskflow_runner::RefusedOutput>,
     /// RFC 3339.
     pub started_at: String,
     /// RFC 3339.

@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 
 use super::{Inner, Service};
 use crate::error::{CoreError, Result};
-use crate::ids::format_rfc3339;
-use crate::runner::folder_size;
+use maskflow_clock::format_rfc3339;
+use maskflow_runner::folder_size;
 use crate::store::{self, input_files};
 use crate::versions::Status;
 

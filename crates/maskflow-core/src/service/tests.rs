@@ -2,8 +2,8 @@
 
 use super::uploads::safe_filename;
 use super::*;
-use crate::ids::StepClock;
-use crate::providers::{
+use maskflow_clock::StepClock;
+use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
 use crate::testing::Gate;
@@ -261,7 +261,7 @@ impl Provider for BlocksRepairs {
     ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
         let last = request.messages.last().map(|m| m.content.as_str());
         if last.is_some_and(|c| c.contains("could not be used")) {
-            let m = crate::privacy::GuardMatch {
+            let m = maskflow_privacy::GuardMatch {
                 masked: "Aaaaaaa".into(),
                 source: "sales.csv, column \"customer\"".into(),
                 in_user_text: true,
@@ -388,7 +388,7 @@ async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
         assert_eq!(r.status, Status::Building);
         gate.entered.notified().await; // the builder is mid-call and never returns
     }
-    let s2 = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+    let s2 = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
     let w = s2.get_workflow(&c.workflow_id).expect("get");
     assert_eq!(w.current_version.status, Status::Failed);
     assert_eq!(
@@ -400,7 +400,7 @@ async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
 #[tokio::test]
 async fn bad_requests_are_refused_and_store_nothing() {
     let home = tempfile::tempdir().expect("tmp");
-    let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+    let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
     let empty = s
         .create_workflow(CreateWorkflow::default())
         .expect_err("no extracts");
@@ -455,7 +455,7 @@ async fn bad_requests_are_refused_and_store_nothing() {
 #[test]
 fn rename_label_and_delete() {
     let home = tempfile::tempdir().expect("tmp");
-    let s = service_with(home.path(), Arc::new(crate::providers::Unconfigured));
+    let s = service_with(home.path(), Arc::new(maskflow_llm::Unconfigured));
     let c = create(&s);
     let w = s
         .update_workflow(

@@ -1,7 +1,7 @@
 //! The builder side of the one conversation list (seed 004's
 //! `GET /conversations`): each workflow's conversation with its first user
 //! message and the time of its last message. Flow runs are read by
-//! [`crate::flows::store`]; merging and filtering is the service's.
+//! [`maskflow_flows::store`]; merging and filtering is the service's.
 
 use rusqlite::Connection;
 

@@ -5,8 +5,8 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use super::{LOCAL_ACCOUNT, backups, leases};
-use crate::flows::FlowStorage;
-use crate::flows::error::Result;
+use maskflow_flows::FlowStorage;
+use maskflow_flows::error::Result;
 
 /// The store as the flow engine's database: this process's leases, the
 /// local account.
@@ -66,10 +66,10 @@ mod tests {
 
     use super::*;
     use crate::events::EventBus;
-    use crate::flows::checkpoint::CheckpointPolicy;
-    use crate::flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
-    use crate::ids::{Clock, StepClock, UlidGen};
-    use crate::providers::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+    use maskflow_flows::checkpoint::CheckpointPolicy;
+    use maskflow_flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
+    use maskflow_clock::{Clock, StepClock, UlidGen};
+    use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
     /// Answers every item at once with a short review.
     #[derive(Debug)]

@@ -1,11 +1,11 @@
-//! Rows of `llm_calls`, the egress ledger ([`crate::privacy::ledger`]):
+//! Rows of `llm_calls`, the egress ledger ([`maskflow_privacy::ledger`]):
 //! appending a call before it is sent, completing it, listing and searching
 //! the rows, and the token totals. Created by migration 2 and extended by
 //! later ones ([`crate::store::schema`]).
 
 use rusqlite::{Connection, Row, params};
 
-use crate::privacy::ledger::{LedgerEntry, Usage, UsageRow};
+use maskflow_privacy::ledger::{LedgerEntry, Usage, UsageRow};
 
 /// Migration (V5, issue #13): the ledger is written ahead. A call's row is
 /// inserted before its request is sent (outcome `cancelled` until it ends)
@@ -167,7 +167,7 @@ pub fn usage(conn: &Connection) -> rusqlite::Result<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::privacy::ledger::IN_FLIGHT;
+    use maskflow_privacy::ledger::IN_FLIGHT;
 
     fn entry(id: &str, body: &str) -> LedgerEntry {
         LedgerEntry {

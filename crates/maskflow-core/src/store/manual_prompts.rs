@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::builder::call::{CallTag, Turn};
-use crate::providers::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
+use maskflow_llm::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
 use crate::store::leases::LeaseOwner;
 
 /// Migration (issue 19, "restart-safe waiting"): one row per waiting prompt.
@@ -259,7 +259,7 @@ pub fn take_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{ChatMessage, ChatRole};
+    use maskflow_llm::{ChatMessage, ChatRole};
 
     fn prompt(id: &str, waiter: Option<ManualWaiter>, text: &str) -> ManualPrompt {
         ManualPrompt {

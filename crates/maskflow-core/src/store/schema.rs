@@ -160,8 +160,8 @@ CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
 /// Migration 4 (reserved for flows; 2 and 3 belong to other branches and are
 /// ordered before it when merged): flow runs with their definition and state,
 /// versioned checkpoints with a monotonic id, transcript turns and the
-/// messages of each agent conversation. See [`crate::flows::store`].
-pub const V4: &str = crate::flows::store::MIGRATION;
+/// messages of each agent conversation. See [`maskflow_flows::store`].
+pub const V4: &str = maskflow_flows::store::MIGRATION;
 
 /// V5 (issue #13): the ledger is written ahead. See
 /// [`crate::store::llm_calls::WRITE_AHEAD_MIGRATION`].
@@ -207,8 +207,8 @@ pub const MANUAL_PROMPT_CALLS: &str = crate::store::manual_prompts::CALL_MIGRATI
 
 /// Migration (issue 18 point 7, branch wt-checkpoints — the lead renumbers
 /// on merge): a flow checkpoint may hold a delta. See
-/// [`crate::flows::store::DELTA_MIGRATION`].
-pub const FLOW_CHECKPOINT_DELTAS: &str = crate::flows::store::DELTA_MIGRATION;
+/// [`maskflow_flows::store::DELTA_MIGRATION`].
+pub const FLOW_CHECKPOINT_DELTAS: &str = maskflow_flows::store::DELTA_MIGRATION;
 
 /// Migration (issue 26, branch wt-flows — the lead renumbers on merge): a
 /// flow agent's ledger row names its run and step. See

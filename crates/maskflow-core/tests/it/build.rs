@@ -6,10 +6,11 @@
 
 use std::sync::Arc;
 
-use maskflow_core::providers::{Provider, ReplayProvider, Role};
+use maskflow_llm::{Provider, ReplayProvider, Role};
 use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest};
 use maskflow_core::testing::Posing;
-use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
+use maskflow_core::{Event, Service, ServiceConfig, Status};
+use maskflow_llm::Roles;
 use serde_json::{Value, json};
 
 const PEOPLE: &str = "name,city,amount\nJohn Smith,Paris,120\nAda Lovelace,London,80\n";
@@ -175,7 +176,7 @@ async fn a_working_script_is_tested_on_the_real_files() {
     assert!(service.session_file(&wf, &vid, 1, "../x").is_err());
     // The prompt sent to the builder holds the contract, never a raw value.
     let prompt = &builder_prompts(&provider)[0];
-    assert!(prompt.contains(maskflow_core::runner::CONTRACT));
+    assert!(prompt.contains(maskflow_runner::CONTRACT));
     assert!(!prompt.contains("John Smith"));
 }
 
@@ -343,7 +344,7 @@ async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_s
         .rfind(|r| r.role == Role::Builder)
         .expect("builder request");
     assert_eq!(
-        maskflow_core::providers::context::estimate_tokens(&last.messages, last.schema.as_ref()),
+        maskflow_llm::context::estimate_tokens(&last.messages, last.schema.as_ref()),
         reduction.prompt_tokens,
         "what was sent is what was measured"
     );

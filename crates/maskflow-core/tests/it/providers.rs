@@ -8,11 +8,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use maskflow_core::providers::anthropic::AnthropicProvider;
-use maskflow_core::providers::http::{ApiKey, Endpoint};
-use maskflow_core::providers::ollama::OllamaProvider;
-use maskflow_core::providers::openai::OpenAiProvider;
-use maskflow_core::providers::{
+use maskflow_llm::anthropic::AnthropicProvider;
+use maskflow_llm::http::{ApiKey, Endpoint};
+use maskflow_llm::ollama::OllamaProvider;
+use maskflow_llm::openai::OpenAiProvider;
+use maskflow_llm::{
     ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, Role, ask_json,
 };
 use serde::Deserialize;
@@ -575,7 +575,7 @@ async fn probe_lists_the_models_with_the_key_through_the_trait() {
         format!("connected to {}", server.uri())
     );
     // A back end that reaches no server has nothing to check.
-    let replay = maskflow_core::providers::ReplayProvider::from_value(&json!({})).expect("replay");
+    let replay = maskflow_llm::ReplayProvider::from_value(&json!({})).expect("replay");
     assert!(
         replay
             .probe()

@@ -14,11 +14,11 @@ use std::time::Instant;
 
 use maskflow_core::conversation::prompts;
 use maskflow_core::conversation::spec::{Clarification, Feasibility, WorkflowSpec};
-use maskflow_core::providers::anthropic::AnthropicProvider;
-use maskflow_core::providers::call::{self, CallRecord};
-use maskflow_core::providers::http::Endpoint;
-use maskflow_core::providers::openai::OpenAiProvider;
-use maskflow_core::providers::{
+use maskflow_llm::anthropic::AnthropicProvider;
+use maskflow_llm::call::{self, CallRecord};
+use maskflow_llm::http::Endpoint;
+use maskflow_llm::openai::OpenAiProvider;
+use maskflow_llm::{
     ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, ask_json,
 };
 use serde::de::DeserializeOwned;

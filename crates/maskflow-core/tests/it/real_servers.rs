@@ -9,10 +9,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use maskflow_core::providers::anthropic::AnthropicProvider;
-use maskflow_core::providers::http::Endpoint;
-use maskflow_core::providers::openai::OpenAiProvider;
-use maskflow_core::providers::{ChatMessage, ChatRole, LlmRequest, Provider, Role, ask_json};
+use maskflow_llm::anthropic::AnthropicProvider;
+use maskflow_llm::http::Endpoint;
+use maskflow_llm::openai::OpenAiProvider;
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, ask_json};
 use maskflow_core::settings::{ProviderConfig, ProviderKind, test_connection};
 use serde_json::{Value, json};
 

@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
-use maskflow_core::providers::anthropic::AnthropicProvider;
-use maskflow_core::providers::http::Endpoint;
-use maskflow_core::providers::openai::OpenAiProvider;
-use maskflow_core::providers::{
+use maskflow_llm::anthropic::AnthropicProvider;
+use maskflow_llm::http::Endpoint;
+use maskflow_llm::openai::OpenAiProvider;
+use maskflow_llm::{
     ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, Role, ask_json,
 };
 use serde::Deserialize;

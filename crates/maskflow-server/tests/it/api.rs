@@ -10,7 +10,8 @@ mod support {
     use axum::body::Body;
     use axum::http::{Request, StatusCode, header};
     pub use maskflow_core::testing::Gate;
-    use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
+    use maskflow_core::{Event, Service, ServiceConfig, Status};
+    use maskflow_llm::Roles;
     use maskflow_server::api::{AppState, router};
     use serde_json::{Value, json};
     use tower::ServiceExt;
@@ -27,7 +28,7 @@ mod support {
 
     pub fn replay(doc: Value) -> Roles {
         Roles::all(Arc::new(
-            maskflow_core::providers::ReplayProvider::from_value(&doc).expect("replay doc"),
+            maskflow_llm::ReplayProvider::from_value(&doc).expect("replay doc"),
         ))
     }
 
@@ -346,7 +347,7 @@ mod flow {
 mod concurrency {
     use super::support::*;
     use axum::http::StatusCode;
-    use maskflow_core::Roles;
+    use maskflow_llm::Roles;
     use serde_json::json;
     use std::sync::Arc;
 
@@ -397,13 +398,13 @@ mod concurrency {
         {
             let roles = Roles {
                 validator: Arc::new(
-                    maskflow_core::providers::ReplayProvider::from_value(
+                    maskflow_llm::ReplayProvider::from_value(
                         &json!({"validator": [{"feasible": true}]}),
                     )
                     .expect("r"),
                 ),
                 clarifier: Arc::new(
-                    maskflow_core::providers::ReplayProvider::from_value(
+                    maskflow_llm::ReplayProvider::from_value(
                         &json!({"clarifier": [{"needs_clarification": false}]}),
                     )
                     .expect("r"),

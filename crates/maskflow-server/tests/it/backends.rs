@@ -14,11 +14,12 @@ use axum::Router;
 use axum::http::StatusCode;
 use common::spawned::{Serve, http};
 use common::{TOKEN, call};
-use maskflow_core::flows::RunStatus;
+use maskflow_flows::RunStatus;
 use maskflow_core::keys::KeyringCredentials;
-use maskflow_core::providers::Role;
+use maskflow_llm::Role;
 use maskflow_core::service::PythonInput;
-use maskflow_core::{Event, Provider, Service, ServiceConfig};
+use maskflow_core::{Event, Service, ServiceConfig};
+use maskflow_llm::Provider;
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -189,13 +190,13 @@ fn every_command_opens_a_fresh_data_folder_on_the_manual_back_end() {
         let p = service.llm(&role, None, None, None).expect("provider");
         assert!(p.is_manual(), "{role:?} uses {}", p.name());
     }
-    let def = maskflow_core::flows::agents::AgentDef::default();
+    let def = maskflow_flows::agents::AgentDef::default();
     let p = service
         .agent_llm(
             "coding_agent",
             &def,
             "",
-            &maskflow_core::flows::FlowCall::naming_only(),
+            &maskflow_flows::FlowCall::naming_only(),
         )
         .expect("agent");
     assert!(p.is_manual());

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use common::{app, call, send, upload};
-use maskflow_core::{Roles, Service, ServiceConfig};
+use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::Roles;
 use serde_json::{Value, json};
 
 /// A script that records its pid, then works for a minute.
@@ -27,7 +28,7 @@ fn replay() -> Roles {
         "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": [], "outputs": []}
     });
     Roles::all(Arc::new(
-        maskflow_core::providers::ReplayProvider::from_value(&json!({
+        maskflow_llm::ReplayProvider::from_value(&json!({
             "validator": [{"feasible": true}],
             "clarifier": [{"needs_clarification": false}],
             "builder": [build]

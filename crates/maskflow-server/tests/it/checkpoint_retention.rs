@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::http::StatusCode;
-use maskflow_core::flows::RunStatus;
-use maskflow_core::{Roles, Service, ServiceConfig};
+use maskflow_flows::RunStatus;
+use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::Roles;
 use serde_json::{Value, json};
 
 use crate::common::{call, settled};
@@ -55,7 +56,7 @@ fn open(home: &Path, runs: usize) -> (Router, Service) {
     }
     let doc = json!({"agent:worker": work, "agent:stopper": stop});
     let roles = Roles::all(Arc::new(
-        maskflow_core::providers::ReplayProvider::from_value(&doc).expect("replay doc"),
+        maskflow_llm::ReplayProvider::from_value(&doc).expect("replay doc"),
     ));
     let service =
         Service::open(ServiceConfig::from_settings(home).overriding(roles)).expect("open service");

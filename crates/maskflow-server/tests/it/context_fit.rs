@@ -16,7 +16,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use common::{TOKEN, call};
 use maskflow_core::keys::KeyringCredentials;
-use maskflow_core::providers::{ChatMessage, context};
+use maskflow_llm::{ChatMessage, context};
 use maskflow_core::{Service, ServiceConfig};
 use maskflow_server::api::{AppState, router};
 use rust_xlsxwriter::{ExcelDateTime, Workbook};

@@ -9,10 +9,12 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use common::{app, call};
-use maskflow_core::flows::RunStatus;
-use maskflow_core::providers::ReplayProvider;
+use maskflow_flows::RunStatus;
+use maskflow_llm::ReplayProvider;
 use maskflow_core::testing::OffsetClock;
-use maskflow_core::{Event, Roles, Service, ServiceConfig, UlidGen};
+use maskflow_core::{Event, Service, ServiceConfig};
+use maskflow_clock::UlidGen;
+use maskflow_llm::Roles;
 use serde_json::{Value, json};
 
 const FIXTURE: &str = concat!(

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use axum::Router;
 use axum::http::StatusCode;
 use common::{TOKEN, call, settled};
-use maskflow_core::flows::RunStatus;
-use maskflow_core::providers::ReplayProvider;
-use maskflow_core::{Roles, Service, ServiceConfig};
+use maskflow_flows::RunStatus;
+use maskflow_llm::ReplayProvider;
+use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::Roles;
 use maskflow_server::api::{AppState, router};
 use serde_json::json;
 

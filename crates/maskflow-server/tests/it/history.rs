@@ -8,14 +8,15 @@ mod support {
 
     use axum::Router;
     use axum::http::StatusCode;
-    use maskflow_core::{Event, Roles, Service, ServiceConfig, Status};
+    use maskflow_core::{Event, Service, ServiceConfig, Status};
+    use maskflow_llm::Roles;
     use serde_json::{Value, json};
 
     pub use crate::common::{call, send};
 
     pub fn open(home: &Path, doc: Value) -> (Router, Service) {
         let roles = Roles::all(Arc::new(
-            maskflow_core::providers::ReplayProvider::from_value(&doc).expect("replay doc"),
+            maskflow_llm::ReplayProvider::from_value(&doc).expect("replay doc"),
         ));
         let service = Service::open(ServiceConfig::from_settings(home).overriding(roles))
             .expect("open service");
@@ -370,7 +371,7 @@ mod backups {
     use super::support::*;
     use axum::Router;
     use axum::http::StatusCode;
-    use maskflow_core::flows::RunStatus;
+    use maskflow_flows::RunStatus;
     use maskflow_core::{Event, Service};
     use serde_json::{Value, json};
 

@@ -14,7 +14,7 @@ use crate::builder::profile::TestOutcome;
 use crate::builder::table::Command;
 use crate::conversation::spec::{FieldType, WorkflowSpec};
 use crate::pyenv::{Lock, PackageRequest, dist_name, outside_curated};
-use crate::runner::{InputValue, RunRequest};
+use maskflow_runner::{InputValue, RunRequest};
 
 /// What the auto-test step came to.
 enum Tested {
@@ -150,7 +150,7 @@ impl Engine {
                         let (python, mut info) = envs
                             .ensure(&base, lock, &*sink.0)
                             .map_err(|e| e.to_string())?;
-                        info.size = crate::runner::folder_size(&envs.root().join(&info.id));
+                        info.size = maskflow_runner::folder_size(&envs.root().join(&info.id));
                         (python, Some(info))
                     }
                     None => (base, None),
@@ -183,7 +183,7 @@ impl Engine {
         };
         // The folder the script saw (its paths appear in its stderr).
         let workdir =
-            crate::runner::run_folder(&job.test_dir.join(format!("iteration-{}", state.iteration)));
+            maskflow_runner::run_folder(&job.test_dir.join(format!("iteration-{}", state.iteration)));
         let (passed, summary, masked) = match &report.run {
             None => (true, report.message.clone(), String::new()),
             Some(run) => {

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use crate::builder::table::{Phase, Stage};
 use crate::conversation::spec::WorkflowSpec;
-use crate::providers::ChatMessage;
+use maskflow_llm::ChatMessage;
 use crate::pyenv::{EnvironmentInfo, Lock, PackageRequest};
-use crate::runner::RunResult;
+use maskflow_runner::RunResult;
 
 /// Where a build is, persisted by the service between steps and pauses.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

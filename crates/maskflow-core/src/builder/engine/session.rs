@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 
 use super::Engine;
 use super::job::{BuildJob, BuildState, TestReport};
-use crate::providers::{ChatRole, LlmRequest};
+use maskflow_llm::{ChatRole, LlmRequest};
 
 impl Engine {
     /// Writes `name` into the folder of the state's iteration.

@@ -111,7 +111,7 @@ raise ValueError(spelled)
 
 #[test]
 fn a_forged_library_frame_is_not_shown() {
-    let python = crate::runner::find_python(None).expect("python");
+    let python = maskflow_runner::find_python(None).expect("python");
     let decoder = python
         .runtime
         .iter()

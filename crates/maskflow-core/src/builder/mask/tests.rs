@@ -61,7 +61,7 @@ pub(super) fn run(body: &str) -> Run {
     let doc = serde_json::json!({"fields": {"people": people.display().to_string()}});
     std::fs::write(work.join("inputs.json"), doc.to_string()).expect("inputs.json");
     std::fs::write(work.join("script.py"), &script).expect("script");
-    let python = crate::runner::find_python(None).expect("python3 on PATH");
+    let python = maskflow_runner::find_python(None).expect("python3 on PATH");
     let out = Command::new(&python.executable)
         .args(["script.py", "inputs.json"])
         .current_dir(&work)
@@ -87,7 +87,7 @@ pub(super) fn assert_no_machine_path(text: &str, run: &Run) {
     if home.len() > 1 {
         paths.push(home);
     }
-    if let Ok(python) = crate::runner::find_python(None) {
+    if let Ok(python) = maskflow_runner::find_python(None) {
         paths.extend(python.runtime.iter().map(|p| p.display().to_string()));
     }
     for p in paths {
@@ -184,7 +184,7 @@ fn a_standard_library_frame_is_kept_relative_with_its_line_from_disk() {
     );
     let decoder = format!(
         "  File \"python3.{}/json/decoder.py\", line ",
-        crate::runner::find_python(None).expect("python").version.1
+        maskflow_runner::find_python(None).expect("python").version.1
     );
     assert!(out.contains(&decoder), "{out}");
     assert!(
@@ -313,8 +313,8 @@ fn no_prompt_of_a_build_holds_an_absolute_path_of_the_machine() {
         "sample_rows": [["Aaaaaaa Aaaaaaaa", "aaa.aaaa@aaaa-#.aaa", "####.##"]], "row_count": 2}]);
     let mut ctx = ProfileContext {
         extracts,
-        history: vec![crate::providers::ChatMessage::new(
-            crate::providers::ChatRole::User,
+        history: vec![maskflow_llm::ChatMessage::new(
+            maskflow_llm::ChatRole::User,
             "Sum the amounts",
         )],
         previous: None,

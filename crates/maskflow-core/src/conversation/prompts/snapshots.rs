@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::flows::prompt::{TaskContext, assemble, break_question, system_message};
+use maskflow_flows::prompt::{TaskContext, assemble, break_question, system_message};
 
 fn history() -> Vec<ChatMessage> {
     vec![

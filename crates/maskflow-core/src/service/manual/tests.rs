@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::providers::manual::ManualPrompt;
+use maskflow_llm::manual::ManualPrompt;
 use crate::service::tests::extract;
 use crate::service::{CreateWorkflow, Service, ServiceConfig};
 use crate::store::manual_prompts as rows;

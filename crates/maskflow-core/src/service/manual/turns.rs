@@ -9,8 +9,8 @@
 use super::{ManualInterruption, cut, elsewhere, ended};
 use crate::builder::call::{self, Turn};
 use crate::error::{CoreError, Result};
-use crate::providers::manual::ManualWaiter;
-use crate::providers::{ChatMessage, ChatRole, Provider, Role};
+use maskflow_llm::manual::ManualWaiter;
+use maskflow_llm::{ChatMessage, ChatRole, Provider, Role};
 use crate::service::{BusyGuard, Service, leases as held};
 use crate::store::leases::LeaseOwner;
 use crate::store::manual_prompts::StoredPrompt;

@@ -87,7 +87,7 @@ pub fn upload(files: &[(&str, &[u8])]) -> Request<Body> {
 pub async fn settled(
     events: &mut tokio::sync::broadcast::Receiver<maskflow_core::Event>,
     id: &str,
-) -> maskflow_core::flows::RunStatus {
+) -> maskflow_flows::RunStatus {
     use maskflow_core::{Event, flows::RunStatus};
     loop {
         if let Event::FlowStatus {
