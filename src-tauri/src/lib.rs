@@ -10,8 +10,8 @@ mod commands;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use maskflow_llm::ReplayProvider;
 use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::ReplayProvider;
 use maskflow_llm::{Provider, Roles};
 use tauri::Emitter;
 use tokio::sync::broadcast::error::RecvError;

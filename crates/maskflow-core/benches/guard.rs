@@ -17,8 +17,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use maskflow_privacy::GuardIndex;
 use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
+use maskflow_privacy::GuardIndex;
 
 const NAMES: [&str; 6] = [
     "Zebulon",

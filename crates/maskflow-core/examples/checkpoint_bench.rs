@@ -10,13 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use maskflow_clock::{Clock, SystemClock, UlidGen};
 use maskflow_core::events::EventBus;
 use maskflow_flows::checkpoint::CheckpointPolicy;
 use maskflow_flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
-use maskflow_llm::{
-    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
-};
-use maskflow_clock::{Clock, SystemClock, UlidGen};
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role};
 
 /// Answers at once: "yes" to a break after `breaks_until` questions, a small
 /// JSON object to every other step.

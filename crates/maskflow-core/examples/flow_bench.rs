@@ -7,12 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use maskflow_clock::{Clock, SystemClock, UlidGen};
 use maskflow_core::events::EventBus;
 use maskflow_flows::{FlowConfig, FlowEngine, StartFlow, Synchronous};
-use maskflow_llm::{
-    BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role,
-};
-use maskflow_clock::{Clock, SystemClock, UlidGen};
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role};
 
 /// Answers at once: `{"n": 1}` to the worker, "yes" to the stopper at the last iteration.
 #[derive(Debug)]

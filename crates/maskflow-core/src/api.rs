@@ -12,8 +12,8 @@ use ts_rs::TS;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{CoreError, ErrorCode};
-use maskflow_privacy::GuardMatch;
 use maskflow_llm::ProviderError;
+use maskflow_privacy::GuardMatch;
 
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;

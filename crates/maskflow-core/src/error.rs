@@ -1,8 +1,8 @@
 //! The service's error type: every failure a shell can show, each with a
 //! stable [`ErrorCode`] (what the UI branches on) and a sentence for people.
 
-use maskflow_llm::ProviderError;
 use crate::versions::InvalidTransition;
+use maskflow_llm::ProviderError;
 
 /// Machine-readable error codes, stable on the wire (`code` of [`crate::api::ErrorBody`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

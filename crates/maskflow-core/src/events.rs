@@ -4,10 +4,10 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use maskflow_flows::{FlowEvent, FlowEvents, ToolPhase};
-use maskflow_llm::manual::{ManualEvent, ManualEvents};
 use crate::versions::Status;
 use crate::views::{BuildView, MessageView};
+use maskflow_flows::{FlowEvent, FlowEvents, ToolPhase};
+use maskflow_llm::manual::{ManualEvent, ManualEvents};
 
 /// How many events a slow subscriber may fall behind before it misses some.
 pub const CAPACITY: usize = 1024;

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::events::EventBus;
-use maskflow_flows::error::Error;
-use maskflow_flows::*;
+use crate::testing::Hang;
 use maskflow_clock::Clock;
 use maskflow_clock::{StepClock, UlidGen};
+use maskflow_flows::error::Error;
+use maskflow_flows::*;
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
 use maskflow_llm::{ChatRole, LlmRequest, Provider, Role};
-use crate::testing::Hang;
 
 struct Env {
     home: tempfile::TempDir,

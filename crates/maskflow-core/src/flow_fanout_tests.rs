@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::events::EventBus;
-use maskflow_flows::*;
 use maskflow_clock::{Clock, StepClock, UlidGen};
+use maskflow_flows::*;
 use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::events::EventBus;
+use maskflow_clock::{Clock, StepClock, UlidGen};
 use maskflow_flows::error::Error;
 use maskflow_flows::steer::MAX_STAGE_FOLLOWS;
 use maskflow_flows::*;
-use maskflow_clock::{Clock, StepClock, UlidGen};
 use maskflow_llm::{ReplayProvider, Role};
 
 struct Env {
@@ -307,8 +307,8 @@ async fn a_reply_under_the_confidence_threshold_asks_a_person() {
     assert_eq!(v.status, RunStatus::Completed, "{v:?}");
     // A threshold outside 0 to 1 is refused when the flow is read.
     step["confidenceThreshold"] = json!(70);
-    let bad =
-        maskflow_flows::definition::from_value(&json!({"steps": [step]})).expect_err("out of range");
+    let bad = maskflow_flows::definition::from_value(&json!({"steps": [step]}))
+        .expect_err("out of range");
     assert!(
         bad.to_string().contains("70 is not between 0 and 1"),
         "{bad}"

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::builder::mask::{Grammar, Machine, repair_feedback};
 use crate::conversation::prompts;
-use maskflow_privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
 use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
+use maskflow_privacy::guard::{DEFAULT_MAX_BYTES, GuardIndex, allow_json};
 
 const FIRST: [&str; 12] = [
     "Ada",

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::events::EventBus;
+use maskflow_clock::{Clock, StepClock, UlidGen};
 use maskflow_flows::bundle::{FlowBundle, ImportRequest};
 use maskflow_flows::*;
-use maskflow_clock::{Clock, StepClock, UlidGen};
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
 use maskflow_llm::{LlmRequest, Provider};
 

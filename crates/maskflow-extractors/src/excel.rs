@@ -23,7 +23,7 @@ use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, SheetExtract};
 use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, MAX_SAMPLES};
-use maskflow_table::TableSample;
+use crate::table::TableSample;
 use crate::{ole, sniff, zipguard};
 
 /// Rows between two progress reports of a streamed sheet.

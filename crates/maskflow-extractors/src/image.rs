@@ -17,7 +17,7 @@ use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
 use crate::mask::mask;
 use crate::sniff;
-use maskflow_table::cut;
+use crate::table::cut;
 
 /// How long OCR of one image may take before tesseract is stopped.
 pub const DEFAULT_OCR_TIMEOUT: Duration = Duration::from_secs(60);

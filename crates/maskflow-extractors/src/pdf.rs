@@ -15,7 +15,7 @@ use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, MAX_VALUE_CHARS, PREVIEW_PAGES, TEXT_PREVIEW_CHARS};
 use crate::mask::mask;
 use crate::sniff;
-use maskflow_table::cut;
+use crate::table::cut;
 use crate::values::{ValueOptions, ValueSink, visit_text};
 
 /// Largest size one PDF stream may inflate to, whether while loading or while

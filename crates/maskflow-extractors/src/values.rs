@@ -98,7 +98,7 @@ pub fn visit_table(
     head: Vec<Vec<String>>,
     rest: &mut dyn Iterator<Item = Vec<String>>,
 ) {
-    let has_header = maskflow_table::detect_header(&head);
+    let has_header = crate::table::detect_header(&head);
     let mut rows = head.into_iter();
     let columns: Vec<String> = if has_header {
         rows.next()

@@ -15,10 +15,10 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
+use maskflow_core::{Event, Service};
 use maskflow_flows::bundle::ImportRequest;
 use maskflow_flows::{GateAnswer, RunHandle, RunStatus, StartFlow, Started};
 use maskflow_llm::manual::ManualPrompt;
-use maskflow_core::{Event, Service};
 use maskflow_server::spinner::{self as crate_spinner, Spinner};
 use maskflow_server::terminal::{safe, safe_json, safe_line};
 use std::time::Instant;

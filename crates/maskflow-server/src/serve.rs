@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use maskflow_llm::ReplayProvider;
 use maskflow_core::settings::{LlmSettings, ProviderConfig, ProviderKind};
 use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::ReplayProvider;
 use maskflow_llm::Roles;
 
 use crate::api::{AppState, router};

@@ -20,9 +20,9 @@ use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::{CoreError, Result};
+use crate::settings::{self, ProviderConfig, ProviderKind};
 use maskflow_flows::agents::{self as files, AgentDef};
 use maskflow_flows::definition::Text;
-use crate::settings::{self, ProviderConfig, ProviderKind};
 
 /// Longest persona prompt, in characters.
 pub const MAX_AGENT_PROMPT_CHARS: usize = 50_000;

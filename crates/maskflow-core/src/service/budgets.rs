@@ -5,8 +5,8 @@
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use maskflow_llm::budget::{self, BudgetsView, RoleBudgets};
 use crate::store;
+use maskflow_llm::budget::{self, BudgetsView, RoleBudgets};
 
 /// The settings key of the budgets.
 pub const BUDGETS_SETTING: &str = "llm_budgets";

@@ -16,11 +16,11 @@ use crate::builder::{
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use maskflow_llm::Role;
-use maskflow_runner::Runner;
 use crate::store::{self, builds as rows};
 use crate::versions::Status;
 use crate::views::BuildView;
+use maskflow_llm::Role;
+use maskflow_runner::Runner;
 
 /// The settings key of the Python to use (a JSON string path).
 pub const PYTHON_SETTING: &str = "python_path";
@@ -109,12 +109,11 @@ impl Service {
     /// privacy guard and the ledger like every other LLM call.
     fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
         let provider = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
-        let approver: Arc<dyn builder::Approver> =
-            if maskflow_llm::Provider::is_manual(&provider) {
-                Arc::new(ManualApproval)
-            } else {
-                Arc::new(AutoApprove)
-            };
+        let approver: Arc<dyn builder::Approver> = if maskflow_llm::Provider::is_manual(&provider) {
+            Arc::new(ManualApproval)
+        } else {
+            Arc::new(AutoApprove)
+        };
         Ok(Engine {
             profile: Arc::new(ScriptBuilder),
             provider,

@@ -9,9 +9,9 @@ use utoipa::ToSchema;
 
 use super::{Service, current_of};
 use crate::error::Result;
-use maskflow_flows::store as flow_store;
 use crate::store;
 use crate::store::conversations::BuilderConversation;
+use maskflow_flows::store as flow_store;
 
 /// The `flowName` filter value that selects conversations without a flow name.
 pub const NO_FLOW: &str = "__none__";

@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use maskflow_clock::format_rfc3339;
 use crate::store::{self, backups, deletes::DeleteCounts};
+use maskflow_clock::format_rfc3339;
 
 /// How long a confirmation token is valid.
 pub const CONFIRM_TTL_MS: u64 = 120_000;
@@ -172,10 +172,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use maskflow_clock::{Clock, UlidGen};
     use crate::service::{CreateWorkflow, ServiceConfig};
     use crate::store::MessageRow;
     use crate::testing::HandClock;
+    use maskflow_clock::{Clock, UlidGen};
 
     fn service(home: &std::path::Path) -> (Service, Arc<HandClock>) {
         let hand = Arc::new(HandClock::at(1_700_000_000_000));

@@ -12,8 +12,8 @@ use super::Service;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
 use crate::pyenv::{EnvProgress, EnvironmentInfo, Environments, Lock, ProgressSink};
-use maskflow_runner::Python;
 use crate::store::python_locks;
+use maskflow_runner::Python;
 
 /// The environments as Settings shows them.
 #[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]

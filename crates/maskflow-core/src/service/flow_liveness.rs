@@ -5,8 +5,8 @@
 //! rewritten here, so another process's run is left alone.
 
 use super::Service;
-use maskflow_flows::{RunList, RunStatus, RunView};
 use crate::store::leases::{self, LeaseOwner};
+use maskflow_flows::{RunList, RunStatus, RunView};
 
 /// How deep a chain of subflows is followed to its leased top run.
 const MAX_PARENTS: usize = 16;
@@ -124,8 +124,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use maskflow_flows::store::{self as fstore, RunRow};
     use crate::service::tests::service_with;
+    use maskflow_flows::store::{self as fstore, RunRow};
 
     fn stored(s: &Service, id: &str, status: RunStatus, parent: Option<&str>) {
         let row = RunRow {

@@ -24,8 +24,10 @@ use serde_json::Value;
 
 use super::{Inner, Service};
 use crate::error::CoreError;
-use maskflow_flows::script::{ScriptError, ScriptOutput, ScriptRequest, ScriptRunner, ScriptSource};
 use maskflow_clock::IdGen;
+use maskflow_flows::script::{
+    ScriptError, ScriptOutput, ScriptRequest, ScriptRunner, ScriptSource,
+};
 use maskflow_llm::BoxFuture;
 use maskflow_runner::{InputValue, Limits, Python, RunRequest, RunResult, RunStatus, Runner};
 

@@ -17,9 +17,9 @@ use tokio::sync::broadcast;
 use super::super::Service;
 use super::super::tests::{create, service_with};
 use crate::events::Event;
+use crate::versions::Status;
 use maskflow_flows::{RunStatus, RunView as FlowRunView, StartFlow};
 use maskflow_llm::ReplayProvider;
-use crate::versions::Status;
 
 /// Uses a package outside the standard library, says which Python ran it,
 /// and writes a workbook into its current folder (the flow's working folder).

@@ -11,11 +11,11 @@ use super::flow_scripts::SandboxedScripts;
 use super::{Inner, Service, llm::ServiceBackends};
 use crate::error::Result;
 use crate::events::EventBus;
+use maskflow_clock::IdGen;
 use maskflow_flows::FlowPorts;
 use maskflow_flows::bundle::{FlowBundle, ImportRequest};
 use maskflow_flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
 use maskflow_flows::{StartFlow, Started};
-use maskflow_clock::IdGen;
 
 impl Service {
     /// Every flow in `flows/` (re-read now); invalid ones are disabled.

@@ -1,8 +1,8 @@
 use std::sync::Arc;
 
 use super::*;
-use maskflow_llm::ReplayProvider;
 use crate::service::tests::service_with;
+use maskflow_llm::ReplayProvider;
 
 fn service(home: &Path) -> Service {
     let replay = ReplayProvider::from_value(&serde_json::json!({})).expect("replay");

@@ -8,8 +8,8 @@ use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use maskflow_runner::{Limits, isolation_status};
 use crate::store;
+use maskflow_runner::{Limits, isolation_status};
 
 /// The settings key (a JSON boolean).
 const KEY: &str = "allow_unisolated_scripts";

@@ -13,19 +13,19 @@ use super::{Service, lock};
 use crate::conversation::prompts;
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
+use crate::keys::{self, Credentials, KeySource};
+use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
+use crate::store;
+use maskflow_clock::{Clock, IdGen};
 use maskflow_flows::FlowError;
 use maskflow_flows::agents::AgentDef;
 use maskflow_flows::engine::{AgentBackends, FlowCall};
-use maskflow_clock::{Clock, IdGen};
-use crate::keys::{self, Credentials, KeySource};
-use maskflow_privacy::GuardedProvider;
-use maskflow_privacy::guard::{self, GuardIndex};
-use maskflow_privacy::ledger::{self, CallSink, IN_FLIGHT_OUTCOME, LedgerEntry};
 use maskflow_llm::http::ApiKey;
 use maskflow_llm::manual::ManualProvider;
 use maskflow_llm::{LlmRequest, Provider, Role, Roles, Unconfigured};
-use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
-use crate::store;
+use maskflow_privacy::GuardedProvider;
+use maskflow_privacy::guard::{self, GuardIndex};
+use maskflow_privacy::ledger::{self, CallSink, IN_FLIGHT_OUTCOME, LedgerEntry};
 
 /// Most ledger entries one page may hold.
 pub const MAX_LEDGER_PAGE: u32 = 500;

@@ -18,15 +18,15 @@ use std::sync::{Arc, Weak};
 use super::{Inner, Service};
 use crate::builder::{BuildState, Phase, Stage, call};
 use crate::error::{CoreError, Result};
+use crate::store::leases::{self, LeaseOwner};
+use crate::store::manual_prompts::{self as rows, StoredPrompt};
+use crate::store::{self, builds};
+use crate::versions::Status;
 use maskflow_flows::{RunStatus, StartFlow};
 use maskflow_llm::manual::{
     ManualError, ManualInterruption, ManualPrompt, ManualStore, ManualWaiter, StoredAnswer,
 };
 use maskflow_llm::{Provider, Role};
-use crate::store::leases::{self, LeaseOwner};
-use crate::store::manual_prompts::{self as rows, StoredPrompt};
-use crate::store::{self, builds};
-use crate::versions::Status;
 
 /// The waiter of a version's build.
 pub(super) fn build_waiter(workflow_id: &str, version_id: &str) -> ManualWaiter {

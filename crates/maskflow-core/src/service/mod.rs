@@ -67,11 +67,11 @@ use crate::conversation::prompts;
 use crate::conversation::spec::{Clarification, Feasibility, WorkflowSpec};
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
-use maskflow_clock::{Clock, IdGen, SystemClock, UlidGen, format_rfc3339};
-use maskflow_llm::{ChatMessage, ChatRole, Role, Roles, ask_json};
 use crate::store::leases::LeaseOwner;
 use crate::store::{self, FileRow, MessageRow, VersionRow, WorkflowRow};
 use crate::versions::{self, Status, VersionEvent};
+use maskflow_clock::{Clock, IdGen, SystemClock, UlidGen, format_rfc3339};
+use maskflow_llm::{ChatMessage, ChatRole, Role, Roles, ask_json};
 
 /// Longest accepted chat message, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 20_000;

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use super::Service;
 use super::builds::PYTHON_SETTING;
 use crate::error::{CoreError, Result};
-use maskflow_runner::find_python;
 use crate::store;
+use maskflow_runner::find_python;
 
 /// The Python interpreter as the settings screen shows it.
 #[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]

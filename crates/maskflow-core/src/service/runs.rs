@@ -15,8 +15,8 @@ use super::Service;
 use crate::conversation::spec::{Execution, Field, FieldType};
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use maskflow_runner::{InputValue, LimitState, OutputFile, Python, RunRequest};
 use crate::store::{self, builds::RunRow};
+use maskflow_runner::{InputValue, LimitState, OutputFile, Python, RunRequest};
 
 /// `POST /api/workflows/{id}/runs`'s body: each field's value; for `file`
 /// fields a file id from `POST /api/extracts`, for `files` fields a list.

@@ -12,10 +12,10 @@ use utoipa::ToSchema;
 
 use super::{Inner, Service};
 use crate::error::{CoreError, Result};
-use maskflow_clock::format_rfc3339;
-use maskflow_runner::folder_size;
 use crate::store::{self, input_files};
 use crate::versions::Status;
+use maskflow_clock::format_rfc3339;
+use maskflow_runner::folder_size;
 
 mod checkpoints;
 pub(crate) use checkpoints::stored_policy as stored_checkpoint_policy;

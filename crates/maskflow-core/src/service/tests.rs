@@ -2,11 +2,11 @@
 
 use super::uploads::safe_filename;
 use super::*;
+use crate::testing::Gate;
 use maskflow_clock::StepClock;
 use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
-use crate::testing::Gate;
 use serde_json::json;
 use std::sync::Arc;
 

@@ -66,9 +66,9 @@ mod tests {
 
     use super::*;
     use crate::events::EventBus;
+    use maskflow_clock::{Clock, StepClock, UlidGen};
     use maskflow_flows::checkpoint::CheckpointPolicy;
     use maskflow_flows::{FlowConfig, FlowEngine, RunStatus, StartFlow, Synchronous};
-    use maskflow_clock::{Clock, StepClock, UlidGen};
     use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
     /// Answers every item at once with a short review.

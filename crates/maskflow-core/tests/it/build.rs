@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use maskflow_llm::{Provider, ReplayProvider, Role};
 use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest};
 use maskflow_core::testing::Posing;
 use maskflow_core::{Event, Service, ServiceConfig, Status};
 use maskflow_llm::Roles;
+use maskflow_llm::{Provider, ReplayProvider, Role};
 use serde_json::{Value, json};
 
 const PEOPLE: &str = "name,city,amount\nJohn Smith,Paris,120\nAda Lovelace,London,80\n";

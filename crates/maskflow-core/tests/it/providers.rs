@@ -12,9 +12,7 @@ use maskflow_llm::anthropic::AnthropicProvider;
 use maskflow_llm::http::{ApiKey, Endpoint};
 use maskflow_llm::ollama::OllamaProvider;
 use maskflow_llm::openai::OpenAiProvider;
-use maskflow_llm::{
-    ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, Role, ask_json,
-};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, Role, ask_json};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

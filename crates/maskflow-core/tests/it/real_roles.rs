@@ -18,9 +18,7 @@ use maskflow_llm::anthropic::AnthropicProvider;
 use maskflow_llm::call::{self, CallRecord};
 use maskflow_llm::http::Endpoint;
 use maskflow_llm::openai::OpenAiProvider;
-use maskflow_llm::{
-    ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, ask_json,
-};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, ask_json};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 

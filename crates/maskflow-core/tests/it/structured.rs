@@ -9,9 +9,7 @@ use std::time::Duration;
 use maskflow_llm::anthropic::AnthropicProvider;
 use maskflow_llm::http::Endpoint;
 use maskflow_llm::openai::OpenAiProvider;
-use maskflow_llm::{
-    ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, Role, ask_json,
-};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError, Role, ask_json};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, method, path};

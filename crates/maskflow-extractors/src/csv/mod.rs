@@ -18,7 +18,7 @@ use crate::extract::{FileExtract, FileKind, TextFormat};
 use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, SAMPLE_WINDOW_BYTES};
 use crate::sniff;
-use maskflow_table::TableSample;
+use crate::table::TableSample;
 use dialect::Detected;
 
 /// First window read for samples; grown up to `SAMPLE_WINDOW_BYTES` when

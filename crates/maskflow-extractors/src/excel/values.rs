@@ -86,7 +86,7 @@ where
             .iter()
             .map(|r| r.iter().take(width).cloned().collect())
             .collect();
-        let has_header = maskflow_table::detect_header(&voted);
+        let has_header = crate::table::detect_header(&voted);
         let columns: Vec<String> = match voted.first() {
             Some(first) if has_header => first.iter().map(|c| c.trim().to_owned()).collect(),
             _ => Vec::new(),

@@ -16,7 +16,7 @@ use quick_xml::events::{BytesStart, Event};
 use crate::extract::{Heading, TableExtract};
 use crate::limits::{MAX_VALUE_CHARS, TEXT_PREVIEW_CHARS};
 use crate::mask::mask;
-use maskflow_table::{TableSample, cut};
+use crate::table::{TableSample, cut};
 
 /// Most headings kept.
 const MAX_HEADINGS: usize = 500;

@@ -51,10 +51,7 @@ async fn budgets_are_shown_checked_stored_and_in_force() {
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["budgets"]["validator"], 200);
     assert_eq!(
-        maskflow_llm::budget::max_tokens(
-            &maskflow_llm::Role::Validator,
-            None
-        ),
+        maskflow_llm::budget::max_tokens(&maskflow_llm::Role::Validator, None),
         200
     );
     drop(app);

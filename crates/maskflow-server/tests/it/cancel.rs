@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use common::{TOKEN, call};
-use maskflow_llm::http::Endpoint;
-use maskflow_llm::openai::OpenAiProvider;
 use maskflow_core::{Service, ServiceConfig};
 use maskflow_llm::Roles;
+use maskflow_llm::http::Endpoint;
+use maskflow_llm::openai::OpenAiProvider;
 use maskflow_server::api::{AppState, router};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

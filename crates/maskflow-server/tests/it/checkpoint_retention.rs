@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::http::StatusCode;
-use maskflow_flows::RunStatus;
 use maskflow_core::{Service, ServiceConfig};
+use maskflow_flows::RunStatus;
 use maskflow_llm::Roles;
 use serde_json::{Value, json};
 

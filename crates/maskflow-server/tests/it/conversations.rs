@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use common::{app, call};
-use maskflow_flows::RunStatus;
-use maskflow_llm::ReplayProvider;
+use maskflow_clock::UlidGen;
 use maskflow_core::testing::OffsetClock;
 use maskflow_core::{Event, Service, ServiceConfig};
-use maskflow_clock::UlidGen;
+use maskflow_flows::RunStatus;
+use maskflow_llm::ReplayProvider;
 use maskflow_llm::Roles;
 use serde_json::{Value, json};
 

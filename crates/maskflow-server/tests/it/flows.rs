@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use axum::Router;
 use axum::http::StatusCode;
 use common::{TOKEN, call, settled};
+use maskflow_core::{Event, Service, ServiceConfig};
 use maskflow_flows::RunStatus;
+use maskflow_llm::Roles;
 use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
-use maskflow_core::{Event, Service, ServiceConfig};
-use maskflow_llm::Roles;
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 

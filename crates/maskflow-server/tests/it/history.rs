@@ -371,8 +371,8 @@ mod backups {
     use super::support::*;
     use axum::Router;
     use axum::http::StatusCode;
-    use maskflow_flows::RunStatus;
     use maskflow_core::{Event, Service};
+    use maskflow_flows::RunStatus;
     use serde_json::{Value, json};
 
     const FLOW: &str = r#"{"description": "One step.", "steps": [

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::{TOKEN, app, call, send, upload};
-use maskflow_llm::{ReplayProvider, Role};
 use maskflow_core::{Event, Service, ServiceConfig, Status};
 use maskflow_llm::Roles;
+use maskflow_llm::{ReplayProvider, Role};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use common::{app, call, send, upload};
+use maskflow_clock::UlidGen;
 use maskflow_core::testing::OffsetClock;
 use maskflow_core::{Service, ServiceConfig};
-use maskflow_clock::UlidGen;
 use serde_json::{Value, json};
 
 fn open(home: &Path, clock: Arc<OffsetClock>) -> Service {

@@ -182,8 +182,9 @@ impl Engine {
             return fail(state, "no test report");
         };
         // The folder the script saw (its paths appear in its stderr).
-        let workdir =
-            maskflow_runner::run_folder(&job.test_dir.join(format!("iteration-{}", state.iteration)));
+        let workdir = maskflow_runner::run_folder(
+            &job.test_dir.join(format!("iteration-{}", state.iteration)),
+        );
         let (passed, summary, masked) = match &report.run {
             None => (true, report.message.clone(), String::new()),
             Some(run) => {

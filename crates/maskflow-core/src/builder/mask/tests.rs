@@ -184,7 +184,10 @@ fn a_standard_library_frame_is_kept_relative_with_its_line_from_disk() {
     );
     let decoder = format!(
         "  File \"python3.{}/json/decoder.py\", line ",
-        maskflow_runner::find_python(None).expect("python").version.1
+        maskflow_runner::find_python(None)
+            .expect("python")
+            .version
+            .1
     );
     assert!(out.contains(&decoder), "{out}");
     assert!(

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use maskflow_llm::manual::ManualPrompt;
 use crate::service::tests::extract;
 use crate::service::{CreateWorkflow, Service, ServiceConfig};
 use crate::store::manual_prompts as rows;
 use crate::versions::Status;
+use maskflow_llm::manual::ManualPrompt;
 
 fn open(home: &Path) -> Service {
     // The real clock: two services on one folder must not make the same ids.

@@ -9,13 +9,13 @@
 use super::{ManualInterruption, cut, elsewhere, ended};
 use crate::builder::call::{self, Turn};
 use crate::error::{CoreError, Result};
-use maskflow_llm::manual::ManualWaiter;
-use maskflow_llm::{ChatMessage, ChatRole, Provider, Role};
 use crate::service::{BusyGuard, Service, leases as held};
 use crate::store::leases::LeaseOwner;
 use crate::store::manual_prompts::StoredPrompt;
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
+use maskflow_llm::manual::ManualWaiter;
+use maskflow_llm::{ChatMessage, ChatRole, Provider, Role};
 
 /// The workflow of a stored prompt of a message's turn (the validator's or
 /// the clarifier's call, with the user's message), if it is one.

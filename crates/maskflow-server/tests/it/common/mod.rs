@@ -88,7 +88,8 @@ pub async fn settled(
     events: &mut tokio::sync::broadcast::Receiver<maskflow_core::Event>,
     id: &str,
 ) -> maskflow_flows::RunStatus {
-    use maskflow_core::{Event, flows::RunStatus};
+    use maskflow_core::Event;
+    use maskflow_flows::RunStatus;
     loop {
         if let Event::FlowStatus {
             conversation_id,
