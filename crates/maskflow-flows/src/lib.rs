@@ -25,6 +25,8 @@
 //! is a `maskflow_privacy::GuardedProvider` by type, so no engine calls an
 //! LLM around the guard and the ledger.
 
+#![deny(missing_docs)]
+
 pub mod agents;
 pub mod bundle;
 pub mod checkpoint;

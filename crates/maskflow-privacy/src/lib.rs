@@ -10,6 +10,8 @@
 //! (checked by `scripts/structure.py`). The ledger is written through the
 //! [`CallSink`] its caller hands it, not by SQL here.
 
+#![deny(missing_docs)]
+
 pub mod extracts;
 pub mod guard;
 pub mod keys;
