@@ -5,6 +5,8 @@
 //! commands through its Tauri transport, exactly as it talks to `maskflow
 //! serve` over HTTP.
 
+#![deny(missing_docs)]
+
 mod commands;
 
 use std::path::{Path, PathBuf};

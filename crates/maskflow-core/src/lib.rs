@@ -10,8 +10,11 @@
 //! their commands and routes from the one list of calls in [`api`]
 //! ([`api_calls!`]), each call one [`Service`] method.
 
+#![deny(missing_docs)]
+
 // The API list names types as `maskflow_core::…`, in core as in the shells.
 extern crate self as maskflow_core;
+
 
 pub mod api;
 pub mod builder;

@@ -3,6 +3,8 @@
 //!
 //! Thin glue only: each route calls one [`maskflow_core::Service`] method.
 
+#![deny(missing_docs)]
+
 pub mod api;
 pub mod serve;
 pub mod spinner;
