@@ -15,7 +15,6 @@
 // The API list names types as `maskflow_core::…`, in core as in the shells.
 extern crate self as maskflow_core;
 
-
 pub mod api;
 pub mod builder;
 pub mod conversation;

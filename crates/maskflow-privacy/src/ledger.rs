@@ -6,8 +6,49 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a call ended.
-pub const OUTCOMES: [&str; 4] = ["ok", "error", "blocked", "cancelled"];
+/// How a call ended; `in_flight` only while it is listed and its process
+/// still waits for the reply (never stored: its row says `cancelled` until
+/// the call ends).
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The reply came.
+    Ok,
+    /// The back end failed.
+    Error,
+    /// The privacy guard refused to send it.
+    Blocked,
+    /// Stopped before the reply came.
+    Cancelled,
+    /// Waiting for the reply.
+    InFlight,
+}
+
+impl CallOutcome {
+    /// The outcomes a stored row may hold.
+    pub const STORED: [CallOutcome; 4] = [Self::Ok, Self::Error, Self::Blocked, Self::Cancelled];
+
+    /// The word stored and sent (`ok`, `in_flight`…).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Blocked => "blocked",
+            Self::Cancelled => "cancelled",
+            Self::InFlight => "in_flight",
+        }
+    }
+
+    /// The outcome a word names, if any.
+    pub fn parse(word: &str) -> Option<CallOutcome> {
+        [Self::InFlight]
+            .into_iter()
+            .chain(Self::STORED)
+            .find(|o| o.as_str() == word)
+    }
+}
 
 /// One row of the ledger.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
@@ -36,9 +77,9 @@ pub struct LedgerEntry {
     pub output_tokens: Option<i64>,
     /// Milliseconds from sending to the whole reply.
     pub latency_ms: i64,
-    /// `ok`, `error`, `blocked` or `cancelled`; listed as `in_flight` while
-    /// the process that sent it waits for the reply.
-    pub outcome: String,
+    /// How it ended; listed as `in_flight` while the process that sent it
+    /// waits for the reply.
+    pub outcome: CallOutcome,
     /// Whether the privacy guard refused to send it.
     pub blocked: bool,
     /// What went wrong, in words.
@@ -60,10 +101,6 @@ pub struct LedgerEntry {
 
 /// The note on a call's row while it is in flight (and after, if it never ends).
 pub const IN_FLIGHT: &str = "the request was stopped before the reply came";
-
-/// The outcome a call is listed with while its process waits for the reply
-/// (never stored: its row says `cancelled` until the call ends).
-pub const IN_FLIGHT_OUTCOME: &str = "in_flight";
 
 /// Receives ledger entries (the service stores them and announces them).
 pub trait CallSink: Send + Sync + std::fmt::Debug {

@@ -26,7 +26,7 @@ use maskflow_llm::call::{self, CallRecord};
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
 pub use guard::{GuardIndex, GuardMatch};
-pub use ledger::{CallSink, LedgerEntry};
+pub use ledger::{CallOutcome, CallSink, LedgerEntry};
 
 /// A provider behind the guard and the ledger.
 #[derive(Debug, Clone)]
@@ -122,7 +122,7 @@ impl GuardedProvider {
             input_tokens: None,
             output_tokens: None,
             latency_ms: 0,
-            outcome: "ok".into(),
+            outcome: CallOutcome::Ok,
             blocked: false,
             error: None,
             deleted_workflow: None,
@@ -142,7 +142,7 @@ impl GuardedProvider {
         if !matches.is_empty() {
             let mut e = self.entry(request, &at);
             let err = ProviderError::PrivacyBlocked(matches);
-            e.outcome = "blocked".into();
+            e.outcome = CallOutcome::Blocked;
             e.blocked = true;
             e.error = Some(err.to_string());
             self.sink.record(e);
@@ -153,7 +153,7 @@ impl GuardedProvider {
         // stopped until the call ends; if it cannot be written, nothing is sent.
         let mut ahead = self.entry(request, &at);
         ahead.request_body = request_text(request);
-        ahead.outcome = "cancelled".into();
+        ahead.outcome = CallOutcome::Cancelled;
         ahead.error = Some(ledger::IN_FLIGHT.into());
         if let Err(why) = self.sink.begin(&ahead) {
             return Err(ProviderError::Failed {
@@ -219,15 +219,15 @@ impl Pending {
         if let Some(mut e) = self.take() {
             match result {
                 Ok(reply) => {
-                    e.outcome = "ok".into();
+                    e.outcome = CallOutcome::Ok;
                     e.error = None;
                     e.reply = Some(reply.text.clone());
                 }
                 Err(err) => {
                     e.outcome = if matches!(err, ProviderError::Cancelled { .. }) {
-                        "cancelled".into()
+                        CallOutcome::Cancelled
                     } else {
-                        "error".into()
+                        CallOutcome::Error
                     };
                     e.error = Some(err.to_string());
                 }
@@ -240,7 +240,7 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         if let Some(mut e) = self.take() {
-            e.outcome = "cancelled".into();
+            e.outcome = CallOutcome::Cancelled;
             e.error = Some(ledger::IN_FLIGHT.into());
             self.sink.finish(e);
         }
@@ -296,10 +296,10 @@ mod tests {
 
     impl CallSink for Log {
         fn record(&self, e: LedgerEntry) {
-            lock(&self.events).push(format!("record {}", e.outcome));
+            lock(&self.events).push(format!("record {}", e.outcome.as_str()));
         }
         fn begin(&self, e: &LedgerEntry) -> Result<(), String> {
-            lock(&self.events).push(format!("begin {}", e.outcome));
+            lock(&self.events).push(format!("begin {}", e.outcome.as_str()));
             if self.refuse {
                 Err("disk full".into())
             } else {
@@ -307,7 +307,7 @@ mod tests {
             }
         }
         fn finish(&self, e: LedgerEntry) {
-            lock(&self.events).push(format!("finish {}", e.outcome));
+            lock(&self.events).push(format!("finish {}", e.outcome.as_str()));
         }
     }
 
@@ -451,7 +451,7 @@ mod tests {
             .expect("an ordinary request goes through");
         let rows = lock(&rows.0);
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].outcome, "blocked");
+        assert_eq!(rows[0].outcome, CallOutcome::Blocked);
         for row in rows.iter() {
             assert_eq!(row.flow_run_id.as_deref(), Some("flow_1"));
             assert_eq!(row.flow_step.as_deref(), Some("summarize [1]"));

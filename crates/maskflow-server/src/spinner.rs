@@ -155,7 +155,7 @@ mod tests {
             input_tokens: None,
             output_tokens: None,
             latency_ms: 0,
-            outcome: "ok".into(),
+            outcome: maskflow_privacy::CallOutcome::Ok,
             blocked: false,
             error: None,
             deleted_workflow: None,

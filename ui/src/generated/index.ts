@@ -10,6 +10,7 @@ export type { BudgetsView } from "./BudgetsView";
 export type { BuildView } from "./BuildView";
 export type { BundledAgent } from "./BundledAgent";
 export type { BundledFlow } from "./BundledFlow";
+export type { CallOutcome } from "./CallOutcome";
 export type { CancelReply } from "./CancelReply";
 export type { ChatMessage } from "./ChatMessage";
 export type { ChatRole } from "./ChatRole";

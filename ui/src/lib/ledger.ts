@@ -5,7 +5,10 @@ import type { Tone } from "./status";
 /** The badge of an entry's outcome. */
 export function outcomeBadge(e: Pick<LedgerEntry, "outcome" | "blocked">): { label: string; tone: Tone } {
   if (e.blocked) return { label: "Blocked by privacy guard", tone: "bad" };
+  // Exhaustive over the generated CallOutcome: a new outcome fails the type-check here.
   switch (e.outcome) {
+    case "blocked":
+      return { label: "Blocked by privacy guard", tone: "bad" };
     case "ok":
       return { label: "Sent", tone: "good" };
     case "error":
@@ -14,8 +17,6 @@ export function outcomeBadge(e: Pick<LedgerEntry, "outcome" | "blocked">): { lab
       return { label: "Cancelled", tone: "muted" };
     case "in_flight":
       return { label: "Waiting for the reply", tone: "neutral" };
-    default:
-      return { label: e.outcome, tone: "neutral" };
   }
 }
 

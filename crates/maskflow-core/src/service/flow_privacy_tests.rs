@@ -140,10 +140,10 @@ async fn a_script_step_reading_an_unuploaded_file_cannot_hand_its_rows_to_an_age
     let rows = s.ledger(None, 50, 0).expect("ledger");
     assert_eq!(rows.len(), 2, "{rows:?}");
     let blocked = &rows[0];
-    assert_eq!(blocked.outcome, "blocked");
+    assert_eq!(blocked.outcome, maskflow_privacy::CallOutcome::Blocked);
     assert_eq!(blocked.flow_run_id.as_deref(), Some(id.as_str()));
     assert_eq!(blocked.flow_step.as_deref(), Some("tell [3]"));
-    assert_eq!(rows[1].outcome, "ok");
+    assert_eq!(rows[1].outcome, maskflow_privacy::CallOutcome::Ok);
     assert_eq!(rows[1].flow_run_id.as_deref(), Some(id.as_str()));
     assert_eq!(rows[1].flow_step.as_deref(), Some("summarize [1]"));
     for row in &rows {
@@ -220,7 +220,12 @@ async fn ordinary_script_output_reaches_the_next_agent_step() {
     }
     let rows = s.ledger(None, 50, 0).expect("ledger");
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].outcome, "ok", "{:?}", rows[0].error);
+    assert_eq!(
+        rows[0].outcome,
+        maskflow_privacy::CallOutcome::Ok,
+        "{:?}",
+        rows[0].error
+    );
     assert!(!rows[0].blocked);
     assert_eq!(rows[0].flow_run_id.as_deref(), Some(id.as_str()));
     assert_eq!(rows[0].flow_step.as_deref(), Some("report [1]"));
@@ -284,11 +289,11 @@ async fn a_raw_value_planted_in_an_llm_steps_prompt_is_blocked_and_ledgered() {
 
     let rows = s.ledger(None, 50, 0).expect("ledger");
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!(rows[0].outcome, "blocked");
+    assert_eq!(rows[0].outcome, maskflow_privacy::CallOutcome::Blocked);
     assert!(rows[0].blocked);
     assert_eq!(rows[0].flow_run_id.as_deref(), Some(id.as_str()));
     assert_eq!(rows[0].flow_step.as_deref(), Some("write [2]"));
-    assert_eq!(rows[1].outcome, "ok");
+    assert_eq!(rows[1].outcome, maskflow_privacy::CallOutcome::Ok);
     assert_eq!(rows[1].flow_step.as_deref(), Some("ask [0]"));
     for row in &rows {
         for raw in RAW {

@@ -25,7 +25,7 @@ use maskflow_llm::manual::ManualProvider;
 use maskflow_llm::{LlmRequest, Provider, Role, Roles, Unconfigured};
 use maskflow_privacy::GuardedProvider;
 use maskflow_privacy::guard::{self, GuardIndex};
-use maskflow_privacy::ledger::{self, CallSink, IN_FLIGHT_OUTCOME, LedgerEntry};
+use maskflow_privacy::ledger::{self, CallOutcome, CallSink, LedgerEntry};
 
 /// Most ledger entries one page may hold.
 pub const MAX_LEDGER_PAGE: u32 = 500;
@@ -538,7 +538,7 @@ impl Service {
         let mut entries = store::llm_calls::list(&self.db(), q, limit, offset)?;
         let waiting = lock(&self.llm_state().in_flight);
         for e in entries.iter_mut().filter(|e| waiting.contains(&e.id)) {
-            e.outcome = IN_FLIGHT_OUTCOME.into();
+            e.outcome = CallOutcome::InFlight;
             e.error = None;
         }
         Ok(entries)

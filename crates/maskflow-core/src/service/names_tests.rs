@@ -43,7 +43,11 @@ async fn approve_and_ask(home: &Path, path: &Path) -> (UploadedFile, String) {
         .expect("message");
     let sent = s.ledger(None, 10, 0).expect("ledger");
     assert_eq!(sent.len(), 1, "{sent:?}");
-    assert_eq!(sent[0].outcome, "ok", "{sent:?}");
+    assert_eq!(
+        sent[0].outcome,
+        maskflow_privacy::CallOutcome::Ok,
+        "{sent:?}"
+    );
     (file, sent[0].request_body.clone())
 }
 

@@ -343,7 +343,7 @@ async fn a_call_waiting_for_its_reply_is_listed_in_flight_then_with_its_outcome(
     gate.entered.notified().await;
     let listed = s.ledger(None, 10, 0).expect("ledger");
     assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0].outcome, "in_flight");
+    assert_eq!(listed[0].outcome, maskflow_privacy::CallOutcome::InFlight);
     assert_eq!(listed[0].error, None);
     gate.release.notify_one();
     gate.entered.notified().await; // the clarifier call
@@ -351,7 +351,12 @@ async fn a_call_waiting_for_its_reply_is_listed_in_flight_then_with_its_outcome(
     message.await.expect("join").expect("message");
     let listed = s.ledger(None, 10, 0).expect("ledger");
     assert_eq!(listed.len(), 2, "{listed:?}");
-    assert!(listed.iter().all(|e| e.outcome == "ok"), "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|e| e.outcome == maskflow_privacy::CallOutcome::Ok),
+        "{listed:?}"
+    );
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, Row, params};
 
-use maskflow_privacy::ledger::{LedgerEntry, Usage, UsageRow};
+use maskflow_privacy::ledger::{CallOutcome, LedgerEntry, Usage, UsageRow};
 
 /// Migration (V5, issue #13): the ledger is written ahead. A call's row is
 /// inserted before its request is sent (outcome `cancelled` until it ends)
@@ -42,12 +42,24 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
         input_tokens: r.get(9)?,
         output_tokens: r.get(10)?,
         latency_ms: r.get(11)?,
-        outcome: r.get(12)?,
+        outcome: outcome(r, 12)?,
         blocked: r.get(13)?,
         error: r.get(14)?,
         flow_run_id: r.get(15)?,
         flow_step: r.get(16)?,
         deleted_workflow: r.get(17)?,
+    })
+}
+
+/// The outcome in column `i`; the schema's CHECK keeps it one of the stored words.
+fn outcome(r: &Row<'_>, i: usize) -> rusqlite::Result<CallOutcome> {
+    let word: String = r.get(i)?;
+    CallOutcome::parse(&word).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("unknown ledger outcome {word:?}").into(),
+        )
     })
 }
 
@@ -57,7 +69,7 @@ pub fn insert(conn: &Connection, e: &LedgerEntry) -> rusqlite::Result<()> {
         &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
         params![
             e.id, e.created_at, e.role, e.provider, e.model, e.workflow_id, e.url, e.request_body,
-            e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome, e.blocked, e.error,
+            e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome.as_str(), e.blocked, e.error,
             e.flow_run_id, e.flow_step
         ],
     )?;
@@ -79,7 +91,7 @@ pub fn complete(conn: &Connection, e: &LedgerEntry, completed_at: &str) -> rusql
             e.input_tokens,
             e.output_tokens,
             e.latency_ms,
-            e.outcome,
+            e.outcome.as_str(),
             e.error,
             completed_at
         ],
@@ -183,7 +195,7 @@ mod tests {
             input_tokens: Some(3),
             output_tokens: None,
             latency_ms: 5,
-            outcome: "ok".into(),
+            outcome: CallOutcome::Ok,
             blocked: false,
             error: None,
             deleted_workflow: None,
@@ -222,10 +234,10 @@ mod tests {
         assert_eq!(list(&conn, Some("%"), 10, 0).expect("q").len(), 1);
         assert_eq!(list(&conn, None, 1, 1).expect("page")[0].id, "call_01");
         let mut bad = entry("call_03", "");
-        bad.outcome = "exploded".into();
+        bad.outcome = CallOutcome::InFlight;
         assert!(
             insert(&conn, &bad).is_err(),
-            "outcomes are checked by the schema"
+            "in_flight is only listed, never stored: the schema refuses it"
         );
     }
 
@@ -233,7 +245,7 @@ mod tests {
     fn an_in_flight_row_is_completed_in_place() {
         let conn = crate::store::open_in_memory().expect("db");
         let mut e = entry("call_09", "{\"messages\":[]}");
-        e.outcome = "cancelled".into();
+        e.outcome = CallOutcome::Cancelled;
         e.error = Some(IN_FLIGHT.into());
         e.reply = None;
         insert(&conn, &e).expect("written ahead");
@@ -245,13 +257,13 @@ mod tests {
             )
             .expect("row");
         assert_eq!(pending, None);
-        e.outcome = "ok".into();
+        e.outcome = CallOutcome::Ok;
         e.error = None;
         e.reply = Some("done".into());
         complete(&conn, &e, "2024-01-01T00:00:01.000Z").expect("completed");
         let all = list(&conn, None, 10, 0).expect("list");
         assert_eq!(all.len(), 1);
-        assert_eq!(all[0].outcome, "ok");
+        assert_eq!(all[0].outcome, CallOutcome::Ok);
         assert_eq!(all[0].reply.as_deref(), Some("done"));
     }
 

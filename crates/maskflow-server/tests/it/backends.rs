@@ -469,7 +469,7 @@ async fn flows_run_on_the_command_line_uses_the_settings_and_flows_answer_passes
     assert!(
         ledger
             .iter()
-            .all(|e| e.role == "agent:writer" && e.outcome == "ok")
+            .all(|e| e.role == "agent:writer" && e.outcome == maskflow_privacy::CallOutcome::Ok)
     );
 }
 

@@ -95,7 +95,11 @@ async fn ctrl_c_stops_the_call_in_flight_and_the_run() {
     let service = Service::open(ServiceConfig::from_settings(&data)).expect("service");
     let ledger = service.ledger(None, 10, 0).expect("ledger");
     assert_eq!(ledger.len(), 2, "{ledger:?}");
-    assert_eq!(ledger[0].outcome, "cancelled", "{ledger:?}");
+    assert_eq!(
+        ledger[0].outcome,
+        maskflow_privacy::CallOutcome::Cancelled,
+        "{ledger:?}"
+    );
     assert!(ledger[0].request_body.contains("Write the plan."));
     let id = out
         .lines()
