@@ -35,7 +35,6 @@ pub mod names;
 pub mod preview;
 #[cfg(test)]
 mod privacy_eval;
-pub mod pyenv;
 #[cfg(test)]
 mod seed_run_tests;
 pub mod service;
