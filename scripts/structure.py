@@ -40,6 +40,7 @@ LAYERS = {
     "maskflow-extractors": (),
     "maskflow-clock": (),
     "maskflow-runner": (),
+    "maskflow-pyenv": ("maskflow-runner",),
     "maskflow-llm": ("maskflow-clock",),
     "maskflow-privacy": ("maskflow-clock", "maskflow-extractors", "maskflow-llm"),
     "maskflow-table": (),
@@ -59,6 +60,7 @@ FORBIDDEN = {
     "maskflow-extractors": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-clock": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-runner": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
+    "maskflow-pyenv": ("axum", "tauri", "tao", "wry", "rusqlite"),
     "maskflow-core": ("axum", "tauri", "tao", "wry"),
 }
 

@@ -10,4 +10,4 @@ cd "$(dirname "$0")/../.."
 DATA=bench/data
 mkdir -p "$DATA"
 CACHE=${UV_BENCH_CACHE:-$HOME/.cache/maskflow-test/uv}
-cargo run -q -p maskflow-core --example pyenv_bench -- "$DATA/pyenv-${SIZE:-1000000000}.csv" --uv-cache "$CACHE"
+cargo run -q -p maskflow-pyenv --example pyenv_bench -- "$DATA/pyenv-${SIZE:-1000000000}.csv" --uv-cache "$CACHE"

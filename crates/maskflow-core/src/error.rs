@@ -81,6 +81,10 @@ pub enum CoreError {
     /// The LLM back end failed.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// A managed Python environment could not be resolved, made, checked
+    /// or removed; a conflict the user can resolve (uv, the index, the lock).
+    #[error(transparent)]
+    Environment(#[from] maskflow_pyenv::EnvError),
     /// An API key could not be read, stored or removed.
     #[error(transparent)]
     Key(#[from] crate::keys::KeyError),
@@ -114,9 +118,10 @@ impl CoreError {
         match self {
             CoreError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             CoreError::NotFound { .. } => ErrorCode::NotFound,
-            CoreError::Conflict(_) | CoreError::Transition(_) | CoreError::RunInProgress(_) => {
-                ErrorCode::Conflict
-            }
+            CoreError::Conflict(_)
+            | CoreError::Transition(_)
+            | CoreError::RunInProgress(_)
+            | CoreError::Environment(_) => ErrorCode::Conflict,
             CoreError::AgentMismatch(_) => ErrorCode::AgentMismatch,
             CoreError::Archived(_) => ErrorCode::Archived,
             CoreError::Provider(ProviderError::PrivacyBlocked(_)) => ErrorCode::PrivacyBlocked,

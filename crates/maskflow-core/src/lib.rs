@@ -37,7 +37,6 @@ pub mod names;
 pub mod preview;
 #[cfg(test)]
 mod privacy_eval;
-pub mod pyenv;
 #[cfg(test)]
 mod seed_run_tests;
 pub mod service;

@@ -55,7 +55,7 @@ pub struct BuildView {
     /// approval (the gate decides: approve installs them, reject ends the build).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub pending_packages: Option<Vec<crate::pyenv::PackageRequest>>,
+    pub pending_packages: Option<Vec<maskflow_pyenv::PackageRequest>>,
 }
 
 impl From<&BuildState> for BuildView {

@@ -17,9 +17,9 @@ use super::gate::{Approver, Decision, GateInput};
 use super::profile::{ProcessingResult, ProcessingStatus, Profile, ProfileContext};
 use super::table::{Action, Command, Phase, Stage, apply};
 use crate::conversation::spec::WorkflowSpec;
-use crate::pyenv::{Environments, ProgressSink};
 use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, ProviderError};
 use maskflow_privacy::{GuardedProvider, guard};
+use maskflow_pyenv::{Environments, ProgressSink};
 use maskflow_runner::{Limits, Runner};
 
 /// How many failed auto-tests end a build (the first one gets a revision).

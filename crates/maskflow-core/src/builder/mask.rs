@@ -355,7 +355,7 @@ fn keep_whole(s: &str, grammar: &Grammar, quoted: &Words) -> bool {
         && (grammar.columns.iter().any(|c| c == s)
             || quoted.0.contains(s)
             || vocab::KNOWN_NAMES.contains(&s)
-            || crate::pyenv::CURATED
+            || maskflow_pyenv::CURATED
                 .iter()
                 .any(|(name, _)| maskflow_runner::module_of(name) == s))
 }

@@ -161,7 +161,7 @@ what to do with missing values, the output format), ask exactly one short questi
 
 /// The curated packages' names, comma-separated.
 fn curated_names() -> String {
-    crate::pyenv::CURATED
+    maskflow_pyenv::CURATED
         .iter()
         .map(|(n, _)| *n)
         .collect::<Vec<_>>()
@@ -191,7 +191,7 @@ pub fn builder_request_with_rules(
         "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
 the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
 {RUNNER_CONTRACT}\n\n{}\n\n{rules}{}\n\n{}",
-        crate::pyenv::curated::prompt_text(),
+        maskflow_pyenv::curated::prompt_text(),
         extracts_block(extracts),
         schema_block(&schema)
     );
@@ -234,7 +234,7 @@ mod tests {
         }
         let builder = builder_request(&extracts, &history());
         assert!(builder.messages[0].content.contains("inputs.json"));
-        for (name, _) in crate::pyenv::CURATED {
+        for (name, _) in maskflow_pyenv::CURATED {
             assert!(builder.messages[0].content.contains(name), "{name}");
         }
         assert!(builder.messages[0].content.contains("approval"));

@@ -182,7 +182,7 @@ impl WorkflowSpec {
             }
             // A requirement is data: a package name, never a URL, a path,
             // a marker or an installer option (issue 26).
-            crate::pyenv::Requirement::parse(r)
+            maskflow_pyenv::Requirement::parse(r)
                 .map_err(|e| format!("execution.requirements[{i}]: {e}"))?;
         }
         for (i, o) in self.execution.outputs.iter().enumerate() {

@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::pyenv::{EnvProgress, EnvironmentInfo, Environments, Lock, ProgressSink};
 use crate::store::python_locks;
+use maskflow_pyenv::{EnvProgress, EnvironmentInfo, Environments, Lock, ProgressSink};
 use maskflow_runner::Python;
 
 /// The environments as Settings shows them.
@@ -96,16 +96,12 @@ impl Service {
         let lock = match stored {
             Some(lock) => lock,
             None => {
-                let lock = envs
-                    .resolve(&base, &wanted, &*sink.0)
-                    .map_err(|e| CoreError::Conflict(e.to_string()))?;
+                let lock = envs.resolve(&base, &wanted, &*sink.0)?;
                 self.store_lock(version_id, Some(&lock))?;
                 lock
             }
         };
-        let (python, info) = envs
-            .ensure(&base, &lock, &*sink.0)
-            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        let (python, info) = envs.ensure(&base, &lock, &*sink.0)?;
         Ok((python, Some(info)))
     }
 
@@ -152,9 +148,7 @@ impl Service {
                 "environment {id} is still used by a workflow version; archive or delete those first"
             )));
         }
-        self.environments()
-            .remove(id)
-            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        self.environments().remove(id)?;
         self.list_environments()
     }
 
@@ -174,10 +168,7 @@ impl Service {
                 message: p.message,
             })
         };
-        let path: PathBuf = self
-            .environments()
-            .install_uv(&base, &on)
-            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        let path: PathBuf = self.environments().install_uv(&base, &on)?;
         let _ = path;
         self.list_environments()
     }

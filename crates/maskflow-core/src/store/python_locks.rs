@@ -1,10 +1,10 @@
 //! Rows of `version_python_locks`: the pinned Python package set each
-//! version was built and tested with ([`crate::pyenv::Lock`]), so re-runs
+//! version was built and tested with ([`maskflow_pyenv::Lock`]), so re-runs
 //! and `maskflow run` use exactly that set. Plain reads and writes.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::pyenv::Lock;
+use maskflow_pyenv::Lock;
 
 /// Migration (issue 16, "python locks"): one pinned set per version.
 pub const MIGRATION: &str = r#"

@@ -13,7 +13,7 @@ use crate::builder::mask::{Grammar, Machine, repair_feedback, without_paths};
 use crate::builder::profile::TestOutcome;
 use crate::builder::table::Command;
 use crate::conversation::spec::{FieldType, WorkflowSpec};
-use crate::pyenv::{Lock, PackageRequest, dist_name, outside_curated};
+use maskflow_pyenv::{Lock, PackageRequest, dist_name, outside_curated};
 use maskflow_runner::{InputValue, RunRequest};
 
 /// What the auto-test step came to.
@@ -94,7 +94,7 @@ impl Engine {
             let size = match (&version, &base) {
                 (Some(v), Some(base)) => {
                     let index = self.environments.index();
-                    crate::pyenv::sizes::download_size(&dist_name(&name), v, base, index).await
+                    maskflow_pyenv::sizes::download_size(&dist_name(&name), v, base, index).await
                 }
                 _ => None,
             };

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::builder::table::{Phase, Stage};
 use crate::conversation::spec::WorkflowSpec;
-use crate::pyenv::{EnvironmentInfo, Lock, PackageRequest};
 use maskflow_llm::ChatMessage;
+use maskflow_pyenv::{EnvironmentInfo, Lock, PackageRequest};
 use maskflow_runner::RunResult;
 
 /// Where a build is, persisted by the service between steps and pauses.

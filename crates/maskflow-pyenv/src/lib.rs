@@ -21,7 +21,14 @@
 //! files, not probed. An environment is made read-only and sealed
 //! ([`guard`]); before each use it is checked, and one that changed is
 //! removed and rebuilt from its lock, with a progress line saying so. This
-//! module runs `uv` and touches only `python/` and `tools/`.
+//! crate runs `uv` and touches only `python/` and `tools/`.
+//!
+//! It uses only `maskflow-runner` (the [`Python`] an environment is
+//! described as) and must never depend on core, a database or a shell
+//! crate (checked by `scripts/structure.py`); the app stores locks and maps
+//! [`EnvError`] at its boundary. It is not part of the runner because
+//! [`sizes`] asks the package index over HTTP, and the runner stays
+//! network-free.
 
 pub mod curated;
 mod guard;

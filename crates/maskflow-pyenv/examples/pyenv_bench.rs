@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use maskflow_core::pyenv::{Environments, Lock};
+use maskflow_pyenv::{Environments, Lock};
 use maskflow_runner::{InputValue, Limits, Python, RunRequest, Runner, find_python};
 
 const STDLIB: &str = r#"import csv, json, sys
