@@ -32,7 +32,6 @@ mod flow_steer_items_tests;
 mod flow_steer_tests;
 pub mod keys;
 pub mod names;
-pub mod preview;
 #[cfg(test)]
 mod privacy_eval;
 pub mod pyenv;
