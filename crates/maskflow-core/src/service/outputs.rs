@@ -4,11 +4,12 @@
 
 use std::path::PathBuf;
 
+use maskflow_extractors::preview::{OutputPreview, preview};
+
 use super::Service;
 use crate::builder::{self, TestReport};
 use crate::error::{CoreError, Result};
 use crate::store::builds as rows;
-use maskflow_extractors::preview::{OutputPreview, preview};
 
 impl Service {
     /// The local path of one output of a version's latest test run.

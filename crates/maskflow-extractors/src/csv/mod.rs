@@ -119,6 +119,9 @@ impl CsvExtractor {
     }
 }
 
+/// The records of a delimited file, decoded to UTF-8.
+pub(crate) type Records = csv::Reader<Box<dyn Read + Send>>;
+
 /// A reader over the records of the delimited file `input` (at most
 /// `max_bytes` of it), in the dialect the extract reads it with: encoding and
 /// delimiter sniffed from the same head, decoded to UTF-8, byte-order mark
@@ -126,7 +129,7 @@ impl CsvExtractor {
 pub(crate) fn open_records(
     input: &Input<'_>,
     max_bytes: u64,
-) -> Result<(csv::Reader<Box<dyn Read + Send>>, Detected, u8), ExtractError> {
+) -> Result<(Records, Detected, u8), ExtractError> {
     let io_err = |e: io::Error| ExtractError::io(input.display, e);
     let prefer = (input.mime == sniff::TSV).then_some(b'\t');
     // As many records as the extract's default head, so the dialect is its.
