@@ -186,10 +186,12 @@ fn csv_sheet(input: &Input<'_>) -> Result<SheetPreview, ExtractError> {
 }
 
 fn csv_error(file: &str, e: ::csv::Error) -> ExtractError {
+    // Byte records of a flexible reader fail only on I/O; anything else is
+    // still said in words.
+    let reason = format!("the table could not be parsed: {e}");
     match e.into_kind() {
         ::csv::ErrorKind::Io(e) => ExtractError::io(file, e),
-        // Byte records of a flexible reader: only I/O can fail; say so if not.
-        other => ExtractError::damaged(file, format!("the table could not be parsed: {other:?}")),
+        _ => ExtractError::damaged(file, reason),
     }
 }
 

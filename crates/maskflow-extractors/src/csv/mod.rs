@@ -125,7 +125,7 @@ pub(crate) type Records = csv::Reader<Box<dyn Read + Send>>;
 /// A reader over the records of the delimited file `input` (at most
 /// `max_bytes` of it), in the dialect the extract reads it with: encoding and
 /// delimiter sniffed from the same head, decoded to UTF-8, byte-order mark
-/// skipped. Also the dialect.
+/// skipped; with that encoding and delimiter, for a second pass.
 pub(crate) fn open_records(
     input: &Input<'_>,
     max_bytes: u64,
