@@ -269,7 +269,7 @@ macro_rules! api_calls {
             /// A preview of an output of a version's latest test run.
             test_output_preview: get "/api/workflows/{id}/versions/{version_id}/previews/{name}", tag "workflows", json 200,
                 path("id" workflow_id: String, "version_id" version_id: String, "name" name: String), query(), body(),
-                returns maskflow_core::preview::OutputPreview,
+                returns maskflow_extractors::preview::OutputPreview,
                 errors(404 "No such workflow, version or output"),
                 blocking |s| s.test_output_preview(&workflow_id, &version_id, &name);
 
@@ -302,7 +302,7 @@ macro_rules! api_calls {
             /// A preview of a run's output: an image, a table per sheet, or text.
             run_output_preview: get "/api/runs/{run_id}/previews/{name}", tag "runs", json 200,
                 path("run_id" run_id: String, "name" name: String), query(), body(),
-                returns maskflow_core::preview::OutputPreview,
+                returns maskflow_extractors::preview::OutputPreview,
                 errors(404 "No such run or output"),
                 blocking |s| s.run_output_preview(&run_id, &name);
 

@@ -34,7 +34,6 @@ mod flow_steer_items_tests;
 mod flow_steer_tests;
 pub mod keys;
 pub mod names;
-pub mod preview;
 #[cfg(test)]
 mod privacy_eval;
 #[cfg(test)]

@@ -117,6 +117,19 @@ impl ExtractError {
         }
     }
 
+    /// What is wrong, without the file's name (the `<reason>` of `Display`),
+    /// for a caller whose sentence already names the file.
+    pub fn reason(&self) -> String {
+        let full = self.to_string();
+        match full
+            .strip_prefix(self.file())
+            .and_then(|r| r.strip_prefix(": "))
+        {
+            Some(reason) => reason.to_owned(),
+            None => full,
+        }
+    }
+
     /// A short machine-readable code, for the API and the UI.
     pub fn code(&self) -> &'static str {
         match self {

@@ -17,7 +17,9 @@ mod values;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 
-use calamine::{Data, DataRef, ExcelDateTime, Ods, Reader, SheetType, Xls, Xlsb, Xlsx, XlsxError};
+use calamine::{
+    Data, DataRef, ExcelDateTime, Ods, Reader, SheetType, Sheets, Xls, Xlsb, Xlsx, XlsxError,
+};
 
 use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, SheetExtract};
@@ -113,6 +115,56 @@ impl Extractor for ExcelExtractor {
     ) -> Result<(), ExtractError> {
         values::visit(input, sink)
     }
+}
+
+/// Opens the workbook `input` for reading whole sheets, after the same
+/// checks the extract makes (an encrypted package, the OLE2 directory, the
+/// zip-bomb limits); the sniffed type picks the reader of a zip container.
+pub(crate) fn open_book(input: &Input<'_>) -> Result<Sheets<BufReader<File>>, ExtractError> {
+    let file = input.display;
+    let mut reader = open(input)?;
+    let mut magic = [0u8; 8];
+    let n = read_head(&mut reader, &mut magic).map_err(|e| ExtractError::io(file, e))?;
+    let head = &magic[..n];
+    if head == OLE_MAGIC {
+        ole::check_xls(&mut reader, file)?;
+        if is_encrypted_package(&mut reader) {
+            return Err(encrypted(file));
+        }
+        return open_with(file, reader).map(Sheets::Xls);
+    }
+    if !head.starts_with(b"PK") {
+        return Err(ExtractError::damaged(
+            file,
+            "the workbook is damaged: it is neither a zip container nor an Excel 97-2003 file",
+        ));
+    }
+    {
+        // The central directory only; calamine opens the container afresh.
+        let archive = zip::ZipArchive::new(&mut reader).map_err(|_| {
+            ExtractError::damaged(
+                file,
+                "the workbook is damaged: its zip container is truncated or invalid",
+            )
+        })?;
+        zipguard::check_archive(&archive, file, "workbook")?;
+    }
+    reader.rewind().map_err(|e| ExtractError::io(file, e))?;
+    match input.mime {
+        sniff::XLSB => open_with(file, reader).map(Sheets::Xlsb),
+        sniff::ODS => open_with(file, reader).map(Sheets::Ods),
+        _ => open_with(file, reader).map(Sheets::Xlsx),
+    }
+}
+
+/// One sheet's range as read by calamine, its error naming the file and the sheet.
+pub(crate) fn sheet_range<R: Read + Seek>(
+    file: &str,
+    book: &mut Sheets<R>,
+    name: &str,
+) -> Result<calamine::Range<Data>, ExtractError> {
+    book.worksheet_range(name)
+        .map_err(|e| calamine_error(file, Some(name), e))
 }
 
 /// One sheet read: its extract and the notes for the user.
@@ -253,7 +305,7 @@ fn single_line(s: &str) -> String {
 }
 
 /// The names of the worksheets (not chart, dialog or macro sheets), in tab order.
-fn worksheet_names<R: Read + Seek, W: Reader<R>>(workbook: &W) -> Vec<String> {
+pub(crate) fn worksheet_names<R: Read + Seek, W: Reader<R>>(workbook: &W) -> Vec<String> {
     workbook
         .sheets_metadata()
         .iter()
@@ -522,7 +574,7 @@ fn is_empty(value: &DataRef<'_>) -> bool {
     }
 }
 
-fn data_ref(value: &Data) -> DataRef<'_> {
+pub(crate) fn data_ref(value: &Data) -> DataRef<'_> {
     match value {
         Data::Int(i) => DataRef::Int(*i),
         Data::Float(f) => DataRef::Float(*f),

@@ -5,6 +5,11 @@
 //! network I/O and knows nothing of databases, HTTP or Tauri: callers hand it
 //! a path and get back an extract or an [`ExtractError`] that names the file
 //! and the problem.
+//!
+//! Two readings are not masked, and neither is ever sent anywhere: [`values`]
+//! (the raw values, for the privacy guard) and [`preview`] (a script's own
+//! outputs, shown to the person who ran it), both through the same readers as
+//! the extract.
 
 #![deny(missing_docs)]
 
@@ -18,6 +23,7 @@ pub mod limits;
 pub mod mask;
 pub mod ole;
 pub mod pdf;
+pub mod preview;
 pub mod registry;
 #[cfg(test)]
 mod snapshots;

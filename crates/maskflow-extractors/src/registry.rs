@@ -136,18 +136,25 @@ impl Registry {
             mime,
             size: meta.len(),
         };
-        // Third-party parsers must never take the process down: a panic in one
-        // is reported as a damaged file.
-        IN_EXTRACTOR.with(|flag| flag.set(true));
-        let result = catch_unwind(AssertUnwindSafe(|| run(extractor, &input)));
-        IN_EXTRACTOR.with(|flag| flag.set(false));
-        result.unwrap_or_else(|_| {
-            Err(ExtractError::damaged(
-                &display,
-                "the file could not be read; it may be damaged",
-            ))
-        })
+        contained(&display, || run(extractor, &input))
     }
+}
+
+/// Runs `read` on the file `display`; third-party parsers must never take the
+/// process down, so a panic in one is reported as a damaged file.
+pub(crate) fn contained<T>(
+    display: &str,
+    read: impl FnOnce() -> Result<T, ExtractError>,
+) -> Result<T, ExtractError> {
+    IN_EXTRACTOR.with(|flag| flag.set(true));
+    let result = catch_unwind(AssertUnwindSafe(read));
+    IN_EXTRACTOR.with(|flag| flag.set(false));
+    result.unwrap_or_else(|_| {
+        Err(ExtractError::damaged(
+            display,
+            "the file could not be read; it may be damaged",
+        ))
+    })
 }
 
 thread_local! {

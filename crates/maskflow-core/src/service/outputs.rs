@@ -1,13 +1,14 @@
 //! The outputs a person looks at: a build's test outputs and a run's
-//! outputs, as files to download and as previews ([`crate::preview`]).
+//! outputs, as files to download and as previews ([`maskflow_extractors::preview`]).
 //! Local only: nothing here goes to an LLM.
 
 use std::path::PathBuf;
 
+use maskflow_extractors::preview::{OutputPreview, preview};
+
 use super::Service;
 use crate::builder::{self, TestReport};
 use crate::error::{CoreError, Result};
-use crate::preview::{OutputPreview, preview};
 use crate::store::builds as rows;
 
 impl Service {

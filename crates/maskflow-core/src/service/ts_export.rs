@@ -33,7 +33,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     GateRequest::export_all_to(dir)?;
     RunInputs::export_all_to(dir)?;
     super::EnvironmentsView::export_all_to(dir)?;
-    crate::preview::OutputPreview::export_all_to(dir)?;
+    maskflow_extractors::preview::OutputPreview::export_all_to(dir)?;
     crate::settings::SettingsView::export_all_to(dir)?;
     crate::settings::LlmSettings::export_all_to(dir)?;
     crate::settings::ConnectionTest::export_all_to(dir)?;

@@ -9,7 +9,8 @@ pub mod dialect;
 pub(crate) mod values;
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufReader, Read};
+use std::path::Path;
 
 use encoding_rs::{UTF_8, WINDOWS_1252};
 
@@ -19,6 +20,7 @@ use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, SAMPLE_WINDOW_BYTES};
 use crate::sniff;
 use crate::table::TableSample;
+use crate::values::HEADER_VOTE_ROWS;
 use dialect::Detected;
 
 /// First window read for samples; grown up to `SAMPLE_WINDOW_BYTES` when
@@ -115,6 +117,51 @@ impl CsvExtractor {
         extract.warnings.extend(sample.warnings);
         Ok((extract, head))
     }
+}
+
+/// The records of a delimited file, decoded to UTF-8.
+pub(crate) type Records = csv::Reader<Box<dyn Read + Send>>;
+
+/// A reader over the records of the delimited file `input` (at most
+/// `max_bytes` of it), in the dialect the extract reads it with: encoding and
+/// delimiter sniffed from the same head, decoded to UTF-8, byte-order mark
+/// skipped; with that encoding and delimiter, for a second pass.
+pub(crate) fn open_records(
+    input: &Input<'_>,
+    max_bytes: u64,
+) -> Result<(Records, Detected, u8), ExtractError> {
+    let io_err = |e: io::Error| ExtractError::io(input.display, e);
+    let prefer = (input.mime == sniff::TSV).then_some(b'\t');
+    // As many records as the extract's default head, so the dialect is its.
+    let head = read_head(input, HEADER_VOTE_ROWS, prefer).map_err(io_err)?;
+    let reader = open_decoded(input.path, head.detected, max_bytes).map_err(io_err)?;
+    let csv = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(head.delimiter)
+        .from_reader(reader);
+    Ok((csv, head.detected, head.delimiter))
+}
+
+/// The file as UTF-8 bytes, its byte-order mark skipped, at most `max` bytes read.
+pub(crate) fn open_decoded(
+    path: &Path,
+    detected: Detected,
+    max: u64,
+) -> io::Result<Box<dyn Read + Send>> {
+    let file = File::open(path)?.take(max);
+    Ok(if detected.encoding == UTF_8 {
+        let mut r = BufReader::with_capacity(1 << 20, file);
+        io::copy(&mut (&mut r).take(detected.bom as u64), &mut io::sink())?;
+        Box::new(r)
+    } else {
+        Box::new(BufReader::with_capacity(
+            1 << 20,
+            encoding_rs_io::DecodeReaderBytesBuilder::new()
+                .encoding(Some(detected.encoding))
+                .build(file),
+        ))
+    })
 }
 
 /// The first records of a file and the dialect they were read with.

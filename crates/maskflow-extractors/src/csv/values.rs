@@ -3,15 +3,12 @@
 //! record of the file (up to the byte limit) is visited.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
-use encoding_rs::UTF_8;
-
-use super::{dialect, read_head};
+use super::{dialect, open_records};
 use crate::error::ExtractError;
 use crate::extractor::Input;
-use crate::sniff;
 use crate::values::{HEADER_VOTE_ROWS, ValueOptions, ValueSink, visit_table, visit_text};
 
 /// Visits every cell of a delimited file.
@@ -20,15 +17,7 @@ pub(super) fn visit(
     options: &ValueOptions,
     sink: &mut dyn ValueSink,
 ) -> Result<(), ExtractError> {
-    let io_err = |e: io::Error| ExtractError::io(input.display, e);
-    let prefer = (input.mime == sniff::TSV).then_some(b'\t');
-    let head = read_head(input, HEADER_VOTE_ROWS, prefer).map_err(io_err)?;
-    let reader = open_decoded(input.path, head.detected, options.max_bytes).map_err(io_err)?;
-    let mut csv = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .delimiter(head.delimiter)
-        .from_reader(reader);
+    let (mut csv, ..) = open_records(input, options.max_bytes)?;
     let mut record = csv::ByteRecord::new();
     let mut first = Vec::with_capacity(HEADER_VOTE_ROWS);
     let mut more = true;
@@ -59,23 +48,6 @@ pub(super) fn visit(
         }
     }
     Ok(())
-}
-
-/// The file as UTF-8 bytes, its byte-order mark skipped, at most `max` bytes read.
-fn open_decoded(path: &Path, detected: dialect::Detected, max: u64) -> io::Result<Box<dyn Read>> {
-    let file = File::open(path)?.take(max);
-    Ok(if detected.encoding == UTF_8 {
-        let mut r = BufReader::with_capacity(1 << 20, file);
-        io::copy(&mut (&mut r).take(detected.bom as u64), &mut io::sink())?;
-        Box::new(r)
-    } else {
-        Box::new(BufReader::with_capacity(
-            1 << 20,
-            encoding_rs_io::DecodeReaderBytesBuilder::new()
-                .encoding(Some(detected.encoding))
-                .build(file),
-        ))
-    })
 }
 
 /// Visits text that is not a table (JSON, XML, prose) line by line.

@@ -5,67 +5,25 @@
 
 use std::io::{Read, Seek};
 
-use calamine::{Data, Ods, Reader, Xls};
+use calamine::{Data, Sheets};
 
-use super::{
-    OLE_MAGIC, calamine_error, data_ref, encrypted, is_encrypted_package, open, open_with,
-    read_head, render, worksheet_names,
-};
+use super::{data_ref, open_book, render, sheet_range, worksheet_names};
 use crate::error::ExtractError;
 use crate::extractor::Input;
 use crate::values::{HEADER_VOTE_ROWS, ValueSink};
-use crate::{ole, sniff, zipguard};
 
 /// Visits every worksheet of the workbook `input`.
 pub(super) fn visit(input: &Input<'_>, sink: &mut dyn ValueSink) -> Result<(), ExtractError> {
-    let file = input.display;
-    let mut reader = open(input)?;
-    let mut magic = [0u8; 8];
-    let n = read_head(&mut reader, &mut magic).map_err(|e| ExtractError::io(file, e))?;
-    let head = &magic[..n];
-    if head == OLE_MAGIC {
-        ole::check_xls(&mut reader, file)?;
-        if is_encrypted_package(&mut reader) {
-            return Err(encrypted(file));
-        }
-        let book: Xls<_> = open_with(file, reader)?;
-        return sheets(file, book, sink);
-    }
-    if !head.starts_with(b"PK") {
-        return Err(ExtractError::damaged(
-            file,
-            "the workbook is damaged: it is neither a zip container nor an Excel 97-2003 file",
-        ));
-    }
-    {
-        let archive = zip::ZipArchive::new(&mut reader).map_err(|_| {
-            ExtractError::damaged(
-                file,
-                "the workbook is damaged: its zip container is truncated or invalid",
-            )
-        })?;
-        zipguard::check_archive(&archive, file, "workbook")?;
-    }
-    reader.rewind().map_err(|e| ExtractError::io(file, e))?;
-    match input.mime {
-        sniff::XLSB => sheets(file, open_with::<calamine::Xlsb<_>, _>(file, reader)?, sink),
-        sniff::ODS => sheets(file, open_with::<Ods<_>, _>(file, reader)?, sink),
-        _ => sheets(file, open_with::<calamine::Xlsx<_>, _>(file, reader)?, sink),
-    }
+    sheets(input.display, open_book(input)?, sink)
 }
 
-fn sheets<R: Read + Seek, W: Reader<R>>(
+fn sheets<R: Read + Seek>(
     file: &str,
-    mut book: W,
+    mut book: Sheets<R>,
     sink: &mut dyn ValueSink,
-) -> Result<(), ExtractError>
-where
-    W::Error: Into<calamine::Error>,
-{
+) -> Result<(), ExtractError> {
     for name in worksheet_names(&book) {
-        let range = book
-            .worksheet_range(&name)
-            .map_err(|e| calamine_error(file, Some(&name), e.into()))?;
+        let range = sheet_range(file, &mut book, &name)?;
         let mut rows = range.rows().map(|row| {
             let mut cells: Vec<String> = Vec::with_capacity(row.len() * 2);
             for cell in row {
