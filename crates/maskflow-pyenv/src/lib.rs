@@ -30,6 +30,8 @@
 //! [`sizes`] asks the package index over HTTP, and the runner stays
 //! network-free.
 
+#![deny(missing_docs)]
+
 pub mod curated;
 mod guard;
 mod lock;
