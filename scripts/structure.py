@@ -268,6 +268,7 @@ class RustFile:
         self.code, self.blank = lex_rust(src)
         self.test_spans = []  # (start, end) offsets of #[cfg(test)] items
         self.test_mods = []  # names of `#[cfg(test)] mod x;` declarations
+        self.test_mod_paths = []  # their `#[path = "…"]`, when they have one
         for m in CFG_TEST_RE.finditer(self.blank):
             attr_start = m.start()
             begin = skip_attributes(self.blank, attr_start)
@@ -275,6 +276,9 @@ class RustFile:
             decl = re.match(r"(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", self.blank[begin:end])
             if decl:
                 self.test_mods.append(decl.group(1))
+                path = re.search(r'#\[\s*path\s*=\s*"([^"]+)"', self.code[attr_start:begin])
+                if path:
+                    self.test_mod_paths.append(path.group(1))
             self.test_spans.append((attr_start, end))
         for m in TEST_ATTR_RE.finditer(self.blank):
             begin = skip_attributes(self.blank, m.start())
@@ -472,6 +476,8 @@ def rust_violations(files):
         for name in rf.test_mods:
             test_files.add(os.path.join(sub, name + ".rs"))
             test_files.add(os.path.join(sub, name, "mod.rs"))
+        for path in rf.test_mod_paths:
+            test_files.add(os.path.normpath(os.path.join(here, path)))
     # The modules of each source tree, and the imports between them.
     modules, imports = {}, []
     for crate, rel, rf in parsed:
@@ -758,8 +764,10 @@ def self_test():
     # `#[cfg(test)] mod x;` makes x.rs test code.
     long_src = "\n".join("fn f() {}" for _ in range(900))
     files = [("c", "crates/c/src/lib.rs", "mod a;"), ("c", "crates/c/src/a.rs", "#[cfg(test)]\nmod checks;\n"),
-             ("c", "crates/c/src/a/checks.rs", long_src), ("c", "crates/c/src/big.rs", long_src)]
-    assert set(rust_violations(files)) == {"long-file crates/c/src/big.rs"}
+             ("c", "crates/c/src/a/checks.rs", long_src), ("c", "crates/c/src/big.rs", long_src),
+             ("c", "crates/c/src/b.rs", '#[cfg(test)]\n#[path = "b_tests.rs"]\nmod tests;\n'),
+             ("c", "crates/c/src/b_tests.rs", long_src)]
+    assert set(rust_violations(files)) == {"long-file crates/c/src/big.rs"}, rust_violations(files)
 
     # ui/src: relative imports resolved to files; packages ignored.
     ui = {
