@@ -89,7 +89,7 @@ async fn forward_events(
 
 #[cfg(test)]
 mod tests {
-    use maskflow_llm::Role;
+    use maskflow_llm::{Provider, Role};
 
     use super::*;
 
