@@ -2,14 +2,37 @@
 """The structure check of issue 15, run by scripts/test.sh.
 
 Reports, for every crate under crates/ and the desktop crate in src-tauri/:
-  cycle      an import between two top-level modules of a crate (or two files
-             of ui/src) that lie on a cycle: `cycle CRATE: a -> b`
+  cycle      an import between two modules that are children of one module
+             (the crate root's top-level modules, or the files and folders
+             inside one module, e.g. core's service/builds.rs and
+             service/manual.rs) and lie on a cycle, or between two files of
+             ui/src: `cycle CRATE: a -> b`, `cycle CRATE: service::a ->
+             service::b`, `cycle ui/src: a.ts -> b.ts`
+  climb      an import that climbs within a crate: `super::super::…`
+             anywhere, tests too (`climb PATH super::super`; name the
+             module from `crate::` instead); or a module of a crate's own
+             layering importing one above it (`climb PATH -> MODULE`):
+             INNER_LAYERS lists, for such a module, the only other top-level
+             modules of its crate it may import; core's store/ (all SQL,
+             the bottom) imports only the error type and the leaf modules
+             its rows are made of, never the service, builder or
+             conversation above it
+  shell      a shell's non-test source (SHELLS) naming a provider, the
+             guard or the flow engine (SHELL_FORBIDDEN) instead of calling
+             the service: `shell PATH NAME`
   long-file  a Rust source file over 800 lines, tests and generated code not
              counted: `long-file PATH`
   long-fn    a non-test Rust function over 120 lines: `long-fn PATH NAME`
   sql        SQL outside a store/ folder (core's, and the flows' checkpoint module maskflow-flows/src/store/): `sql PATH`
   dep        a forbidden crate dependency (from `cargo metadata`):
              `dep CRATE -> DEPENDENCY`
+
+Imports are the paths written `crate::…`, `super::…` and `self::…` (in
+`use` and in code, `{…}` groups expanded) outside test code, resolved
+against the file's place in the module tree (`a/mod.rs` and `a.rs` are
+module `a`). An item of a parent module (`super::Service`, re-exported or
+not) counts as the parent's, not as an edge; modules written inline in a
+file and `#[path]` are not followed.
 
 Known violations are listed in scripts/structure-allow.txt, one per line. The
 check fails on a violation that is not listed and on a listed one that no
@@ -33,9 +56,9 @@ import sys
 MAX_FILE_LINES = 800
 MAX_FN_LINES = 120
 
-# The layers: the workspace crates each lower crate may use (issue 15's table;
-# a crate not listed here may use any), and the crates none of them may reach,
-# even indirectly.
+# The layers: the workspace crates each crate may use (issue 15's table,
+# down to the shells; a crate not listed here may use any), and the crates
+# none of them may reach, even indirectly.
 LAYERS = {
     "maskflow-extractors": (),
     "maskflow-clock": (),
@@ -51,6 +74,26 @@ LAYERS = {
         "maskflow-privacy",
         "maskflow-table",
     ),
+    "maskflow-core": (
+        "maskflow-clock",
+        "maskflow-extractors",
+        "maskflow-flows",
+        "maskflow-llm",
+        "maskflow-privacy",
+        "maskflow-runner",
+        "maskflow-table",
+    ),
+    # The shells: core, and the crates whose data types the call list and
+    # the command line name (never the runner or the table directly).
+    "maskflow-server": (
+        "maskflow-clock",
+        "maskflow-core",
+        "maskflow-extractors",
+        "maskflow-flows",
+        "maskflow-llm",
+        "maskflow-privacy",
+    ),
+    "maskflow-desktop": ("maskflow-core", "maskflow-flows", "maskflow-llm", "maskflow-privacy"),
 }
 FORBIDDEN = {
     "maskflow-llm": ("axum", "tauri", "tao", "wry", "rusqlite"),
@@ -62,14 +105,42 @@ FORBIDDEN = {
     "maskflow-runner": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-pyenv": ("axum", "tauri", "tao", "wry", "rusqlite"),
     "maskflow-core": ("axum", "tauri", "tao", "wry"),
+    "maskflow-server": ("tauri", "tao", "wry"),
+    "maskflow-desktop": ("axum",),
 }
+
+# The modules of a crate's own layering: for a listed top-level module, the
+# only other top-level modules of the crate it may import. Core's store/ is
+# the bottom: it imports the error type, and the leaves its rows are made of
+# (the status table, free-space checks, a Python lock), each importing
+# nothing above the error type.
+INNER_LAYERS = {
+    "maskflow-core": {"store": ("error", "disk", "versions", "pyenv")},
+}
+
+# The shells: their non-test sources reach providers, the guard and the flow
+# engine only through core's service (`ServiceConfig::with_backends`,
+# `Service::flow_run_to_end`), so they never name these.
+SHELLS = ("crates/maskflow-server/src/", "src-tauri/src/")
+SHELL_FORBIDDEN = (
+    # maskflow-llm: the provider trait, its back ends, the roles' table
+    "Provider", "Roles", "ReplayProvider", "ManualProvider", "OpenAiProvider",
+    "AnthropicProvider", "OllamaProvider",
+    # maskflow-privacy: the guarded provider and the guard's index
+    "GuardedProvider", "GuardIndex",
+    # maskflow-flows: the engine, a run's handle, its ports
+    "FlowEngine", "RunHandle", "FlowPorts", "FlowDatabase", "AgentBackends", "ScriptRunner",
+    # maskflow-runner: the sandboxed runner
+    "Runner",
+)
+SHELL_RE = re.compile(r"(?<![\w$])(" + "|".join(SHELL_FORBIDDEN) + r")(?![\w$])")
 
 SQL_RE = re.compile(r"SELECT|INSERT INTO|UPDATE .* SET")
 CFG_TEST_RE = re.compile(r"#\s*\[\s*cfg\s*\(\s*(?:all\s*\(\s*)?test\b")
 TEST_ATTR_RE = re.compile(r"#\s*\[\s*(?:tokio::)?test\b")
 FN_RE = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
-CRATE_PATH_RE = re.compile(r"(?<![\w$])crate\s*::\s*(\{|[A-Za-z_][A-Za-z0-9_]*)")
-SUPER_PATH_RE = re.compile(r"(?<![\w$])super\s*::\s*(\{|[A-Za-z_][A-Za-z0-9_]*)")
+PATH_START_RE = re.compile(r"(?<![\w$:])(crate|super|self)\s*::")
+IDENT_RE = re.compile(r"\s*(?:r#)?([A-Za-z_][A-Za-z0-9_]*)")
 TS_IMPORT_RE = re.compile(
     r"""(?:\bimport|\bexport)\s[^'";]*?\bfrom\s*['"]([^'"]+)['"]"""
     r"""|\bimport\s*['"]([^'"]+)['"]"""
@@ -199,6 +270,7 @@ class RustFile:
         self.code, self.blank = lex_rust(src)
         self.test_spans = []  # (start, end) offsets of #[cfg(test)] items
         self.test_mods = []  # names of `#[cfg(test)] mod x;` declarations
+        self.test_mod_paths = []  # their `#[path = "…"]`, when they have one
         for m in CFG_TEST_RE.finditer(self.blank):
             attr_start = m.start()
             begin = skip_attributes(self.blank, attr_start)
@@ -206,6 +278,9 @@ class RustFile:
             decl = re.match(r"(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", self.blank[begin:end])
             if decl:
                 self.test_mods.append(decl.group(1))
+                path = re.search(r'#\[\s*path\s*=\s*"([^"]+)"', self.code[attr_start:begin])
+                if path:
+                    self.test_mod_paths.append(path.group(1))
             self.test_spans.append((attr_start, end))
         for m in TEST_ATTR_RE.finditer(self.blank):
             begin = skip_attributes(self.blank, m.start())
@@ -238,37 +313,60 @@ class RustFile:
                 out.append((m.group(1), lines))
         return out
 
-    def crate_refs(self):
-        """Top-level modules named by `crate::` paths outside tests."""
-        return self._paths(CRATE_PATH_RE)
+    def paths(self):
+        """(offset, segments) of every path that starts `crate::`,
+        `super::` or `self::`, groups expanded: `use crate::{a::X, b::{self,
+        Y}}` gives ["crate", "a", "X"], ["crate", "b", "self"] and
+        ["crate", "b", "Y"]."""
+        out = []
+        for m in PATH_START_RE.finditer(self.blank):
+            for segs in parse_path(self.blank, m.end(), [m.group(1)]):
+                out.append((m.start(), segs))
+        return out
 
-    def super_refs(self):
-        return self._paths(SUPER_PATH_RE)
 
-    def _paths(self, regex):
-        names = set()
-        for m in regex.finditer(self.blank):
-            if self.in_test(m.start()):
-                continue
-            if m.group(1) == "{":
-                end = match_brace(self.blank, m.end() - 1)
-                group = self.blank[m.end():end - 1]
-                depth, part = 0, []
-                for ch in group + ",":
-                    if ch == "{":
-                        depth += 1
-                    elif ch == "}":
-                        depth -= 1
-                    if ch == "," and depth == 0:
-                        head = re.match(r"\s*([A-Za-z_]\w*)", "".join(part))
-                        if head:
-                            names.add(head.group(1))
-                        part = []
-                    else:
-                        part.append(ch)
-            else:
-                names.add(m.group(1))
-        return names - {"self", "super", "crate"}
+def parse_path(code, i, segs):
+    """The paths that go on from `segs` at `code[i:]` (just past a `::`):
+    more segments, a `{…}` group or a `*`."""
+    while i < len(code) and code[i].isspace():
+        i += 1
+    if code.startswith("{", i):
+        group = code[i + 1:match_brace(code, i) - 1]
+        out, depth, start = [], 0, 0
+        for j, ch in enumerate(group + ","):
+            if ch in "{(":
+                depth += 1
+            elif ch in "})":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                if group[start:j].strip():
+                    out += parse_path(group[start:j] + " ", 0, segs)
+                start = j + 1
+        return out
+    if code.startswith("*", i):
+        return [segs]
+    m = IDENT_RE.match(code, i)
+    if not m:
+        return [segs]
+    segs = segs + [m.group(1)]
+    rest = re.compile(r"\s*::").match(code, m.end())
+    if rest and not code.startswith("<", rest.end()):
+        return parse_path(code, rest.end(), segs)
+    return [segs]
+
+
+def resolve(segs, here):
+    """The absolute module path (no `crate`) a path written in module `here`
+    names; `self` segments dropped."""
+    if segs[0] == "crate":
+        out, rest = [], segs[1:]
+    else:
+        out, rest = list(here), segs
+        while rest and rest[0] in ("self", "super"):
+            if rest[0] == "super":
+                out = out[:-1]
+            rest = rest[1:]
+    return out + [s for s in rest if s != "self"]
 
 
 # ---------------------------------------------------------------- graphs
@@ -348,23 +446,23 @@ def is_test_path(rel):
     return parts[-1] == "tests.rs" or "tests" in parts[:-1] or "benches" in parts[:-1]
 
 
-def module_of(rel):
-    """(src dir, top-level module, depth below it) of a file under a crate's
-    src/, or None for a crate root or a file outside src/."""
+def module_path(rel):
+    """(src dir, module path) of a file under a crate's src/: `src/lib.rs`
+    is (), `src/a/mod.rs` and `src/a.rs` are ("a",), `src/a/b.rs` is ("a",
+    "b"); None for a file outside src/ or under src/bin/."""
     parts = rel.split("/")
     if "src" not in parts:
         return None
     k = parts.index("src")
     inner = parts[k + 1:]
-    if len(inner) == 1 and inner[0] in ("lib.rs", "main.rs"):
-        return None
     if inner[0] == "bin":
         return None
-    top = inner[0][:-3] if inner[0].endswith(".rs") else inner[0]
-    depth = len(inner) - 1
-    if inner[-1] == "mod.rs":
-        depth -= 1
-    return "/".join(parts[:k + 1]), top, depth
+    inner[-1] = inner[-1][:-3]
+    if len(inner) == 1 and inner[0] in ("lib", "main"):
+        inner = []
+    elif inner[-1] == "mod":
+        inner.pop()
+    return "/".join(parts[:k + 1]), tuple(inner)
 
 
 def rust_violations(files):
@@ -380,38 +478,61 @@ def rust_violations(files):
         for name in rf.test_mods:
             test_files.add(os.path.join(sub, name + ".rs"))
             test_files.add(os.path.join(sub, name, "mod.rs"))
-    graphs = {}
+        for path in rf.test_mod_paths:
+            test_files.add(os.path.normpath(os.path.join(here, path)))
+    # The modules of each source tree, and the imports between them.
+    modules, imports = {}, []
     for crate, rel, rf in parsed:
-        if is_test_path(rel) or rel in test_files:
-            sql_ok = True
-        else:
-            sql_ok = False
+        test = is_test_path(rel) or rel in test_files
+        for offset, segs in rf.paths():
+            if segs[:2] == ["super", "super"]:
+                found[f"climb {rel} super::super"] = f"line {rf.line_of(offset)}: name the module from crate:: instead"
         generated = is_generated(rel, rf.src)
-        if not (is_test_path(rel) or rel in test_files or generated):
+        if not (test or generated):
             lines = rf.counted_lines()
             if lines > MAX_FILE_LINES:
                 found[f"long-file {rel}"] = f"{lines} lines (limit {MAX_FILE_LINES})"
             for name, n in rf.long_functions():
                 found[f"long-fn {rel} {name}"] = f"{n} lines (limit {MAX_FN_LINES})"
-            mod = module_of(rel)
-            if mod:
-                src_dir, top, depth = mod
-                graph = graphs.setdefault(f"{crate} ({src_dir})", {})
-                targets = rf.crate_refs()
-                if depth == 0:
-                    targets |= rf.super_refs()
-                graph.setdefault(top, set()).update(t for t in targets if t != top)
-        if not sql_ok and "/store/" not in rel:
+            if rel.startswith(SHELLS):
+                for m in SHELL_RE.finditer(rf.blank):
+                    if not rf.in_test(m.start()):
+                        found[f"shell {rel} {m.group(1)}"] = (
+                            f"line {rf.line_of(m.start())}: a shell calls the service, never a provider or the engine")
+        place = module_path(rel)
+        if place:
+            src_dir, here = place
+            known = modules.setdefault(src_dir, set())
+            known.update(here[:k] for k in range(len(here) + 1))
+            if not (test or generated):
+                for offset, segs in rf.paths():
+                    if not rf.in_test(offset):
+                        imports.append((crate, rel, src_dir, here, tuple(resolve(segs, here)), rf.line_of(offset)))
+        if not test and "/store/" not in rel:
             hits = [i + 1 for i, line in enumerate(rf.code.splitlines()) if SQL_RE.search(line)]
             if hits:
                 found[f"sql {rel}"] = "SQL on line(s) " + ", ".join(map(str, hits[:8])) + (" …" if len(hits) > 8 else "")
-    for name, graph in graphs.items():
-        # Only edges to real top-level modules of the crate count (not to
-        # items of the crate root, as `crate::Error`).
-        modules = set(graph)
-        pruned = {a: {b for b in bs if b in modules} for a, bs in graph.items()}
-        for a, b in cycle_edges(pruned):
-            found[f"cycle {name.split(' ')[0]}: {a} -> {b}"] = f"{a} imports {b}, and {b} leads back to {a}"
+    # An import from module `here` of path `target` is an edge between the
+    # two children of their deepest common module it crosses, when the
+    # target's child is a module (not an item of the parent, as
+    # `crate::Error` or `super::Service`).
+    graphs = {}
+    for crate, rel, src_dir, here, target, line in imports:
+        k = 0
+        while k < min(len(here), len(target)) and here[k] == target[k]:
+            k += 1
+        if k < len(here) and k < len(target) and target[:k + 1] in modules[src_dir]:
+            graph = graphs.setdefault((crate, src_dir, here[:k]), {})
+            graph.setdefault(here[k], set()).add(target[k])
+        layer = INNER_LAYERS.get(crate, {}).get(here[0] if here else None)
+        if (layer is not None and target and target[0] != here[0] and target[0] not in layer
+                and target[:1] in modules[src_dir]):
+            found[f"climb {rel} -> {target[0]}"] = (
+                f"line {line}: {here[0]} imports only {', '.join(layer)} (INNER_LAYERS)")
+    for (crate, _src_dir, parent), graph in graphs.items():
+        for a, b in cycle_edges(graph):
+            a_name, b_name = "::".join(parent + (a,)), "::".join(parent + (b,))
+            found[f"cycle {crate}: {a_name} -> {b_name}"] = f"{a_name} imports {b_name}, and {b_name} leads back to {a_name}"
     return found
 
 
@@ -572,11 +693,83 @@ def self_test():
     found = rust_violations(files)
     assert set(found) == {"cycle c: a -> b", "cycle c: b -> a", "sql crates/c/src/e.rs"}, found
 
+    # Cycles between the files of one module, through `super::`,
+    # `crate::` paths, `self::` in a mod.rs and groups; an import of an
+    # item of the parent (`super::Service`) or of a child's own submodule
+    # is no edge, and a test's import does not count.
+    files = [
+        ("c", "crates/c/src/lib.rs", "mod service; mod store;"),
+        ("c", "crates/c/src/service/mod.rs", "mod builds; mod manual; mod runs; pub struct Service;\n"
+                                             "use self::builds::B;"),
+        ("c", "crates/c/src/service/builds.rs", "use super::{Service, manual::M};"),
+        ("c", "crates/c/src/service/manual.rs", "mod turns;\nfn f() { crate::service::runs::go(); }"),
+        ("c", "crates/c/src/service/manual/turns.rs", "use crate::service::{Service, builds::{B, C}};"),
+        ("c", "crates/c/src/service/runs.rs", "use super::Service;\n#[cfg(test)]\nmod tests { use super::super::manual; }"),
+        ("c", "crates/c/src/store/mod.rs", "mod backups; mod schema; mod rows;"),
+        ("c", "crates/c/src/store/schema.rs", "use super::{backups::{self}};\npub const B: &str = backups::MIGRATION;"),
+        ("c", "crates/c/src/store/backups.rs", "fn known() -> usize { crate::store::schema::all().len() }"),
+        ("c", "crates/c/src/store/rows.rs", "use crate::store::schema::V1; // super::backups in a comment"),
+    ]
+    found = rust_violations(files)
+    assert {k for k in found if k.startswith("cycle")} == {
+        "cycle c: service::builds -> service::manual",
+        "cycle c: service::manual -> service::builds",
+        "cycle c: store::backups -> store::schema",
+        "cycle c: store::schema -> store::backups",
+    }, found
+    # ... and none once the store takes plain data and the builds stop
+    # asking manual.
+    files[2] = ("c", "crates/c/src/service/builds.rs", "use super::Service;")
+    files[8] = ("c", "crates/c/src/store/backups.rs", "fn known(n: usize) -> usize { n }")
+    assert not [k for k in rust_violations(files) if k.startswith("cycle")], rust_violations(files)
+
+    # Climbing: `super::super` anywhere (a test's too); a module of core's
+    # own layering importing one above it.
+    files = [
+        ("maskflow-core", "crates/maskflow-core/src/lib.rs", "mod builder; mod error; mod store;"),
+        ("maskflow-core", "crates/maskflow-core/src/builder/mod.rs", "pub mod call; use crate::store::X;"),
+        ("maskflow-core", "crates/maskflow-core/src/builder/call.rs", "fn f() { super::super::error::E; }"),
+        ("maskflow-core", "crates/maskflow-core/src/store/mod.rs", "mod prompts; use crate::error::{self, Result};"),
+        ("maskflow-core", "crates/maskflow-core/src/store/prompts.rs",
+         "use crate::{builder::call::CallTag, store::X};\n#[cfg(test)]\nmod tests { use super::super::Y; }"),
+    ]
+    assert set(rust_violations(files)) == {
+        "climb crates/maskflow-core/src/builder/call.rs super::super",
+        "climb crates/maskflow-core/src/store/prompts.rs super::super",
+        "climb crates/maskflow-core/src/store/prompts.rs -> builder",
+        "cycle maskflow-core: builder -> store",
+        "cycle maskflow-core: store -> builder",
+    }, rust_violations(files)
+    files[2] = ("maskflow-core", "crates/maskflow-core/src/builder/call.rs", "fn f() { crate::error::E; }")
+    files[4] = ("maskflow-core", "crates/maskflow-core/src/store/prompts.rs",
+                "use crate::store::X;\npub struct StoredCall { key: String }\n"
+                "#[cfg(test)]\nmod tests { use crate::builder::call::CallTag; }")
+    assert set(rust_violations(files)) == set(), rust_violations(files)
+
+    # The shells name no provider nor the engine outside their tests; data
+    # types and the service's calls are fine, and so are other crates.
+    shell = "use maskflow_llm::{Provider, Roles};\nfn f(h: maskflow_flows::RunHandle) {}\n"
+    tests = "#[cfg(test)]\nmod tests { use maskflow_llm::ReplayProvider; }\n"
+    files = [
+        ("maskflow-server", "crates/maskflow-server/src/serve.rs", shell + tests),
+        ("maskflow-desktop", "src-tauri/src/lib.rs", "// Roles in a comment\nconst S: &str = \"FlowEngine\";\n"
+                                                   "use maskflow_llm::manual::ManualPrompt; struct ProviderKind;\n" + tests),
+        ("maskflow-server", "crates/maskflow-server/tests/it/serve.rs", shell),
+        ("maskflow-core", "crates/maskflow-core/src/service/flows.rs", shell),
+    ]
+    assert set(rust_violations(files)) == {
+        "shell crates/maskflow-server/src/serve.rs Provider",
+        "shell crates/maskflow-server/src/serve.rs Roles",
+        "shell crates/maskflow-server/src/serve.rs RunHandle",
+    }, rust_violations(files)
+
     # `#[cfg(test)] mod x;` makes x.rs test code.
     long_src = "\n".join("fn f() {}" for _ in range(900))
     files = [("c", "crates/c/src/lib.rs", "mod a;"), ("c", "crates/c/src/a.rs", "#[cfg(test)]\nmod checks;\n"),
-             ("c", "crates/c/src/a/checks.rs", long_src), ("c", "crates/c/src/big.rs", long_src)]
-    assert set(rust_violations(files)) == {"long-file crates/c/src/big.rs"}
+             ("c", "crates/c/src/a/checks.rs", long_src), ("c", "crates/c/src/big.rs", long_src),
+             ("c", "crates/c/src/b.rs", '#[cfg(test)]\n#[path = "b_tests.rs"]\nmod tests;\n'),
+             ("c", "crates/c/src/b_tests.rs", long_src)]
+    assert set(rust_violations(files)) == {"long-file crates/c/src/big.rs"}, rust_violations(files)
 
     # ui/src: relative imports resolved to files; packages ignored.
     ui = {
@@ -610,6 +803,19 @@ def self_test():
     # What `cargo tree -p` reports for a crate replaces the unified graph.
     assert "dep maskflow-core -> axum" not in dep_violations(meta, {"maskflow-core": {"mid"}})
     assert "dep maskflow-core -> tauri" in dep_violations(meta, {"maskflow-core": {"tauri"}})
+    # A shell uses the crates whose types it names, never the runner.
+    meta = {
+        "packages": [pkg(n) for n in ("maskflow-server", "maskflow-core", "maskflow-flows", "maskflow-runner")],
+        "workspace_members": ["maskflow-server", "maskflow-core", "maskflow-flows", "maskflow-runner"],
+        "resolve": {"nodes": [
+            {"id": "maskflow-server", "deps": [dep("maskflow-core"), dep("maskflow-flows")]},
+            {"id": "maskflow-core", "deps": [dep("maskflow-runner")]},
+            {"id": "maskflow-flows", "deps": []}, {"id": "maskflow-runner", "deps": []},
+        ]},
+    }
+    assert dep_violations(meta) == {}, dep_violations(meta)
+    meta["resolve"]["nodes"][0]["deps"].append(dep("maskflow-runner"))
+    assert set(dep_violations(meta)) == {"dep maskflow-server -> maskflow-runner"}, dep_violations(meta)
 
     # The ratchet: new and stale entries both fail.
     assert compare({"a": "", "b": ""}, ["b", "c"]) == (["a"], ["c"])

@@ -10,11 +10,8 @@
 mod commands;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use maskflow_core::{Service, ServiceConfig};
-use maskflow_llm::ReplayProvider;
-use maskflow_llm::{Provider, Roles};
+use maskflow_core::{Backends, Service, ServiceConfig};
 use tauri::Emitter;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -49,27 +46,15 @@ fn data_home() -> Result<PathBuf, StartError> {
 /// stored settings (the Settings page; manual on first run), unless
 /// `MASKFLOW_REPLAY=<file>` explicitly answers every role from a replay
 /// file (tests and demos).
-pub fn service_config(home: &Path, replay: Option<&Path>) -> Result<ServiceConfig, StartError> {
-    let config = ServiceConfig::from_settings(home);
-    match replay {
-        Some(path) => {
-            let provider: Arc<dyn Provider> = Arc::new(
-                ReplayProvider::from_file(path)
-                    .map_err(|e| StartError(format!("MASKFLOW_REPLAY: {e}")))?,
-            );
-            Ok(config.overriding(Roles::all(provider)))
-        }
-        None => Ok(config),
-    }
+pub fn service_config(home: &Path, backends: &Backends) -> Result<ServiceConfig, StartError> {
+    ServiceConfig::with_backends(home, backends)
+        .map_err(|e| StartError(format!("{}: {e}", maskflow_core::service::REPLAY_VAR)))
 }
 
 /// Opens the service and runs the window until it is closed.
 pub fn run() -> Result<(), StartError> {
     let home = data_home()?;
-    let replay = std::env::var_os("MASKFLOW_REPLAY")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from);
-    let service = Service::open(service_config(&home, replay.as_deref())?)
+    let service = Service::open(service_config(&home, &Backends::from_env())?)
         .map_err(|e| StartError(format!("opening the data folder {}: {e}", home.display())))?;
     let events = service.subscribe();
     tauri::Builder::default()
@@ -106,14 +91,15 @@ async fn forward_events(
 
 #[cfg(test)]
 mod tests {
-    use maskflow_llm::Role;
+    use maskflow_llm::{Provider, Role};
 
     use super::*;
 
     #[test]
     fn a_fresh_data_folder_opens_on_the_manual_back_end() {
         let home = tempfile_dir();
-        let service = Service::open(service_config(&home, None).expect("config")).expect("open");
+        let service = Service::open(service_config(&home, &Backends::Settings).expect("config"))
+            .expect("open");
         for role in [
             Role::Validator,
             Role::Builder,

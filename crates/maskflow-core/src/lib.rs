@@ -48,5 +48,5 @@ pub mod views;
 
 pub use error::{CoreError, ErrorCode};
 pub use events::Event;
-pub use service::{Service, ServiceConfig};
+pub use service::{Backends, BackendsError, Service, ServiceConfig};
 pub use versions::{Status, VersionEvent};

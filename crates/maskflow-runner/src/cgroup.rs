@@ -577,7 +577,7 @@ mod tests {
         let procs = group.procs_file().expect("path");
         let mut cmd = Command::new("sleep");
         cmd.arg("30");
-        super::super::sandbox::join_before_exec(&mut cmd, procs);
+        crate::sandbox::join_before_exec(&mut cmd, procs);
         let mut child = cmd.spawn().expect("spawn");
         let cgroup = std::fs::read_to_string(format!("/proc/{}/cgroup", child.id())).expect("read");
         let name = dir

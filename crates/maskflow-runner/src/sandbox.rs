@@ -686,8 +686,7 @@ mod tests {
             memory: Mechanism::SystemdScope,
             processes: Mechanism::SystemdScope,
         };
-        let mut plan =
-            super::super::isolation::plan(Path::new("/nonexistent"), &[], &[], false, false);
+        let mut plan = crate::isolation::plan(Path::new("/nonexistent"), &[], &[], false, false);
         plan.writable = None;
         let mut cmd = Command::new("bash");
         cmd.args(["-c", "grep '^0::' /proc/self/cgroup; ulimit -v; ulimit -u"])

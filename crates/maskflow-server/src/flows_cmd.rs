@@ -15,9 +15,10 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
+use maskflow_core::service::FlowTask;
 use maskflow_core::{Event, Service};
 use maskflow_flows::bundle::ImportRequest;
-use maskflow_flows::{GateAnswer, RunHandle, RunStatus, StartFlow, Started};
+use maskflow_flows::{GateAnswer, RunStatus, StartFlow, Started};
 use maskflow_llm::manual::ManualPrompt;
 use maskflow_server::spinner::{self as crate_spinner, Spinner};
 use maskflow_server::terminal::{safe, safe_json, safe_line};
@@ -205,8 +206,8 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     ..StartFlow::default()
                 };
                 let events = service.subscribe();
-                let prepared = service.flow_prepare(&name, request)?;
-                drive(&service, events, prepared, answers(file.as_ref())?).await
+                let running = service.flow_run_to_end(&name, request)?;
+                drive(&service, events, running, answers(file.as_ref())?).await
             }
             FlowsCommand::Answer {
                 id,
@@ -221,9 +222,9 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     option,
                     input: text,
                 };
-                match service.flow_prepare_answer(&id, answer)? {
-                    (started, Some(handle)) => {
-                        drive(&service, events, (started, handle), answers(file.as_ref())?).await
+                match service.flow_answer_to_end(&id, answer)? {
+                    (started, Some(task)) => {
+                        drive(&service, events, (started, task), answers(file.as_ref())?).await
                     }
                     (started, None) => {
                         let view = service.flow_run(&started.conversation_id)?;
@@ -248,8 +249,8 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                     ..StartFlow::default()
                 };
                 let events = service.subscribe();
-                let prepared = service.flow_prepare(&run.flow_name, request)?;
-                drive(&service, events, prepared, answers(file.as_ref())?).await
+                let running = service.flow_run_to_end(&run.flow_name, request)?;
+                drive(&service, events, running, answers(file.as_ref())?).await
             }
             FlowsCommand::Export { name, mermaid } => {
                 let service = open(None)?;
@@ -302,7 +303,7 @@ fn print_event(id: &str, event: &Event) {
 async fn drive(
     service: &Service,
     mut events: tokio::sync::broadcast::Receiver<Event>,
-    (started, handle): (Started, RunHandle),
+    (started, mut task): (Started, FlowTask),
     answers: Answers,
 ) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
@@ -311,7 +312,6 @@ async fn drive(
     let mut spinner = Spinner::new(std::io::stderr().is_terminal());
     let mut tick = tokio::time::interval(crate_spinner::TICK);
     let mut interrupted = false;
-    let mut task = tokio::spawn(handle.run());
     let status = loop {
         tokio::select! {
             done = &mut task => break done.context("the run stopped unexpectedly")?,

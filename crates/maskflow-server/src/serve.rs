@@ -5,13 +5,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use maskflow_core::settings::{LlmSettings, ProviderConfig, ProviderKind};
-use maskflow_core::{Service, ServiceConfig};
-use maskflow_llm::ReplayProvider;
-use maskflow_llm::Roles;
+use maskflow_core::{Backends, Service, ServiceConfig};
 
 use crate::api::{AppState, router};
 
@@ -74,14 +71,7 @@ pub fn provider_settings(
 /// comes from the stored settings (manual on a fresh data folder), unless
 /// `replay` explicitly answers every role from a replay file.
 pub fn open_service(home: &Path, replay: Option<&Path>) -> anyhow::Result<Service> {
-    let mut config = ServiceConfig::from_settings(home);
-    if let Some(path) = replay {
-        let provider: Arc<dyn maskflow_llm::Provider> = Arc::new(
-            ReplayProvider::from_file(path)
-                .with_context(|| format!("reading the replay file {}", path.display()))?,
-        );
-        config = config.overriding(Roles::all(provider));
-    }
+    let config = ServiceConfig::with_backends(home, &Backends::replay(replay))?;
     Service::open(config).with_context(|| format!("opening the data folder {}", home.display()))
 }
 

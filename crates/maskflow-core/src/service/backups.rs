@@ -72,7 +72,7 @@ impl Service {
     pub fn restore_backup(&self, backup_id: &str) -> Result<RestoreReply> {
         let backup = backups::get(&self.db(), backup_id)?
             .ok_or_else(|| CoreError::not_found("backup", backup_id))?;
-        let source = backups::open_checked(&backup)?;
+        let source = backups::open_checked(&backup, store::schema::all().len() as i64)?;
         self.check_idle()?;
         let now = self.now();
         let mut db = self.db();

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::super::Service;
-use super::super::tests::{create, service_with};
 use crate::events::Event;
+use crate::service::Service;
+use crate::service::tests::{create, service_with};
 use crate::versions::Status;
 use maskflow_flows::{RunStatus, RunView as FlowRunView, StartFlow};
 use maskflow_llm::ReplayProvider;

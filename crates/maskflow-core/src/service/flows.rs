@@ -15,7 +15,11 @@ use maskflow_clock::IdGen;
 use maskflow_flows::FlowPorts;
 use maskflow_flows::bundle::{FlowBundle, ImportRequest};
 use maskflow_flows::{FlowList, FlowSummary, GateAnswer, RunHandle, RunList, RunPatch, RunView};
-use maskflow_flows::{StartFlow, Started};
+use maskflow_flows::{RunStatus, StartFlow, Started};
+
+/// A run going on in a task of its own; awaited, it ends with the run's
+/// status (stopped, waiting at a gate, completed, failed…).
+pub type FlowTask = tokio::task::JoinHandle<RunStatus>;
 
 impl Service {
     /// Every flow in `flows/` (re-read now); invalid ones are disabled.
@@ -34,9 +38,21 @@ impl Service {
     }
 
     /// Like [`Service::flow_start`], returning the run's handle to drive
-    /// (the CLI waits on it).
-    pub fn flow_prepare(&self, name: &str, request: StartFlow) -> Result<(Started, RunHandle)> {
+    /// (tests drive it step by step).
+    pub(crate) fn flow_prepare(
+        &self,
+        name: &str,
+        request: StartFlow,
+    ) -> Result<(Started, RunHandle)> {
         Ok(self.flows().prepare(name, request)?)
+    }
+
+    /// Starts or resumes a run, as [`Service::flow_start`] does, and hands
+    /// back its task to wait on until the run ends (the command line waits
+    /// on it while it prints the run's events and answers its prompts).
+    pub fn flow_run_to_end(&self, name: &str, request: StartFlow) -> Result<(Started, FlowTask)> {
+        let (started, handle) = self.flow_prepare(name, request)?;
+        Ok((started, tokio::spawn(handle.run())))
     }
 
     /// A flow's runs, newest first.
@@ -71,12 +87,24 @@ impl Service {
     }
 
     /// Like [`Service::flow_answer`], returning the handle instead of spawning it.
-    pub fn flow_prepare_answer(
+    pub(crate) fn flow_prepare_answer(
         &self,
         id: &str,
         answer: GateAnswer,
     ) -> Result<(Started, Option<RunHandle>)> {
         Ok(self.flows().prepare_answer(id, answer)?)
+    }
+
+    /// Answers the gate a run waits at, as [`Service::flow_answer`] does,
+    /// and hands back the task of the run going on to wait on (none when
+    /// the answer ended the run).
+    pub fn flow_answer_to_end(
+        &self,
+        id: &str,
+        answer: GateAnswer,
+    ) -> Result<(Started, Option<FlowTask>)> {
+        let (started, handle) = self.flow_prepare_answer(id, answer)?;
+        Ok((started, handle.map(|h| tokio::spawn(h.run()))))
     }
 
     /// Cancels the LLM call in flight in a run's step (a stale `inflight_id` is refused).

@@ -61,7 +61,8 @@ impl ManualStore for PromptStore {
         let replaced = {
             let db = service.db();
             let replaced = rows::drop_replaced(&db, prompt, key, &me).map_err(|e| e.to_string())?;
-            rows::insert(&db, prompt, tag.as_ref(), &me).map_err(|e| e.to_string())?;
+            let stored = tag.as_ref().map(turns::stored_call);
+            rows::insert(&db, prompt, stored.as_ref(), &me).map_err(|e| e.to_string())?;
             replaced
         };
         // The work was resumed another way and asks the same again.

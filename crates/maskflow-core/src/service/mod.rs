@@ -8,6 +8,7 @@
 //! providers, stored files), prompts and reply checks stay pure.
 
 mod agents;
+mod backends;
 mod backups;
 mod budgets;
 mod builds;
@@ -45,6 +46,7 @@ use tokio::sync::broadcast;
 
 pub use crate::views::{BuildView, MessageView};
 pub use agents::{AgentInput, AgentList, AgentView, MAX_AGENT_PROMPT_CHARS, MAX_MODEL_CHARS};
+pub use backends::{Backends, BackendsError, REPLAY_VAR};
 pub use backups::{BackupsView, RestoreReply};
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{GateChoice, GateRequest, SessionFile, SessionIteration};
@@ -52,6 +54,7 @@ pub use cancel::CancelReply;
 pub use conversations::{ConversationKind, ConversationList, ConversationSummary, NO_FLOW};
 pub use deletes::{CONFIRM_TTL_MS, DeleteReply};
 pub use environments::{EnvironmentEntry, EnvironmentsView};
+pub use flows::FlowTask;
 pub use house_rules::{HouseRulesFile, HouseRulesInput, HouseRulesView};
 pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
@@ -83,9 +86,9 @@ pub const BUILDING_MESSAGE: &str = "Got it! Building your workflow now...";
 pub const INTERRUPTED: &str = "interrupted";
 
 /// What the service needs to start. Every shell opens it with
-/// [`ServiceConfig::from_settings`]: each LLM call's back end comes from the
+/// [`ServiceConfig::with_backends`]: each LLM call's back end comes from the
 /// stored settings, unless an explicit override (`--replay`,
-/// `MASKFLOW_REPLAY`) is given with [`ServiceConfig::overriding`].
+/// `MASKFLOW_REPLAY`) is given as a [`Backends`].
 #[derive(Clone, Debug)]
 pub struct ServiceConfig {
     /// The data folder (database, backups, uploaded files).

@@ -341,8 +341,9 @@ pub fn remove(conn: &Connection, b: &Backup) -> Result<()> {
 }
 
 /// Opens a backup read-only and checks it is a sound Maskflow database no
-/// newer than this version of Maskflow.
-pub fn open_checked(b: &Backup) -> Result<Connection> {
+/// newer than this version of Maskflow, which knows `known` migrations (the
+/// caller says: the schema's list names every table module, this one too).
+pub fn open_checked(b: &Backup, known: i64) -> Result<Connection> {
     let bad = |why: String| CoreError::InvalidRequest(format!("backup {}: {why}", b.id));
     if !std::path::Path::new(&b.path).is_file() {
         return Err(bad(format!("its file {} is missing", b.path)));
@@ -359,7 +360,6 @@ pub fn open_checked(b: &Backup) -> Result<Connection> {
         return Err(bad(format!("is damaged: {check}")));
     }
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let known = super::schema::all().len() as i64;
     if version > known {
         return Err(bad(format!(
             "was made by a newer Maskflow (schema {version}, this one knows {known})"

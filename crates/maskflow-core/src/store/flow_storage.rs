@@ -128,7 +128,7 @@ mod tests {
         let view = engine.get_run(&started.conversation_id).expect("view");
         // A prompt and a reply per item, and the join's turn.
         assert_eq!(view.turns.len(), 2 * n + 1);
-        let conn = super::super::open(home.path(), "test").expect("db");
+        let conn = crate::store::open(home.path(), "test").expect("db");
         conn.query_row(
             "SELECT (SELECT COUNT(*) FROM flow_checkpoints WHERE run_id = ?1),
                     (SELECT COALESCE(SUM(length(state)), 0) FROM flow_checkpoints WHERE run_id = ?1),

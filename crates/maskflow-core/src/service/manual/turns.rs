@@ -7,11 +7,11 @@
 //! question, or the build).
 
 use super::{ManualInterruption, cut, elsewhere, ended};
-use crate::builder::call::{self, Turn};
+use crate::builder::call::{self, CallTag, Turn};
 use crate::error::{CoreError, Result};
 use crate::service::{BusyGuard, Service, leases as held};
 use crate::store::leases::LeaseOwner;
-use crate::store::manual_prompts::StoredPrompt;
+use crate::store::manual_prompts::{StoredCall, StoredPrompt};
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
 use maskflow_llm::manual::ManualWaiter;
@@ -25,6 +25,14 @@ pub(super) fn is_turn(row: &StoredPrompt) -> Option<&str> {
     match &row.prompt.waiter {
         Some(ManualWaiter::Build { workflow_id, .. }) => Some(workflow_id),
         _ => None,
+    }
+}
+
+/// A call's tag as the store keeps it (the store takes plain data).
+pub(super) fn stored_call(tag: &CallTag) -> StoredCall {
+    StoredCall {
+        key: tag.key.clone(),
+        turn: tag.turn.as_ref().and_then(|t| serde_json::to_value(t).ok()),
     }
 }
 
@@ -58,6 +66,8 @@ impl Service {
         let Some(turn) = tag.turn.clone() else {
             return Err("the message it was for was not kept".into());
         };
+        let turn: Turn = serde_json::from_value(turn)
+            .map_err(|e| format!("the message it was for could not be read: {e}"))?;
         let Some(ManualWaiter::Build { version_id, .. }) = &row.prompt.waiter else {
             return Err("it names no version".into());
         };
@@ -112,7 +122,7 @@ impl Service {
         }
         // A turn running here is taking the answer, or storing the prompt
         // it is about to wait on.
-        let busy_here = super::super::lock(&self.inner.busy).contains(workflow_id);
+        let busy_here = crate::service::lock(&self.inner.busy).contains(workflow_id);
         if busy_here && (row.answer.is_some() || row.owner_id == LeaseOwner::this_process().id) {
             return None;
         }
