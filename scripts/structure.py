@@ -80,6 +80,7 @@ LAYERS = {
         "maskflow-flows",
         "maskflow-llm",
         "maskflow-privacy",
+        "maskflow-pyenv",
         "maskflow-runner",
         "maskflow-table",
     ),
@@ -93,7 +94,13 @@ LAYERS = {
         "maskflow-llm",
         "maskflow-privacy",
     ),
-    "maskflow-desktop": ("maskflow-core", "maskflow-flows", "maskflow-llm", "maskflow-privacy"),
+    "maskflow-desktop": (
+        "maskflow-core",
+        "maskflow-extractors",
+        "maskflow-flows",
+        "maskflow-llm",
+        "maskflow-privacy",
+    ),
 }
 FORBIDDEN = {
     "maskflow-llm": ("axum", "tauri", "tao", "wry", "rusqlite"),
@@ -115,7 +122,7 @@ FORBIDDEN = {
 # (the status table, free-space checks, a Python lock), each importing
 # nothing above the error type.
 INNER_LAYERS = {
-    "maskflow-core": {"store": ("error", "disk", "versions", "pyenv")},
+    "maskflow-core": {"store": ("error", "disk", "versions")},
 }
 
 # The shells: their non-test sources reach providers, the guard and the flow
