@@ -305,6 +305,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn recorded_events_keep_their_order_and_wake_a_waiter() {
+        let events = Arc::new(RecordedEvents::default());
+        let delta = |d: &str| FlowEvent::Delta {
+            conversation_id: "flow_1".into(),
+            delta: d.into(),
+        };
+        events.publish(delta("a"));
+        let waiting = events.clone();
+        let waiter = tokio::spawn(async move {
+            waiting
+                .wait_for(|e| matches!(e, FlowEvent::Delta { delta, .. } if delta == "b"))
+                .await
+        });
+        tokio::task::yield_now().await;
+        events.publish(delta("b"));
+        assert_eq!(waiter.await.expect("the waiter ends"), delta("b"));
+        assert_eq!(events.events(), [delta("a"), delta("b")]);
+        // An event already published is found at once.
+        let first = events
+            .wait_for(|e| matches!(e, FlowEvent::Delta { .. }))
+            .await;
+        assert_eq!(first, delta("a"));
+    }
+
+    #[tokio::test]
     async fn even_the_test_back_ends_are_guarded_and_ledgered() {
         let dir = tempfile::tempdir().expect("tmp");
         let csv = dir.path().join("people.csv");
