@@ -22,22 +22,10 @@ pub mod disk;
 pub mod error;
 pub mod events;
 pub mod fit;
-#[cfg(test)]
-mod flow_engine_tests;
-#[cfg(test)]
-mod flow_fanin_tests;
-#[cfg(test)]
-mod flow_fanout_tests;
-#[cfg(test)]
-mod flow_steer_items_tests;
-#[cfg(test)]
-mod flow_steer_tests;
 pub mod keys;
 pub mod names;
 #[cfg(test)]
 mod privacy_eval;
-#[cfg(test)]
-mod seed_run_tests;
 pub mod service;
 pub mod settings;
 pub mod store;

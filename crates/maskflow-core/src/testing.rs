@@ -10,23 +10,6 @@ use serde_json::json;
 use maskflow_clock::{Clock, SystemClock};
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, Role};
 
-/// Never answers: a step that runs until it is stopped.
-#[derive(Debug, Default)]
-pub struct Hang;
-
-impl Provider for Hang {
-    fn name(&self) -> &str {
-        "hang"
-    }
-    fn complete<'a>(
-        &'a self,
-        _request: &'a LlmRequest,
-        _on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        Box::pin(std::future::pending())
-    }
-}
-
 /// Holds each call until released, to keep a message in flight: notifies
 /// `entered` when a call arrives, waits for `release`, then replies
 /// `{"feasible": true}` to the validator and asks "Which column?" otherwise.

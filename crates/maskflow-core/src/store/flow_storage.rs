@@ -139,6 +139,14 @@ mod tests {
         .expect("sizes")
     }
 
+    /// The app's store passes the same checkpoint-store contract as the
+    /// flows' own test database.
+    #[test]
+    fn the_store_passes_the_checkpoint_contract() {
+        let home = tempfile::tempdir().expect("tempdir");
+        maskflow_flows::testing::checkpoint_contract(&StoreFlowStorage, home.path());
+    }
+
     /// Every checkpoint of a 1,000-item fan-out kept: their bytes add up to a
     /// few final states (full states each step would be ~500 of them); with
     /// the default policy the finished run keeps its final state only.

@@ -49,28 +49,6 @@ pub fn workflow_name(db: &Path, workflow_id: &str) -> rusqlite::Result<Option<St
         .optional()
 }
 
-/// How many flow runs of one flow there are.
-pub fn flow_runs_named(db: &Connection, flow_name: &str) -> rusqlite::Result<i64> {
-    db.query_row(
-        "SELECT COUNT(*) FROM flow_runs WHERE flow_name = ?1",
-        [flow_name],
-        |r| r.get(0),
-    )
-}
-
-/// Hands an agent conversation's messages to another agent, as a tampered
-/// database would, to test that the engine refuses it.
-pub fn reassign_agent_conversation(
-    db: &Connection,
-    conversation_id: &str,
-    agent: &str,
-) -> rusqlite::Result<usize> {
-    db.execute(
-        "UPDATE flow_agent_messages SET agent = ?2 WHERE conversation_id = ?1",
-        [conversation_id, agent],
-    )
-}
-
 /// What a flow run left in a database file: checkpoint rows, their bytes,
 /// the run's own state bytes, and the file's size before and after a
 /// `VACUUM` (the WAL folded in first).

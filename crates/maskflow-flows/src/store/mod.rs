@@ -18,6 +18,9 @@ use super::state::{FORMAT, RunState, RunStatus};
 use super::turn::{Pending, StepMeta, TurnRole};
 use maskflow_llm::{ChatMessage, ChatRole};
 
+#[cfg(any(test, feature = "testing"))]
+pub mod local;
+
 /// The migration's SQL.
 pub const MIGRATION: &str = r#"
 CREATE TABLE flow_runs (
@@ -611,6 +614,44 @@ pub fn checkpoint_stats(conn: &Connection, run_id: &str) -> rusqlite::Result<(i6
         [run_id],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )
+}
+
+/// One checkpoint row as listed: what it is, not the state it holds (read
+/// that with [`checkpoint_state`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// Monotonic within the database.
+    pub id: i64,
+    /// The state's format version ([`FORMAT`] when written).
+    pub format: u32,
+    /// The run's status after the step.
+    pub status: String,
+    /// `full` or `delta`.
+    pub kind: String,
+    /// The step it was written after.
+    pub step_path: Vec<usize>,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+/// A run's checkpoints, oldest first (the ones the retention policy kept).
+pub fn checkpoints_of(conn: &Connection, run_id: &str) -> rusqlite::Result<Vec<CheckpointInfo>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, format, status, kind, step_path, created_at FROM flow_checkpoints
+         WHERE run_id = ?1 ORDER BY id",
+    )?;
+    stmt.query_map([run_id], |r| {
+        let path: String = r.get(4)?;
+        Ok(CheckpointInfo {
+            id: r.get(0)?,
+            format: r.get(1)?,
+            status: r.get(2)?,
+            kind: r.get(3)?,
+            step_path: serde_json::from_str(&path).map_err(|e| corrupt(4, e))?,
+            created_at: r.get(5)?,
+        })
+    })?
+    .collect()
 }
 
 /// A running run's row with placeholder fields, for the store's tests.

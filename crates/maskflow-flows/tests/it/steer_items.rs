@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::flow_fanout_tests::{START_MS, engine_at, run, stored_state, write_flows};
+use crate::support::{START_MS, answer, engine_at, run, stored_state, write_flows};
 use maskflow_flows::*;
 use maskflow_llm::ReplayProvider;
 
@@ -26,18 +26,6 @@ fn fan() -> Value {
                   "messages": [{"role": "user", "content": ["Review {{file}}"]}]}},
         {"type": "join", "id": "all"}
     ]})
-}
-
-async fn answer(engine: &FlowEngine, id: &str, option: &str) -> RunView {
-    let answer = GateAnswer {
-        option: option.into(),
-        input: None,
-    };
-    let (_, handle) = engine.prepare_answer(id, answer).expect("answer");
-    if let Some(h) = handle {
-        h.run().await;
-    }
-    engine.get_run(id).expect("view")
 }
 
 /// What the items' agent was sent: each request's last message.
@@ -87,7 +75,7 @@ async fn a_failed_item_is_retried_with_the_reason_then_a_person_decides() {
     assert!(error.contains("1 of 2 items"), "{error}");
 
     // The person retries it: asked again with the reason, and the run goes on.
-    let v = answer(&engine, &v.conversation_id, "retry").await;
+    let v = answer(&engine, &v.conversation_id, "retry", None).await;
     assert_eq!(v.status, RunStatus::Completed, "{:?}", v.error);
     let asked = sent(&provider);
     assert_eq!(asked.len(), 4);
@@ -150,7 +138,7 @@ async fn escalate_and_hold_wait_for_a_person_with_the_agents_reason() {
             "{:?}",
             v.turns
         );
-        let v = answer(&engine, &v.conversation_id, choice).await;
+        let v = answer(&engine, &v.conversation_id, choice, None).await;
         assert_eq!(v.status, RunStatus::Completed, "{next}: {:?}", v.error);
         let all = &stored_state(home.path(), &v.conversation_id).steps["all"];
         if choice == "skip" {

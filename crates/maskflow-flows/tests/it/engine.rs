@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::events::EventBus;
-use crate::testing::Hang;
-use maskflow_clock::Clock;
-use maskflow_clock::{StepClock, UlidGen};
+use crate::support::{START_MS, engine_at, write_flows};
 use maskflow_flows::error::Error;
+use maskflow_flows::store::local;
+use maskflow_flows::testing::Hang;
 use maskflow_flows::*;
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
 use maskflow_llm::{ChatRole, LlmRequest, Provider, Role};
@@ -25,27 +24,8 @@ struct Env {
 
 fn env_with(provider: Arc<dyn Provider>, flows: &[(&str, Value)]) -> Env {
     let home = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
-    for (name, def) in flows {
-        std::fs::write(
-            home.path().join("flows").join(format!("{name}.json")),
-            def.to_string(),
-        )
-        .expect("write");
-    }
-    let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-    let engine = FlowEngine::open(
-        FlowConfig {
-            home: home.path().to_owned(),
-            ids: Arc::new(UlidGen::new(clock.clone())),
-            clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-            synchronous: Synchronous::Normal,
-            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
-        },
-        maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
-    )
-    .expect("engine");
+    write_flows(home.path(), flows);
+    let engine = engine_at(home.path(), provider, START_MS);
     Env { home, engine }
 }
 
@@ -64,16 +44,11 @@ fn brk(agent: &str, on: &str) -> Value {
 impl Env {
     /// The data folder's database, as another reader of it sees it.
     fn db(&self) -> rusqlite::Connection {
-        crate::store::open(self.home.path(), "test").expect("db")
+        crate::support::db(self.home.path())
     }
 
     async fn run(&self, name: &str) -> RunView {
-        let (started, handle) = self
-            .engine
-            .prepare(name, StartFlow::default())
-            .expect("prepare");
-        handle.run().await;
-        self.engine.get_run(&started.conversation_id).expect("view")
+        crate::support::run(&self.engine, name, None).await
     }
 
     async fn resume(&self, name: &str, id: &str, path: Option<Vec<i64>>) -> RunView {
@@ -102,7 +77,7 @@ async fn seed_004_example_runs_as_written_with_its_metadata() {
         "agent:planning_agent": ["plan 1", "plan 2"]
     }));
     let def: Value = serde_json::from_str(include_str!(
-        "../../../tests/fixtures/flows/seed004/flows/seed_example.json"
+        "../../../../tests/fixtures/flows/seed004/flows/seed_example.json"
     ))
     .expect("json");
     let env = env_with(provider.clone(), &[("seed", def)]);
@@ -429,7 +404,7 @@ async fn subflows_map_input_and_stop_at_the_depth_limit() {
         err.contains(&format!("subflow depth limit ({MAX_SUBFLOW_DEPTH})")),
         "{err}"
     );
-    let children = crate::store::inspect::flow_runs_named(&env.db(), "rec").expect("count");
+    let children = local::runs_named(&env.db(), "rec").expect("count");
     assert_eq!(children, i64::from(MAX_SUBFLOW_DEPTH) + 1);
 }
 
@@ -740,7 +715,7 @@ async fn resume_uses_the_stored_definition_and_checks_agent_ownership() {
     assert!(last.messages.iter().any(|m| m.content == "second"));
     // A conversation id stored for agent a but owned by agent b is refused.
     let conv = view.flags.flow.agent_conversations["a:x"].clone();
-    crate::store::inspect::reassign_agent_conversation(&env.db(), &conv, "b").expect("tamper");
+    local::reassign_agent_conversation(&env.db(), &conv, "b").expect("tamper");
     let r = env.engine.prepare(
         "r",
         StartFlow {

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::events::EventBus;
-use maskflow_clock::{Clock, StepClock, UlidGen};
+use crate::support::{START_MS, engine_at, write_flows};
 use maskflow_flows::error::Error;
 use maskflow_flows::steer::MAX_STAGE_FOLLOWS;
 use maskflow_flows::*;
@@ -22,24 +21,8 @@ struct Env {
 fn env(replies: Value, flows: &[(&str, Value)]) -> Env {
     let provider = Arc::new(ReplayProvider::from_value(&replies).expect("replay"));
     let home = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
-    for (name, def) in flows {
-        let file = home.path().join("flows").join(format!("{name}.json"));
-        std::fs::write(file, def.to_string()).expect("write");
-    }
-    let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-    let engine = FlowEngine::open(
-        FlowConfig {
-            home: home.path().to_owned(),
-            ids: Arc::new(UlidGen::new(clock.clone())),
-            clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-            synchronous: Synchronous::Normal,
-            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
-        },
-        maskflow_flows::testing::ports(provider.clone(), Arc::new(EventBus::default())),
-    )
-    .expect("engine");
+    write_flows(home.path(), flows);
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
     Env {
         _home: home,
         engine,
@@ -49,24 +32,11 @@ fn env(replies: Value, flows: &[(&str, Value)]) -> Env {
 
 impl Env {
     async fn run(&self, name: &str) -> RunView {
-        let (started, handle) = self
-            .engine
-            .prepare(name, StartFlow::default())
-            .expect("prepare");
-        handle.run().await;
-        self.engine.get_run(&started.conversation_id).expect("view")
+        crate::support::run(&self.engine, name, None).await
     }
 
     async fn answer(&self, id: &str, option: &str, input: Option<&str>) -> RunView {
-        let answer = GateAnswer {
-            option: option.into(),
-            input: input.map(str::to_owned),
-        };
-        let (_, handle) = self.engine.prepare_answer(id, answer).expect("answer");
-        if let Some(h) = handle {
-            h.run().await;
-        }
-        self.engine.get_run(id).expect("view")
+        crate::support::answer(&self.engine, id, option, input).await
     }
 
     /// The requests agent `agent` received, in order.

@@ -1,71 +1,18 @@
 //! Fan-out retries (issue 18, point 8): foreach items retried up to their
 //! step's limit with a `retryCount` each, kept in the checkpoint, and a
 //! retry due at a resume (after a stop or a dead process) shown to the
-//! person. The helpers serve `flow_fanin_tests` too.
+//! person.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::events::EventBus;
-use maskflow_clock::{Clock, StepClock, UlidGen};
+use crate::support::{START_MS, engine_at, run, stored_state, write_flows};
 use maskflow_flows::*;
 use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
 };
-
-pub(crate) const START_MS: u64 = 1_700_000_000_000;
-
-pub(crate) fn write_flows(home: &Path, flows: &[(&str, Value)]) {
-    std::fs::create_dir_all(home.join("flows")).expect("mkdir");
-    for (name, def) in flows {
-        std::fs::write(
-            home.join("flows").join(format!("{name}.json")),
-            def.to_string(),
-        )
-        .expect("write");
-    }
-}
-
-/// An engine over `home` whose clock starts at `start_ms` (a later start is
-/// a process restarted after the first one's lease ran out).
-pub(crate) fn engine_at(home: &Path, provider: Arc<dyn Provider>, start_ms: u64) -> FlowEngine {
-    engine_on(home, provider, start_ms, Arc::new(EventBus::default()))
-}
-
-/// [`engine_at`], announcing on `events`.
-pub(crate) fn engine_on(
-    home: &Path,
-    provider: Arc<dyn Provider>,
-    start_ms: u64,
-    events: Arc<EventBus>,
-) -> FlowEngine {
-    let clock: Arc<dyn Clock> = Arc::new(StepClock::new(start_ms));
-    FlowEngine::open(
-        FlowConfig {
-            home: home.to_owned(),
-            ids: Arc::new(UlidGen::new(clock.clone())),
-            clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-            synchronous: Synchronous::Normal,
-            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
-        },
-        maskflow_flows::testing::ports(provider, events),
-    )
-    .expect("engine")
-}
-
-pub(crate) async fn run(engine: &FlowEngine, name: &str, working_folder: Option<&Path>) -> RunView {
-    let request = StartFlow {
-        working_folder: working_folder.map(|w| w.display().to_string()),
-        ..StartFlow::default()
-    };
-    let (started, handle) = engine.prepare(name, request).expect("prepare");
-    handle.run().await;
-    engine.get_run(&started.conversation_id).expect("view")
-}
 
 async fn answer(engine: &FlowEngine, id: &str, option: &str) -> RunView {
     let (_, handle) = engine
@@ -79,15 +26,6 @@ async fn answer(engine: &FlowEngine, id: &str, option: &str) -> RunView {
         .expect("answer");
     handle.expect("runs on").run().await;
     engine.get_run(id).expect("view")
-}
-
-/// The checkpointed state of a run, as stored.
-pub(crate) fn stored_state(home: &Path, id: &str) -> maskflow_flows::state::RunState {
-    let db = crate::store::open(home, "test").expect("db");
-    maskflow_flows::store::get_run(&db, id)
-        .expect("read")
-        .expect("run")
-        .state
 }
 
 /// What a [`Scripted`] call does.

@@ -6,20 +6,16 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::events::EventBus;
-use maskflow_clock::{Clock, StepClock, UlidGen};
+use crate::support::{START_MS, engine_at};
 use maskflow_flows::bundle::{FlowBundle, ImportRequest};
 use maskflow_flows::*;
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
 use maskflow_llm::{LlmRequest, Provider};
 
-const EDGE_LABELS: &str =
-    include_str!("../../maskflow-flows/tests/fixtures/seeds/003-edge-labels.mmd");
-const PR_REVIEW: &str = include_str!("../../maskflow-flows/tests/fixtures/seeds/003-pr-review.mmd");
-const BUNDLE: &str =
-    include_str!("../../maskflow-flows/tests/fixtures/seeds/003-export-bundle.json");
-const FLOW_004: &str =
-    include_str!("../../maskflow-flows/tests/fixtures/seeds/004-flow-example.json");
+const EDGE_LABELS: &str = include_str!("../fixtures/seeds/003-edge-labels.mmd");
+const PR_REVIEW: &str = include_str!("../fixtures/seeds/003-pr-review.mmd");
+const BUNDLE: &str = include_str!("../fixtures/seeds/003-export-bundle.json");
+const FLOW_004: &str = include_str!("../fixtures/seeds/004-flow-example.json");
 
 /// A recorded agent: the reply of the first entry whose text the prompt
 /// contains; every prompt is kept.
@@ -101,19 +97,7 @@ struct Env {
 
 fn env(provider: Arc<dyn Provider>) -> Env {
     let home = tempfile::tempdir().expect("tempdir");
-    let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
-    let engine = FlowEngine::open(
-        FlowConfig {
-            home: home.path().to_owned(),
-            ids: Arc::new(UlidGen::new(clock.clone())),
-            clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
-            synchronous: Synchronous::Normal,
-            checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
-        },
-        maskflow_flows::testing::ports(provider, Arc::new(EventBus::default())),
-    )
-    .expect("engine");
+    let engine = engine_at(home.path(), provider, START_MS);
     Env { home, engine }
 }
 
@@ -139,12 +123,7 @@ impl Env {
     }
 
     async fn run(&self, name: &str) -> RunView {
-        let (started, handle) = self
-            .engine
-            .prepare(name, StartFlow::default())
-            .expect("prepare");
-        handle.run().await;
-        self.engine.get_run(&started.conversation_id).expect("view")
+        crate::support::run(&self.engine, name, None).await
     }
 }
 

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::events::{Event, EventBus};
-use crate::flow_fanout_tests::{START_MS, engine_at, engine_on, run, stored_state, write_flows};
+use crate::support::{START_MS, engine_at, engine_on, run, stored_state, write_flows};
+use maskflow_flows::testing::RecordedEvents;
 use maskflow_flows::*;
 use maskflow_llm::ReplayProvider;
 
-const PR_REVIEW: &str = include_str!("../../../tests/fixtures/flows/mermaid/pr-review.mmd");
+const PR_REVIEW: &str = include_str!("../../../../tests/fixtures/flows/mermaid/pr-review.mmd");
 
 /// Seed 003's PR Review example, imported from its Mermaid text verbatim.
 fn pr_review() -> Value {
@@ -179,9 +179,8 @@ async fn item_prompts_and_the_fan_in_prompt_are_user_turns_and_announced() {
     ]});
     let home = tempfile::tempdir().expect("tempdir");
     write_flows(home.path(), &[("fan", flow)]);
-    let bus = Arc::new(EventBus::default());
-    let mut events = bus.subscribe();
-    let engine = engine_on(home.path(), provider, START_MS, bus);
+    let events = Arc::new(RecordedEvents::default());
+    let engine = engine_on(home.path(), provider, START_MS, events.clone());
     let view = run(&engine, "fan", None).await;
     assert_eq!(view.status, RunStatus::Completed, "{:?}", view.error);
     let turns: Vec<(&str, &str, &Value)> = view
@@ -212,13 +211,8 @@ async fn item_prompts_and_the_fan_in_prompt_are_user_turns_and_announced() {
     assert!(turns[n - 2].1.contains("\"score\": 40"), "{turns:#?}");
     assert_eq!(turns[n - 2].2["label"], "Sum");
     assert_eq!(turns[n - 1].0, "assistant");
-    // Each of the three prompts was announced as seed 004's `user_turn`.
-    let mut announced = Vec::new();
-    while let Ok(e) = events.try_recv() {
-        if let Event::UserTurn { content, .. } = e {
-            announced.push(content);
-        }
-    }
+    // Each of the three prompts was announced (the app's seed 004 `user_turn`).
+    let announced = events.prompts();
     assert_eq!(announced.len(), 3, "{announced:#?}");
     for (_, c, _) in turns.iter().filter(|(r, _, _)| *r == "user") {
         assert!(announced.iter().any(|a| a == c), "{c} not announced");

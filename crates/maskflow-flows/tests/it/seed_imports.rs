@@ -10,10 +10,10 @@ use maskflow_flows::definition::{self, FlowDef, Step};
 use maskflow_flows::mermaid;
 use serde_json::{Value, json};
 
-const EDGE_LABELS: &str = include_str!("fixtures/seeds/003-edge-labels.mmd");
-const PR_REVIEW: &str = include_str!("fixtures/seeds/003-pr-review.mmd");
-const BUNDLE: &str = include_str!("fixtures/seeds/003-export-bundle.json");
-const FLOW_004: &str = include_str!("fixtures/seeds/004-flow-example.json");
+const EDGE_LABELS: &str = include_str!("../fixtures/seeds/003-edge-labels.mmd");
+const PR_REVIEW: &str = include_str!("../fixtures/seeds/003-pr-review.mmd");
+const BUNDLE: &str = include_str!("../fixtures/seeds/003-export-bundle.json");
+const FLOW_004: &str = include_str!("../fixtures/seeds/004-flow-example.json");
 
 fn nodes(def: &FlowDef) -> &[Step] {
     def.nodes.as_deref().expect("graph form")

@@ -1,0 +1,15 @@
+//! The flows' integration tests: the engine over [`LocalStorage`]'s database
+//! in a temporary data folder, with replayed (or small test) back ends, and
+//! the checkpoint-store contract. One binary, as every crate has.
+//!
+//! [`LocalStorage`]: maskflow_flows::testing::LocalStorage
+
+mod contract;
+mod engine;
+mod fanin;
+mod fanout;
+mod seed_imports;
+mod seed_run;
+mod steer;
+mod steer_items;
+mod support;
