@@ -83,7 +83,7 @@ pub enum CoreError {
     Provider(#[from] ProviderError),
     /// An API key could not be read, stored or removed.
     #[error(transparent)]
-    Key(#[from] crate::keys::KeyError),
+    Key(#[from] maskflow_llm::keys::KeyError),
     /// The database failed.
     #[error("database error: {0}")]
     Db(#[from] rusqlite::Error),
@@ -121,7 +121,7 @@ impl CoreError {
             CoreError::Archived(_) => ErrorCode::Archived,
             CoreError::Provider(ProviderError::PrivacyBlocked(_)) => ErrorCode::PrivacyBlocked,
             CoreError::Provider(_) => ErrorCode::ProviderError,
-            CoreError::Key(crate::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
+            CoreError::Key(maskflow_llm::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
             CoreError::Key(_) => ErrorCode::KeyringUnavailable,
             CoreError::DiskFull(_)
             | CoreError::Db(rusqlite::Error::SqliteFailure(

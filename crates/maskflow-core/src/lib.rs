@@ -30,7 +30,6 @@ mod flow_fanout_tests;
 mod flow_steer_items_tests;
 #[cfg(test)]
 mod flow_steer_tests;
-pub mod keys;
 pub mod names;
 pub mod preview;
 #[cfg(test)]

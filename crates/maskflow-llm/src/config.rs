@@ -1,29 +1,27 @@
-//! LLM settings: the back ends the user set up (kind, base URL, model) and
-//! which one each role uses (seed 001's `ai_providers: role → provider`),
-//! kept as one JSON document under the `llm` key of the `settings` table.
-//! Keys are not here: they live in the keyring ([`crate::keys`]).
+//! Provider configuration: the back ends the user set up (kind, base URL,
+//! model) and which one each role uses (seed 001's `ai_providers: role →
+//! provider`), their validation, building a [`Provider`] from a setting,
+//! "test connection", and looking for a local Ollama or OpenAI-compatible
+//! server. Keys are not here: they live in the keyring ([`crate::keys`]).
 //!
-//! Also: building a [`Provider`] from a setting, "test connection", and
-//! looking for a local Ollama or OpenAI-compatible server.
+//! Storing the document is the app's business (maskflow-core keeps it as
+//! JSON in its `settings` table); nothing here touches a database.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::anthropic::{self, AnthropicProvider};
+use crate::http::{ApiKey, Endpoint};
 use crate::keys::KeySource;
-use maskflow_llm::anthropic::{self, AnthropicProvider};
-use maskflow_llm::http::{ApiKey, Endpoint};
-use maskflow_llm::manual::ManualProvider;
-use maskflow_llm::ollama::{self, OllamaProvider};
-use maskflow_llm::openai::OpenAiProvider;
-use maskflow_llm::{Provider, ProviderError, Role};
+use crate::manual::ManualProvider;
+use crate::ollama::{self, OllamaProvider};
+use crate::openai::OpenAiProvider;
+use crate::{Provider, ProviderError, Role};
 
-/// The `settings` key the document is stored under.
-pub const SETTINGS_KEY: &str = "llm";
 /// The id of the built-in manual back end.
 pub const MANUAL_ID: &str = "manual";
 /// OpenAI's base URL.
@@ -256,27 +254,6 @@ impl LlmSettings {
     }
 }
 
-/// Reads the settings (the default when none are stored).
-pub fn load(conn: &Connection) -> Result<LlmSettings, crate::CoreError> {
-    let text = crate::store::settings::get(conn, SETTINGS_KEY)?;
-    match text {
-        None => Ok(LlmSettings::default()),
-        Some(t) => serde_json::from_str(&t)
-            .map_err(|e| crate::CoreError::Corrupt(format!("the LLM settings: {e}"))),
-    }
-}
-
-/// Stores the settings (validated first).
-pub fn save(conn: &Connection, settings: &LlmSettings, now: &str) -> Result<(), crate::CoreError> {
-    settings
-        .validate()
-        .map_err(crate::CoreError::InvalidRequest)?;
-    let text =
-        serde_json::to_string(settings).map_err(|e| crate::CoreError::Corrupt(e.to_string()))?;
-    crate::store::settings::put(conn, SETTINGS_KEY, &text, now)?;
-    Ok(())
-}
-
 /// A back end as the settings screen shows it.
 #[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
 pub struct ProviderView {
@@ -442,10 +419,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_is_manual_for_every_role_and_round_trips() {
-        let conn = crate::store::open_in_memory().expect("db");
-        let s = load(&conn).expect("load");
-        assert_eq!(s, LlmSettings::default());
+    fn the_default_is_manual_for_every_role_and_agents_fall_back() {
+        let s = LlmSettings::default();
+        assert_eq!(s.validate(), Ok(()));
         assert_eq!(
             s.provider_for(&Role::Builder).map(|p| p.kind),
             Some(ProviderKind::Manual)
@@ -460,31 +436,41 @@ mod tests {
             context_window: None,
         });
         s.roles.insert("validator".into(), MANUAL_ID.into());
-        s.roles.insert("agent:critic".into(), "local".into());
-        save(&conn, &s, "t").expect("save");
-        assert_eq!(load(&conn).expect("load"), s);
         assert_eq!(
             s.provider_for(&Role::Validator).map(|p| p.id.as_str()),
             Some("manual")
         );
+        // An agent without its own role: the flows default, else the builder's.
         assert_eq!(
             s.provider_for(&Role::Agent("x".into()))
                 .map(|p| p.id.as_str()),
             Some("local")
         );
+        s.roles.insert(FLOWS_ROLE.into(), MANUAL_ID.into());
+        assert_eq!(
+            s.provider_for(&Role::Agent("x".into()))
+                .map(|p| p.id.as_str()),
+            Some("manual")
+        );
+        s.roles.insert("agent:x".into(), "local".into());
+        assert_eq!(
+            s.provider_for(&Role::Agent("x".into()))
+                .map(|p| p.id.as_str()),
+            Some("local")
+        );
+        assert_eq!(s.validate(), Ok(()));
+        let text = serde_json::to_string(&s).expect("json");
+        assert_eq!(
+            serde_json::from_str::<LlmSettings>(&text).expect("read back"),
+            s
+        );
     }
 
     #[test]
     fn bad_settings_are_refused_with_a_reason() {
-        let conn = crate::store::open_in_memory().expect("db");
         let mut s = LlmSettings::default();
         s.roles.insert("critic".into(), "manual".into());
-        assert!(
-            save(&conn, &s, "t")
-                .expect_err("role")
-                .to_string()
-                .contains("unknown role")
-        );
+        assert!(s.validate().expect_err("role").contains("unknown role"));
         let mut s = LlmSettings::default();
         s.roles.insert("builder".into(), "nope".into());
         assert!(

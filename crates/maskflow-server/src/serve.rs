@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use maskflow_core::settings::{LlmSettings, ProviderConfig, ProviderKind};
 use maskflow_core::{Service, ServiceConfig};
 use maskflow_llm::ReplayProvider;
 use maskflow_llm::Roles;
+use maskflow_llm::config::{LlmSettings, ProviderConfig, ProviderKind};
 
 use crate::api::{AppState, router};
 
@@ -117,7 +117,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .trim()
                 .to_owned(),
         ),
-        (None, None) => maskflow_core::keys::process_env("MASKFLOW_TOKEN"),
+        (None, None) => maskflow_llm::keys::process_env("MASKFLOW_TOKEN"),
     };
     let token = match given {
         Some(t) => {
