@@ -104,9 +104,17 @@ LAYERS = {
 }
 FORBIDDEN = {
     "maskflow-llm": ("axum", "tauri", "tao", "wry", "rusqlite"),
-    "maskflow-privacy": ("axum", "tauri", "tao", "wry", "rusqlite", "reqwest", "hyper"),
+    # The LLM crate's OS keyring (its `keyring` feature) is the app's to
+    # turn on: the privacy guard and the flows never read API keys.
+    "maskflow-privacy": (
+        "axum", "tauri", "tao", "wry", "rusqlite", "reqwest", "hyper",
+        "keyring-core", "zbus-secret-service-keyring-store",
+    ),
     "maskflow-table": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
-    "maskflow-flows": ("axum", "tauri", "tao", "wry", "reqwest", "hyper"),
+    "maskflow-flows": (
+        "axum", "tauri", "tao", "wry", "reqwest", "hyper",
+        "keyring-core", "zbus-secret-service-keyring-store",
+    ),
     "maskflow-extractors": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-clock": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-runner": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),

@@ -96,5 +96,5 @@ echo "== keys in a real Secret Service (gnome-keyring under dbus-run-session)"
 dbus-run-session -- sh -c '
   export XDG_DATA_HOME=$(mktemp -d)
   printf "ci-pass" | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
-  MASKFLOW_KEYRING_TEST=1 exec cargo test -p maskflow-core --locked --test it keyring::'
+  MASKFLOW_KEYRING_TEST=1 exec cargo test -p maskflow-llm --locked --test it keyring::'
 

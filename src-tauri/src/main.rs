@@ -7,7 +7,7 @@
 fn main() -> std::process::ExitCode {
     // SAFETY: first thing in `main`, before any thread exists. Keys stay
     // readable in memory; children (scripts, uv, tesseract) never see them.
-    unsafe { maskflow_core::keys::forget_env_secrets() };
+    unsafe { maskflow_llm::keys::forget_env_secrets() };
     match maskflow_desktop::run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -311,14 +311,14 @@ macro_rules! api_calls {
             /// The LLM settings (never a key, only where it comes from).
             settings: get "/api/settings", tag "settings", json 200,
                 path(), query(), body(),
-                returns maskflow_core::settings::SettingsView,
+                returns maskflow_llm::config::SettingsView,
                 errors(),
                 blocking |s| s.settings();
 
             /// Replaces the LLM settings.
             update_settings: put "/api/settings", tag "settings", json 200,
-                path(), query(), body(settings: maskflow_core::settings::LlmSettings),
-                returns maskflow_core::settings::SettingsView,
+                path(), query(), body(settings: maskflow_llm::config::LlmSettings),
+                returns maskflow_llm::config::SettingsView,
                 errors(400 "The settings are not valid"),
                 blocking |s| s.update_settings(settings);
 
@@ -340,14 +340,14 @@ macro_rules! api_calls {
             /// Tries a provider's connection and key.
             test_provider: post "/api/providers/{id}/test", tag "settings", json 200,
                 path("id" id: String), query(), body(),
-                returns maskflow_core::settings::ConnectionTest,
+                returns maskflow_llm::config::ConnectionTest,
                 errors(404 "No such provider"),
                 async |s| s.test_provider(&id);
 
             /// Local LLM servers answering now.
             detect_providers: get "/api/providers/detected", tag "settings", json 200,
                 path(), query(), body(),
-                returns Vec<maskflow_core::settings::Detected>,
+                returns Vec<maskflow_llm::config::Detected>,
                 errors(),
                 async |s| async { Ok(s.detect_providers().await) };
 

@@ -87,7 +87,7 @@ pub enum CoreError {
     Environment(#[from] maskflow_pyenv::EnvError),
     /// An API key could not be read, stored or removed.
     #[error(transparent)]
-    Key(#[from] crate::keys::KeyError),
+    Key(#[from] maskflow_llm::keys::KeyError),
     /// The database failed.
     #[error("database error: {0}")]
     Db(#[from] rusqlite::Error),
@@ -126,7 +126,7 @@ impl CoreError {
             CoreError::Archived(_) => ErrorCode::Archived,
             CoreError::Provider(ProviderError::PrivacyBlocked(_)) => ErrorCode::PrivacyBlocked,
             CoreError::Provider(_) => ErrorCode::ProviderError,
-            CoreError::Key(crate::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
+            CoreError::Key(maskflow_llm::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
             CoreError::Key(_) => ErrorCode::KeyringUnavailable,
             CoreError::DiskFull(_)
             | CoreError::Db(rusqlite::Error::SqliteFailure(

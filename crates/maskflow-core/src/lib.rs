@@ -22,7 +22,6 @@ pub mod disk;
 pub mod error;
 pub mod events;
 pub mod fit;
-pub mod keys;
 pub mod names;
 #[cfg(test)]
 mod privacy_eval;

@@ -1,6 +1,7 @@
 //! The LLM provider contract: one trait every back end implements (replay,
 //! OpenAI-compatible, Anthropic, Ollama native and manual), the roles that
-//! pick a provider, and structured replies with one repair.
+//! pick a provider, structured replies with one repair, the user's
+//! provider configuration ([`config`]) and API keys ([`keys`]).
 //!
 //! A provider only moves text: it gets a request of messages (plus the JSON
 //! schema the reply must match, for back ends that can enforce it) and
@@ -20,9 +21,12 @@ pub mod anthropic;
 pub mod blocked;
 pub mod budget;
 pub mod call;
+#[cfg(feature = "http")]
+pub mod config;
 pub mod context;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod keys;
 pub mod manual;
 #[cfg(feature = "http")]
 pub mod ollama;

@@ -57,7 +57,7 @@ fn bound_malloc_arenas() {}
 fn main() -> ExitCode {
     bound_malloc_arenas();
     // SAFETY: first thing in `main`, before any thread exists (#13).
-    unsafe { maskflow_core::keys::forget_env_secrets() };
+    unsafe { maskflow_llm::keys::forget_env_secrets() };
     maskflow_extractors::quiet_contained_panics();
     let cli = Cli::parse();
     let result = match cli.command {

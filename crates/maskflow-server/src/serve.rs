@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use maskflow_core::settings::{LlmSettings, ProviderConfig, ProviderKind};
 use maskflow_core::{Backends, Service, ServiceConfig};
+use maskflow_llm::config::{LlmSettings, ProviderConfig, ProviderKind};
 
 use crate::api::{AppState, router};
 
@@ -107,7 +107,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .trim()
                 .to_owned(),
         ),
-        (None, None) => maskflow_core::keys::process_env("MASKFLOW_TOKEN"),
+        (None, None) => maskflow_llm::keys::process_env("MASKFLOW_TOKEN"),
     };
     let token = match given {
         Some(t) => {

@@ -20,9 +20,10 @@ use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::{CoreError, Result};
-use crate::settings::{self, ProviderConfig, ProviderKind};
+use crate::settings;
 use maskflow_flows::agents::{self as files, AgentDef};
 use maskflow_flows::definition::Text;
+use maskflow_llm::config::{ProviderConfig, ProviderKind};
 
 /// Longest persona prompt, in characters.
 pub const MAX_AGENT_PROMPT_CHARS: usize = 50_000;

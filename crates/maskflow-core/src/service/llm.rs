@@ -13,14 +13,18 @@ use super::{Service, lock};
 use crate::conversation::prompts;
 use crate::error::{CoreError, Result};
 use crate::events::{Event, EventBus};
-use crate::keys::{self, Credentials, KeySource};
-use crate::settings::{self, ConnectionTest, Detected, LlmSettings, ProviderView, SettingsView};
+use crate::settings;
 use crate::store;
 use maskflow_clock::{Clock, IdGen};
 use maskflow_flows::FlowError;
 use maskflow_flows::agents::AgentDef;
 use maskflow_flows::engine::{AgentBackends, FlowCall};
+use maskflow_llm::config::{
+    self, ConnectionTest, Detected, LlmSettings, ProviderConfig, ProviderKind, ProviderView,
+    SettingsView,
+};
 use maskflow_llm::http::ApiKey;
+use maskflow_llm::keys::{self, Credentials, KeySource};
 use maskflow_llm::manual::ManualProvider;
 use maskflow_llm::{LlmRequest, Provider, Role, Roles, Unconfigured};
 use maskflow_privacy::GuardedProvider;
@@ -168,7 +172,7 @@ impl Service {
         let mut built = HashMap::new();
         for p in &settings.providers {
             let key = self.key_of(&p.id, p.kind.as_str()).0;
-            let provider = settings::build_provider(p, key, &self.llm_state().manual)?;
+            let provider = config::build_provider(p, key, &self.llm_state().manual)?;
             built.insert(p.id.clone(), provider);
         }
         *self
@@ -332,7 +336,7 @@ impl Service {
             config.model = model;
         }
         let key = self.key_of(&config.id, config.kind.as_str()).0;
-        settings::build_provider(&config, key, &self.llm_state().manual)
+        config::build_provider(&config, key, &self.llm_state().manual)
             .map_err(|e| format!("agent {agent:?}: provider {:?}: {e}", config.id))
     }
 
@@ -482,7 +486,7 @@ impl Service {
         self.settings()
     }
 
-    fn provider_config(&self, id: &str) -> Result<settings::ProviderConfig> {
+    fn provider_config(&self, id: &str) -> Result<ProviderConfig> {
         settings::load(&self.db())?
             .providers
             .into_iter()
@@ -493,7 +497,7 @@ impl Service {
     /// Stores the API key of provider `id` in the system keyring.
     pub fn set_key(&self, id: &str, key: &str) -> Result<()> {
         let config = self.provider_config(id)?;
-        if config.kind == settings::ProviderKind::Manual {
+        if config.kind == ProviderKind::Manual {
             return Err(CoreError::InvalidRequest(
                 "the manual back end takes no key".into(),
             ));
@@ -513,7 +517,7 @@ impl Service {
     pub async fn test_provider(&self, id: &str) -> Result<ConnectionTest> {
         let config = self.provider_config(id)?;
         let (key, _, key_error) = self.key_of(id, config.kind.as_str());
-        let mut result = settings::test_connection(&config, key).await;
+        let mut result = config::test_connection(&config, key).await;
         if let (false, Some(why)) = (result.ok, key_error) {
             result.message = format!("{}; also: {why}", result.message);
         }
@@ -522,7 +526,7 @@ impl Service {
 
     /// Looks for local servers now and remembers what was found.
     pub async fn detect_providers(&self) -> Vec<Detected> {
-        let found = settings::detect().await;
+        let found = config::detect().await;
         *lock(&self.llm_state().detected) = found.clone();
         found
     }

@@ -100,7 +100,7 @@ pub struct ServiceConfig {
     /// Where the back ends come from: the settings, or an explicit override.
     pub providers: ProviderSource,
     /// Where API keys are kept (the system keyring by default).
-    pub keys: Arc<dyn crate::keys::Credentials>,
+    pub keys: Arc<dyn maskflow_llm::keys::Credentials>,
 }
 
 impl ServiceConfig {
@@ -113,7 +113,7 @@ impl ServiceConfig {
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
             providers: ProviderSource::Settings,
-            keys: Arc::new(crate::keys::KeyringCredentials::default()),
+            keys: Arc::new(maskflow_llm::keys::KeyringCredentials::default()),
         }
     }
 

@@ -385,7 +385,7 @@ async fn a_build_cut_off_by_a_restart_becomes_failed_interrupted() {
             }),
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            keys: Arc::new(crate::keys::KeyringCredentials::default()),
+            keys: Arc::new(maskflow_llm::keys::KeyringCredentials::default()),
         })
         .expect("open");
         c = create(&s);

@@ -34,10 +34,10 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     RunInputs::export_all_to(dir)?;
     super::EnvironmentsView::export_all_to(dir)?;
     maskflow_extractors::preview::OutputPreview::export_all_to(dir)?;
-    crate::settings::SettingsView::export_all_to(dir)?;
-    crate::settings::LlmSettings::export_all_to(dir)?;
-    crate::settings::ConnectionTest::export_all_to(dir)?;
-    crate::settings::Detected::export_all_to(dir)?;
+    maskflow_llm::config::SettingsView::export_all_to(dir)?;
+    maskflow_llm::config::LlmSettings::export_all_to(dir)?;
+    maskflow_llm::config::ConnectionTest::export_all_to(dir)?;
+    maskflow_llm::config::Detected::export_all_to(dir)?;
     maskflow_llm::budget::BudgetsView::export_all_to(dir)?;
     CancelReply::export_all_to(dir)?;
     ConversationList::export_all_to(dir)?;

@@ -4,7 +4,6 @@
 mod common;
 
 mod build;
-mod keyring;
 mod providers;
 mod real_roles;
 mod real_servers;

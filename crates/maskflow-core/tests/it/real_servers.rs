@@ -9,8 +9,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use maskflow_core::settings::{ProviderConfig, ProviderKind, test_connection};
 use maskflow_llm::anthropic::AnthropicProvider;
+use maskflow_llm::config::{ProviderConfig, ProviderKind, test_connection};
 use maskflow_llm::http::Endpoint;
 use maskflow_llm::openai::OpenAiProvider;
 use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role, ask_json};

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::http::StatusCode;
 use common::{TOKEN, call};
-use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::{Service, ServiceConfig};
+use maskflow_llm::keys::KeyringCredentials;
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::http::StatusCode;
-use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::{Event, Service, ServiceConfig, Status};
 use maskflow_llm::Provider;
 use maskflow_llm::Role;
+use maskflow_llm::keys::KeyringCredentials;
 use maskflow_server::api::{AppState, router};
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};

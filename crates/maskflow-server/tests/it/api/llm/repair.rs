@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
-use maskflow_core::keys::KeyringCredentials;
 use maskflow_core::{ServiceConfig, Status};
+use maskflow_llm::keys::KeyringCredentials;
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 

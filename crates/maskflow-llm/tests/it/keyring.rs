@@ -2,7 +2,7 @@
 //! inside `dbus-run-session` with an unlocked gnome-keyring-daemon and sets
 //! `MASKFLOW_KEYRING_TEST=1`; elsewhere it says loudly that it was skipped.
 
-use maskflow_core::keys::{Credentials, KeyringCredentials};
+use maskflow_llm::keys::{Credentials, KeyringCredentials};
 
 #[test]
 fn a_key_round_trips_through_the_system_keyring() {

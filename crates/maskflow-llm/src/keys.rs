@@ -5,11 +5,16 @@
 //! the error says so.
 //!
 //! The service sees keys only through the [`Credentials`] trait; tests use
-//! `keyring_core::mock::Store` behind [`KeyringCredentials::with_store`].
+//! `keyring_core::mock::Store` behind `KeyringCredentials::with_store`.
+//! The OS keyring back end (`KeyringCredentials`) is behind the `keyring`
+//! feature; the trait, the lookup order and the environment's secrets are
+//! always here.
 
 use std::fmt::Debug;
+#[cfg(feature = "keyring")]
 use std::sync::{Arc, OnceLock};
 
+#[cfg(feature = "keyring")]
 use keyring_core::{CredentialStore, Error as KeyringError};
 
 /// The keyring service name entries are stored under.
@@ -77,11 +82,13 @@ pub fn env_var(name: &str) -> String {
 
 /// Credentials in a `keyring-core` store: the platform's native store by
 /// default, opened on first use.
+#[cfg(feature = "keyring")]
 #[derive(Debug, Default)]
 pub struct KeyringCredentials {
     store: OnceLock<Result<Arc<CredentialStore>, String>>,
 }
 
+#[cfg(feature = "keyring")]
 impl KeyringCredentials {
     /// Credentials in `store` (e.g. `keyring_core::mock::Store` in tests).
     pub fn with_store(store: Arc<CredentialStore>) -> Self {
@@ -107,18 +114,19 @@ impl KeyringCredentials {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "keyring", target_os = "linux"))]
 fn native_store() -> Result<Arc<CredentialStore>, String> {
     zbus_secret_service_keyring_store::Store::new()
         .map(|s| s as Arc<CredentialStore>)
         .map_err(|e| e.to_string())
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(feature = "keyring", not(target_os = "linux")))]
 fn native_store() -> Result<Arc<CredentialStore>, String> {
     Err("this build has no native keyring store for this platform".into())
 }
 
+#[cfg(feature = "keyring")]
 fn describe(e: KeyringError, provider_id: &str) -> KeyError {
     match e {
         KeyringError::NoStorageAccess(inner) | KeyringError::PlatformFailure(inner) => {
@@ -131,6 +139,7 @@ fn describe(e: KeyringError, provider_id: &str) -> KeyError {
     }
 }
 
+#[cfg(feature = "keyring")]
 impl Credentials for KeyringCredentials {
     fn get(&self, provider_id: &str) -> Result<Option<String>, KeyError> {
         match self.entry(provider_id)?.get_password() {
@@ -193,6 +202,13 @@ pub fn resolve(
 }
 
 /// Secrets taken from the environment at start ([`take_env_secrets`]).
+///
+/// Process-wide on purpose, not a value the service owns: the environment
+/// it stands in for is process-wide, and once the binary has removed the
+/// variables (before any thread or child exists) this is the only place
+/// they remain, for every reader of the environment (the service's key
+/// lookup, the server's `MASKFLOW_TOKEN`). It is written once, first thing
+/// in `main`, and only read after.
 static TAKEN: std::sync::OnceLock<std::collections::HashMap<String, String>> =
     std::sync::OnceLock::new();
 
@@ -290,11 +306,13 @@ mod tests {
         assert!(out.status.success() && text.contains("1 passed"), "{text}");
     }
 
+    #[cfg(feature = "keyring")]
     fn mock() -> KeyringCredentials {
         let store = keyring_core::mock::Store::new().expect("mock store");
         KeyringCredentials::with_store(store)
     }
 
+    #[cfg(feature = "keyring")]
     #[test]
     fn keys_round_trip_through_the_store() {
         let c = mock();
@@ -307,6 +325,7 @@ mod tests {
         assert!(matches!(c.set("x", "  "), Err(KeyError::Invalid(_))));
     }
 
+    #[cfg(feature = "keyring")]
     #[test]
     fn the_environment_is_the_fallback_and_the_error_names_it() {
         let c = mock();
