@@ -39,7 +39,7 @@ fn env_with(provider: Arc<dyn Provider>, flows: &[(&str, Value)]) -> Env {
             home: home.path().to_owned(),
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage::default()),
             synchronous: Synchronous::Normal,
             checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },

@@ -48,7 +48,7 @@ pub(crate) fn engine_on(
             home: home.to_owned(),
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage::default()),
             synchronous: Synchronous::Normal,
             checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },

@@ -33,7 +33,7 @@ fn env(replies: Value, flows: &[(&str, Value)]) -> Env {
             home: home.path().to_owned(),
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage::default()),
             synchronous: Synchronous::Normal,
             checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },

@@ -20,6 +20,7 @@ use crate::store::{self, builds as rows};
 use crate::versions::Status;
 use crate::views::BuildView;
 use maskflow_llm::Role;
+use maskflow_llm::manual::ManualWaiter;
 use maskflow_runner::Runner;
 
 /// The settings key of the Python to use (a JSON string path).
@@ -64,6 +65,16 @@ pub struct SessionIteration {
     pub iteration: u32,
     /// Its files, sorted.
     pub files: Vec<SessionFile>,
+}
+
+/// The waiter of a version's build: what its manual prompts (and those of
+/// the message turns that lead to it) name, so an answer given after a
+/// restart reaches the build.
+pub(super) fn build_waiter(workflow_id: &str, version_id: &str) -> ManualWaiter {
+    ManualWaiter::Build {
+        workflow_id: workflow_id.to_owned(),
+        version_id: version_id.to_owned(),
+    }
 }
 
 /// How [`Service::run_build`] drives the engine.
@@ -122,6 +133,7 @@ impl Service {
             limits: self.run_limits(),
             environments: self.environments(),
             env_progress: self.env_sink(workflow_id, Some(version_id)),
+            budgets: self.inner.budgets.clone(),
         })
     }
 
@@ -222,7 +234,7 @@ impl Service {
         };
         // A manual prompt the builder makes names this build, so an answer
         // given after a restart reaches it.
-        let waiter = super::manual::build_waiter(workflow_id, version_id);
+        let waiter = build_waiter(workflow_id, version_id);
         let driven = maskflow_llm::manual::waiting(waiter.clone(), driven);
         // A cancel drops the build's future (its LLM request with it) and
         // the runner, watching the same flag, kills the test script.

@@ -3,6 +3,22 @@
 
 use super::*;
 
+/// The user's message trimmed, refused when empty or too long.
+pub(super) fn checked_content(content: &str) -> Result<&str> {
+    let content = content.trim();
+    if content.is_empty() {
+        return Err(CoreError::InvalidRequest(
+            "content must not be empty".into(),
+        ));
+    }
+    if content.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(CoreError::InvalidRequest(format!(
+            "content is longer than {MAX_MESSAGE_CHARS} characters"
+        )));
+    }
+    Ok(content)
+}
+
 impl Service {
     /// Creates a workflow and its first version (`validating`) from the
     /// extracts the user approved and the uploaded files behind them.
@@ -118,18 +134,19 @@ impl Service {
         content: &str,
         confirm_privacy: bool,
     ) -> Result<MessageReply> {
-        let content = content.trim();
-        if content.is_empty() {
-            return Err(CoreError::InvalidRequest(
-                "content must not be empty".into(),
-            ));
-        }
-        if content.chars().count() > MAX_MESSAGE_CHARS {
-            return Err(CoreError::InvalidRequest(format!(
-                "content is longer than {MAX_MESSAGE_CHARS} characters"
-            )));
-        }
+        let content = checked_content(content)?;
         let _busy = self.claim(workflow_id)?;
+        self.claimed_message(workflow_id, content, confirm_privacy)
+            .await
+    }
+
+    /// The message `content` (checked) to the workflow claimed by the caller.
+    pub(super) async fn claimed_message(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        confirm_privacy: bool,
+    ) -> Result<MessageReply> {
         let (version, created) = self.draft_for_message(workflow_id)?;
         if let Some(v) = &created {
             self.publish_status(workflow_id, &v.id, v.status, None);
@@ -156,7 +173,7 @@ impl Service {
         mut version: VersionRow,
         stored: bool,
     ) -> Result<MessageReply> {
-        let waiter = manual::build_waiter(workflow_id, &version.id);
+        let waiter = super::builds::build_waiter(workflow_id, &version.id);
         let turn = |stored| crate::builder::call::Turn {
             content: content.to_owned(),
             stored,

@@ -15,11 +15,12 @@ mod turns;
 
 use std::sync::{Arc, Weak};
 
+use super::builds::{Drive, build_waiter};
 use super::{Inner, Service};
 use crate::builder::{BuildState, Phase, Stage, call};
 use crate::error::{CoreError, Result};
 use crate::store::leases::{self, LeaseOwner};
-use crate::store::manual_prompts::{self as rows, StoredPrompt};
+use crate::store::manual_prompts::{self as rows, StoredCall, StoredPrompt};
 use crate::store::{self, builds};
 use crate::versions::Status;
 use maskflow_flows::{RunStatus, StartFlow};
@@ -28,11 +29,11 @@ use maskflow_llm::manual::{
 };
 use maskflow_llm::{Provider, Role};
 
-/// The waiter of a version's build.
-pub(super) fn build_waiter(workflow_id: &str, version_id: &str) -> ManualWaiter {
-    ManualWaiter::Build {
-        workflow_id: workflow_id.to_owned(),
-        version_id: version_id.to_owned(),
+/// A call's tag as the store keeps it.
+fn stored_call(tag: &call::CallTag) -> StoredCall {
+    StoredCall {
+        key: tag.key.clone(),
+        turn: tag.turn.as_ref().and_then(|t| serde_json::to_value(t).ok()),
     }
 }
 
@@ -54,14 +55,15 @@ impl PromptStore {
 impl ManualStore for PromptStore {
     fn save(&self, prompt: &ManualPrompt) -> std::result::Result<(), String> {
         let service = self.service().ok_or("Maskflow is shutting down")?;
-        let me = LeaseOwner::this_process();
+        let me = service.inner.owner.clone();
         // The call that asks, when it said (a build's phases do).
         let tag = call::current();
         let key = tag.as_ref().map(|t| t.key.as_str());
         let replaced = {
             let db = service.db();
             let replaced = rows::drop_replaced(&db, prompt, key, &me).map_err(|e| e.to_string())?;
-            rows::insert(&db, prompt, tag.as_ref(), &me).map_err(|e| e.to_string())?;
+            let call = tag.as_ref().map(stored_call);
+            rows::insert(&db, prompt, call.as_ref(), &me).map_err(|e| e.to_string())?;
             replaced
         };
         // The work was resumed another way and asks the same again.
@@ -257,7 +259,7 @@ impl Service {
     /// The live lease of another process on `resource`.
     fn held_elsewhere(&self, resource: &str) -> Option<leases::Lease> {
         let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
-        leases::held_elsewhere(&self.db(), resource, &LeaseOwner::this_process(), now_ms)
+        leases::held_elsewhere(&self.db(), resource, &self.inner.owner, now_ms)
             .ok()
             .flatten()
     }
@@ -265,7 +267,7 @@ impl Service {
     /// A prompt of no known waiter (stored by an older Maskflow, or by work
     /// that set none).
     fn message_interruption(&self, row: &StoredPrompt) -> ManualInterruption {
-        let me = LeaseOwner::this_process();
+        let me = &self.inner.owner;
         if row.owner_id != me.id && leases::pid_alive(row.owner_pid) {
             return elsewhere(row.owner_pid);
         }
@@ -371,7 +373,7 @@ impl Service {
         leases::holder(&self.db(), &super::leases::build(version_id), now_ms)
             .ok()
             .flatten()
-            .is_some_and(|l| l.owner_id == LeaseOwner::this_process().id)
+            .is_some_and(|l| l.owner_id == self.inner.owner.id)
     }
 
     /// Whether a version is building with its builder's call cut off
@@ -413,11 +415,7 @@ impl Service {
         drop(self.lease(super::leases::build(version_id))?);
         let service = self.clone();
         let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
-        tokio::spawn(async move {
-            service
-                .run_build(&wf, &vid, super::builds::Drive::Continue)
-                .await
-        });
+        tokio::spawn(async move { service.run_build(&wf, &vid, Drive::Continue).await });
         Ok(())
     }
 

@@ -7,7 +7,6 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use crate::builder::call::{CallTag, Turn};
 use crate::store::leases::LeaseOwner;
 use maskflow_llm::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
 
@@ -31,7 +30,7 @@ CREATE INDEX manual_prompts_by_waiter ON manual_prompts (waiter_key);
 "#;
 
 /// Migration (issue 19, restart-safe phases of a build): the call a prompt
-/// answers (its tag's key, see [`crate::builder::call`]) and, for a
+/// answers (its tag's key) and, for a
 /// conversation call, the user's message the turn goes on with.
 pub const CALL_MIGRATION: &str = r#"
 ALTER TABLE manual_prompts ADD COLUMN call_key TEXT;
@@ -52,7 +51,17 @@ pub struct StoredPrompt {
     pub answer: Option<String>,
     /// The call it answers, when the call said (builds do; flow steps
     /// are matched on their identical prompt).
-    pub call: Option<CallTag>,
+    pub call: Option<StoredCall>,
+}
+
+/// The call a prompt answers, as stored: plain data, its meaning is the
+/// caller's (the service's call tags).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredCall {
+    /// The call's identity within its waiter, e.g. `validator:<sha256>`.
+    pub key: String,
+    /// For a conversation call, the user's message the turn goes on with.
+    pub turn: Option<Value>,
 }
 
 /// The lookup key of a waiter: `build:<version>` or `flow_run:<run>`.
@@ -71,7 +80,7 @@ fn json_text<T: serde::Serialize>(v: &T) -> String {
 pub fn insert(
     conn: &Connection,
     prompt: &ManualPrompt,
-    call: Option<&CallTag>,
+    call: Option<&StoredCall>,
     owner: &LeaseOwner,
 ) -> rusqlite::Result<()> {
     conn.execute(
@@ -131,15 +140,10 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPrompt> {
     let messages = serde_json::from_value(messages).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into())
     })?;
-    let turn: Option<Turn> = parse(11, r.get("turn")?)?
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(11, rusqlite::types::Type::Text, e.into())
-        })?;
+    let turn = parse(11, r.get("turn")?)?;
     let call = r
         .get::<_, Option<String>>("call_key")?
-        .map(|key| CallTag { key, turn });
+        .map(|key| StoredCall { key, turn });
     Ok(StoredPrompt {
         prompt: ManualPrompt {
             id: r.get("id")?,
@@ -370,13 +374,10 @@ mod tests {
         assert!(!delete(&conn, "mp_22").expect("delete"));
     }
 
-    fn tag(key: &str, content: Option<&str>) -> CallTag {
-        CallTag {
+    fn tag(key: &str, content: Option<&str>) -> StoredCall {
+        StoredCall {
             key: key.into(),
-            turn: content.map(|c| Turn {
-                content: c.into(),
-                stored: false,
-            }),
+            turn: content.map(|c| serde_json::json!({"content": c, "stored": false})),
         }
     }
 

@@ -10,7 +10,6 @@ use super::{ManualInterruption, cut, elsewhere, ended};
 use crate::builder::call::{self, Turn};
 use crate::error::{CoreError, Result};
 use crate::service::{BusyGuard, Service, leases as held};
-use crate::store::leases::LeaseOwner;
 use crate::store::manual_prompts::StoredPrompt;
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
@@ -55,7 +54,11 @@ impl Service {
         let (Some(role), Some(tag)) = (role_of(row), row.call.as_ref()) else {
             return Err("it is not a message's prompt".into());
         };
-        let Some(turn) = tag.turn.clone() else {
+        let turn = tag
+            .turn
+            .clone()
+            .and_then(|t| serde_json::from_value::<Turn>(t).ok());
+        let Some(turn) = turn else {
             return Err("the message it was for was not kept".into());
         };
         let Some(ManualWaiter::Build { version_id, .. }) = &row.prompt.waiter else {
@@ -112,8 +115,8 @@ impl Service {
         }
         // A turn running here is taking the answer, or storing the prompt
         // it is about to wait on.
-        let busy_here = super::super::lock(&self.inner.busy).contains(workflow_id);
-        if busy_here && (row.answer.is_some() || row.owner_id == LeaseOwner::this_process().id) {
+        let busy_here = super::super::lock(&self.inner.busy).contains_key(workflow_id);
+        if busy_here && (row.answer.is_some() || row.owner_id == self.inner.owner.id) {
             return None;
         }
         let what = self.message_name(workflow_id);
