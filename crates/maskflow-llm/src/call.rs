@@ -1,8 +1,10 @@
 //! The context of one outbound LLM call, carried as a tokio task-local so
-//! the privacy guard's `GuardedProvider` decorator (in maskflow-core) can learn what a back
+//! the privacy guard's `GuardedProvider` decorator (in maskflow-privacy) can learn what a back
 //! end really sent (the exact body, token counts) without changing the
 //! [`super::Provider`] trait. Back ends call [`record_request`] and
-//! [`record_usage`]; outside a call scope those calls do nothing.
+//! [`record_usage`]; outside a call scope those calls do nothing. The
+//! guard also hands the back end the call's [`CallTag`], which it was given
+//! explicitly by whoever made the call ([`tag`]).
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -29,19 +31,41 @@ pub struct Recorded {
     pub bodies: Vec<String>,
 }
 
-/// One call's context: who asked, and what the back end recorded.
+/// Which call a manual prompt answers, as its caller named it: the call's
+/// identity within its waiter (e.g. `validator:<sha256>`) and, for a
+/// conversation call, the user's message the turn goes on with (JSON, the
+/// app's own shape). An answer given after a restart goes only to a later
+/// call with the same tag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallTag {
+    /// The call's identity within its waiter.
+    pub key: String,
+    /// For a conversation call, the user's message.
+    pub turn: Option<serde_json::Value>,
+}
+
+/// One call's context: who asked, which call it is, and what the back end
+/// recorded.
 #[derive(Debug, Default)]
 pub struct CallRecord {
     /// The workflow the call is for, when there is one.
     pub workflow_id: Option<String>,
+    /// The call, when its caller said.
+    pub tag: Option<CallTag>,
     recorded: Mutex<Recorded>,
 }
 
 impl CallRecord {
     /// A record for a call about `workflow_id`.
     pub fn new(workflow_id: Option<String>) -> Arc<Self> {
+        Self::tagged(workflow_id, None)
+    }
+
+    /// A record for the call `tag` about `workflow_id`.
+    pub fn tagged(workflow_id: Option<String>, tag: Option<CallTag>) -> Arc<Self> {
         Arc::new(Self {
             workflow_id,
+            tag,
             recorded: Mutex::new(Recorded::default()),
         })
     }
@@ -89,4 +113,9 @@ pub fn record_usage(input: Option<i64>, output: Option<i64>) {
 /// The workflow of the current call, if any.
 pub fn workflow_id() -> Option<String> {
     CALL.try_with(|c| c.workflow_id.clone()).ok().flatten()
+}
+
+/// The tag of the current call, if its caller gave one.
+pub fn tag() -> Option<CallTag> {
+    CALL.try_with(|c| c.tag.clone()).ok().flatten()
 }

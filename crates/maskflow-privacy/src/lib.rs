@@ -40,6 +40,9 @@ pub struct GuardedProvider {
     also: Vec<Arc<GuardIndex>>,
     /// The flow run and step the calls are for.
     flow_step: Option<(String, String)>,
+    /// Which call this is, handed to the back end (a manual prompt is
+    /// stored with it).
+    tag: Option<call::CallTag>,
 }
 
 impl GuardedProvider {
@@ -62,7 +65,14 @@ impl GuardedProvider {
             workflow_id: None,
             also: Vec::new(),
             flow_step: None,
+            tag: None,
         }
+    }
+
+    /// Its calls are the call `tag` (see [`call::CallTag`]).
+    pub fn tagged(mut self, tag: call::CallTag) -> Self {
+        self.tag = Some(tag);
+        self
     }
 
     /// Requests are checked against `index` too (a match in either blocks).
@@ -146,7 +156,7 @@ impl GuardedProvider {
             self.sink.record(e);
             return Err(err);
         }
-        let record = CallRecord::new(self.workflow_id.clone());
+        let record = CallRecord::tagged(self.workflow_id.clone(), self.tag.clone());
         // Written ahead: the row exists before anything is sent, marked as
         // stopped until the call ends; if it cannot be written, nothing is sent.
         let mut ahead = self.entry(request, &at);
@@ -318,6 +328,8 @@ mod tests {
     struct Backend {
         called: AtomicBool,
         hang: bool,
+        /// The call's tag, as the back end saw it while answering.
+        seen_tag: Mutex<Option<call::CallTag>>,
     }
 
     impl Provider for Backend {
@@ -335,6 +347,7 @@ mod tests {
             self.called.store(true, Ordering::SeqCst);
             let hang = self.hang;
             Box::pin(async move {
+                *lock(&self.seen_tag) = call::tag();
                 if hang {
                     std::future::pending::<()>().await;
                 }
@@ -382,6 +395,27 @@ mod tests {
             .expect("reply");
         assert!(backend.called.load(Ordering::SeqCst));
         assert_eq!(*lock(&log.events), ["begin cancelled", "finish ok"]);
+    }
+
+    #[tokio::test]
+    async fn the_back_end_sees_the_tag_the_caller_gave_for_that_call_only() {
+        let log = Arc::new(Log::default());
+        let backend = Arc::new(Backend::default());
+        let tag = call::CallTag {
+            key: "builder:generate:1:ab".into(),
+            turn: None,
+        };
+        let untagged = guarded(backend.clone(), log.clone());
+        untagged
+            .clone()
+            .tagged(tag.clone())
+            .complete(&request(), &|_| {})
+            .await
+            .expect("reply");
+        assert_eq!(*lock(&backend.seen_tag), Some(tag));
+        assert_eq!(call::tag(), None, "outside the call");
+        untagged.complete(&request(), &|_| {}).await.expect("reply");
+        assert_eq!(*lock(&backend.seen_tag), None);
     }
 
     #[tokio::test]

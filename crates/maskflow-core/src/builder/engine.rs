@@ -318,13 +318,15 @@ impl Engine {
             state.feedback.as_deref(),
             state.spec.as_ref(),
         );
+        let tagged = self.provider.clone().tagged(tag.for_the_call());
         let mut attempt = 0;
         let (reply, result) = loop {
             attempt += 1;
             // A revision and the second try are Maskflow's own repairs:
             // nobody can confirm them, so a block says what to do instead.
             let automatic = state.phase != Phase::Generate || attempt > 1;
-            let reply = super::call::tagged(tag.clone(), self.provider.complete(&request, &|_| {}))
+            let reply = tagged
+                .complete(&request, &|_| {})
                 .await
                 .map_err(|e| match e {
                     ProviderError::PrivacyBlocked(m) if automatic => {

@@ -2,6 +2,15 @@
 //! (validator → clarifier → build) and finishing a build.
 
 use super::*;
+use crate::builder::call::{self, Turn};
+
+/// The user's message `content` a conversation call works on.
+fn turn(content: &str, stored: bool) -> Turn {
+    Turn {
+        content: content.to_owned(),
+        stored,
+    }
+}
 
 /// The user's message trimmed, refused when empty or too long.
 pub(super) fn checked_content(content: &str) -> Result<&str> {
@@ -174,23 +183,15 @@ impl Service {
         stored: bool,
     ) -> Result<MessageReply> {
         let waiter = super::builds::build_waiter(workflow_id, &version.id);
-        let turn = |stored| crate::builder::call::Turn {
-            content: content.to_owned(),
-            stored,
-        };
         maskflow_llm::manual::waiting(waiter, async {
             let mut reductions = Vec::new();
             let user_stored = if version.status == Status::Validating {
-                let tag = crate::builder::call::conversation("validator", history, turn(false));
-                let validated = crate::builder::call::tagged(
-                    tag,
-                    self.validate_turn(
-                        workflow_id,
-                        content,
-                        history,
-                        &mut version,
-                        &mut reductions,
-                    ),
+                let validated = self.validate_turn(
+                    workflow_id,
+                    content,
+                    history,
+                    &mut version,
+                    &mut reductions,
                 );
                 if let Some(rejected) = validated.await? {
                     return Ok(rejected);
@@ -199,17 +200,13 @@ impl Service {
             } else {
                 stored
             };
-            let tag = crate::builder::call::conversation("clarifier", history, turn(user_stored));
-            crate::builder::call::tagged(
-                tag,
-                self.clarify_turn(
-                    workflow_id,
-                    content,
-                    history,
-                    version,
-                    reductions,
-                    user_stored,
-                ),
+            self.clarify_turn(
+                workflow_id,
+                content,
+                history,
+                version,
+                reductions,
+                user_stored,
             )
             .await
         })
@@ -226,7 +223,11 @@ impl Service {
         version: &mut VersionRow,
         context_reductions: &mut Vec<crate::fit::ContextReduction>,
     ) -> Result<Option<MessageReply>> {
-        let llm = self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?;
+        // The call, named for its manual prompt (`builder::call`).
+        let tag = call::conversation("validator", history, turn(content, false));
+        let llm = self
+            .llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?
+            .tagged(tag.for_the_call());
         let request = self
             .fitted_request(
                 &llm,
@@ -290,7 +291,10 @@ impl Service {
         mut context_reductions: Vec<crate::fit::ContextReduction>,
         user_stored: bool,
     ) -> Result<MessageReply> {
-        let llm = self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?;
+        let tag = call::conversation("clarifier", history, turn(content, user_stored));
+        let llm = self
+            .llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?
+            .tagged(tag.for_the_call());
         let request = self
             .fitted_request(
                 &llm,

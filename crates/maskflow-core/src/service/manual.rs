@@ -17,10 +17,10 @@ use std::sync::{Arc, Weak};
 
 use super::builds::{Drive, build_waiter};
 use super::{Inner, Service};
-use crate::builder::{BuildState, Phase, Stage, call};
+use crate::builder::{BuildState, Phase, Stage};
 use crate::error::{CoreError, Result};
 use crate::store::leases::{self, LeaseOwner};
-use crate::store::manual_prompts::{self as rows, StoredCall, StoredPrompt};
+use crate::store::manual_prompts::{self as rows, StoredPrompt};
 use crate::store::{self, builds};
 use crate::versions::Status;
 use maskflow_flows::{RunStatus, StartFlow};
@@ -28,14 +28,6 @@ use maskflow_llm::manual::{
     ManualError, ManualInterruption, ManualPrompt, ManualStore, ManualWaiter, StoredAnswer,
 };
 use maskflow_llm::{Provider, Role};
-
-/// A call's tag as the store keeps it.
-fn stored_call(tag: &call::CallTag) -> StoredCall {
-    StoredCall {
-        key: tag.key.clone(),
-        turn: tag.turn.as_ref().and_then(|t| serde_json::to_value(t).ok()),
-    }
-}
 
 /// The manual back end's store: the service's database. Weak, as the
 /// provider lives inside the service.
@@ -57,13 +49,12 @@ impl ManualStore for PromptStore {
         let service = self.service().ok_or("Maskflow is shutting down")?;
         let me = service.inner.owner.clone();
         // The call that asks, when it said (a build's phases do).
-        let tag = call::current();
+        let tag = maskflow_llm::call::tag();
         let key = tag.as_ref().map(|t| t.key.as_str());
         let replaced = {
             let db = service.db();
             let replaced = rows::drop_replaced(&db, prompt, key, &me).map_err(|e| e.to_string())?;
-            let call = tag.as_ref().map(stored_call);
-            rows::insert(&db, prompt, call.as_ref(), &me).map_err(|e| e.to_string())?;
+            rows::insert(&db, prompt, tag.as_ref(), &me).map_err(|e| e.to_string())?;
             replaced
         };
         // The work was resumed another way and asks the same again.
@@ -83,7 +74,7 @@ impl ManualStore for PromptStore {
 
     fn take_answer(&self, prompt: &ManualPrompt) -> Option<StoredAnswer> {
         let service = self.service()?;
-        let tag = call::current();
+        let tag = maskflow_llm::call::tag();
         let db = service.db();
         rows::take_answer(&db, prompt, tag.as_ref().map(|t| t.key.as_str())).unwrap_or_else(|e| {
             eprintln!("maskflow: could not read stored manual answers: {e}");
