@@ -1,6 +1,7 @@
 //! The conversation of seed 000: creating a workflow, sending messages
 //! (validator → clarifier → build) and finishing a build.
 
+use super::builds::build_waiter;
 use super::*;
 use crate::builder::call::{self, Turn};
 
@@ -182,34 +183,25 @@ impl Service {
         mut version: VersionRow,
         stored: bool,
     ) -> Result<MessageReply> {
-        let waiter = super::builds::build_waiter(workflow_id, &version.id);
-        maskflow_llm::manual::waiting(waiter, async {
-            let mut reductions = Vec::new();
-            let user_stored = if version.status == Status::Validating {
-                let validated = self.validate_turn(
-                    workflow_id,
-                    content,
-                    history,
-                    &mut version,
-                    &mut reductions,
-                );
-                if let Some(rejected) = validated.await? {
-                    return Ok(rejected);
-                }
-                true
-            } else {
-                stored
-            };
-            self.clarify_turn(
-                workflow_id,
-                content,
-                history,
-                version,
-                reductions,
-                user_stored,
-            )
-            .await
-        })
+        let mut reductions = Vec::new();
+        let user_stored = if version.status == Status::Validating {
+            let validated =
+                self.validate_turn(workflow_id, content, history, &mut version, &mut reductions);
+            if let Some(rejected) = validated.await? {
+                return Ok(rejected);
+            }
+            true
+        } else {
+            stored
+        };
+        self.clarify_turn(
+            workflow_id,
+            content,
+            history,
+            version,
+            reductions,
+            user_stored,
+        )
         .await
     }
 
@@ -227,7 +219,8 @@ impl Service {
         let tag = call::conversation("validator", history, turn(content, false));
         let llm = self
             .llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?
-            .tagged(tag.for_the_call());
+            .tagged(tag.for_the_call())
+            .waited_on_by(build_waiter(workflow_id, &version.id));
         let request = self
             .fitted_request(
                 &llm,
@@ -294,7 +287,8 @@ impl Service {
         let tag = call::conversation("clarifier", history, turn(content, user_stored));
         let llm = self
             .llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?
-            .tagged(tag.for_the_call());
+            .tagged(tag.for_the_call())
+            .waited_on_by(build_waiter(workflow_id, &version.id));
         let request = self
             .fitted_request(
                 &llm,

@@ -24,8 +24,9 @@ use crate::store::manual_prompts::{self as rows, StoredPrompt};
 use crate::store::{self, builds};
 use crate::versions::Status;
 use maskflow_flows::{RunStatus, StartFlow};
+use maskflow_llm::call::ManualWaiter;
 use maskflow_llm::manual::{
-    ManualError, ManualInterruption, ManualPrompt, ManualStore, ManualWaiter, StoredAnswer,
+    ManualError, ManualInterruption, ManualPrompt, ManualStore, StoredAnswer,
 };
 use maskflow_llm::{Provider, Role};
 

@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::store::leases::LeaseOwner;
-use maskflow_llm::call::CallTag;
-use maskflow_llm::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
+use maskflow_llm::call::{CallTag, ManualWaiter};
+use maskflow_llm::manual::{ManualPrompt, StoredAnswer};
 
 /// Migration (issue 19, "restart-safe waiting"): one row per waiting prompt.
 pub const MIGRATION: &str = r#"

@@ -13,7 +13,7 @@ use crate::service::{BusyGuard, Service, leases as held};
 use crate::store::manual_prompts::StoredPrompt;
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
-use maskflow_llm::manual::ManualWaiter;
+use maskflow_llm::call::ManualWaiter;
 use maskflow_llm::{ChatMessage, ChatRole, Provider, Role};
 
 /// The workflow of a stored prompt of a message's turn (the validator's or
