@@ -71,7 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             home: home.path().to_owned(),
             ids: Arc::new(UlidGen::new(clock.clone())),
             clock,
-            storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage),
+            storage: Arc::new(maskflow_core::store::flow_storage::StoreFlowStorage::default()),
             synchronous: sync,
             checkpoints: maskflow_flows::checkpoint::CheckpointPolicy::default(),
         },

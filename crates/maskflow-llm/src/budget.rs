@@ -13,7 +13,7 @@
 //! for cloud reasoning models that count thinking in the budget) while
 //! cutting a ramble short; the builder keeps room for a long script.
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -104,30 +104,37 @@ impl RoleBudgets {
     }
 }
 
-// The budgets in force, set from Settings by the service; process-wide
-// because every back end of every surface reads them per request.
-static CURRENT: RwLock<RoleBudgets> = RwLock::new(RoleBudgets {
-    validator: None,
-    clarifier: None,
-    builder: None,
-    agent: None,
-});
+/// The budgets in force, shared: the service owns one and hands it to every
+/// back end it builds (on the [`super::Endpoint`]), so a change in Settings
+/// reaches them at their next request. Cheap to clone; clones share. Two
+/// services each have their own.
+#[derive(Clone, Debug, Default)]
+pub struct Budgets(Arc<RwLock<RoleBudgets>>);
 
-/// Puts `budgets` in force for every later request.
-pub fn set(budgets: RoleBudgets) {
-    *CURRENT.write().unwrap_or_else(|e| e.into_inner()) = budgets;
+impl Budgets {
+    /// Puts `budgets` in force for every later request.
+    pub fn set(&self, budgets: RoleBudgets) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = budgets;
+    }
+
+    /// The budgets in force.
+    pub fn current(&self) -> RoleBudgets {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The `max_tokens` a back end sends for `role`: the role's budget,
+    /// capped by the back end's own `max_tokens` when one is set.
+    pub fn max_tokens(&self, role: &Role, endpoint_cap: Option<u32>) -> u32 {
+        let b = self.current().for_role(role);
+        endpoint_cap.map_or(b, |c| c.min(b))
+    }
 }
 
-/// The budgets in force.
-pub fn current() -> RoleBudgets {
-    CURRENT.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// The `max_tokens` a back end sends for `role`: the role's budget, capped
-/// by the back end's own `max_tokens` when one is set.
-pub fn max_tokens(role: &Role, endpoint_cap: Option<u32>) -> u32 {
-    let b = current().for_role(role);
-    endpoint_cap.map_or(b, |c| c.min(b))
+/// Equal when the budgets in force are (two endpoints compare by settings).
+impl PartialEq for Budgets {
+    fn eq(&self, other: &Self) -> bool {
+        self.current() == other.current()
+    }
 }
 
 /// The words of [`super::ProviderError::BudgetExceeded`].
@@ -174,6 +181,22 @@ mod tests {
         };
         assert_eq!(set.for_role(&Role::Validator), 64);
         assert_eq!(set.for_role(&Role::Agent("a".into())), AGENT_DEFAULT);
+    }
+
+    #[test]
+    fn each_handle_has_its_own_budgets_and_clones_share_them() {
+        let (a, b) = (Budgets::default(), Budgets::default());
+        let seen_by_a_back_end = a.clone();
+        a.set(RoleBudgets {
+            validator: Some(200),
+            ..Default::default()
+        });
+        assert_eq!(seen_by_a_back_end.max_tokens(&Role::Validator, None), 200);
+        assert_eq!(
+            seen_by_a_back_end.max_tokens(&Role::Validator, Some(100)),
+            100
+        );
+        assert_eq!(b.max_tokens(&Role::Validator, None), VALIDATOR_DEFAULT);
     }
 
     #[test]

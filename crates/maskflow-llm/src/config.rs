@@ -285,18 +285,20 @@ pub struct ConnectionTest {
     pub message: String,
 }
 
-/// Builds the back end of a setting with its key.
+/// Builds the back end of a setting with its key and the output budgets in force.
 pub fn build_provider(
     config: &ProviderConfig,
     key: Option<ApiKey>,
     manual: &Arc<ManualProvider>,
+    budgets: &crate::budget::Budgets,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let endpoint = || {
         let mut e = Endpoint::new(
             config.effective_base_url().unwrap_or_default(),
             config.model.clone().unwrap_or_default(),
         )
-        .with_key(key.clone());
+        .with_key(key.clone())
+        .with_budgets(budgets.clone());
         e.temperature = config.temperature;
         e.max_tokens = config.max_tokens;
         e.context_window = config.context_window;

@@ -83,6 +83,8 @@ pub struct Endpoint {
     /// The model's context window in tokens, when the user set it; else the
     /// back end learns it ([`super::context`]).
     pub context_window: Option<u32>,
+    /// The output budgets in force (the service's; the defaults otherwise).
+    pub budgets: super::budget::Budgets,
 }
 
 impl Endpoint {
@@ -96,12 +98,19 @@ impl Endpoint {
             max_tokens: None,
             temperature: None,
             context_window: None,
+            budgets: super::budget::Budgets::default(),
         }
     }
 
     /// The same endpoint with `key`.
     pub fn with_key(mut self, key: Option<ApiKey>) -> Self {
         self.api_key = key;
+        self
+    }
+
+    /// The same endpoint with `budgets` in force.
+    pub fn with_budgets(mut self, budgets: super::budget::Budgets) -> Self {
+        self.budgets = budgets;
         self
     }
 }

@@ -16,7 +16,6 @@
 //! again.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -24,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::call::ManualWaiter;
 use super::{
     BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, call,
 };
@@ -57,25 +57,6 @@ pub struct ManualPrompt {
     pub interrupted: Option<ManualInterruption>,
 }
 
-/// Who waits on a manual prompt, so an answer given after a restart can
-/// reach the work that asked.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ManualWaiter {
-    /// A call of a version's build: the request check, the clarifier or the builder.
-    Build {
-        /// `wf_…`
-        workflow_id: String,
-        /// `ver_…`
-        version_id: String,
-    },
-    /// The step in flight of a flow run.
-    FlowRun {
-        /// The run's id.
-        run_id: String,
-    },
-}
-
 /// What became of a prompt whose call was cut off (by a restart).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
 pub struct ManualInterruption {
@@ -106,32 +87,6 @@ pub trait ManualStore: Send + Sync + std::fmt::Debug {
     /// Takes (and forgets) the answer given after a restart to a prompt of
     /// the same waiter, role, messages and schema as `prompt`.
     fn take_answer(&self, prompt: &ManualPrompt) -> Option<StoredAnswer>;
-}
-
-tokio::task_local! {
-    static WAITER: ManualWaiter;
-}
-
-/// Runs `f` with `waiter` as who waits on the manual prompts it makes.
-pub async fn waiting<F: Future>(waiter: ManualWaiter, f: F) -> F::Output {
-    WAITER.scope(waiter, f).await
-}
-
-fn current_waiter() -> Option<ManualWaiter> {
-    WAITER.try_with(Clone::clone).ok()
-}
-
-/// `f` with the caller's waiter (if any) as who waits on its prompts: wrap a
-/// future spawned as its own task with it, as a spawned task does not inherit
-/// the waiter, and its prompts would not outlive a restart (a fan-out's items).
-pub fn carried<F: Future>(f: F) -> impl Future<Output = F::Output> {
-    let waiter = current_waiter();
-    async move {
-        match waiter {
-            Some(w) => WAITER.scope(w, f).await,
-            None => f.await,
-        }
-    }
 }
 
 /// What the manual back end announces (the app turns it into its wire event).
@@ -307,7 +262,7 @@ impl ManualProvider {
             messages: request.messages.clone(),
             schema: request.schema.clone(),
             created_at: format_rfc3339(self.clock.now_ms()),
-            waiter: current_waiter(),
+            waiter: call::waiter(),
             interrupted: None,
         };
         let store = self.store();
@@ -364,6 +319,8 @@ impl Provider for ManualProvider {
 
 #[cfg(test)]
 mod tests {
+    use std::future::Future;
+
     use super::*;
     use crate::{ChatRole, Role};
     use maskflow_clock::{StepClock, UlidGen};
@@ -444,21 +401,10 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_spawned_task_keeps_its_spawners_waiter_only_when_carried() {
-        let waiter = ManualWaiter::FlowRun {
-            run_id: "run_1".into(),
-        };
-        let (bare, kept) = waiting(waiter.clone(), async {
-            let bare = tokio::spawn(async { current_waiter() });
-            let kept = tokio::spawn(carried(async { current_waiter() }));
-            (bare.await.expect("join"), kept.await.expect("join"))
-        })
-        .await;
-        assert_eq!(bare, None, "task-locals are not inherited");
-        assert_eq!(kept, Some(waiter));
-        let outside = tokio::spawn(carried(async { current_waiter() }));
-        assert_eq!(outside.await.expect("join"), None);
+    /// The call of `f`, its manual prompt waited on by `waiter` (as the
+    /// privacy guard scopes a call it was given a waiter for).
+    async fn waiting<F: Future>(waiter: ManualWaiter, f: F) -> F::Output {
+        call::scope(call::CallRecord::of_call(None, None, Some(waiter)), f).await
     }
 
     /// A store in memory, as the app's database would keep prompts.

@@ -67,8 +67,10 @@ impl OllamaProvider {
         request: &LlmRequest,
         on_delta: DeltaSink<'_>,
     ) -> Result<LlmReply, ProviderError> {
-        let role_budget =
-            super::budget::max_tokens(&request.role, self.client.endpoint().max_tokens);
+        let endpoint = self.client.endpoint();
+        let role_budget = endpoint
+            .budgets
+            .max_tokens(&request.role, endpoint.max_tokens);
         let window = self.context_window().await;
         let budget = super::context::check(request, self.model(), window, role_budget)?;
         // Set when the window, not the role's budget, limits the reply.

@@ -22,7 +22,7 @@ pub mod words;
 use std::sync::{Arc, Mutex};
 
 use maskflow_clock::{Clock, IdGen, format_rfc3339};
-use maskflow_llm::call::{self, CallRecord};
+use maskflow_llm::call::{self, CallRecord, ManualWaiter};
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
 pub use guard::{GuardIndex, GuardMatch};
@@ -42,6 +42,11 @@ pub struct GuardedProvider {
     also: Vec<Arc<GuardIndex>>,
     /// The flow run and step the calls are for.
     flow_step: Option<(String, String)>,
+    /// Which call this is, handed to the back end (a manual prompt is
+    /// stored with it).
+    tag: Option<call::CallTag>,
+    /// Who waits on a manual prompt of these calls, handed to the back end.
+    waiter: Option<ManualWaiter>,
 }
 
 impl GuardedProvider {
@@ -64,7 +69,22 @@ impl GuardedProvider {
             workflow_id: None,
             also: Vec::new(),
             flow_step: None,
+            tag: None,
+            waiter: None,
         }
+    }
+
+    /// A manual prompt of these calls is waited on by `waiter` (a build),
+    /// so an answer given after a restart reaches it.
+    pub fn waited_on_by(mut self, waiter: ManualWaiter) -> Self {
+        self.waiter = Some(waiter);
+        self
+    }
+
+    /// Its calls are the call `tag` (see [`call::CallTag`]).
+    pub fn tagged(mut self, tag: call::CallTag) -> Self {
+        self.tag = Some(tag);
+        self
     }
 
     /// Requests are checked against `index` too (a match in either blocks).
@@ -73,8 +93,12 @@ impl GuardedProvider {
         self
     }
 
-    /// Calls are made by step `step` of flow run `run_id` (recorded in the ledger).
+    /// Calls are made by step `step` of flow run `run_id` (recorded in the
+    /// ledger); the run waits on their manual prompts.
     pub fn for_flow_step(mut self, run_id: String, step: String) -> Self {
+        self.waiter = Some(ManualWaiter::FlowRun {
+            run_id: run_id.clone(),
+        });
         self.flow_step = Some((run_id, step));
         self
     }
@@ -148,7 +172,11 @@ impl GuardedProvider {
             self.sink.record(e);
             return Err(err);
         }
-        let record = CallRecord::new(self.workflow_id.clone());
+        let record = CallRecord::of_call(
+            self.workflow_id.clone(),
+            self.tag.clone(),
+            self.waiter.clone(),
+        );
         // Written ahead: the row exists before anything is sent, marked as
         // stopped until the call ends; if it cannot be written, nothing is sent.
         let mut ahead = self.entry(request, &at);
@@ -320,6 +348,10 @@ mod tests {
     struct Backend {
         called: AtomicBool,
         hang: bool,
+        /// The call's tag, as the back end saw it while answering.
+        seen_tag: Mutex<Option<call::CallTag>>,
+        /// Who waits on the call's prompt, as the back end saw it.
+        seen_waiter: Mutex<Option<ManualWaiter>>,
     }
 
     impl Provider for Backend {
@@ -337,6 +369,8 @@ mod tests {
             self.called.store(true, Ordering::SeqCst);
             let hang = self.hang;
             Box::pin(async move {
+                *lock(&self.seen_tag) = call::tag();
+                *lock(&self.seen_waiter) = call::waiter();
                 if hang {
                     std::future::pending::<()>().await;
                 }
@@ -384,6 +418,58 @@ mod tests {
             .expect("reply");
         assert!(backend.called.load(Ordering::SeqCst));
         assert_eq!(*lock(&log.events), ["begin cancelled", "finish ok"]);
+    }
+
+    #[tokio::test]
+    async fn the_back_end_sees_the_tag_the_caller_gave_for_that_call_only() {
+        let log = Arc::new(Log::default());
+        let backend = Arc::new(Backend::default());
+        let tag = call::CallTag {
+            key: "builder:generate:1:ab".into(),
+            turn: None,
+        };
+        let untagged = guarded(backend.clone(), log.clone());
+        untagged
+            .clone()
+            .tagged(tag.clone())
+            .complete(&request(), &|_| {})
+            .await
+            .expect("reply");
+        assert_eq!(*lock(&backend.seen_tag), Some(tag));
+        assert_eq!(call::tag(), None, "outside the call");
+        untagged.complete(&request(), &|_| {}).await.expect("reply");
+        assert_eq!(*lock(&backend.seen_tag), None);
+        assert_eq!(*lock(&backend.seen_waiter), None);
+    }
+
+    #[tokio::test]
+    async fn the_back_end_sees_who_waits_on_the_call() {
+        let log = Arc::new(Log::default());
+        let backend = Arc::new(Backend::default());
+        let build = ManualWaiter::Build {
+            workflow_id: "wf_1".into(),
+            version_id: "wv_1".into(),
+        };
+        guarded(backend.clone(), log.clone())
+            .waited_on_by(build.clone())
+            .complete(&request(), &|_| {})
+            .await
+            .expect("reply");
+        assert_eq!(*lock(&backend.seen_waiter), Some(build));
+        // A flow step's calls are waited on by its run, even from a task
+        // of their own (a fan-out's items): the provider carries it.
+        let step = guarded(backend.clone(), log).for_flow_step("fr_1".into(), "draft".into());
+        tokio::spawn(async move { step.complete(&request(), &|_| {}).await })
+            .await
+            .expect("join")
+            .expect("reply");
+        assert_eq!(
+            *lock(&backend.seen_waiter),
+            Some(ManualWaiter::FlowRun {
+                run_id: "fr_1".into()
+            })
+        );
+        assert_eq!(call::waiter(), None, "outside the call");
     }
 
     #[tokio::test]

@@ -1,13 +1,13 @@
 //! Which call of a build a manual prompt answers (issue 19): the
 //! validator's or the clarifier's call on one point of the conversation, or
-//! the builder's call at one phase and iteration. The call that asks sets
-//! its [`CallTag`] for the task ([`tagged`]); the prompt is stored with it,
+//! the builder's call at one phase and iteration. The call that asks gives
+//! its [`CallTag`] to its guarded back end (`GuardedProvider::tagged`, with
+//! [`CallTag::for_the_call`]), which hands it to the manual back end with
+//! the call; the prompt is stored with it,
 //! and an answer given after a restart goes only to a later call of the
 //! same waiter, role and tag. So the call asked again takes its answer even
 //! when the prompt's wording changed (house rules edited, the context
 //! fitted anew, a newer Maskflow), and a different question never does.
-
-use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -38,18 +38,18 @@ pub struct Turn {
     pub stored: bool,
 }
 
-tokio::task_local! {
-    static TAG: CallTag;
-}
-
-/// Runs `f` with `tag` as the call its manual prompts answer.
-pub async fn tagged<F: Future>(tag: CallTag, f: F) -> F::Output {
-    TAG.scope(tag, f).await
-}
-
-/// The tag of the call running in this task, if it set one.
-pub fn current() -> Option<CallTag> {
-    TAG.try_with(Clone::clone).ok()
+impl CallTag {
+    /// The tag as the call carries it to the back end (and the store keeps
+    /// it): the key, and the turn as JSON.
+    pub fn for_the_call(&self) -> maskflow_llm::call::CallTag {
+        maskflow_llm::call::CallTag {
+            key: self.key.clone(),
+            turn: self
+                .turn
+                .as_ref()
+                .and_then(|t| serde_json::to_value(t).ok()),
+        }
+    }
 }
 
 fn hex(hasher: Sha256) -> String {
@@ -183,12 +183,14 @@ mod tests {
         assert_eq!(builder(Phase::Generate, 1, None, None).turn, None);
     }
 
-    #[tokio::test]
-    async fn a_tag_is_seen_inside_its_scope_only() {
-        assert_eq!(current(), None);
-        let tag = builder(Phase::Generate, 1, None, None);
-        let seen = tagged(tag.clone(), async { current() }).await;
-        assert_eq!(seen, Some(tag));
-        assert_eq!(current(), None);
+    #[test]
+    fn a_tag_carried_by_the_call_keeps_its_key_and_turn() {
+        let tag = builder(Phase::Generate, 1, None, None).for_the_call();
+        assert!(tag.key.starts_with("builder:generate:1:"), "{}", tag.key);
+        assert_eq!(tag.turn, None);
+        let history = [ChatMessage::new(ChatRole::User, "EUR")];
+        let carried = conversation("clarifier", &history, turn("EUR")).for_the_call();
+        let back: Turn = serde_json::from_value(carried.turn.expect("turn")).expect("a turn");
+        assert_eq!(back, turn("EUR"));
     }
 }

@@ -48,6 +48,8 @@ pub struct Engine {
     pub environments: Environments,
     /// Where an environment install's progress goes.
     pub env_progress: ProgressSink,
+    /// The output budgets in force (the builder's reply is kept room for).
+    pub budgets: maskflow_llm::budget::Budgets,
 }
 
 fn fail(state: &mut BuildState, reason: impl Into<String>) -> Command {
@@ -258,7 +260,7 @@ impl Engine {
     /// the numbers when it cannot fit.
     async fn request(&self, job: &BuildJob, state: &mut BuildState) -> Result<LlmRequest, String> {
         let window = self.provider.context_window().await;
-        let budget = maskflow_llm::budget::max_tokens(&maskflow_llm::Role::Builder, None);
+        let budget = self.budgets.max_tokens(&maskflow_llm::Role::Builder, None);
         let build = |extracts: &Value| {
             let mut ctx = self.context(job, state);
             ctx.extracts = extracts.clone();
@@ -316,13 +318,15 @@ impl Engine {
             state.feedback.as_deref(),
             state.spec.as_ref(),
         );
+        let tagged = self.provider.clone().tagged(tag.for_the_call());
         let mut attempt = 0;
         let (reply, result) = loop {
             attempt += 1;
             // A revision and the second try are Maskflow's own repairs:
             // nobody can confirm them, so a block says what to do instead.
             let automatic = state.phase != Phase::Generate || attempt > 1;
-            let reply = super::call::tagged(tag.clone(), self.provider.complete(&request, &|_| {}))
+            let reply = tagged
+                .complete(&request, &|_| {})
                 .await
                 .map_err(|e| match e {
                     ProviderError::PrivacyBlocked(m) if automatic => {

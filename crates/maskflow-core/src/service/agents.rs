@@ -10,7 +10,6 @@
 //! through a temporary file so a run starting meanwhile never reads half.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
@@ -29,10 +28,6 @@ use maskflow_llm::config::{ProviderConfig, ProviderKind};
 pub const MAX_AGENT_PROMPT_CHARS: usize = 50_000;
 /// Longest model name, in characters.
 pub const MAX_MODEL_CHARS: usize = 200;
-
-/// Agent files are written one at a time (a create's "does it exist" and
-/// its write are one step).
-static WRITES: Mutex<()> = Mutex::new(());
 
 /// One agent as the API shows it.
 #[derive(Serialize, Clone, Debug, PartialEq, ToSchema, TS)]
@@ -354,7 +349,7 @@ impl Service {
     pub fn agent_create(&self, input: AgentInput) -> Result<AgentView> {
         let (name, def) = check(&input, None, &self.configured_providers()?).map_err(invalid)?;
         {
-            let _one = WRITES.lock().unwrap_or_else(|e| e.into_inner());
+            let _one = super::lock(&self.inner.agent_writes);
             if files::agent_file_exists(self.home(), &name) {
                 return Err(CoreError::Conflict(format!(
                     "an agent named {name:?} exists already; edit it or pick another name"
@@ -371,7 +366,7 @@ impl Service {
         let (name, def) =
             check(&input, Some(name), &self.configured_providers()?).map_err(invalid)?;
         {
-            let _one = WRITES.lock().unwrap_or_else(|e| e.into_inner());
+            let _one = super::lock(&self.inner.agent_writes);
             if !files::agent_file_exists(self.home(), &name) {
                 return Err(CoreError::not_found("agent", &name));
             }
@@ -384,7 +379,7 @@ impl Service {
     /// agent; its commands folder stays.
     pub fn agent_delete(&self, name: &str) -> Result<()> {
         Self::agent_name(name)?;
-        let _one = WRITES.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = super::lock(&self.inner.agent_writes);
         if !files::agent_file_exists(self.home(), name) {
             return Err(CoreError::not_found("agent", name));
         }

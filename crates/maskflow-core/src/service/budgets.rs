@@ -1,12 +1,12 @@
 //! The output budget of each LLM role (`llm_budgets` in the settings table):
 //! what the settings screen shows and changes. Stored budgets are put in
-//! force for every back end ([`maskflow_llm::budget::set`]) when the
-//! service opens and whenever they change.
+//! force in the service's [`Budgets`], which every back end it builds reads,
+//! when the service opens and whenever they change.
 
 use super::Service;
 use crate::error::{CoreError, Result};
 use crate::store;
-use maskflow_llm::budget::{self, BudgetsView, RoleBudgets};
+use maskflow_llm::budget::{Budgets, BudgetsView, RoleBudgets};
 
 /// The settings key of the budgets.
 pub const BUDGETS_SETTING: &str = "llm_budgets";
@@ -30,7 +30,12 @@ impl Service {
             eprintln!("maskflow: {e}; using the default output budgets");
             RoleBudgets::default()
         });
-        budget::set(budgets);
+        self.inner.budgets.set(budgets);
+    }
+
+    /// The output budgets in force for this service's back ends.
+    pub fn budgets(&self) -> &Budgets {
+        &self.inner.budgets
     }
 
     /// The output budget of each role, and the defaults.
@@ -45,7 +50,7 @@ impl Service {
             serde_json::to_string(&budgets).map_err(|e| CoreError::Corrupt(e.to_string()))?;
         let now = self.now();
         store::settings::put(&self.db(), BUDGETS_SETTING, &value, &now)?;
-        budget::set(budgets.clone());
+        self.inner.budgets.set(budgets.clone());
         Ok(BudgetsView::of(budgets))
     }
 }

@@ -20,6 +20,7 @@ use crate::store::{self, builds as rows};
 use crate::versions::Status;
 use crate::views::BuildView;
 use maskflow_llm::Role;
+use maskflow_llm::call::ManualWaiter;
 use maskflow_runner::Runner;
 
 /// The settings key of the Python to use (a JSON string path).
@@ -66,6 +67,16 @@ pub struct SessionIteration {
     pub files: Vec<SessionFile>,
 }
 
+/// The waiter of a version's build: what its manual prompts (and those of
+/// the message turns that lead to it) name, so an answer given after a
+/// restart reaches the build.
+pub(super) fn build_waiter(workflow_id: &str, version_id: &str) -> ManualWaiter {
+    ManualWaiter::Build {
+        workflow_id: workflow_id.to_owned(),
+        version_id: version_id.to_owned(),
+    }
+}
+
 /// How [`Service::run_build`] drives the engine.
 pub(super) enum Drive {
     /// A new build from the conversation.
@@ -108,7 +119,9 @@ impl Service {
     /// The build engine for one version; its builder calls go through the
     /// privacy guard and the ledger like every other LLM call.
     fn engine(&self, workflow_id: &str, version_id: &str) -> Result<Engine> {
-        let provider = self.llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?;
+        let provider = self
+            .llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?
+            .waited_on_by(build_waiter(workflow_id, version_id));
         let approver: Arc<dyn builder::Approver> = if maskflow_llm::Provider::is_manual(&provider) {
             Arc::new(ManualApproval)
         } else {
@@ -122,6 +135,7 @@ impl Service {
             limits: self.run_limits(),
             environments: self.environments(),
             env_progress: self.env_sink(workflow_id, Some(version_id)),
+            budgets: self.inner.budgets.clone(),
         })
     }
 
@@ -220,10 +234,10 @@ impl Service {
                 Drive::Continue => engine.continue_call(&job, &mut state, &on).await,
             }
         };
-        // A manual prompt the builder makes names this build, so an answer
-        // given after a restart reaches it.
-        let waiter = super::manual::build_waiter(workflow_id, version_id);
-        let driven = maskflow_llm::manual::waiting(waiter.clone(), driven);
+        // A manual prompt the builder makes names this build (its back end
+        // is made for it: `engine`), so an answer given after a restart
+        // reaches it.
+        let waiter = build_waiter(workflow_id, version_id);
         // A cancel drops the build's future (its LLM request with it) and
         // the runner, watching the same flag, kills the test script.
         let outcome = tokio::select! {

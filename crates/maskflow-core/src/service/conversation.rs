@@ -1,7 +1,33 @@
 //! The conversation of seed 000: creating a workflow, sending messages
 //! (validator → clarifier → build) and finishing a build.
 
+use super::builds::build_waiter;
 use super::*;
+use crate::builder::call::{self, Turn};
+
+/// The user's message `content` a conversation call works on.
+fn turn(content: &str, stored: bool) -> Turn {
+    Turn {
+        content: content.to_owned(),
+        stored,
+    }
+}
+
+/// The user's message trimmed, refused when empty or too long.
+pub(super) fn checked_content(content: &str) -> Result<&str> {
+    let content = content.trim();
+    if content.is_empty() {
+        return Err(CoreError::InvalidRequest(
+            "content must not be empty".into(),
+        ));
+    }
+    if content.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(CoreError::InvalidRequest(format!(
+            "content is longer than {MAX_MESSAGE_CHARS} characters"
+        )));
+    }
+    Ok(content)
+}
 
 impl Service {
     /// Creates a workflow and its first version (`validating`) from the
@@ -118,18 +144,19 @@ impl Service {
         content: &str,
         confirm_privacy: bool,
     ) -> Result<MessageReply> {
-        let content = content.trim();
-        if content.is_empty() {
-            return Err(CoreError::InvalidRequest(
-                "content must not be empty".into(),
-            ));
-        }
-        if content.chars().count() > MAX_MESSAGE_CHARS {
-            return Err(CoreError::InvalidRequest(format!(
-                "content is longer than {MAX_MESSAGE_CHARS} characters"
-            )));
-        }
+        let content = checked_content(content)?;
         let _busy = self.claim(workflow_id)?;
+        self.claimed_message(workflow_id, content, confirm_privacy)
+            .await
+    }
+
+    /// The message `content` (checked) to the workflow claimed by the caller.
+    pub(super) async fn claimed_message(
+        &self,
+        workflow_id: &str,
+        content: &str,
+        confirm_privacy: bool,
+    ) -> Result<MessageReply> {
         let (version, created) = self.draft_for_message(workflow_id)?;
         if let Some(v) = &created {
             self.publish_status(workflow_id, &v.id, v.status, None);
@@ -156,46 +183,25 @@ impl Service {
         mut version: VersionRow,
         stored: bool,
     ) -> Result<MessageReply> {
-        let waiter = manual::build_waiter(workflow_id, &version.id);
-        let turn = |stored| crate::builder::call::Turn {
-            content: content.to_owned(),
-            stored,
+        let mut reductions = Vec::new();
+        let user_stored = if version.status == Status::Validating {
+            let validated =
+                self.validate_turn(workflow_id, content, history, &mut version, &mut reductions);
+            if let Some(rejected) = validated.await? {
+                return Ok(rejected);
+            }
+            true
+        } else {
+            stored
         };
-        maskflow_llm::manual::waiting(waiter, async {
-            let mut reductions = Vec::new();
-            let user_stored = if version.status == Status::Validating {
-                let tag = crate::builder::call::conversation("validator", history, turn(false));
-                let validated = crate::builder::call::tagged(
-                    tag,
-                    self.validate_turn(
-                        workflow_id,
-                        content,
-                        history,
-                        &mut version,
-                        &mut reductions,
-                    ),
-                );
-                if let Some(rejected) = validated.await? {
-                    return Ok(rejected);
-                }
-                true
-            } else {
-                stored
-            };
-            let tag = crate::builder::call::conversation("clarifier", history, turn(user_stored));
-            crate::builder::call::tagged(
-                tag,
-                self.clarify_turn(
-                    workflow_id,
-                    content,
-                    history,
-                    version,
-                    reductions,
-                    user_stored,
-                ),
-            )
-            .await
-        })
+        self.clarify_turn(
+            workflow_id,
+            content,
+            history,
+            version,
+            reductions,
+            user_stored,
+        )
         .await
     }
 
@@ -209,7 +215,12 @@ impl Service {
         version: &mut VersionRow,
         context_reductions: &mut Vec<crate::fit::ContextReduction>,
     ) -> Result<Option<MessageReply>> {
-        let llm = self.llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?;
+        // The call, named for its manual prompt (`builder::call`).
+        let tag = call::conversation("validator", history, turn(content, false));
+        let llm = self
+            .llm(&Role::Validator, Some(workflow_id), Some(&version.id), None)?
+            .tagged(tag.for_the_call())
+            .waited_on_by(build_waiter(workflow_id, &version.id));
         let request = self
             .fitted_request(
                 &llm,
@@ -273,7 +284,11 @@ impl Service {
         mut context_reductions: Vec<crate::fit::ContextReduction>,
         user_stored: bool,
     ) -> Result<MessageReply> {
-        let llm = self.llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?;
+        let tag = call::conversation("clarifier", history, turn(content, user_stored));
+        let llm = self
+            .llm(&Role::Clarifier, Some(workflow_id), Some(&version.id), None)?
+            .tagged(tag.for_the_call())
+            .waited_on_by(build_waiter(workflow_id, &version.id));
         let request = self
             .fitted_request(
                 &llm,

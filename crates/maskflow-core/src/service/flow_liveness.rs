@@ -5,7 +5,7 @@
 //! rewritten here, so another process's run is left alone.
 
 use super::Service;
-use crate::store::leases::{self, LeaseOwner};
+use crate::store::leases;
 use maskflow_flows::{RunList, RunStatus, RunView};
 
 /// How deep a chain of subflows is followed to its leased top run.
@@ -102,7 +102,7 @@ impl Service {
         }
         let resource = format!("flow_run:{id}");
         let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
-        let me = LeaseOwner::this_process();
+        let me = self.inner.owner.clone();
         let db = self.db();
         // A database that cannot be read says nothing: never call a run cut off then.
         let Ok(elsewhere) = leases::held_elsewhere(&db, &resource, &me, now_ms) else {
@@ -125,6 +125,7 @@ mod tests {
 
     use super::*;
     use crate::service::tests::service_with;
+    use crate::store::leases::LeaseOwner;
     use maskflow_flows::store::{self as fstore, RunRow};
 
     fn stored(s: &Service, id: &str, status: RunStatus, parent: Option<&str>) {
@@ -218,7 +219,7 @@ mod tests {
 
         // This process takes it over: running here, neither flag set.
         leases::release(&s.db(), "flow_run:flow_top", &elsewhere).expect("release");
-        lease_top(&s, &LeaseOwner::this_process());
+        lease_top(&s, &s.inner.owner.clone());
         assert_eq!(told(&s, "flow_top"), (false, None));
         assert_eq!(told(&s, "flow_child"), (false, None));
 

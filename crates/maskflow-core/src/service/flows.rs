@@ -75,7 +75,7 @@ impl Service {
     pub async fn flow_stop(&self, id: &str) -> Result<RunView> {
         let view = self.flows().stop(id).await?;
         // Its step's manual prompt, if any, went with the stopped step.
-        self.forget_prompts(&maskflow_llm::manual::ManualWaiter::FlowRun {
+        self.forget_prompts(&maskflow_llm::call::ManualWaiter::FlowRun {
             run_id: id.to_owned(),
         });
         Ok(self.with_liveness(view))

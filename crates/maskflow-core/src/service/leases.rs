@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::{Inner, Service};
 use crate::error::Result;
-use crate::store::leases::{self, DEFAULT_TTL_MS, LeaseOwner};
+use crate::store::leases::{self, DEFAULT_TTL_MS};
 
 /// The lease of a workflow handling a message.
 pub(super) fn workflow(id: &str) -> String {
@@ -40,7 +40,7 @@ impl Drop for LeaseGuard {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(inner) = self.inner.upgrade() {
             let service = Service { inner };
-            let _ = leases::release(&service.db(), &self.resource, &LeaseOwner::this_process());
+            let _ = leases::release(&service.db(), &self.resource, &service.inner.owner);
         }
     }
 }
@@ -54,7 +54,7 @@ impl Service {
     /// other process's pid while it holds one) and renews it until the guard
     /// is dropped.
     pub(super) fn lease(&self, resource: String) -> Result<LeaseGuard> {
-        let owner = LeaseOwner::this_process();
+        let owner = self.inner.owner.clone();
         leases::acquire(&self.db(), &resource, &owner, self.now_ms(), DEFAULT_TTL_MS)?;
         let guard = LeaseGuard {
             inner: Arc::downgrade(&self.inner),

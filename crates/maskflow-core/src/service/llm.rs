@@ -172,7 +172,7 @@ impl Service {
         let mut built = HashMap::new();
         for p in &settings.providers {
             let key = self.key_of(&p.id, p.kind.as_str()).0;
-            let provider = config::build_provider(p, key, &self.llm_state().manual)?;
+            let provider = config::build_provider(p, key, &self.llm_state().manual, &self.inner.budgets)?;
             built.insert(p.id.clone(), provider);
         }
         *self
@@ -262,7 +262,7 @@ impl Service {
         build: &(dyn Fn(&Value) -> LlmRequest + Sync),
     ) -> Result<LlmRequest> {
         let window = provider.context_window().await;
-        let budget = maskflow_llm::budget::max_tokens(role, None);
+        let budget = self.inner.budgets.max_tokens(role, None);
         let (request, reduction) =
             crate::fit::fit_request(extracts, window, budget, provider.model(), build)?;
         if let Some(r) = reduction {
@@ -336,7 +336,7 @@ impl Service {
             config.model = model;
         }
         let key = self.key_of(&config.id, config.kind.as_str()).0;
-        config::build_provider(&config, key, &self.llm_state().manual)
+        config::build_provider(&config, key, &self.llm_state().manual, &self.inner.budgets)
             .map_err(|e| format!("agent {agent:?}: provider {:?}: {e}", config.id))
     }
 

@@ -15,26 +15,20 @@ mod turns;
 
 use std::sync::{Arc, Weak};
 
+use super::builds::{Drive, build_waiter};
 use super::{Inner, Service};
-use crate::builder::{BuildState, Phase, Stage, call};
+use crate::builder::{BuildState, Phase, Stage};
 use crate::error::{CoreError, Result};
 use crate::store::leases::{self, LeaseOwner};
 use crate::store::manual_prompts::{self as rows, StoredPrompt};
 use crate::store::{self, builds};
 use crate::versions::Status;
 use maskflow_flows::{RunStatus, StartFlow};
+use maskflow_llm::call::ManualWaiter;
 use maskflow_llm::manual::{
-    ManualError, ManualInterruption, ManualPrompt, ManualStore, ManualWaiter, StoredAnswer,
+    ManualError, ManualInterruption, ManualPrompt, ManualStore, StoredAnswer,
 };
 use maskflow_llm::{Provider, Role};
-
-/// The waiter of a version's build.
-pub(super) fn build_waiter(workflow_id: &str, version_id: &str) -> ManualWaiter {
-    ManualWaiter::Build {
-        workflow_id: workflow_id.to_owned(),
-        version_id: version_id.to_owned(),
-    }
-}
 
 /// The manual back end's store: the service's database. Weak, as the
 /// provider lives inside the service.
@@ -54,15 +48,14 @@ impl PromptStore {
 impl ManualStore for PromptStore {
     fn save(&self, prompt: &ManualPrompt) -> std::result::Result<(), String> {
         let service = self.service().ok_or("Maskflow is shutting down")?;
-        let me = LeaseOwner::this_process();
+        let me = service.inner.owner.clone();
         // The call that asks, when it said (a build's phases do).
-        let tag = call::current();
+        let tag = maskflow_llm::call::tag();
         let key = tag.as_ref().map(|t| t.key.as_str());
         let replaced = {
             let db = service.db();
             let replaced = rows::drop_replaced(&db, prompt, key, &me).map_err(|e| e.to_string())?;
-            let stored = tag.as_ref().map(turns::stored_call);
-            rows::insert(&db, prompt, stored.as_ref(), &me).map_err(|e| e.to_string())?;
+            rows::insert(&db, prompt, tag.as_ref(), &me).map_err(|e| e.to_string())?;
             replaced
         };
         // The work was resumed another way and asks the same again.
@@ -82,7 +75,7 @@ impl ManualStore for PromptStore {
 
     fn take_answer(&self, prompt: &ManualPrompt) -> Option<StoredAnswer> {
         let service = self.service()?;
-        let tag = call::current();
+        let tag = maskflow_llm::call::tag();
         let db = service.db();
         rows::take_answer(&db, prompt, tag.as_ref().map(|t| t.key.as_str())).unwrap_or_else(|e| {
             eprintln!("maskflow: could not read stored manual answers: {e}");
@@ -258,7 +251,7 @@ impl Service {
     /// The live lease of another process on `resource`.
     fn held_elsewhere(&self, resource: &str) -> Option<leases::Lease> {
         let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
-        leases::held_elsewhere(&self.db(), resource, &LeaseOwner::this_process(), now_ms)
+        leases::held_elsewhere(&self.db(), resource, &self.inner.owner, now_ms)
             .ok()
             .flatten()
     }
@@ -266,7 +259,7 @@ impl Service {
     /// A prompt of no known waiter (stored by an older Maskflow, or by work
     /// that set none).
     fn message_interruption(&self, row: &StoredPrompt) -> ManualInterruption {
-        let me = LeaseOwner::this_process();
+        let me = &self.inner.owner;
         if row.owner_id != me.id && leases::pid_alive(row.owner_pid) {
             return elsewhere(row.owner_pid);
         }
@@ -372,7 +365,7 @@ impl Service {
         leases::holder(&self.db(), &super::leases::build(version_id), now_ms)
             .ok()
             .flatten()
-            .is_some_and(|l| l.owner_id == LeaseOwner::this_process().id)
+            .is_some_and(|l| l.owner_id == self.inner.owner.id)
     }
 
     /// Whether a version is building with its builder's call cut off
@@ -414,11 +407,7 @@ impl Service {
         drop(self.lease(super::leases::build(version_id))?);
         let service = self.clone();
         let (wf, vid) = (workflow_id.to_owned(), version_id.to_owned());
-        tokio::spawn(async move {
-            service
-                .run_build(&wf, &vid, super::builds::Drive::Continue)
-                .await
-        });
+        tokio::spawn(async move { service.run_build(&wf, &vid, Drive::Continue).await });
         Ok(())
     }
 

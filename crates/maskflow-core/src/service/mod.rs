@@ -36,7 +36,7 @@ mod types;
 mod uploads;
 mod workflows;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -137,7 +137,19 @@ struct Inner {
     home: PathBuf,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
-    busy: Mutex<HashSet<String>>,
+    /// The workflows handling a call now, each with the signal that stops
+    /// it when it can be stopped: the one claim that keeps a workflow to
+    /// one message at a time in this service (leases do it across processes).
+    busy: Mutex<HashMap<String, Option<Arc<tokio::sync::Notify>>>>,
+    /// The builds running in this service, by workflow (what a cancel stops).
+    builds: Mutex<cancel::Builds>,
+    /// Agent files are written one at a time (a create's "does it exist"
+    /// and its write are one step).
+    agent_writes: Mutex<()>,
+    /// Who holds this service's leases and asked its stored manual prompts.
+    owner: LeaseOwner,
+    /// The output budgets in force, handed to every back end built.
+    budgets: maskflow_llm::budget::Budgets,
     events: EventBus,
     llm: llm::LlmState,
     flows: maskflow_flows::FlowEngine,
@@ -172,6 +184,8 @@ impl Service {
         let stamp = format_rfc3339(config.clock.now_ms());
         let conn = store::open(&config.home, &stamp)?;
         let events = EventBus::default();
+        let owner = LeaseOwner::new_in_this_process();
+        let budgets = maskflow_llm::budget::Budgets::default();
         let llm = llm::LlmState::new(
             config.providers,
             config.keys,
@@ -183,7 +197,9 @@ impl Service {
             home: config.home.clone(),
             clock: config.clock.clone(),
             ids: config.ids.clone(),
-            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage),
+            storage: Arc::new(crate::store::flow_storage::StoreFlowStorage::new(
+                owner.clone(),
+            )),
             synchronous: maskflow_flows::Synchronous::Normal,
             checkpoints: storage::stored_checkpoint_policy(&conn),
         };
@@ -201,7 +217,11 @@ impl Service {
             home: config.home,
             clock: config.clock,
             ids: config.ids,
-            busy: Mutex::new(HashSet::new()),
+            busy: Mutex::new(HashMap::new()),
+            builds: Mutex::new(HashMap::new()),
+            agent_writes: Mutex::new(()),
+            owner,
+            budgets,
             events,
             llm,
             runner: Mutex::new(None),
@@ -246,10 +266,25 @@ impl Service {
     }
 
     fn claim(&self, workflow_id: &str) -> Result<BusyGuard> {
-        if !lock(&self.inner.busy).insert(workflow_id.to_owned()) {
-            return Err(CoreError::Conflict(format!(
-                "workflow {workflow_id} is already handling a message; wait for its reply"
-            )));
+        self.claim_with(workflow_id, None)
+    }
+
+    /// Claims `workflow_id` for one call (a `Conflict` while it handles
+    /// another, here or in another process); `cancel`, when given, is what
+    /// [`Service::cancel_message`] wakes to stop the call.
+    fn claim_with(
+        &self,
+        workflow_id: &str,
+        cancel: Option<Arc<tokio::sync::Notify>>,
+    ) -> Result<BusyGuard> {
+        {
+            let mut busy = lock(&self.inner.busy);
+            if busy.contains_key(workflow_id) {
+                return Err(CoreError::Conflict(format!(
+                    "workflow {workflow_id} is already handling a message; wait for its reply"
+                )));
+            }
+            busy.insert(workflow_id.to_owned(), cancel);
         }
         let lease = match self.lease(leases::workflow(workflow_id)) {
             Ok(lease) => lease,
@@ -278,7 +313,7 @@ impl Service {
             .filter(|v| !Service::build_has_stored_prompt(&tx, &v.workflow_id, &v.id))
             .collect();
         // A build another running Maskflow process is doing is not cut off.
-        let mine = LeaseOwner::this_process();
+        let mine = self.inner.owner.clone();
         let now_ms = i64::try_from(self.inner.clock.now_ms()).unwrap_or(i64::MAX);
         let mut stuck_here = Vec::new();
         for v in stuck {

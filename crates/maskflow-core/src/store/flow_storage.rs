@@ -8,10 +8,26 @@ use super::{LOCAL_ACCOUNT, backups, leases};
 use maskflow_flows::FlowStorage;
 use maskflow_flows::error::Result;
 
-/// The store as the flow engine's database: this process's leases, the
-/// local account.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct StoreFlowStorage;
+/// The store as the flow engine's database: the leases of one owner (the
+/// service's), the local account.
+#[derive(Debug, Clone)]
+pub struct StoreFlowStorage {
+    owner: leases::LeaseOwner,
+}
+
+impl StoreFlowStorage {
+    /// The store, its leases held by `owner`.
+    pub fn new(owner: leases::LeaseOwner) -> Self {
+        Self { owner }
+    }
+}
+
+impl Default for StoreFlowStorage {
+    /// The store, its leases held by a new owner in this process.
+    fn default() -> Self {
+        Self::new(leases::LeaseOwner::new_in_this_process())
+    }
+}
 
 impl FlowStorage for StoreFlowStorage {
     fn open(&self, home: &Path, stamp: &str) -> Result<Connection> {
@@ -34,23 +50,17 @@ impl FlowStorage for StoreFlowStorage {
     }
 
     fn acquire_lease(&self, conn: &Connection, resource: &str, now_ms: i64) -> Result<()> {
-        let owner = leases::LeaseOwner::this_process();
-        leases::acquire(conn, resource, &owner, now_ms, leases::DEFAULT_TTL_MS)?;
+        leases::acquire(conn, resource, &self.owner, now_ms, leases::DEFAULT_TTL_MS)?;
         Ok(())
     }
 
     fn renew_lease(&self, conn: &Connection, resource: &str, now_ms: i64) -> Result<()> {
-        let owner = leases::LeaseOwner::this_process();
-        leases::heartbeat(conn, resource, &owner, now_ms, leases::DEFAULT_TTL_MS)?;
+        leases::heartbeat(conn, resource, &self.owner, now_ms, leases::DEFAULT_TTL_MS)?;
         Ok(())
     }
 
     fn release_lease(&self, conn: &Connection, resource: &str) -> Result<()> {
-        Ok(leases::release(
-            conn,
-            resource,
-            &leases::LeaseOwner::this_process(),
-        )?)
+        Ok(leases::release(conn, resource, &self.owner)?)
     }
 
     fn account(&self) -> &str {
@@ -114,7 +124,7 @@ mod tests {
                 home: home.path().to_owned(),
                 ids: Arc::new(UlidGen::new(clock.clone())),
                 clock,
-                storage: Arc::new(StoreFlowStorage),
+                storage: Arc::new(StoreFlowStorage::default()),
                 synchronous: Synchronous::Normal,
                 checkpoints: policy.unwrap_or_default(),
             },

@@ -8,8 +8,6 @@
 //! Every change is one SQL statement, so SQLite's write lock makes taking a
 //! lease atomic across processes.
 
-use std::sync::OnceLock;
-
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{CoreError, Result};
@@ -40,21 +38,15 @@ pub struct LeaseOwner {
 }
 
 impl LeaseOwner {
-    /// This process, with an id made once per process.
-    pub fn this_process() -> LeaseOwner {
-        static ID: OnceLock<String> = OnceLock::new();
+    /// A new owner in this process: its pid and a fresh id. Each service
+    /// makes one when it opens, so two services in one process (tests, a
+    /// reopened data folder) never take each other's leases for their own.
+    pub fn new_in_this_process() -> LeaseOwner {
+        let pid = std::process::id();
         LeaseOwner {
-            pid: std::process::id(),
-            id: ID
-                .get_or_init(|| {
-                    // pid plus the start instant: a reused pid gets a new id.
-                    let nanos = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_nanos())
-                        .unwrap_or_default();
-                    format!("proc_{}_{nanos}", std::process::id())
-                })
-                .clone(),
+            pid,
+            // A reused pid, or a second service of this process, gets a new id.
+            id: format!("proc_{pid}_{}", maskflow_clock::random_token()),
         }
     }
 }
@@ -336,9 +328,14 @@ mod tests {
     #[test]
     fn bad_requests_are_clear_errors() {
         let (_d, a, _b) = two_connections();
-        let p = LeaseOwner::this_process();
+        let p = LeaseOwner::new_in_this_process();
         assert_eq!(p.pid, std::process::id());
-        assert_eq!(p, LeaseOwner::this_process());
+        assert_eq!(p, p.clone());
+        assert_ne!(
+            p.id,
+            LeaseOwner::new_in_this_process().id,
+            "one id per owner"
+        );
         assert!(matches!(
             acquire(&a, "", &p, 0, 1),
             Err(CoreError::InvalidRequest(_))

@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::store::leases::LeaseOwner;
-use maskflow_llm::manual::{ManualPrompt, ManualWaiter, StoredAnswer};
+use maskflow_llm::call::{CallTag, ManualWaiter};
+use maskflow_llm::manual::{ManualPrompt, StoredAnswer};
 
 /// Migration (issue 19, "restart-safe waiting"): one row per waiting prompt.
 pub const MIGRATION: &str = r#"
@@ -30,7 +31,7 @@ CREATE INDEX manual_prompts_by_waiter ON manual_prompts (waiter_key);
 "#;
 
 /// Migration (issue 19, restart-safe phases of a build): the call a prompt
-/// answers (its tag's key, see `builder::call`) and, for a
+/// answers (its tag's key) and, for a
 /// conversation call, the user's message the turn goes on with.
 pub const CALL_MIGRATION: &str = r#"
 ALTER TABLE manual_prompts ADD COLUMN call_key TEXT;
@@ -51,17 +52,7 @@ pub struct StoredPrompt {
     pub answer: Option<String>,
     /// The call it answers, when the call said (builds do; flow steps
     /// are matched on their identical prompt).
-    pub call: Option<StoredCall>,
-}
-
-/// The call a prompt answers, as plain data: the store keeps what the
-/// caller's tag says and does not read the turn (the builder owns its shape).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredCall {
-    /// The call's identity within its waiter, e.g. `validator:<sha256>`.
-    pub key: String,
-    /// For a conversation call: the user's message it goes on with (JSON).
-    pub turn: Option<Value>,
+    pub call: Option<CallTag>,
 }
 
 /// The lookup key of a waiter: `build:<version>` or `flow_run:<run>`.
@@ -80,7 +71,7 @@ fn json_text<T: serde::Serialize>(v: &T) -> String {
 pub fn insert(
     conn: &Connection,
     prompt: &ManualPrompt,
-    call: Option<&StoredCall>,
+    call: Option<&CallTag>,
     owner: &LeaseOwner,
 ) -> rusqlite::Result<()> {
     conn.execute(
@@ -143,7 +134,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPrompt> {
     let turn = parse(11, r.get("turn")?)?;
     let call = r
         .get::<_, Option<String>>("call_key")?
-        .map(|key| StoredCall { key, turn });
+        .map(|key| CallTag { key, turn });
     Ok(StoredPrompt {
         prompt: ManualPrompt {
             id: r.get("id")?,
@@ -374,8 +365,8 @@ mod tests {
         assert!(!delete(&conn, "mp_22").expect("delete"));
     }
 
-    fn tag(key: &str, content: Option<&str>) -> StoredCall {
-        StoredCall {
+    fn tag(key: &str, content: Option<&str>) -> CallTag {
+        CallTag {
             key: key.into(),
             turn: content.map(|c| serde_json::json!({"content": c, "stored": false})),
         }

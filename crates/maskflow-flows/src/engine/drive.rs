@@ -148,14 +148,12 @@ impl FlowEngine {
                     }
                 }
                 let mut step_cancel = cancel.clone();
-                // A manual prompt the step makes names this run, so an
+                // A manual prompt the step makes names this run (its agents'
+                // back ends are made for the step: `for_flow_step`), so an
                 // answer given after a restart resumes it (issue 19).
-                let waiter = maskflow_llm::manual::ManualWaiter::FlowRun {
-                    run_id: run.id.clone(),
-                };
                 let step = self.exec(run.clone(), cur, &st, &mut step_cancel);
                 let result = tokio::select! {
-                    r = maskflow_llm::manual::waiting(waiter, step) => r,
+                    r = step => r,
                     _ = self.cancelled(&run.id, cancel) => {
                         // A fan-out commits items as they finish (and retries
                         // as they fall due): the stop keeps what was committed.

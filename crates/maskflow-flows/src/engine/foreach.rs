@@ -152,14 +152,15 @@ impl FlowEngine {
             let step = (*f.step).clone();
             let var = f.item_variable.to_string();
             let mut item_cancel = cancel.clone();
-            // The item's manual prompts name the run, as the step's do (issue 19).
-            set.spawn(maskflow_llm::manual::carried(async move {
+            // The item's manual prompts name the run, as the step's do
+            // (issue 19): its back end is made for the run's step.
+            set.spawn(async move {
                 let item = items.get(index).cloned().unwrap_or(Value::Null);
                 let call = ItemCall::new(&run, cur, &step, &var, index, item, local_items, &base);
                 engine
                     .run_item(&call, retries, feedback.as_deref(), &mut item_cancel)
                     .await
-            }));
+            });
         };
         while set.len() < concurrency {
             let Some(t) = todo.pop() else { break };

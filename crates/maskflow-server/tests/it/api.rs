@@ -347,7 +347,10 @@ mod flow {
 mod concurrency {
     use super::support::*;
     use axum::http::StatusCode;
+    use maskflow_clock::Clock;
+    use maskflow_core::{Service, ServiceConfig};
     use maskflow_llm::Roles;
+    use maskflow_server::api::{AppState, router};
     use serde_json::json;
     use std::sync::Arc;
 
@@ -430,7 +433,19 @@ mod concurrency {
             assert_eq!(r["status"], "building");
             gate.entered.notified().await; // the build is under way and never finishes
         }
-        let (app, _) = open(home.path(), replay(json!({})));
+        // The restart: a new service, after the old one's lease on the
+        // build ran out. (A killed process's lease is dead at once, as its
+        // pid is gone; the old service here shares this test's pid and its
+        // build task lives on, so only the lapse of its lease tells.)
+        let later = maskflow_clock::SystemClock.now_ms() + 3_600_000;
+        let clock: Arc<dyn maskflow_clock::Clock> = Arc::new(maskflow_clock::StepClock::new(later));
+        let service = Service::open(ServiceConfig {
+            ids: Arc::new(maskflow_clock::UlidGen::new(clock.clone())),
+            clock,
+            ..ServiceConfig::from_settings(home.path()).overriding(replay(json!({})))
+        })
+        .expect("reopen");
+        let app = router(AppState::new(service, TOKEN.into(), PORT));
         let (_, w) = call(&app, "GET", &format!("/api/workflows/{wf}"), None).await;
         assert_eq!(w["current_version"]["status"], "failed");
         assert_eq!(w["current_version"]["failure_reason"], "interrupted");

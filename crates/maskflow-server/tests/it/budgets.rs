@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 async fn budgets_are_shown_checked_stored_and_in_force() {
     let home = tempfile::tempdir().expect("tmp");
     let service = Service::open(ServiceConfig::from_settings(home.path())).expect("service");
+    let budgets = service.budgets().clone();
     let app = router(AppState::new(service, TOKEN.into(), 4242));
 
     let (s, r) = call(&app, "GET", "/api/settings/budgets", None).await;
@@ -51,7 +52,7 @@ async fn budgets_are_shown_checked_stored_and_in_force() {
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["budgets"]["validator"], 200);
     assert_eq!(
-        maskflow_llm::budget::max_tokens(&maskflow_llm::Role::Validator, None),
+        budgets.max_tokens(&maskflow_llm::Role::Validator, None),
         200
     );
     drop(app);

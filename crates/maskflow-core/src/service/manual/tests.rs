@@ -150,7 +150,7 @@ async fn a_clarifier_prompt_left_by_a_restart_goes_on_to_the_build() {
     let builder = prompt(&s, "builder", &[]).await;
     assert_eq!(
         builder.waiter,
-        Some(super::build_waiter(&wf, &vid)),
+        Some(crate::service::builds::build_waiter(&wf, &vid)),
         "{builder:?}"
     );
     status_becomes(&s, &wf, Status::Building).await;
@@ -233,9 +233,10 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
     stop(s, message).await;
 
     let s = open(home.path());
-    // The user sends the message again instead of answering: the same
+    // The user sends another message instead of answering: another
     // question, answered in this process; the old prompt stays behind.
-    let again = send(&s, &wf, "Sum the amounts per client");
+    // (The same message would replace it: see the test below.)
+    let again = send(&s, &wf, "Sum the amounts per client in EUR");
     let fresh = prompt(&s, "validator", &[&old.id]).await;
     // While that message is handled, the old prompt's answer is refused
     // and not kept (two turns never run at once).
@@ -266,6 +267,43 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
         .expect_err("refused");
     assert!(refused.to_string().contains("dismiss"), "{refused}");
     s.dismiss_manual(&old.id).expect("dismiss");
+    assert_eq!(
+        messages(&s, &wf),
+        vec![("user".into(), "Sum the amounts per client in EUR".into())]
+    );
+}
+
+/// Each service is its own owner of prompts (as each process is): the same
+/// message sent again after a restart asks the same question, and its
+/// prompt replaces the one left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_message_sent_again_after_a_restart_replaces_the_prompt_left_behind() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = open(home.path());
+    let (wf, _) = create(&s);
+    let message = send(&s, &wf, "Sum the amounts per client");
+    let old = prompt(&s, "validator", &[]).await;
+    stop(s, message).await;
+
+    let s = open(home.path());
+    let again = send(&s, &wf, "Sum the amounts per client");
+    let fresh = prompt(&s, "validator", &[&old.id]).await;
+    assert_eq!(fresh.interrupted, None, "asked by this service");
+    assert_eq!(fresh.messages, old.messages, "the same question");
+    assert!(
+        rows::get(&s.db(), &old.id).expect("get").is_none(),
+        "replaced"
+    );
+    assert!(!s.manual_prompts().iter().any(|p| p.id == old.id));
+    let gone = s
+        .answer_manual(&old.id, r#"{"feasible": true}"#)
+        .expect_err("gone");
+    assert_eq!(gone.code(), crate::ErrorCode::NotFound, "{gone}");
+    s.answer_manual(&fresh.id, r#"{"feasible": true}"#)
+        .expect("answer");
+    let clarifier = prompt(&s, "clarifier", &[]).await;
+    s.dismiss_manual(&clarifier.id).expect("dismiss");
+    let _ = again.await;
     assert_eq!(
         messages(&s, &wf),
         vec![("user".into(), "Sum the amounts per client".into())]

@@ -7,14 +7,13 @@
 //! question, or the build).
 
 use super::{ManualInterruption, cut, elsewhere, ended};
-use crate::builder::call::{self, CallTag, Turn};
+use crate::builder::call::{self, Turn};
 use crate::error::{CoreError, Result};
 use crate::service::{BusyGuard, Service, leases as held};
-use crate::store::leases::LeaseOwner;
-use crate::store::manual_prompts::{StoredCall, StoredPrompt};
+use crate::store::manual_prompts::StoredPrompt;
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
-use maskflow_llm::manual::ManualWaiter;
+use maskflow_llm::call::ManualWaiter;
 use maskflow_llm::{ChatMessage, ChatRole, Provider, Role};
 
 /// The workflow of a stored prompt of a message's turn (the validator's or
@@ -25,14 +24,6 @@ pub(super) fn is_turn(row: &StoredPrompt) -> Option<&str> {
     match &row.prompt.waiter {
         Some(ManualWaiter::Build { workflow_id, .. }) => Some(workflow_id),
         _ => None,
-    }
-}
-
-/// A call's tag as the store keeps it (the store takes plain data).
-pub(super) fn stored_call(tag: &CallTag) -> StoredCall {
-    StoredCall {
-        key: tag.key.clone(),
-        turn: tag.turn.as_ref().and_then(|t| serde_json::to_value(t).ok()),
     }
 }
 
@@ -122,8 +113,8 @@ impl Service {
         }
         // A turn running here is taking the answer, or storing the prompt
         // it is about to wait on.
-        let busy_here = crate::service::lock(&self.inner.busy).contains(workflow_id);
-        if busy_here && (row.answer.is_some() || row.owner_id == LeaseOwner::this_process().id) {
+        let busy_here = crate::service::lock(&self.inner.busy).contains_key(workflow_id);
+        if busy_here && (row.answer.is_some() || row.owner_id == self.inner.owner.id) {
             return None;
         }
         let what = self.message_name(workflow_id);
