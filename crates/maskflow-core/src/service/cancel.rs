@@ -75,7 +75,7 @@ impl Service {
         content: &str,
         confirm_privacy: bool,
     ) -> Result<MessageReply> {
-        let content = super::conversation::checked_content(content)?;
+        let content = super::checked_content(content)?;
         let notify = Arc::new(Notify::new());
         let busy = self.claim_with(workflow_id, Some(notify.clone()))?;
         let result = tokio::select! {

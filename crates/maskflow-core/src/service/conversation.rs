@@ -13,22 +13,6 @@ fn turn(content: &str, stored: bool) -> Turn {
     }
 }
 
-/// The user's message trimmed, refused when empty or too long.
-pub(super) fn checked_content(content: &str) -> Result<&str> {
-    let content = content.trim();
-    if content.is_empty() {
-        return Err(CoreError::InvalidRequest(
-            "content must not be empty".into(),
-        ));
-    }
-    if content.chars().count() > MAX_MESSAGE_CHARS {
-        return Err(CoreError::InvalidRequest(format!(
-            "content is longer than {MAX_MESSAGE_CHARS} characters"
-        )));
-    }
-    Ok(content)
-}
-
 impl Service {
     /// Creates a workflow and its first version (`validating`) from the
     /// extracts the user approved and the uploaded files behind them.

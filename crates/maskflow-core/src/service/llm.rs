@@ -172,7 +172,8 @@ impl Service {
         let mut built = HashMap::new();
         for p in &settings.providers {
             let key = self.key_of(&p.id, p.kind.as_str()).0;
-            let provider = config::build_provider(p, key, &self.llm_state().manual, &self.inner.budgets)?;
+            let provider =
+                config::build_provider(p, key, &self.llm_state().manual, &self.inner.budgets)?;
             built.insert(p.id.clone(), provider);
         }
         *self

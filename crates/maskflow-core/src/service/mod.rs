@@ -78,6 +78,23 @@ use maskflow_llm::{ChatMessage, ChatRole, Role, Roles, ask_json};
 
 /// Longest accepted chat message, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 20_000;
+
+/// The user's message trimmed, refused when empty or too long.
+fn checked_content(content: &str) -> Result<&str> {
+    let content = content.trim();
+    if content.is_empty() {
+        return Err(CoreError::InvalidRequest(
+            "content must not be empty".into(),
+        ));
+    }
+    if content.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(CoreError::InvalidRequest(format!(
+            "content is longer than {MAX_MESSAGE_CHARS} characters"
+        )));
+    }
+    Ok(content)
+}
+
 /// Most extracts (files) one workflow may start with.
 pub const MAX_FILES: usize = 50;
 /// What the assistant says when building starts.

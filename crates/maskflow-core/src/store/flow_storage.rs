@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn the_store_passes_the_checkpoint_contract() {
         let home = tempfile::tempdir().expect("tempdir");
-        maskflow_flows::testing::checkpoint_contract(&StoreFlowStorage, home.path());
+        maskflow_flows::testing::checkpoint_contract(&StoreFlowStorage::default(), home.path());
     }
 
     /// Every checkpoint of a 1,000-item fan-out kept: their bytes add up to a
