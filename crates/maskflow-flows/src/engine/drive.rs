@@ -182,10 +182,8 @@ impl FlowEngine {
                     }) => {
                         return match self.commit(
                             &run,
-                            event,
+                            StatusMove::on(event).waiting(&pending),
                             &next,
-                            Some(&pending),
-                            None,
                             &turns,
                             &[],
                         ) {
@@ -248,7 +246,13 @@ impl FlowEngine {
             options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
         };
         let event = RunEvent::Escalate;
-        match self.commit(run, event, st, Some(&pending), None, &turns, &[]) {
+        match self.commit(
+            run,
+            StatusMove::on(event).waiting(&pending),
+            st,
+            &turns,
+            &[],
+        ) {
             Ok(status) => status,
             Err(e) => self.fail(run, st, Some(cur), e, vec![]),
         }
@@ -271,7 +275,13 @@ impl FlowEngine {
                 msgs,
             } => {
                 let event = RunEvent::Wait;
-                let committed = self.commit(run, event, &next, Some(&pending), None, &turns, &msgs);
+                let committed = self.commit(
+                    run,
+                    StatusMove::on(event).waiting(&pending),
+                    &next,
+                    &turns,
+                    &msgs,
+                );
                 ControlFlow::Break(match committed {
                     Ok(status) => status,
                     Err(e) => self.fail(run, st, Some(cur), e, vec![]),
@@ -329,7 +339,13 @@ impl FlowEngine {
                 ..
             } = advanced;
             next.pending_retry = None;
-            if let Err(e) = self.commit(run, RunEvent::StepDone, &next, None, None, &turns, &msgs) {
+            if let Err(e) = self.commit(
+                run,
+                StatusMove::on(RunEvent::StepDone),
+                &next,
+                &turns,
+                &msgs,
+            ) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
             }
             return ControlFlow::Continue(next);
@@ -375,8 +391,13 @@ impl FlowEngine {
             command: meta(run, node, None),
         });
         if attempt == 0 {
-            if let Err(e) = self.commit(run, RunEvent::StepDone, &retry, None, None, &turns, &msgs)
-            {
+            if let Err(e) = self.commit(
+                run,
+                StatusMove::on(RunEvent::StepDone),
+                &retry,
+                &turns,
+                &msgs,
+            ) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
             }
             return ControlFlow::Continue(retry);
@@ -390,10 +411,8 @@ impl FlowEngine {
         };
         match self.commit(
             run,
-            RunEvent::Escalate,
+            StatusMove::on(RunEvent::Escalate).waiting(&pending),
             &retry,
-            Some(&pending),
-            None,
             &turns,
             &msgs,
         ) {

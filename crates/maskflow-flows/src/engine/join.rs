@@ -10,6 +10,15 @@ pub(super) fn fan_in_message(prompt: &str, gathered: &Value) -> String {
     format!("{prompt}\n\nThe gathered results of the fan-out (JSON):\n```json\n{results}\n```")
 }
 
+/// What a join with a prompt asks its agent: the step, its prompt, the
+/// gathered results and whether they hold local values.
+struct FanIn<'a> {
+    step: &'a crate::definition::JoinStep,
+    prompt: &'a str,
+    gathered: Value,
+    local: bool,
+}
+
 impl FlowEngine {
     /// A `join`: gathers the foreach results; failed items fail the run, wait
     /// for an answer or are skipped, as its `onFailure` says. With a `prompt`,
@@ -113,7 +122,18 @@ impl FlowEngine {
             return advance(next, vec![turn], vec![], true);
         };
         let (asked, reply, rows) = self
-            .fan_in(run, cur, st, &mut next, j, prompt.as_str(), output, local)
+            .fan_in(
+                run,
+                cur,
+                st,
+                &mut next,
+                FanIn {
+                    step: j,
+                    prompt: prompt.as_str(),
+                    gathered: output,
+                    local,
+                },
+            )
             .await
             .map_err(|mut f| {
                 f.turns.insert(0, turn.clone());
@@ -135,18 +155,20 @@ impl FlowEngine {
     /// are masked first; the call goes through the agents' back ends (the
     /// privacy guard and the ledger) like every agent step. Its prompt is
     /// the run's user turn (seed 004), returned first; a failure carries it.
-    #[allow(clippy::too_many_arguments)]
     async fn fan_in(
         &self,
         run: &Loaded,
         cur: usize,
         st: &RunState,
         next: &mut RunState,
-        j: &crate::definition::JoinStep,
-        prompt: &str,
-        gathered: Value,
-        local: bool,
+        fan: FanIn<'_>,
     ) -> std::result::Result<(TurnRow, String, Vec<AgentMessageRow>), StepFailure> {
+        let FanIn {
+            step: j,
+            prompt,
+            gathered,
+            local,
+        } = fan;
         let node = &run.program.nodes[cur];
         let mut shown = json!({ "v": gathered });
         if local {
@@ -178,12 +200,14 @@ impl FlowEngine {
                 run,
                 node,
                 next,
-                agent.as_str(),
-                identifier.as_str(),
-                msgs,
-                feedback.as_deref(),
-                true,
-                None,
+                AgentAsk {
+                    agent: agent.as_str(),
+                    identifier: identifier.as_str(),
+                    messages: msgs,
+                    feedback: feedback.as_deref(),
+                    keep_history: true,
+                    item: None,
+                },
             )
             .await;
         match replied {

@@ -67,10 +67,13 @@ mod step;
 mod stop;
 mod subflow;
 
+use agent::AgentAsk;
 pub use context::prompt_vocabulary;
 use context::{is_local, mask_local, meta, render_messages, template_uses_local};
 use drive::{Outcome, StepFailure, enter, failure};
+use record::StatusMove;
 use retries::{answer_due_retries, due_retries, steered_wait};
+use start::Launch;
 use step::{StepResult, advance};
 use subflow::ChildResult;
 

@@ -23,8 +23,6 @@ impl FlowEngine {
                     row.status,
                     RunEvent::Stop,
                     &row.state,
-                    None,
-                    None,
                     vec![],
                 )?;
             }
@@ -47,8 +45,6 @@ impl FlowEngine {
                     row.status,
                     RunEvent::Stop,
                     &row.state,
-                    None,
-                    None,
                     vec![],
                 )?;
             }

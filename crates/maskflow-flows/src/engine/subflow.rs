@@ -27,7 +27,7 @@ impl FlowEngine {
                 next.child = Some(id.clone());
                 let mut partial = st.clone();
                 partial.child = Some(id.clone());
-                self.commit(run, RunEvent::StepDone, &partial, None, None, &[], &[])?;
+                self.commit(run, StatusMove::on(RunEvent::StepDone), &partial, &[], &[])?;
                 id
             }
         };
@@ -99,9 +99,11 @@ impl FlowEngine {
                 flow,
                 &snapshot,
                 &program,
-                input,
-                run.working_folder.as_deref(),
-                Some((&run.id, depth)),
+                Launch {
+                    input,
+                    working_folder: run.working_folder.as_deref(),
+                    parent: Some((&run.id, depth)),
+                },
                 &now,
             )
             .map_err(|e| FlowError::subflow(e.to_string()))?;
@@ -181,8 +183,6 @@ impl FlowEngine {
                 row.status,
                 RunEvent::Answer,
                 &row.state,
-                None,
-                None,
                 vec![],
             )
             .is_err()
