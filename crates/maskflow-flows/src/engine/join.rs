@@ -106,39 +106,25 @@ impl FlowEngine {
             .map(|(i, r)| (i.to_string(), Value::from(r.retry_count)))
             .collect();
         let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
-        let turn = TurnRow {
-            role: TurnRole::System,
-            content: format!(
-                "Joined {} of {} items ({} failed)",
-                progress.total - failed.len(),
-                progress.total,
-                failed.len()
-            ),
-            command: meta(run, node, None),
-        };
+        let turn = joined_turn(run, node, progress.total, failed.len());
         let Some(prompt) = &j.prompt else {
             FlowEngine::complete_with(&mut next, node, output, local);
             enter(&run.program, &mut next, node.next);
             return advance(next, vec![turn], vec![], true);
         };
-        let (asked, reply, rows) = self
-            .fan_in(
-                run,
-                cur,
-                st,
-                &mut next,
-                FanIn {
-                    step: j,
-                    prompt: prompt.as_str(),
-                    gathered: output,
-                    local,
-                },
-            )
-            .await
-            .map_err(|mut f| {
-                f.turns.insert(0, turn.clone());
-                f
-            })?;
+        let fan = FanIn {
+            step: j,
+            prompt: prompt.as_str(),
+            gathered: output,
+            local,
+        };
+        let (asked, reply, rows) =
+            self.fan_in(run, cur, st, &mut next, fan)
+                .await
+                .map_err(|mut f| {
+                    f.turns.insert(0, turn.clone());
+                    f
+                })?;
         // The agent saw masked data only: its reply is not local.
         FlowEngine::complete_with(&mut next, node, prompt::parse_output(&reply), false);
         let answer = TurnRow {
@@ -217,6 +203,18 @@ impl FlowEngine {
                 Err(f)
             }
         }
+    }
+}
+
+/// The system turn saying how many of a join's `total` items it gathered.
+fn joined_turn(run: &Loaded, node: &compile::Node, total: usize, failed: usize) -> TurnRow {
+    TurnRow {
+        role: TurnRole::System,
+        content: format!(
+            "Joined {} of {total} items ({failed} failed)",
+            total - failed
+        ),
+        command: meta(run, node, None),
     }
 }
 

@@ -139,8 +139,7 @@ impl FlowEngine {
                     role: t.role.as_str().to_owned(),
                     content: t.content.clone(),
                     created_at: now.to_owned(),
-                    // A plain struct: serialising it cannot fail.
-                    command: serde_json::to_value(&t.command).unwrap_or(Value::Null),
+                    command: t.command.clone(),
                 },
             });
         }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::support::{START_MS, engine_at, write_flows};
+use crate::support::{START_MS, engine_at, wire, write_flows};
 use maskflow_flows::error::Error;
 use maskflow_flows::store::local;
 use maskflow_flows::testing::Hang;
@@ -117,7 +117,7 @@ async fn seed_004_example_runs_as_written_with_its_metadata() {
     let roles: Vec<&str> = view.turns.iter().map(|t| t.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant"].repeat(6));
     assert_eq!(view.turns[2].command, view.turns[3].command);
-    let c = &view.turns[3].command;
+    let c = &wire(&view.turns[3].command);
     assert_eq!(c["name"], "flow");
     assert_eq!(
         (
@@ -195,7 +195,7 @@ async fn nested_loops_break_at_each_depth() {
     let depths: Vec<u64> = view
         .turns
         .iter()
-        .filter_map(|t| t.command["loopDepth"].as_u64())
+        .filter_map(|t| wire(&t.command)["loopDepth"].as_u64())
         .collect();
     // Each agent step's prompt and reply (seed 004's user turn, then the answer).
     assert_eq!(depths, [2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, 0]);
@@ -319,7 +319,7 @@ async fn foreach_runs_100_items_4_at_a_time_and_join_reports_the_failure() {
     assert_eq!(
         view.turns
             .iter()
-            .filter(|t| t.role == "user" && t.command["itemIndex"].is_u64())
+            .filter(|t| t.role == "user" && wire(&t.command)["itemIndex"].is_u64())
             .count(),
         101
     );
