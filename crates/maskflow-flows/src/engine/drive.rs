@@ -91,29 +91,21 @@ pub(super) fn enter(program: &Program, state: &mut RunState, target: Option<usiz
     }
 }
 
-impl FlowEngine {
-    pub(super) fn stop_flag(&self, id: &str) -> bool {
-        fstore::stop_requested(&self.db(), id).unwrap_or(false)
+/// Resolves when `rx` turns true; never when its sender is gone (nobody can
+/// raise it any more).
+pub(super) async fn raised(rx: &mut watch::Receiver<bool>) {
+    if rx.wait_for(|v| *v).await.is_err() {
+        std::future::pending::<()>().await;
     }
+}
 
-    pub(super) async fn cancelled(&self, id: &str, cancel: &mut watch::Receiver<bool>) {
-        loop {
-            if *cancel.borrow() {
-                return;
-            }
-            tokio::select! {
-                r = cancel.changed() => {
-                    if r.is_err() {
-                        // The sender is gone: nobody can stop this run in-process any more.
-                        std::future::pending::<()>().await;
-                    }
-                }
-                _ = tokio::time::sleep(Duration::from_millis(250)) => {
-                    if self.stop_flag(id) {
-                        return;
-                    }
-                }
-            }
+impl FlowEngine {
+    /// Resolves when the run is told to stop: through `cancel` (its
+    /// in-flight entry's, or its parent run's) or its own stop signal.
+    async fn cancelled(cancel: &mut watch::Receiver<bool>, stop: &mut StopSignal<'_>) {
+        tokio::select! {
+            _ = raised(cancel) => {}
+            _ = stop.raised() => {}
         }
     }
 
@@ -124,8 +116,9 @@ impl FlowEngine {
         cancel: &'a mut watch::Receiver<bool>,
     ) -> maskflow_llm::BoxFuture<'a, RunStatus> {
         Box::pin(async move {
+            let mut stop = self.stop_signal(&run.id);
             loop {
-                if *cancel.borrow() || self.stop_flag(&run.id) {
+                if *cancel.borrow() || stop.is_raised() {
                     return self.end(&run, &st, RunEvent::Stop, None, vec![]);
                 }
                 let Some(cur) = st.cursor else {
@@ -156,7 +149,7 @@ impl FlowEngine {
                 let step = self.exec(run.clone(), cur, &st, &mut step_cancel);
                 let result = tokio::select! {
                     r = maskflow_llm::manual::waiting(waiter, step) => r,
-                    _ = self.cancelled(&run.id, cancel) => {
+                    _ = Self::cancelled(cancel, &mut stop) => {
                         // A fan-out commits items as they finish (and retries
                         // as they fall due): the stop keeps what was committed.
                         let last = fstore::get_run(&self.db(), &run.id)

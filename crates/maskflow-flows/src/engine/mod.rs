@@ -7,8 +7,10 @@
 //! A run keeps the snapshot it started with (the flow definition, its agents
 //! and their commands) in its row. Status moves go through
 //! [`super::state::apply`]. Stop cancels the step in flight (dropping its
-//! future kills a script); a stop asked by another process is seen through
-//! the run's `stop_requested` flag.
+//! future kills a script): each run driven here has a stop signal (a
+//! `watch`) that [`FlowEngine::stop`] raises at once; a stop asked by another
+//! process sets the run's `stop_requested` flag, which the lease heartbeat
+//! reads and turns into the same signal.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -75,6 +77,7 @@ use record::StatusMove;
 use retries::{answer_due_retries, due_retries, steered_wait};
 use start::Launch;
 use step::{StepResult, advance};
+use stop::StopSignal;
 use subflow::ChildResult;
 
 /// SQLite's `synchronous` setting for the flow connection.
@@ -216,6 +219,8 @@ struct Inner {
     storage: Arc<dyn FlowStorage>,
     scripts: Arc<dyn ScriptRunner>,
     inflight: Mutex<HashMap<String, Inflight>>,
+    /// The stop signal of each run driven here, subflow runs included.
+    stops: Mutex<HashMap<String, watch::Sender<bool>>>,
     checkpoints: Mutex<record::Checkpoints>,
 }
 
@@ -325,6 +330,7 @@ impl FlowEngine {
                 storage: config.storage,
                 scripts: ports.scripts,
                 inflight: Mutex::new(HashMap::new()),
+                stops: Mutex::new(HashMap::new()),
                 checkpoints: Mutex::new(record::Checkpoints::new(config.checkpoints)),
             }),
         }

@@ -176,6 +176,11 @@ impl FlowEngine {
             return;
         }
         let Ok(loaded) = self.load(&row) else { return };
+        // The parent runs here now: it holds its lease, whose heartbeat also
+        // sees a stop asked by another process.
+        if self.take_lease(&row.id).is_err() {
+            return;
+        }
         if self
             .record_status(
                 &row.id,
@@ -187,6 +192,7 @@ impl FlowEngine {
             )
             .is_err()
         {
+            self.release(&row.id);
             return;
         }
         let (cancel_tx, cancel_rx) = watch::channel(false);
