@@ -93,12 +93,8 @@ pub enum Event {
         /// RFC 3339.
         #[serde(rename = "createdAt")]
         created_at: String,
-        /// The step metadata (`{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label}`).
-        #[ts(
-            type = "{ name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }"
-        )]
-        #[schema(value_type = Object)]
-        command: serde_json::Value,
+        /// The step metadata, as the flow's turns carry it.
+        command: maskflow_flows::turn::StepMeta,
     },
     /// Seed 004: a piece of a flow agent's reply as it streams in.
     AssistantDelta {
@@ -464,14 +460,26 @@ mod tests {
             conversation_id: "flow_1".into(),
             content: "Summarise".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
-            command: json!({"name": "flow", "stepIndex": 0}),
+            command: maskflow_flows::turn::StepMeta::step(maskflow_flows::turn::StepPlace {
+                step_index: 0,
+                total_steps: 2,
+                loop_depth: 0,
+                agent_type: Some("writer".into()),
+                identifier: None,
+                label: "Summarise".into(),
+                step_path: vec![0],
+                depth: 0,
+                item_index: None,
+            }),
         };
         assert_eq!(
             wire(prompt, Some("inf_1")),
             vec![json!({
                 "type": "user_turn", "conversationId": "flow_1", "inflightId": "inf_1",
                 "content": "Summarise", "createdAt": "2026-01-01T00:00:00Z",
-                "command": {"name": "flow", "stepIndex": 0}
+                "command": {"name": "flow", "stepIndex": 0, "totalSteps": 2, "loopDepth": 0,
+                            "agentType": "writer", "identifier": null, "label": "Summarise",
+                            "stepPath": [0], "depth": 0}
             })]
         );
         let delta = FlowEvent::Delta {

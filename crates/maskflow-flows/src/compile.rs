@@ -156,6 +156,15 @@ impl Program {
     }
 }
 
+/// Where a step sits in its definition: its path, its index among its
+/// siblings and how many they are, and the loops around it.
+struct Place<'a> {
+    path: Vec<usize>,
+    index: usize,
+    total: usize,
+    loops: &'a [usize],
+}
+
 struct Builder {
     nodes: Vec<Option<Node>>,
     ids: HashMap<String, usize>,
@@ -191,24 +200,20 @@ impl Builder {
         self.nodes.len() - 1
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn node(
         &self,
         step: &Step,
-        path: Vec<usize>,
-        i: usize,
-        total: usize,
-        loops: &[usize],
+        place: Place<'_>,
         op: Op,
         next: Option<usize>,
     ) -> Result<Node, CompileError> {
         let c = step.common();
         Ok(Node {
-            path,
+            path: place.path,
             id: c.id.map(|t| t.to_string()),
-            step_index: i,
-            total_steps: total,
-            loops: loops.to_vec(),
+            step_index: place.index,
+            total_steps: place.total,
+            loops: place.loops.to_vec(),
             label: step.display_label(),
             op,
             next,
@@ -244,15 +249,13 @@ impl Builder {
                         .ok_or_else(|| {
                             CompileError(format!("the loop at {path:?} has no steps"))
                         })?;
-                    let mut end_node = self.node(
-                        step,
-                        path.clone(),
-                        i,
-                        steps.len(),
-                        &inner,
-                        Op::LoopEnd { start: me },
-                        None,
-                    )?;
+                    let place = Place {
+                        path: path.clone(),
+                        index: i,
+                        total: steps.len(),
+                        loops: &inner,
+                    };
+                    let mut end_node = self.node(step, place, Op::LoopEnd { start: me }, None)?;
                     end_node.resumable = false;
                     end_node.pre.clear();
                     end_node.post.clear();
@@ -325,7 +328,13 @@ impl Builder {
                 other => simple_op(other)
                     .ok_or_else(|| CompileError(format!("unexpected step at {path:?}")))?,
             };
-            let node = self.node(step, path, i, steps.len(), loops, op, next)?;
+            let place = Place {
+                path,
+                index: i,
+                total: steps.len(),
+                loops,
+            };
+            let node = self.node(step, place, op, next)?;
             self.nodes[me] = Some(node);
         }
         Ok(slots.first().copied())
@@ -481,7 +490,13 @@ fn graph(b: &mut Builder, def: &FlowDef, steps: &[Step]) -> Result<Option<usize>
             other => simple_op(other)
                 .ok_or_else(|| CompileError(format!("node {key} cannot appear in a graph")))?,
         };
-        let node = b.node(step, vec![i], i, steps.len(), &[], op, next)?;
+        let place = Place {
+            path: vec![i],
+            index: i,
+            total: steps.len(),
+            loops: &[],
+        };
+        let node = b.node(step, place, op, next)?;
         b.nodes[i] = Some(node);
     }
     Ok(Some(match &def.start {

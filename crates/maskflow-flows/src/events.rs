@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::turn::StepMeta;
 use super::{RunStatus, TurnView};
 
 /// One announcement of the flow engine.
@@ -28,7 +29,7 @@ pub enum FlowEvent {
         /// RFC 3339.
         created_at: String,
         /// The step metadata, as the turns carry it.
-        command: Value,
+        command: StepMeta,
     },
     /// A script step started or ended (seed 004's `tool_event`).
     Tool {

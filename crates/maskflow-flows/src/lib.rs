@@ -193,12 +193,8 @@ pub struct TurnView {
     pub content: String,
     /// RFC 3339.
     pub created_at: String,
-    /// `{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label, stepPath}`.
-    #[schema(value_type = Object)]
-    #[ts(
-        type = "{ name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }"
-    )]
-    pub command: Value,
+    /// The step it belongs to (seed 004's `command`).
+    pub command: turn::StepMeta,
 }
 
 /// `GET /api/flow-runs/{conversationId}`.

@@ -126,27 +126,52 @@ impl TurnRole {
 
 /// Seed 004's turn metadata (a turn's `command`): `{name: "flow"}`, with the
 /// step's place when the turn belongs to a step.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct StepMeta {
-    /// Always `flow`.
-    pub name: String,
-    /// The step, when there is one.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<StepPlace>,
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[serde(untagged)]
+pub enum StepMeta {
+    /// A turn of one step.
+    Step {
+        /// Always `flow`.
+        name: String,
+        /// Where the step sits.
+        #[serde(flatten)]
+        #[ts(flatten)]
+        place: StepPlace,
+    },
+    /// A turn of the run as a whole.
+    Flow {
+        /// Always `flow`.
+        name: String,
+    },
 }
 
 impl StepMeta {
     /// A turn of the run as a whole.
     pub fn flow() -> Self {
-        Self {
+        StepMeta::Flow {
             name: "flow".into(),
-            step: None,
+        }
+    }
+
+    /// Where the turn's step sits, if it belongs to one.
+    pub fn place(&self) -> Option<&StepPlace> {
+        match self {
+            StepMeta::Step { place, .. } => Some(place),
+            StepMeta::Flow { .. } => None,
+        }
+    }
+
+    /// A turn of the step at `place`.
+    pub fn step(place: StepPlace) -> Self {
+        StepMeta::Step {
+            name: "flow".into(),
+            place,
         }
     }
 }
 
 /// Where in the flow a turn's step sits.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StepPlace {
     /// Its index in its list.

@@ -281,19 +281,18 @@ fn print_event(id: &str, event: &Event) {
     } = event
         && conversation_id == id
     {
-        let c = &turn.command;
-        let path: Vec<String> = c["stepPath"]
-            .as_array()
-            .map(|a| a.iter().map(|v| v.to_string()).collect())
+        let place = turn.command.place();
+        let path: Vec<String> = place
+            .map(|p| p.step_path.iter().map(usize::to_string).collect())
             .unwrap_or_default();
-        let agent = match (c["agentType"].as_str(), c["identifier"].as_str()) {
-            (Some(a), Some(i)) => format!(" [{a}:{i}]"),
+        let agent = match place.map(|p| (&p.agent_type, &p.identifier)) {
+            Some((Some(a), Some(i))) => format!(" [{a}:{i}]"),
             _ => String::new(),
         };
         println!(
             "turn {} {}{} {}",
             safe_line(&path.join(".")),
-            safe_line(c["label"].as_str().unwrap_or("")),
+            safe_line(place.map_or("", |p| p.label.as_str())),
             safe_line(&agent),
             safe_line(&turn.content.replace('\n', "\\n"))
         );

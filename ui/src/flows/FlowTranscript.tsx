@@ -4,6 +4,7 @@ import type { FlowRunView, TurnView } from "../generated";
 import { ManualPrompts } from "../components/ManualPrompts";
 import type { Pending } from "./labels";
 import { PendingPanel } from "./PendingPanel";
+import { stepOf } from "./state";
 
 /** The transcript card of the Flows page. */
 export function FlowTranscript({
@@ -68,17 +69,21 @@ function RunningNote({ run }: { run: FlowRunView }) {
 }
 
 function Bubble({ turn }: { turn: TurnView }) {
-  const c = turn.command;
+  const c = stepOf(turn.command);
   return (
     <div class={`bubble bubble-${turn.role}`} data-testid="flow-bubble">
       <div class="bubble-meta small">
-        <span class="pill">{c.agentType || turn.role}</span>
-        {c.identifier && <span class="muted">{c.identifier}</span>}
-        <strong>{c.label}</strong>
-        <span class="muted">
-          step {c.stepIndex + 1} / {c.totalSteps}
-          {c.loopDepth > 0 ? ` · loop depth ${c.loopDepth}` : ""}
-        </span>
+        <span class="pill">{c?.agentType || turn.role}</span>
+        {c?.identifier && <span class="muted">{c.identifier}</span>}
+        {c && (
+          <>
+            <strong>{c.label}</strong>
+            <span class="muted">
+              step {c.stepIndex + 1} / {c.totalSteps}
+              {c.loopDepth > 0 ? ` · loop depth ${c.loopDepth}` : ""}
+            </span>
+          </>
+        )}
       </div>
       <p class="bubble-text">{turn.content}</p>
     </div>

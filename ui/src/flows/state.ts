@@ -1,6 +1,14 @@
 // Pure helpers of the Flows page: which diagram node a step path is, and the
 // state of every node in a run (pending, running, done, failed, waiting).
-import type { FlowRunView } from "../generated";
+import type { FlowRunView, StepMeta } from "../generated";
+
+/** A turn's metadata when the turn belongs to a step. */
+export type StepTurn = Extract<StepMeta, { stepIndex: number }>;
+
+/** The step a turn belongs to, or null for a turn of the run as a whole. */
+export function stepOf(command: StepMeta | undefined): StepTurn | null {
+  return command && "stepIndex" in command ? command : null;
+}
 
 export type NodeState = "pending" | "running" | "done" | "failed" | "waiting";
 
@@ -32,7 +40,7 @@ export function nodeStates(run: FlowRunView | null, graphIds: string[] | null, k
   if (!run) return out;
   let last: string | null = null;
   for (const t of run.turns) {
-    const id = nodeOf(t.command?.stepPath, graphIds, known);
+    const id = nodeOf(stepOf(t.command)?.stepPath, graphIds, known);
     if (id) {
       out.set(id, "done");
       last = id;

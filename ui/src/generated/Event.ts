@@ -7,6 +7,7 @@ import type { LedgerEntry } from "./LedgerEntry";
 import type { ManualPrompt } from "./ManualPrompt";
 import type { MessageView } from "./MessageView";
 import type { Status } from "./Status";
+import type { StepMeta } from "./StepMeta";
 import type { ToolCall } from "./ToolCall";
 import type { TurnView } from "./TurnView";
 
@@ -111,9 +112,9 @@ content: string,
  */
 createdAt: string, 
 /**
- * The step metadata (`{name: "flow", stepIndex, totalSteps, loopDepth, agentType, identifier, label}`).
+ * The step metadata, as the flow's turns carry it.
  */
-command: { name: string, stepIndex: number, totalSteps: number, loopDepth: number, agentType: string, identifier: string, label: string, stepPath?: number[], depth?: number }, } | { "type": "assistant_delta", 
+command: StepMeta, } | { "type": "assistant_delta", 
 /**
  * The run.
  */

@@ -102,6 +102,7 @@ export type { SheetPreview } from "./SheetPreview";
 export type { Stage } from "./Stage";
 export type { StartFlow } from "./StartFlow";
 export type { Status } from "./Status";
+export type { StepMeta } from "./StepMeta";
 export type { StorageInput } from "./StorageInput";
 export type { StorageKind } from "./StorageKind";
 export type { StorageUse } from "./StorageUse";

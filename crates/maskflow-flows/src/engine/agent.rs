@@ -3,6 +3,23 @@
 use super::*;
 use announce::with_prompt;
 
+/// One request to an agent: who is asked, what they are told, and whether
+/// the exchange joins their conversation.
+pub(super) struct AgentAsk<'a> {
+    /// The agent's type.
+    pub agent: &'a str,
+    /// Which conversation of that agent (with `keep_history`).
+    pub identifier: &'a str,
+    /// The step's messages.
+    pub messages: Vec<ChatMessage>,
+    /// The postcondition error of the previous attempt, on a retry.
+    pub feedback: Option<&'a str>,
+    /// Whether the agent sees, and keeps, its conversation's history.
+    pub keep_history: bool,
+    /// A foreach item's variable name and (masked) value, for the task context.
+    pub item: Option<(String, Value)>,
+}
+
 impl FlowEngine {
     /// An `llm` or `command` step: an inline prompt, or one of the agent's commands.
     pub(super) async fn exec_agent(&self, run: &Loaded, cur: usize, st: &RunState) -> StepResult {
@@ -42,12 +59,14 @@ impl FlowEngine {
                 run,
                 node,
                 &mut next,
-                agent,
-                identifier,
-                msgs,
-                feedback.as_deref(),
-                true,
-                None,
+                AgentAsk {
+                    agent,
+                    identifier,
+                    messages: msgs,
+                    feedback: feedback.as_deref(),
+                    keep_history: true,
+                    item: None,
+                },
             )
             .await;
         let (reply, rows) = match asked {
@@ -85,12 +104,14 @@ impl FlowEngine {
                 run,
                 node,
                 &mut next,
-                step.agent_type.as_str(),
-                step.identifier.as_str(),
-                msgs,
-                feedback.as_deref(),
-                true,
-                None,
+                AgentAsk {
+                    agent: step.agent_type.as_str(),
+                    identifier: step.identifier.as_str(),
+                    messages: msgs,
+                    feedback: feedback.as_deref(),
+                    keep_history: true,
+                    item: None,
+                },
             )
             .await;
         let (reply, rows) = match asked {
@@ -121,19 +142,21 @@ impl FlowEngine {
     }
 
     /// Sends one agent request; returns the reply and the messages to store.
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn ask(
         &self,
         run: &Loaded,
         node: &compile::Node,
         next: &mut RunState,
-        agent: &str,
-        identifier: &str,
-        msgs: Vec<ChatMessage>,
-        feedback: Option<&str>,
-        keep_history: bool,
-        item: Option<(String, Value)>,
+        asked: AgentAsk<'_>,
     ) -> std::result::Result<(String, Vec<AgentMessageRow>), StepFailure> {
+        let AgentAsk {
+            agent,
+            identifier,
+            messages: msgs,
+            feedback,
+            keep_history,
+            item,
+        } = asked;
         let def = run.snapshot.agents.get(agent).cloned().unwrap_or_default();
         let history = if keep_history {
             let key = format!("{agent}:{identifier}");

@@ -54,8 +54,7 @@ impl FlowEngine {
             conversation_id: run.id.clone(),
             content: turn.content.clone(),
             created_at: self.now(),
-            // A plain struct: serialising it cannot fail.
-            command: serde_json::to_value(&turn.command).unwrap_or(Value::Null),
+            command: turn.command.clone(),
         });
         turn
     }

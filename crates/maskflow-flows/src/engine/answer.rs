@@ -81,16 +81,7 @@ impl FlowEngine {
         next: &RunState,
         turns: Vec<TurnRow>,
     ) -> Result<(Started, Option<RunHandle>)> {
-        self.record_status(
-            &run.id,
-            &run.flow_name,
-            from,
-            RunEvent::Stop,
-            next,
-            None,
-            None,
-            turns,
-        )?;
+        self.record_status(&run.id, &run.flow_name, from, RunEvent::Stop, next, turns)?;
         let started = Started {
             status: "stopped".into(),
             flow_name: run.flow_name.clone(),
@@ -115,8 +106,6 @@ impl FlowEngine {
             from,
             RunEvent::Answer,
             &next,
-            None,
-            None,
             turns,
         )?;
         let inflight_id = self.inner.ids.next_id("inf");

@@ -209,20 +209,17 @@ pub(super) fn meta(run: &Loaded, node: &compile::Node, item: Option<usize>) -> S
         },
         _ => (None, None),
     };
-    StepMeta {
-        step: Some(StepPlace {
-            step_index: node.step_index,
-            total_steps: node.total_steps,
-            loop_depth: node.loops.len(),
-            agent_type: agent,
-            identifier,
-            label: node.label.clone(),
-            step_path: node.path.clone(),
-            depth: run.depth,
-            item_index: item,
-        }),
-        ..StepMeta::flow()
-    }
+    StepMeta::step(StepPlace {
+        step_index: node.step_index,
+        total_steps: node.total_steps,
+        loop_depth: node.loops.len(),
+        agent_type: agent,
+        identifier,
+        label: node.label.clone(),
+        step_path: node.path.clone(),
+        depth: run.depth,
+        item_index: item,
+    })
 }
 
 #[cfg(test)]

@@ -91,29 +91,21 @@ pub(super) fn enter(program: &Program, state: &mut RunState, target: Option<usiz
     }
 }
 
-impl FlowEngine {
-    pub(super) fn stop_flag(&self, id: &str) -> bool {
-        fstore::stop_requested(&self.db(), id).unwrap_or(false)
+/// Resolves when `rx` turns true; never when its sender is gone (nobody can
+/// raise it any more).
+pub(super) async fn raised(rx: &mut watch::Receiver<bool>) {
+    if rx.wait_for(|v| *v).await.is_err() {
+        std::future::pending::<()>().await;
     }
+}
 
-    pub(super) async fn cancelled(&self, id: &str, cancel: &mut watch::Receiver<bool>) {
-        loop {
-            if *cancel.borrow() {
-                return;
-            }
-            tokio::select! {
-                r = cancel.changed() => {
-                    if r.is_err() {
-                        // The sender is gone: nobody can stop this run in-process any more.
-                        std::future::pending::<()>().await;
-                    }
-                }
-                _ = tokio::time::sleep(Duration::from_millis(250)) => {
-                    if self.stop_flag(id) {
-                        return;
-                    }
-                }
-            }
+impl FlowEngine {
+    /// Resolves when the run is told to stop: through `cancel` (its
+    /// in-flight entry's, or its parent run's) or its own stop signal.
+    async fn cancelled(cancel: &mut watch::Receiver<bool>, stop: &mut StopSignal<'_>) {
+        tokio::select! {
+            _ = raised(cancel) => {}
+            _ = stop.raised() => {}
         }
     }
 
@@ -124,8 +116,9 @@ impl FlowEngine {
         cancel: &'a mut watch::Receiver<bool>,
     ) -> maskflow_llm::BoxFuture<'a, RunStatus> {
         Box::pin(async move {
+            let mut stop = self.stop_signal(&run.id);
             loop {
-                if *cancel.borrow() || self.stop_flag(&run.id) {
+                if *cancel.borrow() || stop.is_raised() {
                     return self.end(&run, &st, RunEvent::Stop, None, vec![]);
                 }
                 let Some(cur) = st.cursor else {
@@ -154,7 +147,7 @@ impl FlowEngine {
                 let step = self.exec(run.clone(), cur, &st, &mut step_cancel);
                 let result = tokio::select! {
                     r = step => r,
-                    _ = self.cancelled(&run.id, cancel) => {
+                    _ = Self::cancelled(cancel, &mut stop) => {
                         // A fan-out commits items as they finish (and retries
                         // as they fall due): the stop keeps what was committed.
                         let last = fstore::get_run(&self.db(), &run.id)
@@ -180,10 +173,8 @@ impl FlowEngine {
                     }) => {
                         return match self.commit(
                             &run,
-                            event,
+                            StatusMove::on(event).waiting(&pending),
                             &next,
-                            Some(&pending),
-                            None,
                             &turns,
                             &[],
                         ) {
@@ -246,7 +237,13 @@ impl FlowEngine {
             options: ATTENTION_OPTIONS.map(str::to_owned).to_vec(),
         };
         let event = RunEvent::Escalate;
-        match self.commit(run, event, st, Some(&pending), None, &turns, &[]) {
+        match self.commit(
+            run,
+            StatusMove::on(event).waiting(&pending),
+            st,
+            &turns,
+            &[],
+        ) {
             Ok(status) => status,
             Err(e) => self.fail(run, st, Some(cur), e, vec![]),
         }
@@ -269,7 +266,13 @@ impl FlowEngine {
                 msgs,
             } => {
                 let event = RunEvent::Wait;
-                let committed = self.commit(run, event, &next, Some(&pending), None, &turns, &msgs);
+                let committed = self.commit(
+                    run,
+                    StatusMove::on(event).waiting(&pending),
+                    &next,
+                    &turns,
+                    &msgs,
+                );
                 ControlFlow::Break(match committed {
                     Ok(status) => status,
                     Err(e) => self.fail(run, st, Some(cur), e, vec![]),
@@ -327,7 +330,13 @@ impl FlowEngine {
                 ..
             } = advanced;
             next.pending_retry = None;
-            if let Err(e) = self.commit(run, RunEvent::StepDone, &next, None, None, &turns, &msgs) {
+            if let Err(e) = self.commit(
+                run,
+                StatusMove::on(RunEvent::StepDone),
+                &next,
+                &turns,
+                &msgs,
+            ) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
             }
             return ControlFlow::Continue(next);
@@ -373,8 +382,13 @@ impl FlowEngine {
             command: meta(run, node, None),
         });
         if attempt == 0 {
-            if let Err(e) = self.commit(run, RunEvent::StepDone, &retry, None, None, &turns, &msgs)
-            {
+            if let Err(e) = self.commit(
+                run,
+                StatusMove::on(RunEvent::StepDone),
+                &retry,
+                &turns,
+                &msgs,
+            ) {
                 return ControlFlow::Break(self.fail(run, st, Some(cur), e, vec![]));
             }
             return ControlFlow::Continue(retry);
@@ -388,10 +402,8 @@ impl FlowEngine {
         };
         match self.commit(
             run,
-            RunEvent::Escalate,
+            StatusMove::on(RunEvent::Escalate).waiting(&pending),
             &retry,
-            Some(&pending),
-            None,
             &turns,
             &msgs,
         ) {

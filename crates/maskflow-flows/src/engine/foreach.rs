@@ -3,6 +3,13 @@
 use super::attempts::{Attempted, Steered, Todo, record_attempt, todo_of};
 use super::*;
 
+/// One foreach item: the variable it is bound to, its index and its value.
+struct Item<'a> {
+    var: &'a str,
+    index: usize,
+    value: Value,
+}
+
 /// What every attempt at one foreach item needs.
 struct ItemCall<'a> {
     run: &'a Loaded,
@@ -22,17 +29,19 @@ struct ItemCall<'a> {
 
 impl<'a> ItemCall<'a> {
     /// The contexts of item `item` at `index`, over the step's context `base`.
-    #[allow(clippy::too_many_arguments)]
     fn new(
         run: &'a Loaded,
         cur: usize,
         step: &'a Step,
-        var: &'a str,
-        index: usize,
-        item: Value,
+        item: Item<'a>,
         local: bool,
         base: &Value,
     ) -> Self {
+        let Item {
+            var,
+            index,
+            value: item,
+        } = item;
         let mut ctx = base.clone();
         if let Value::Object(m) = &mut ctx {
             m.insert(var.to_owned(), item.clone());
@@ -133,7 +142,7 @@ impl FlowEngine {
         if approved {
             let mut partial = st.clone();
             partial.foreach = Some(progress.clone());
-            self.commit(&run, RunEvent::StepDone, &partial, None, None, &[], &[])?;
+            self.commit(&run, StatusMove::on(RunEvent::StepDone), &partial, &[], &[])?;
         }
         let mut set = tokio::task::JoinSet::new();
         // Seed 003: an item's prompt sees `{{index}}` (from 0) and `{{total}}`.
@@ -155,8 +164,12 @@ impl FlowEngine {
             // The item's manual prompts name the run, as the step's do
             // (issue 19): its back end is made for the run's step.
             set.spawn(async move {
-                let item = items.get(index).cloned().unwrap_or(Value::Null);
-                let call = ItemCall::new(&run, cur, &step, &var, index, item, local_items, &base);
+                let item = Item {
+                    var: &var,
+                    index,
+                    value: items.get(index).cloned().unwrap_or(Value::Null),
+                };
+                let call = ItemCall::new(&run, cur, &step, item, local_items, &base);
                 engine
                     .run_item(&call, retries, feedback.as_deref(), &mut item_cancel)
                     .await
@@ -175,7 +188,13 @@ impl FlowEngine {
             todo.extend(retry);
             let mut partial = st.clone();
             partial.foreach = Some(progress.clone());
-            self.commit(&run, RunEvent::StepDone, &partial, None, None, &turns, &[])?;
+            self.commit(
+                &run,
+                StatusMove::on(RunEvent::StepDone),
+                &partial,
+                &turns,
+                &[],
+            )?;
             if let Some(t) = todo.pop() {
                 spawn(&mut set, t);
             }
@@ -339,12 +358,14 @@ impl FlowEngine {
             run,
             call.node,
             &mut scratch,
-            agent.as_str(),
-            identifier.as_str(),
-            msgs,
-            feedback,
-            false,
-            Some((call.var.to_owned(), call.masked_item.clone())),
+            AgentAsk {
+                agent: agent.as_str(),
+                identifier: identifier.as_str(),
+                messages: msgs,
+                feedback,
+                keep_history: false,
+                item: Some((call.var.to_owned(), call.masked_item.clone())),
+            },
         )
         .await
         .map(|(r, _)| (r.clone(), prompt::parse_output(&r)))

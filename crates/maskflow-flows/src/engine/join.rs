@@ -10,6 +10,15 @@ pub(super) fn fan_in_message(prompt: &str, gathered: &Value) -> String {
     format!("{prompt}\n\nThe gathered results of the fan-out (JSON):\n```json\n{results}\n```")
 }
 
+/// What a join with a prompt asks its agent: the step, its prompt, the
+/// gathered results and whether they hold local values.
+struct FanIn<'a> {
+    step: &'a crate::definition::JoinStep,
+    prompt: &'a str,
+    gathered: Value,
+    local: bool,
+}
+
 impl FlowEngine {
     /// A `join`: gathers the foreach results; failed items fail the run, wait
     /// for an answer or are skipped, as its `onFailure` says. With a `prompt`,
@@ -97,28 +106,25 @@ impl FlowEngine {
             .map(|(i, r)| (i.to_string(), Value::from(r.retry_count)))
             .collect();
         let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
-        let turn = TurnRow {
-            role: TurnRole::System,
-            content: format!(
-                "Joined {} of {} items ({} failed)",
-                progress.total - failed.len(),
-                progress.total,
-                failed.len()
-            ),
-            command: meta(run, node, None),
-        };
+        let turn = joined_turn(run, node, progress.total, failed.len());
         let Some(prompt) = &j.prompt else {
             FlowEngine::complete_with(&mut next, node, output, local);
             enter(&run.program, &mut next, node.next);
             return advance(next, vec![turn], vec![], true);
         };
-        let (asked, reply, rows) = self
-            .fan_in(run, cur, st, &mut next, j, prompt.as_str(), output, local)
-            .await
-            .map_err(|mut f| {
-                f.turns.insert(0, turn.clone());
-                f
-            })?;
+        let fan = FanIn {
+            step: j,
+            prompt: prompt.as_str(),
+            gathered: output,
+            local,
+        };
+        let (asked, reply, rows) =
+            self.fan_in(run, cur, st, &mut next, fan)
+                .await
+                .map_err(|mut f| {
+                    f.turns.insert(0, turn.clone());
+                    f
+                })?;
         // The agent saw masked data only: its reply is not local.
         FlowEngine::complete_with(&mut next, node, prompt::parse_output(&reply), false);
         let answer = TurnRow {
@@ -135,18 +141,20 @@ impl FlowEngine {
     /// are masked first; the call goes through the agents' back ends (the
     /// privacy guard and the ledger) like every agent step. Its prompt is
     /// the run's user turn (seed 004), returned first; a failure carries it.
-    #[allow(clippy::too_many_arguments)]
     async fn fan_in(
         &self,
         run: &Loaded,
         cur: usize,
         st: &RunState,
         next: &mut RunState,
-        j: &crate::definition::JoinStep,
-        prompt: &str,
-        gathered: Value,
-        local: bool,
+        fan: FanIn<'_>,
     ) -> std::result::Result<(TurnRow, String, Vec<AgentMessageRow>), StepFailure> {
+        let FanIn {
+            step: j,
+            prompt,
+            gathered,
+            local,
+        } = fan;
         let node = &run.program.nodes[cur];
         let mut shown = json!({ "v": gathered });
         if local {
@@ -178,12 +186,14 @@ impl FlowEngine {
                 run,
                 node,
                 next,
-                agent.as_str(),
-                identifier.as_str(),
-                msgs,
-                feedback.as_deref(),
-                true,
-                None,
+                AgentAsk {
+                    agent: agent.as_str(),
+                    identifier: identifier.as_str(),
+                    messages: msgs,
+                    feedback: feedback.as_deref(),
+                    keep_history: true,
+                    item: None,
+                },
             )
             .await;
         match replied {
@@ -193,6 +203,18 @@ impl FlowEngine {
                 Err(f)
             }
         }
+    }
+}
+
+/// The system turn saying how many of a join's `total` items it gathered.
+fn joined_turn(run: &Loaded, node: &compile::Node, total: usize, failed: usize) -> TurnRow {
+    TurnRow {
+        role: TurnRole::System,
+        content: format!(
+            "Joined {} of {total} items ({failed} failed)",
+            total - failed
+        ),
+        command: meta(run, node, None),
     }
 }
 

@@ -22,9 +22,8 @@ impl FlowEngine {
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             let engine = self.clone();
             let id = id.to_owned();
-            let ttl = self.inner.storage.lease_ttl_ms();
+            let every = self.heartbeat_every();
             rt.spawn(async move {
-                let every = std::time::Duration::from_millis(ttl as u64 / 3);
                 loop {
                     tokio::time::sleep(every).await;
                     if !lock(&engine.inner.inflight).contains_key(&id) {
@@ -33,10 +32,19 @@ impl FlowEngine {
                     let now = i64::try_from(engine.inner.clock.now_ms()).unwrap_or(i64::MAX);
                     let db = engine.db();
                     let _ = engine.inner.storage.renew_lease(&db, &lease_name(&id), now);
+                    drop(db);
+                    // A stop asked by another process is seen here, at this cadence.
+                    engine.notice_stop_requests();
                 }
             });
         }
         Ok(())
+    }
+
+    /// How often a lease is renewed: three times in its lifetime.
+    pub(super) fn heartbeat_every(&self) -> Duration {
+        let ttl = u64::try_from(self.inner.storage.lease_ttl_ms()).unwrap_or(0);
+        Duration::from_millis((ttl / 3).max(1))
     }
 
     /// Refuses when another Maskflow process holds a live lease on the run;

@@ -7,8 +7,10 @@
 //! A run keeps the snapshot it started with (the flow definition, its agents
 //! and their commands) in its row. Status moves go through
 //! [`super::state::apply`]. Stop cancels the step in flight (dropping its
-//! future kills a script); a stop asked by another process is seen through
-//! the run's `stop_requested` flag.
+//! future kills a script): each run driven here has a stop signal (a
+//! `watch`) that [`FlowEngine::stop`] raises at once; a stop asked by another
+//! process sets the run's `stop_requested` flag, which the lease heartbeat
+//! reads and turns into the same signal.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -67,11 +69,15 @@ mod step;
 mod stop;
 mod subflow;
 
+use agent::AgentAsk;
 pub use context::prompt_vocabulary;
 use context::{is_local, mask_local, meta, render_messages, template_uses_local};
 use drive::{Outcome, StepFailure, enter, failure};
+use record::StatusMove;
 use retries::{answer_due_retries, due_retries, steered_wait};
+use start::Launch;
 use step::{StepResult, advance};
+use stop::StopSignal;
 use subflow::ChildResult;
 
 /// SQLite's `synchronous` setting for the flow connection.
@@ -213,6 +219,8 @@ struct Inner {
     storage: Arc<dyn FlowStorage>,
     scripts: Arc<dyn ScriptRunner>,
     inflight: Mutex<HashMap<String, Inflight>>,
+    /// The stop signal of each run driven here, subflow runs included.
+    stops: Mutex<HashMap<String, watch::Sender<bool>>>,
     checkpoints: Mutex<record::Checkpoints>,
 }
 
@@ -322,6 +330,7 @@ impl FlowEngine {
                 storage: config.storage,
                 scripts: ports.scripts,
                 inflight: Mutex::new(HashMap::new()),
+                stops: Mutex::new(HashMap::new()),
                 checkpoints: Mutex::new(record::Checkpoints::new(config.checkpoints)),
             }),
         }

@@ -20,6 +20,39 @@ impl Checkpoints {
     }
 }
 
+/// Where a committed step moves its run: the event the state table applies,
+/// what the run then waits for, and the error it ends with.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StatusMove<'a> {
+    event: RunEvent,
+    pending: Option<&'a Pending>,
+    error: Option<&'a str>,
+}
+
+impl<'a> StatusMove<'a> {
+    /// The move `event` makes, with nothing pending and no error.
+    pub(super) fn on(event: RunEvent) -> Self {
+        StatusMove {
+            event,
+            pending: None,
+            error: None,
+        }
+    }
+
+    /// The same move, leaving the run waiting for `pending`.
+    pub(super) fn waiting(self, pending: &'a Pending) -> Self {
+        StatusMove {
+            pending: Some(pending),
+            ..self
+        }
+    }
+
+    /// The same move, ending the run with `error` (if any).
+    pub(super) fn error(self, error: Option<&'a str>) -> Self {
+        StatusMove { error, ..self }
+    }
+}
+
 impl FlowEngine {
     /// Replaces how checkpoints are written and pruned (the default keeps
     /// two full snapshots per run in progress and the final state of a finished run).
@@ -48,7 +81,7 @@ impl FlowEngine {
 
     /// Records a status move outside a running step (a stop, an answer, a
     /// woken parent): the state table decides the status `event` leads to from `from`.
-    #[allow(clippy::too_many_arguments)]
+    /// Such a move leaves nothing pending and no error.
     pub(super) fn record_status(
         &self,
         id: &str,
@@ -56,10 +89,9 @@ impl FlowEngine {
         from: RunStatus,
         event: RunEvent,
         st: &RunState,
-        pending: Option<&Pending>,
-        error: Option<&str>,
         turns: Vec<TurnRow>,
     ) -> Result<()> {
+        let (pending, error) = (None, None);
         let status = state::apply(from, event).map_err(|e| Error::Conflict(e.to_string()))?;
         let now = self.now();
         let ids = self.write_step(&StepCommit {
@@ -107,25 +139,26 @@ impl FlowEngine {
                     role: t.role.as_str().to_owned(),
                     content: t.content.clone(),
                     created_at: now.to_owned(),
-                    // A plain struct: serialising it cannot fail.
-                    command: serde_json::to_value(&t.command).unwrap_or(Value::Null),
+                    command: t.command.clone(),
                 },
             });
         }
     }
 
     /// Commits one step; a database failure is returned as the error to fail the run with.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn commit(
         &self,
         run: &Loaded,
-        event: RunEvent,
+        step: StatusMove<'_>,
         st: &RunState,
-        pending: Option<&Pending>,
-        error: Option<&str>,
         turns: &[TurnRow],
         msgs: &[AgentMessageRow],
     ) -> std::result::Result<RunStatus, FlowError> {
+        let StatusMove {
+            event,
+            pending,
+            error,
+        } = step;
         // A step is committed while its run is running; the state table says where `event` leads.
         let status =
             state::apply(RunStatus::Running, event).map_err(|e| FlowError::step(e.to_string()))?;
@@ -157,8 +190,8 @@ impl FlowEngine {
         error: Option<String>,
         turns: Vec<TurnRow>,
     ) -> RunStatus {
-        let pending = None;
-        let status = match self.commit(run, event, st, pending, error.as_deref(), &turns, &[]) {
+        let step = StatusMove::on(event).error(error.as_deref());
+        let status = match self.commit(run, step, st, &turns, &[]) {
             Ok(status) => status,
             Err(e) => {
                 eprintln!("maskflow flows: run {}: {e}", run.id);

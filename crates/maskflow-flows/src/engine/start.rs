@@ -2,6 +2,17 @@
 
 use super::*;
 
+/// How a new run starts: its input, its working folder, and the parent run
+/// (with the child's depth) when it is a subflow.
+pub(super) struct Launch<'a> {
+    /// The run's input, before the flow's defaults fill the gaps.
+    pub input: Map<String, Value>,
+    /// The folder its scripts run in.
+    pub working_folder: Option<&'a Path>,
+    /// The parent run's id and the child's depth.
+    pub parent: Option<(&'a str, u32)>,
+}
+
 impl FlowEngine {
     /// Starts (or resumes) a run in the background; see [`FlowEngine::prepare`].
     pub fn start(&self, name: &str, request: StartFlow) -> Result<Started> {
@@ -164,17 +175,20 @@ impl FlowEngine {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The row of a new run of flow `name`, at its first step.
     pub(super) fn new_row(
         &self,
         name: &str,
         snapshot: &Snapshot,
         program: &Program,
-        input: Map<String, Value>,
-        working_folder: Option<&Path>,
-        parent: Option<(&str, u32)>,
+        launch: Launch<'_>,
         now: &str,
     ) -> Result<RunRow> {
+        let Launch {
+            input,
+            working_folder,
+            parent,
+        } = launch;
         let mut st = RunState {
             format: state::FORMAT,
             input,
@@ -217,15 +231,12 @@ impl FlowEngine {
         let snapshot = self.snapshot_of(def)?;
         let program =
             compile::compile(&snapshot.flow).map_err(|e| Error::InvalidRequest(e.to_string()))?;
-        let row = self.new_row(
-            name,
-            &snapshot,
-            &program,
-            Map::new(),
-            working_folder.as_deref(),
-            None,
-            now,
-        )?;
+        let launch = Launch {
+            input: Map::new(),
+            working_folder: working_folder.as_deref(),
+            parent: None,
+        };
+        let row = self.new_row(name, &snapshot, &program, launch, now)?;
         fstore::insert_run(&self.db(), &row, self.inner.storage.account())?;
         let state = row.state.clone();
         Ok((self.load(&row)?, state))

@@ -27,7 +27,7 @@ impl FlowEngine {
                 next.child = Some(id.clone());
                 let mut partial = st.clone();
                 partial.child = Some(id.clone());
-                self.commit(run, RunEvent::StepDone, &partial, None, None, &[], &[])?;
+                self.commit(run, StatusMove::on(RunEvent::StepDone), &partial, &[], &[])?;
                 id
             }
         };
@@ -99,9 +99,11 @@ impl FlowEngine {
                 flow,
                 &snapshot,
                 &program,
-                input,
-                run.working_folder.as_deref(),
-                Some((&run.id, depth)),
+                Launch {
+                    input,
+                    working_folder: run.working_folder.as_deref(),
+                    parent: Some((&run.id, depth)),
+                },
                 &now,
             )
             .map_err(|e| FlowError::subflow(e.to_string()))?;
@@ -174,6 +176,11 @@ impl FlowEngine {
             return;
         }
         let Ok(loaded) = self.load(&row) else { return };
+        // The parent runs here now: it holds its lease, whose heartbeat also
+        // sees a stop asked by another process.
+        if self.take_lease(&row.id).is_err() {
+            return;
+        }
         if self
             .record_status(
                 &row.id,
@@ -181,12 +188,11 @@ impl FlowEngine {
                 row.status,
                 RunEvent::Answer,
                 &row.state,
-                None,
-                None,
                 vec![],
             )
             .is_err()
         {
+            self.release(&row.id);
             return;
         }
         let (cancel_tx, cancel_rx) = watch::channel(false);

@@ -143,7 +143,7 @@ pub struct StoredTurn {
     /// Text.
     pub content: String,
     /// Step metadata.
-    pub command: Value,
+    pub command: StepMeta,
     /// RFC 3339.
     pub created_at: String,
 }
@@ -184,7 +184,8 @@ fn corrupt(idx: usize, e: impl std::error::Error + Send + Sync + 'static) -> rus
     rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e))
 }
 
-fn json(row: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
+/// Column `idx` read as JSON into `T`.
+fn json<T: serde::de::DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
     let t: String = row.get(idx)?;
     serde_json::from_str(&t).map_err(|e| corrupt(idx, e))
 }

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::support::{START_MS, engine_at, write_flows};
+use crate::support::{START_MS, engine_at, wire, write_flows};
 use maskflow_flows::error::Error;
-use maskflow_flows::store::local;
+use maskflow_flows::store::{self, local};
 use maskflow_flows::testing::Hang;
 use maskflow_flows::*;
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, ProviderError, ReplayProvider};
@@ -117,7 +117,7 @@ async fn seed_004_example_runs_as_written_with_its_metadata() {
     let roles: Vec<&str> = view.turns.iter().map(|t| t.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant"].repeat(6));
     assert_eq!(view.turns[2].command, view.turns[3].command);
-    let c = &view.turns[3].command;
+    let c = &wire(&view.turns[3].command);
     assert_eq!(c["name"], "flow");
     assert_eq!(
         (
@@ -195,7 +195,7 @@ async fn nested_loops_break_at_each_depth() {
     let depths: Vec<u64> = view
         .turns
         .iter()
-        .filter_map(|t| t.command["loopDepth"].as_u64())
+        .filter_map(|t| wire(&t.command)["loopDepth"].as_u64())
         .collect();
     // Each agent step's prompt and reply (seed 004's user turn, then the answer).
     assert_eq!(depths, [2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, 0]);
@@ -319,7 +319,7 @@ async fn foreach_runs_100_items_4_at_a_time_and_join_reports_the_failure() {
     assert_eq!(
         view.turns
             .iter()
-            .filter(|t| t.role == "user" && t.command["itemIndex"].is_u64())
+            .filter(|t| t.role == "user" && wire(&t.command)["itemIndex"].is_u64())
             .count(),
         101
     );
@@ -599,6 +599,75 @@ async fn script_output_is_masked_before_it_reaches_an_agent() {
         .content
         .clone();
     assert_eq!(sent, "The customer is Aaaa Aaaaa with # rows");
+}
+
+/// A stop asked by another process (its `stop_requested` flag) is seen by
+/// the lease heartbeat, which stops the step in flight; nothing polls the
+/// flag in between.
+#[tokio::test(start_paused = true)]
+async fn a_stop_asked_by_another_process_is_seen_at_the_lease_heartbeat() {
+    let flow = json!({"steps": [llm("a", "x", "one")]});
+    let env = env_with(Arc::new(Hang), &[("h", flow)]);
+    let (started, handle) = env
+        .engine
+        .prepare("h", StartFlow::default())
+        .expect("prepare");
+    let id = started.conversation_id.clone();
+    let task = tokio::spawn(handle.run());
+    tokio::task::yield_now().await;
+    // What `stop` in another process writes.
+    let conn = crate::support::db(env.home.path());
+    store::set_stop_requested(&conn, &id, true).expect("ask");
+    // The heartbeat renews the lease three times in its 30 s lifetime.
+    tokio::time::sleep(std::time::Duration::from_secs(9)).await;
+    assert!(!task.is_finished(), "stopped before the heartbeat");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(2), task)
+        .await
+        .expect("the heartbeat stops the run")
+        .expect("joined");
+    assert_eq!(status, RunStatus::Stopped);
+    assert!(
+        !store::stop_requested(&conn, &id).expect("read"),
+        "the request is cleared"
+    );
+}
+
+/// Stopping a subflow run its parent drives here raises the child's own
+/// stop signal: the child stops at once, and its parent with it.
+#[tokio::test]
+async fn stopping_a_subflow_run_driven_here_stops_it_and_its_parent() {
+    let outer = json!({"steps": [{"type": "subflow", "flow": "inner"}]});
+    let inner = json!({"steps": [llm("a", "x", "one")]});
+    let env = env_with(Arc::new(Hang), &[("outer", outer), ("inner", inner)]);
+    let (started, handle) = env
+        .engine
+        .prepare("outer", StartFlow::default())
+        .expect("prepare");
+    let id = started.conversation_id.clone();
+    let task = tokio::spawn(handle.run());
+    let conn = crate::support::db(env.home.path());
+    let mut child = None;
+    for _ in 0..200 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        child = conn
+            .query_row(
+                "SELECT id FROM flow_runs WHERE parent_id = ?1",
+                [&id],
+                |r| r.get::<_, String>(0),
+            )
+            .ok();
+        if child.is_some() {
+            break;
+        }
+    }
+    let child = child.expect("the subflow run started");
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let view = tokio::time::timeout(std::time::Duration::from_secs(5), env.engine.stop(&child))
+        .await
+        .expect("stopped at once")
+        .expect("stop");
+    assert_eq!(view.status, RunStatus::Stopped);
+    assert_eq!(task.await.expect("joined"), RunStatus::Stopped);
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::support::{START_MS, engine_at, engine_on, run, stored_state, write_flows};
+use crate::support::{START_MS, engine_at, engine_on, run, stored_state, wire, write_flows};
 use maskflow_flows::testing::RecordedEvents;
 use maskflow_flows::*;
 use maskflow_llm::ReplayProvider;
@@ -183,10 +183,10 @@ async fn item_prompts_and_the_fan_in_prompt_are_user_turns_and_announced() {
     let engine = engine_on(home.path(), provider, START_MS, events.clone());
     let view = run(&engine, "fan", None).await;
     assert_eq!(view.status, RunStatus::Completed, "{:?}", view.error);
-    let turns: Vec<(&str, &str, &Value)> = view
+    let turns: Vec<(&str, &str, Value)> = view
         .turns
         .iter()
-        .map(|t| (t.role.as_str(), t.content.as_str(), &t.command))
+        .map(|t| (t.role.as_str(), t.content.as_str(), wire(&t.command)))
         .collect();
     // Each item's prompt, with its index, before its reply.
     for (i, file) in ["a.rs", "b.rs"].iter().enumerate() {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::support::{START_MS, engine_at, run, stored_state, write_flows};
+use crate::support::{START_MS, engine_at, run, stored_state, wire, write_flows};
 use maskflow_flows::*;
 use maskflow_llm::{
     BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError, ReplayProvider,
@@ -146,7 +146,7 @@ async fn an_item_that_fails_once_is_retried_and_keeps_its_retry_count() {
     let items: Vec<&str> = view
         .turns
         .iter()
-        .filter(|t| t.role == "assistant" && t.command["itemIndex"].is_u64())
+        .filter(|t| t.role == "assistant" && wire(&t.command)["itemIndex"].is_u64())
         .map(|t| t.content.as_str())
         .collect();
     assert_eq!(items.len(), 3, "{items:?}");
@@ -156,7 +156,7 @@ async fn an_item_that_fails_once_is_retried_and_keeps_its_retry_count() {
         .filter(|t| t.role == "user")
         .map(|t| {
             (
-                t.command["itemIndex"].as_u64().unwrap_or(99),
+                wire(&t.command)["itemIndex"].as_u64().unwrap_or(99),
                 t.content.as_str(),
             )
         })

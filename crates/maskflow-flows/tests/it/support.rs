@@ -101,3 +101,8 @@ pub async fn answer(engine: &FlowEngine, id: &str, option: &str, input: Option<&
     }
     engine.get_run(id).expect("view")
 }
+
+/// A turn's `command` as the wire carries it, for asserting on its JSON.
+pub fn wire(command: &maskflow_flows::turn::StepMeta) -> Value {
+    serde_json::to_value(command).expect("step metadata serialises")
+}
