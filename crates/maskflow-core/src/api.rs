@@ -778,3 +778,35 @@ macro_rules! api_calls {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// The UI's HTTP client fills a path from `path_params` and the server
+    /// routes by name, so a placeholder without a parameter (or the
+    /// reverse), or a name used twice, breaks a call on one side only.
+    #[test]
+    fn every_call_names_its_path_parameters_and_has_its_own_name() {
+        let calls = super::calls();
+        let mut names = BTreeSet::new();
+        for call in &calls {
+            assert!(names.insert(call.name), "{} is listed twice", call.name);
+            let placeholders: Vec<&str> = call
+                .path
+                .split('{')
+                .skip(1)
+                .filter_map(|rest| rest.split_once('}').map(|(p, _)| p))
+                .collect();
+            let declared: Vec<&str> = call.path_params.iter().map(|p| p.url).collect();
+            assert_eq!(placeholders, declared, "{}: {}", call.name, call.path);
+            assert!(
+                ["json", "empty", "text", "delete"].contains(&call.reply),
+                "{}: reply {}",
+                call.name,
+                call.reply
+            );
+            assert!(!call.doc.is_empty(), "{} has no doc", call.name);
+        }
+    }
+}
