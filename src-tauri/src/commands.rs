@@ -71,33 +71,38 @@ macro_rules! run {
     }};
 }
 
+/// One command, from one call of the list in its normalised form (see
+/// [`maskflow_core::api_calls!`]); the HTTP-only fields are not read.
+macro_rules! ipc_call {
+    ($name:ident {
+        doc [$($doc:literal)*] http $http:tt reply $reply:tt
+        path [$( ($pname:literal $parg:ident : $pty:ty) )*]
+        query [$( $qarg:ident : $qty:ty )?]
+        body [$( $barg:ident : $bty:ty )?]
+        returns [$ret:ty] errors $errors:tt
+        run [$mode:tt |$s:ident| $call:expr]
+    }) => {
+        $(#[doc = $doc])*
+        #[tauri::command(rename_all = "snake_case")]
+        pub async fn $name(
+            service: State<'_, Service>,
+            $( $parg: $pty, )*
+            $( $qarg: Flat<$qty>, )?
+            $( $barg: $bty, )?
+        ) -> Reply<$ret> {
+            let service = service.inner().clone();
+            $( let $qarg = $qarg.0; )?
+            run!($mode service |$s| $call)
+        }
+    };
+}
+
 /// Generates one command per call, [`CALL_NAMES`] and the invoke handler
-/// (with the hand-written commands) from core's list.
+/// (with the hand-written commands) from core's list (each call's name, and
+/// its fields for [`ipc_call!`]).
 macro_rules! ipc_calls {
-    ($(
-        $(#[doc = $doc:literal])*
-        $name:ident : $method:ident $path:tt , tag $tag:tt , $reply:ident $status:tt ,
-        path ( $( $pname:tt $parg:ident : $pty:ty ),* ) ,
-        query ( $( $qarg:ident : $qty:ty )? ) ,
-        body ( $( $barg:ident : $bty:ty )? ) ,
-        returns $ret:ty ,
-        errors ( $( $ecode:tt $edesc:tt ),* ) ,
-        $mode:tt | $s:ident | $call:expr ;
-    )*) => {
-        $(
-            $(#[doc = $doc])*
-            #[tauri::command(rename_all = "snake_case")]
-            pub async fn $name(
-                service: State<'_, Service>,
-                $( $parg: $pty, )*
-                $( $qarg: Flat<$qty>, )?
-                $( $barg: $bty, )?
-            ) -> Reply<$ret> {
-                let service = service.inner().clone();
-                $( let $qarg = $qarg.0; )?
-                run!($mode service |$s| $call)
-            }
-        )*
+    ($( $name:ident $call:tt )*) => {
+        $( ipc_call! { $name $call } )*
 
         /// The names of the commands generated from the list, in its order.
         #[cfg(test)]
@@ -222,23 +227,8 @@ mod tests {
     }
 
     /// The names of core's list, read independently of the commands.
-    macro_rules! names {
-        ($(
-            $(#[doc = $doc:literal])*
-            $name:ident : $method:ident $path:tt , tag $tag:tt , $reply:ident $status:tt ,
-            path ( $( $pname:tt $parg:ident : $pty:ty ),* ) ,
-            query ( $( $qarg:ident : $qty:ty )? ) ,
-            body ( $( $barg:ident : $bty:ty )? ) ,
-            returns $ret:ty ,
-            errors ( $( $ecode:tt $edesc:tt ),* ) ,
-            $mode:tt | $s:ident | $call:expr ;
-        )*) => {
-            vec![$(stringify!($name)),*]
-        };
-    }
-
     fn listed_calls() -> Vec<&'static str> {
-        maskflow_core::api_calls!(names)
+        maskflow_core::api::calls().iter().map(|c| c.name).collect()
     }
 
     #[test]

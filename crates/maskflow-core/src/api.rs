@@ -135,9 +135,85 @@ pub struct ManualAnswer {
     pub text: String,
 }
 
-/// Hands the list of API calls to `$callback!`.
+/// One call of the list as data: what the UI's generated client and the
+/// shells' tests read (the shells' handlers come from [`api_calls!`]).
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// The call's name: the Tauri command, the OpenAPI operation id.
+    pub name: &'static str,
+    /// Its doc comment, line by line.
+    pub doc: Vec<&'static str>,
+    /// The HTTP method, lower case (`get`, `post`, …).
+    pub method: &'static str,
+    /// The HTTP path, with `{param}` placeholders.
+    pub path: &'static str,
+    /// The OpenAPI tag.
+    pub tag: &'static str,
+    /// `json`, `empty`, `text` or `delete` (see [`api_calls!`]).
+    pub reply: &'static str,
+    /// The HTTP status of success.
+    pub status: u16,
+    /// The path parameters, in order.
+    pub path_params: Vec<Param>,
+    /// The query struct, if any (its `url` is its argument name).
+    pub query: Option<Param>,
+    /// The JSON body, if any (its `url` is its argument name).
+    pub body: Option<Param>,
+    /// The TypeScript name of the result (`null` for none).
+    pub returns: String,
+    /// The documented failures: HTTP status and what it means.
+    pub errors: Vec<(u16, &'static str)>,
+}
+
+/// One argument of a [`Call`].
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name in the URL (for the query and the body: the argument's name).
+    pub url: &'static str,
+    /// The argument's name (the Tauri argument).
+    pub arg: &'static str,
+    /// Its TypeScript type's name, as ts-rs writes it.
+    pub ts: String,
+}
+
+/// Turns the normalised list into [`Call`]s.
+macro_rules! call_table {
+    ($( $name:ident {
+        doc [$($doc:literal)*]
+        http [$method:ident $path:literal $tag:literal]
+        reply [$reply:ident $status:literal]
+        path [$( ($pname:literal $parg:ident : $pty:ty) )*]
+        query [$( $qarg:ident : $qty:ty )?]
+        body [$( $barg:ident : $bty:ty )?]
+        returns [$ret:ty]
+        errors [$( ($ecode:literal $edesc:literal) )*]
+        run $run:tt
+    } )*) => {
+        vec![$(Call {
+            name: stringify!($name),
+            doc: vec![$($doc),*],
+            method: stringify!($method),
+            path: $path,
+            tag: $tag,
+            reply: stringify!($reply),
+            status: $status,
+            path_params: vec![$(Param { url: $pname, arg: stringify!($parg), ts: <$pty as TS>::name() }),*],
+            query: None $(.or(Some(Param { url: stringify!($qarg), arg: stringify!($qarg), ts: <$qty as TS>::name() })))?,
+            body: None $(.or(Some(Param { url: stringify!($barg), arg: stringify!($barg), ts: <$bty as TS>::name() })))?,
+            returns: <$ret as TS>::name(),
+            errors: vec![$(($ecode, $edesc)),*],
+        }),*]
+    };
+}
+
+/// Every call of the list, in its order.
+pub fn calls() -> Vec<Call> {
+    crate::api_calls!(call_table)
+}
+
+/// Hands the list of API calls to `$callback!`, in one normalised form.
 ///
-/// Each entry reads:
+/// The list is written in this grammar, read by this macro only:
 ///
 /// ```text
 /// /// doc
@@ -159,13 +235,62 @@ pub struct ManualAnswer {
 /// * the call is an expression over `s: &Service` and the arguments,
 ///   returning `Result<returns, CoreError>` (or a future of it).
 ///
+/// The callback gets each call as its name and one bracketed group of
+/// fields, always all of them and always in this order (so a callback
+/// matches `$($name:ident $call:tt)*` for the whole list, and one call's
+/// group with a single pattern, taking a field it ignores as `$x:tt`):
+///
+/// ```text
+/// name {
+///     doc ["line" …]
+///     http [method "/api/path/{param}" "tag"]
+///     reply [json 200]
+///     path [("param" arg: Type) …]
+///     query [arg: Type]      // or []
+///     body [arg: Type]       // or []
+///     returns [Type]
+///     errors [(404 "No such thing") …]
+///     run [blocking |s| call]
+/// }
+/// ```
+///
+/// What is needed as data rather than code (names, paths, TypeScript types)
+/// is in [`calls`], read from the same list.
+///
 /// Calls that are not plain JSON in and out (uploads, the event stream,
 /// session files, output downloads, a native drop) are written by hand in
 /// each shell.
 #[macro_export]
 macro_rules! api_calls {
-    ($callback:ident) => {
+    // The one reader of the list's grammar: each entry becomes `name { … }`.
+    (@normalise $callback:ident $(
+        $(#[doc = $doc:literal])*
+        $name:ident : $method:ident $path:literal , tag $tag:literal , $reply:ident $status:literal ,
+        path ( $( $pname:literal $parg:ident : $pty:ty ),* ) ,
+        query ( $( $qarg:ident : $qty:ty )? ) ,
+        body ( $( $barg:ident : $bty:ty )? ) ,
+        returns $ret:ty ,
+        errors ( $( $ecode:literal $edesc:literal ),* ) ,
+        $mode:tt | $s:ident | $call:expr ;
+    )*) => {
         $callback! {
+            $(
+                $name {
+                    doc [$($doc)*]
+                    http [$method $path $tag]
+                    reply [$reply $status]
+                    path [$( ($pname $parg : $pty) )*]
+                    query [$( $qarg : $qty )?]
+                    body [$( $barg : $bty )?]
+                    returns [$ret]
+                    errors [$( ($ecode $edesc) )*]
+                    run [$mode |$s| $call]
+                }
+            )*
+        }
+    };
+    ($callback:ident) => {
+        $crate::api_calls! { @normalise $callback
             // ---- Workflows, versions and the conversation.
 
             /// Every workflow, newest first.
@@ -652,4 +777,36 @@ macro_rules! api_calls {
                 blocking |s| s.flow_answer(&id, answer);
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// The UI's HTTP client fills a path from `path_params` and the server
+    /// routes by name, so a placeholder without a parameter (or the
+    /// reverse), or a name used twice, breaks a call on one side only.
+    #[test]
+    fn every_call_names_its_path_parameters_and_has_its_own_name() {
+        let calls = super::calls();
+        let mut names = BTreeSet::new();
+        for call in &calls {
+            assert!(names.insert(call.name), "{} is listed twice", call.name);
+            let placeholders: Vec<&str> = call
+                .path
+                .split('{')
+                .skip(1)
+                .filter_map(|rest| rest.split_once('}').map(|(p, _)| p))
+                .collect();
+            let declared: Vec<&str> = call.path_params.iter().map(|p| p.url).collect();
+            assert_eq!(placeholders, declared, "{}: {}", call.name, call.path);
+            assert!(
+                ["json", "empty", "text", "delete"].contains(&call.reply),
+                "{}: reply {}",
+                call.name,
+                call.reply
+            );
+            assert!(!call.doc.is_empty(), "{} has no doc", call.name);
+        }
+    }
 }

@@ -1,8 +1,11 @@
-// The calls both shells serve, made through one generic `call`: every method
-// here is one call of core's list (`../generated/api.ts`, generated from
-// crates/maskflow-core/src/api.rs). `HttpTransport` and `TauriTransport`
-// supply `call` and the few things that differ by shell (uploads, events,
-// where outputs are, session files).
+// The calls both shells serve, made through one generic `call` whose names,
+// arguments and results come from core's list (`../generated/api.ts`,
+// generated from crates/maskflow-core/src/api.rs); the methods here only
+// give calls friendlier names and arguments, and their types are inferred
+// from the list, never restated. `Transport` is every public member of
+// `CallTransport` plus the few things that differ by shell (uploads,
+// events, where outputs are, session files), which `HttpTransport` and
+// `TauriTransport` supply with `call`.
 import type { CallName, Calls } from "../generated/api";
 import type {
   AgentInput,
@@ -23,17 +26,23 @@ import type {
   StorageKind,
   WorkflowPatch,
 } from "../generated";
-import type { OutputSource } from "./types";
+import type { Event, UploadedFile } from "../generated";
+import type { FileSource, OnProgress, OutputLocation } from "./types";
 
 /** A call's arguments, by their names in the list. */
 export type Args<N extends CallName> = Calls[N]["args"];
 /** A call's result. */
 export type Result<N extends CallName> = Calls[N]["result"];
 
+/** Whose output: a run's, or a version's test run's. */
+export type OutputSource = { kind: "run"; runId: string } | { kind: "test"; workflowId: string; versionId: string };
+
 /** Every call of the list as a `Transport` method; subclasses say how a call travels. */
 export abstract class CallTransport {
-  /** Makes one call of the list. */
-  protected abstract call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>>;
+  /** Makes one call of the list by its name, with its arguments by their
+   * names in the list: a call added to the list is at hand here with its
+   * types, before it has a method of its own below. */
+  abstract call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>>;
 
   // Workflows, versions and the conversation.
   listWorkflows() {
@@ -48,9 +57,11 @@ export abstract class CallTransport {
   createWorkflow(request: CreateWorkflow) {
     return this.call("create_workflow", { request });
   }
+  /** `confirmPrivacy`: the user confirmed what the privacy guard found. */
   sendMessage(workflow_id: string, content: string, confirmPrivacy = false) {
     return this.call("send_message", { workflow_id, message: { content, confirm_privacy: confirmPrivacy } });
   }
+  /** Stops the LLM reply in flight on a workflow (its send then fails as cancelled). */
   cancelMessage(workflow_id: string) {
     return this.call("cancel_message", { workflow_id });
   }
@@ -60,12 +71,16 @@ export abstract class CallTransport {
   edit(workflow_id: string, version_id: string) {
     return this.call("edit", { workflow_id, version_id });
   }
+  /** Restores an earlier version as a new version, tested before approval. */
   restoreVersion(workflow_id: string, version_id: string) {
     return this.call("restore_version", { workflow_id, version_id });
   }
+  /** Renames, re-describes or relabels a workflow (absent fields stay; "" label removes it). */
   updateWorkflow(workflow_id: string, patch: WorkflowPatch) {
     return this.call("update_workflow", { workflow_id, patch });
   }
+  /** Two steps: without `confirm`, what would be deleted and a token
+   * (`deleted: false`); with the token, the delete. */
   deleteWorkflow(workflow_id: string, confirm?: string) {
     return this.call("delete_workflow", { workflow_id, confirm });
   }
@@ -75,6 +90,7 @@ export abstract class CallTransport {
   sessions(workflow_id: string, version_id: string) {
     return this.call("sessions", { workflow_id, version_id });
   }
+  /** What an output looks like: an image, a table per sheet, or text (local only). */
   outputPreview(source: OutputSource, name: string) {
     return source.kind === "run"
       ? this.call("run_output_preview", { run_id: source.runId, name })
@@ -98,6 +114,7 @@ export abstract class CallTransport {
   updateSettings(settings: LlmSettings) {
     return this.call("update_settings", { settings });
   }
+  /** Stores a key in the system keyring; it is never read back. */
   setKey(id: string, key: string) {
     return this.call("set_key", { id, input: { key } });
   }
@@ -116,30 +133,36 @@ export abstract class CallTransport {
   setPython(input: PythonInput) {
     return this.call("set_python", { input });
   }
+  /** The per-machine "run scripts without isolation" switch. */
   isolation() {
     return this.call("isolation", {});
   }
   setIsolation(input: IsolationInput) {
     return this.call("set_isolation", { input });
   }
+  /** The most reply tokens of each LLM role, and the defaults. */
   roleBudgets() {
     return this.call("role_budgets", {});
   }
   setRoleBudgets(budgets: RoleBudgets) {
     return this.call("set_role_budgets", { budgets });
   }
+  /** What the data folder keeps, by kind, and the upload expiry. */
   storage() {
     return this.call("storage", {});
   }
   setStorage(input: StorageInput) {
     return this.call("set_storage", { input });
   }
+  /** Clears one kind safely (what it keeps is in the storage view). */
   clearStorage(kind: StorageKind) {
     return this.call("clear_storage", { kind });
   }
+  /** The house rules: the Settings text and the files of the data folder's house-rules/. */
   houseRules() {
     return this.call("house_rules", {});
   }
+  /** Saves the house rules' Settings text (refused: a missing include or a cycle). */
   setHouseRules(input: HouseRulesInput) {
     return this.call("set_house_rules", { input });
   }
@@ -149,10 +172,12 @@ export abstract class CallTransport {
   removeEnvironment(id: string) {
     return this.call("remove_environment", { id });
   }
+  /** Installs uv into the data folder (the user asked for it). */
   installUv() {
     return this.call("install_uv", {});
   }
   // The privacy ledger and the manual back end.
+  /** Token totals from the ledger: in all, per role and per workflow. */
   usage() {
     return this.call("usage", {});
   }
@@ -178,29 +203,34 @@ export abstract class CallTransport {
   setBackupRetention(retention: BackupRetention) {
     return this.call("set_backup_retention", { retention });
   }
+  /** Restores a backup over the database (the current one is backed up first). */
   restoreBackup(backup_id: string) {
     return this.call("restore_backup", { backup_id });
   }
+  /** Two steps, like `deleteWorkflow`. */
   deleteBackup(backup_id: string, confirm?: string) {
     return this.call("delete_backup", { backup_id, confirm });
   }
-  // Agents.
+  // Agents (`agents/<name>.json`): a 400 names every problem of a request.
   listAgents() {
     return this.call("agents_list", {});
   }
+  /** One agent by name (seed 003's "fetch agent by id"). */
   getAgent(name: string) {
     return this.call("agents_get", { name });
   }
   createAgent(input: AgentInput) {
     return this.call("agents_create", { input });
   }
+  /** Replaces the agent's prompt, back end and model (absent fields are unset). */
   updateAgent(name: string, input: AgentInput) {
     return this.call("agents_update", { name, input });
   }
+  /** Refused (`conflict`) while a flow uses the agent. */
   deleteAgent(name: string) {
     return this.call("agents_delete", { name });
   }
-  // Flows.
+  // Flows (their turns and statuses arrive through `onEvent`).
   listFlows() {
     return this.call("flows_list", {});
   }
@@ -229,6 +259,7 @@ export abstract class CallTransport {
   patchFlowRun(id: string, patch: FlowRunPatch) {
     return this.call("flow_run_patch", { id, patch });
   }
+  /** Two steps, like `deleteWorkflow`. */
   deleteFlowRun(id: string, confirm?: string) {
     return this.call("flow_run_delete", { id, confirm });
   }
@@ -238,4 +269,23 @@ export abstract class CallTransport {
   answerFlowRun(id: string, answer: GateAnswer) {
     return this.call("flow_run_answer", { id, answer });
   }
+}
+
+/** The calls of the list: `call` and every method of `CallTransport`. */
+export type ListCalls = { [K in keyof CallTransport]: CallTransport[K] };
+
+/** Everything the UI asks of Maskflow: the list's calls, and what each shell does its own way. */
+export interface Transport extends ListCalls {
+  /** Reads one file locally and returns its masked extract. */
+  extract(source: FileSource, onProgress?: OnProgress): Promise<UploadedFile>;
+  sessionFile(workflowId: string, versionId: string, iteration: number, path: string): Promise<string>;
+  /** Where to get a run's output: a download (browser) or the file's path on this machine (desktop). */
+  outputLocation(runId: string, name: string): Promise<OutputLocation>;
+  /** Where to get an output of a version's latest test run. */
+  testOutputLocation(workflowId: string, versionId: string, name: string): Promise<OutputLocation>;
+  /** Calls `listener` with every event from the core; returns the unsubscribe. */
+  onEvent(listener: (event: Event) => void): () => void;
+  /** Calls `listener` with the paths of files dropped on the window by the
+   * operating system, where the shell gets paths (never in a browser). */
+  onNativeDrop(listener: (paths: string[]) => void): () => void;
 }

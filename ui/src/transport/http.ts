@@ -10,8 +10,8 @@
 import type { Event, GuardMatch, UploadedFile } from "../generated";
 import { calls, type CallName, type CallSpec } from "../generated/api";
 import { saveBlob } from "../lib/download";
-import { CallTransport, type Args, type Result } from "./client";
-import { ApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./types";
+import { CallTransport, type Args, type Result, type Transport } from "./client";
+import { ApiError, type FileSource, type OnProgress, type OutputLocation } from "./types";
 
 /** The error body of the HTTP API: core's `ErrorBody` (`code`) plus `error`, the same code. */
 interface HttpErrorBody {
@@ -94,7 +94,7 @@ export class HttpTransport extends CallTransport implements Transport {
   }
 
   /** One call of the list, as its method, path, query and JSON body say. */
-  protected async call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>> {
+  async call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>> {
     const spec: CallSpec = calls[name];
     const all = args as Record<string, unknown>;
     const body = spec.body ? all[spec.body] : undefined;

@@ -4,9 +4,11 @@
 // core's one list through `CallTransport` (client.ts). `pickTransport` chooses one
 // at start; no screen knows which it got.
 import { takeToken, watchForToken } from "./token";
-import { inTauri, type Transport } from "./types";
+import type { Transport } from "./client";
+import { inTauri } from "./types";
 
 export * from "./types";
+export type { Args, ListCalls, OutputSource, Result, Transport } from "./client";
 
 /** The transport for where the UI runs. */
 export async function pickTransport(): Promise<Transport> {

@@ -5,8 +5,8 @@ import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type { Event, UploadedFile } from "../generated";
 import type { CallName } from "../generated/api";
-import { CallTransport, type Args, type Result } from "./client";
-import { toApiError, type FileSource, type OnProgress, type OutputLocation, type Transport } from "./types";
+import { CallTransport, type Args, type Result, type Transport } from "./client";
+import { toApiError, type FileSource, type OnProgress, type OutputLocation } from "./types";
 
 /** The Tauri event that carries core events (src-tauri's `EVENT`). */
 export const EVENT = "maskflow://event";
@@ -21,7 +21,7 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
 
 export class TauriTransport extends CallTransport implements Transport {
   /** One call of the list: the command of its name, with its arguments as they are. */
-  protected call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>> {
+  call<N extends CallName>(name: N, args: Args<N>): Promise<Result<N>> {
     return call<Result<N>>(name, args as Record<string, unknown>);
   }
 

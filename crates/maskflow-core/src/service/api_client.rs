@@ -1,54 +1,12 @@
 //! The UI's typed client, `ui/src/generated/api.ts`, written from the one
 //! list of calls ([`crate::api_calls!`]): each call's method, path, where
-//! each argument goes and its TypeScript types. `ts_export`'s drift check
+//! each argument goes and its TypeScript types (from [`crate::api::calls`]). `ts_export`'s drift check
 //! compares it with the committed file like the other generated types.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use ts_rs::TS;
-
-/// One call as the UI's client needs it.
-struct CallTs {
-    name: &'static str,
-    doc: Vec<&'static str>,
-    method: &'static str,
-    path: &'static str,
-    /// `(name in the URL, argument name, TypeScript type)`.
-    path_params: Vec<(&'static str, &'static str, String)>,
-    /// `(argument name, TypeScript type)`.
-    query: Option<(&'static str, String)>,
-    body: Option<(&'static str, String)>,
-    reply: &'static str,
-    result: String,
-}
-
-macro_rules! ts_calls {
-    ($(
-        $(#[doc = $doc:literal])*
-        $name:ident : $method:ident $path:tt , tag $tag:tt , $reply:ident $status:tt ,
-        path ( $( $pname:tt $parg:ident : $pty:ty ),* ) ,
-        query ( $( $qarg:ident : $qty:ty )? ) ,
-        body ( $( $barg:ident : $bty:ty )? ) ,
-        returns $ret:ty ,
-        errors ( $( $ecode:tt $edesc:tt ),* ) ,
-        $mode:tt | $s:ident | $call:expr ;
-    )*) => {
-        vec![$(
-            CallTs {
-                name: stringify!($name),
-                doc: vec![$($doc),*],
-                method: stringify!($method),
-                path: $path,
-                path_params: vec![$(($pname, stringify!($parg), <$pty as TS>::name())),*],
-                query: None $(.or(Some((stringify!($qarg), <$qty as TS>::name()))))?,
-                body: None $(.or(Some((stringify!($barg), <$bty as TS>::name()))))?,
-                reply: stringify!($reply),
-                result: <$ret as TS>::name(),
-            }
-        ),*]
-    };
-}
+use crate::api::{Call, calls};
 
 /// A TypeScript type as the client writes it: ts-rs' name, with JSON as `unknown`.
 fn ts_type(name: &str) -> String {
@@ -81,7 +39,7 @@ fn referenced(ts: &str, known: &BTreeSet<String>, into: &mut BTreeSet<String>) {
 
 /// The text of `api.ts`; `known` holds the exported type names (`index.ts`).
 pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
-    let calls: Vec<CallTs> = crate::api_calls!(ts_calls);
+    let calls: Vec<Call> = calls();
     let mut imports = BTreeSet::new();
     let mut specs = String::new();
     let mut types = String::new();
@@ -89,7 +47,7 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
         let params: Vec<String> = c
             .path_params
             .iter()
-            .map(|(url, arg, _)| format!("[\"{url}\", \"{arg}\"]"))
+            .map(|p| format!("[\"{}\", \"{}\"]", p.url, p.arg))
             .collect();
         let opt = |v: Option<&str>| v.map_or("null".to_owned(), |a| format!("\"{a}\""));
         let _ = writeln!(
@@ -100,27 +58,31 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
             c.path,
             params.join(", "),
             c.query.is_some(),
-            opt(c.body.as_ref().map(|b| b.0)),
+            opt(c.body.as_ref().map(|b| b.arg)),
             c.reply,
         );
         let mut args: Vec<String> = c
             .path_params
             .iter()
-            .map(|(_, arg, ty)| format!("{arg}: {}", ts_type(ty)))
+            .map(|p| format!("{}: {}", p.arg, ts_type(&p.ts)))
             .collect();
-        args.extend(c.body.iter().map(|(a, ty)| format!("{a}: {}", ts_type(ty))));
-        let result = if c.result == "null" {
+        args.extend(
+            c.body
+                .iter()
+                .map(|b| format!("{}: {}", b.arg, ts_type(&b.ts))),
+        );
+        let result = if c.returns == "null" {
             "void".to_owned()
         } else {
-            ts_type(&c.result)
+            ts_type(&c.returns)
         };
         for ty in c
             .path_params
             .iter()
-            .map(|p| &p.2)
-            .chain(c.query.iter().map(|q| &q.1))
-            .chain(c.body.iter().map(|b| &b.1))
-            .chain([&c.result])
+            .chain(c.query.iter())
+            .chain(c.body.iter())
+            .map(|p| &p.ts)
+            .chain([&c.returns])
         {
             referenced(ty, known, &mut imports);
         }
@@ -131,7 +93,7 @@ pub(crate) fn client_ts(known: &BTreeSet<String>) -> String {
             types,
             "  {}: {{ args: {}; result: {result} }};",
             c.name,
-            args_ts(&args, c.query.as_ref().map(|q| q.1.as_str()))
+            args_ts(&args, c.query.as_ref().map(|q| q.ts.as_str()))
         );
     }
     let mut out = String::from(

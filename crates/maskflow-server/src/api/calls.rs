@@ -82,31 +82,43 @@ macro_rules! run {
     }};
 }
 
-/// One handler; the reply kind picks its answer and OpenAPI success entry.
+/// One handler, from one call of the list in its normalised form (see
+/// [`maskflow_core::api_calls!`]); the reply kind picks its answer and
+/// OpenAPI success entry.
 macro_rules! http_call {
-    (json $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
+    ($name:ident {
+        doc $doc:tt http $http:tt reply [$reply:ident $status:literal]
+        path $path:tt query $query:tt body $body:tt returns [$ret:ty]
+        errors [$( ($ecode:literal $edesc:literal) )*] run $run:tt
+    }) => {
+        http_call!(@$reply $status [$ret]
+            [$( (status = $ecode, description = $edesc, body = HttpError) ),*]
+            [$name $doc $http $path $query $body $run]);
+    };
+    (@json $status:tt [$ret:ty] [$($err:tt)*] $call:tt) => {
         http_call!(@emit json $status
-            [(status = $status, description = "Done", body = $ret), $($err)*] [$ret] $($rest)*);
+            [(status = $status, description = "Done", body = $ret), $($err)*] [$ret] $call);
     };
-    (empty $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
-        http_call!(@emit empty $status [(status = $status, description = "Done"), $($err)*] [$ret] $($rest)*);
+    (@empty $status:tt [$ret:ty] [$($err:tt)*] $call:tt) => {
+        http_call!(@emit empty $status [(status = $status, description = "Done"), $($err)*] [$ret] $call);
     };
-    (text $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
+    (@text $status:tt [$ret:ty] [$($err:tt)*] $call:tt) => {
         http_call!(@emit text $status
             [(status = $status, description = "Done", body = String, content_type = "text/plain"), $($err)*]
-            [$ret] $($rest)*);
+            [$ret] $call);
     };
-    (delete $status:tt [$ret:ty] [$($err:tt)*] $($rest:tt)*) => {
+    (@delete $status:tt [$ret:ty] [$($err:tt)*] $call:tt) => {
         http_call!(@emit delete $status
             [(status = $status, description = "Deleted; `would_delete` holds what was removed", body = $ret),
              (status = 409, description = "`confirmation_required` (with `would_delete`, `confirm_token`, `expires_at`), or a conflict", body = $ret),
              $($err)*]
-            [$ret] $($rest)*);
+            [$ret] $call);
     };
-    (@emit $reply:ident $status:tt [$($resp:tt)*] [$ret:ty] [$($doc:literal)*]
-        $name:ident $method:ident $path:tt $tag:tt
-        ($( $pname:tt $parg:ident : $pty:ty ),*) ($( $qarg:ident : $qty:ty )?) ($( $barg:ident : $bty:ty )?)
-        $mode:tt |$s:ident| $call:expr) => {
+    (@emit $reply:ident $status:tt [$($resp:tt)*] [$ret:ty] [
+        $name:ident [$($doc:literal)*] [$method:ident $path:literal $tag:literal]
+        [$( ($pname:literal $parg:ident : $pty:ty) )*] [$( $qarg:ident : $qty:ty )?] [$( $barg:ident : $bty:ty )?]
+        [$mode:tt |$s:ident| $call:expr]
+    ]) => {
         $(#[doc = $doc])*
         #[utoipa::path($method, path = $path, tag = $tag,
             params($( ($pname = $pty, Path), )* $( $qty )?),
@@ -125,26 +137,11 @@ macro_rules! http_call {
     };
 }
 
-/// Generates the handlers, [`CALL_NAMES`] and [`routes`] from core's list.
+/// Generates the handlers, [`CALL_NAMES`] and [`routes`] from core's list
+/// (each call's name, and its fields for [`http_call!`]).
 macro_rules! http_calls {
-    ($(
-        $(#[doc = $doc:literal])*
-        $name:ident : $method:ident $path:tt , tag $tag:tt , $reply:ident $status:tt ,
-        path ( $( $pname:tt $parg:ident : $pty:ty ),* ) ,
-        query ( $( $qarg:ident : $qty:ty )? ) ,
-        body ( $( $barg:ident : $bty:ty )? ) ,
-        returns $ret:ty ,
-        errors ( $( $ecode:tt $edesc:tt ),* ) ,
-        $mode:tt | $s:ident | $call:expr ;
-    )*) => {
-        $(
-            http_call! {
-                $reply $status [$ret] [$( (status = $ecode, description = $edesc, body = HttpError) ),*]
-                [$($doc)*] $name $method $path $tag
-                ($( $pname $parg : $pty ),*) ($( $qarg : $qty )?) ($( $barg : $bty )?)
-                $mode |$s| $call
-            }
-        )*
+    ($( $name:ident $call:tt )*) => {
+        $( http_call! { $name $call } )*
 
         /// The names of the calls served here, in the list's order.
         pub const CALL_NAMES: &[&str] = &[$(stringify!($name)),*];

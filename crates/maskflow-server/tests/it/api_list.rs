@@ -7,39 +7,12 @@
 
 use std::path::Path;
 
+use maskflow_core::api::Call;
 use maskflow_server::api::{calls, openapi};
 
-/// One call as the list declares it.
-struct Listed {
-    name: &'static str,
-    method: &'static str,
-    path: &'static str,
-    /// The error statuses the list documents.
-    errors: Vec<u16>,
-}
-
-macro_rules! listed {
-    ($(
-        $(#[doc = $doc:literal])*
-        $name:ident : $method:ident $path:tt , tag $tag:tt , $reply:ident $status:tt ,
-        path ( $( $pname:tt $parg:ident : $pty:ty ),* ) ,
-        query ( $( $qarg:ident : $qty:ty )? ) ,
-        body ( $( $barg:ident : $bty:ty )? ) ,
-        returns $ret:ty ,
-        errors ( $( $ecode:tt $edesc:tt ),* ) ,
-        $mode:tt | $s:ident | $call:expr ;
-    )*) => {
-        vec![$(Listed {
-            name: stringify!($name),
-            method: stringify!($method),
-            path: $path,
-            errors: vec![$($ecode),*],
-        }),*]
-    };
-}
-
-fn listed() -> Vec<Listed> {
-    maskflow_core::api_calls!(listed)
+/// The list as core reads it.
+fn listed() -> Vec<Call> {
+    maskflow_core::api::calls()
 }
 
 fn ui_file(path: &str) -> String {
@@ -71,7 +44,7 @@ fn every_call_of_the_list_is_served_documented_and_in_the_ui_client() {
             call.path
         );
         assert_eq!(operation["operationId"], call.name, "{}", call.path);
-        for status in &call.errors {
+        for (status, _) in &call.errors {
             assert!(
                 operation["responses"][status.to_string()]["content"].is_object(),
                 "{}: its {status} answer is not documented with the error body",
