@@ -44,14 +44,15 @@ export function Agents() {
   async function create(input: AgentInput) {
     const made = await api.createAgent(input);
     setCreating(false);
-    setNotice({ tone: "info", title: "Agent created", detail: `${made.name} is ready for flow steps to name.` });
+    // The list first, then the notice: what the notice says is already on screen.
     await refresh();
+    setNotice({ tone: "info", title: "Agent created", detail: `${made.name} is ready for flow steps to name.` });
   }
   async function save(name: string, input: AgentInput) {
     await api.updateAgent(name, input);
     setEditing(null);
-    setNotice({ tone: "info", title: "Agent saved", detail: `${name}'s new settings apply to the next run that starts.` });
     await refresh();
+    setNotice({ tone: "info", title: "Agent saved", detail: `${name}'s new settings apply to the next run that starts.` });
   }
 
   return (
