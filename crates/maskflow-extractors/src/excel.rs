@@ -72,17 +72,7 @@ impl Extractor for ExcelExtractor {
             let workbook: Xls<_> = open_with(file, reader)?;
             read_ranges(file, workbook, samples, total, &mut report)?
         } else if head.starts_with(b"PK") {
-            {
-                // The central directory only; calamine opens the container afresh.
-                let archive = zip::ZipArchive::new(&mut reader).map_err(|_| {
-                    ExtractError::damaged(
-                        file,
-                        "the workbook is damaged: its zip container is truncated or invalid",
-                    )
-                })?;
-                zipguard::check_archive(&archive, file, "workbook")?;
-            }
-            reader.rewind().map_err(|e| ExtractError::io(file, e))?;
+            check_container(&mut reader, file)?;
             match input.mime {
                 sniff::XLSB => {
                     let workbook: Xlsb<_> = open_with(file, reader)?;
@@ -117,6 +107,21 @@ impl Extractor for ExcelExtractor {
     }
 }
 
+/// Checks a workbook's zip container against the zip-bomb limits, reading
+/// only its central directory, and rewinds `reader`: calamine opens the
+/// container afresh.
+fn check_container(reader: &mut BufReader<File>, file: &str) -> Result<(), ExtractError> {
+    let archive = zip::ZipArchive::new(&mut *reader).map_err(|_| {
+        ExtractError::damaged(
+            file,
+            "the workbook is damaged: its zip container is truncated or invalid",
+        )
+    })?;
+    zipguard::check_archive(&archive, file, "workbook")?;
+    drop(archive);
+    reader.rewind().map_err(|e| ExtractError::io(file, e))
+}
+
 /// Opens the workbook `input` for reading whole sheets, after the same
 /// checks the extract makes (an encrypted package, the OLE2 directory, the
 /// zip-bomb limits); the sniffed type picks the reader of a zip container.
@@ -139,17 +144,7 @@ pub(crate) fn open_book(input: &Input<'_>) -> Result<Sheets<BufReader<File>>, Ex
             "the workbook is damaged: it is neither a zip container nor an Excel 97-2003 file",
         ));
     }
-    {
-        // The central directory only; calamine opens the container afresh.
-        let archive = zip::ZipArchive::new(&mut reader).map_err(|_| {
-            ExtractError::damaged(
-                file,
-                "the workbook is damaged: its zip container is truncated or invalid",
-            )
-        })?;
-        zipguard::check_archive(&archive, file, "workbook")?;
-    }
-    reader.rewind().map_err(|e| ExtractError::io(file, e))?;
+    check_container(&mut reader, file)?;
     match input.mime {
         sniff::XLSB => open_with(file, reader).map(Sheets::Xlsb),
         sniff::ODS => open_with(file, reader).map(Sheets::Ods),
