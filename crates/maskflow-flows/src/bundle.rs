@@ -20,7 +20,9 @@ use crate::error::{Error, Result};
 pub const EXPORT_VERSION: &str = "2.0";
 
 /// `GET /api/flows/{name}/export`: a flow with its agents.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FlowBundle {
     /// The flow.
@@ -35,7 +37,9 @@ pub struct FlowBundle {
 }
 
 /// The flow of a bundle.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BundledFlow {
     /// The file stem.
@@ -48,68 +52,72 @@ pub struct BundledFlow {
     pub mermaid_source: String,
     /// The flow file's JSON (read first; `mermaidSource` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub definition: Option<Value>,
     /// Seed 003's steps parsed out of `mermaidSource` (configs of nodes the
     /// block leaves out; the flow itself when the diagram cannot be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    #[ts(optional, type = "Array<unknown>")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Array<unknown>"))]
     pub steps: Option<Vec<Value>>,
 }
 
 /// An agent of a bundle: `agents/<id>.json` and its commands.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BundledAgent {
     /// The agent's name.
     pub id: String,
     /// The agent file's JSON (absent in seed 003's `{id, displayName, agentPrompt}`).
     #[serde(default)]
-    #[schema(value_type = Object)]
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub agent: Value,
     /// Seed 003: the agent's name for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub display_name: Option<String>,
     /// Seed 003: the agent's persona prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub agent_prompt: Option<String>,
     /// Command name → the command file's JSON.
     #[serde(default)]
-    #[schema(value_type = Object)]
-    #[ts(type = "Record<string, unknown>")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub commands: BTreeMap<String, Value>,
 }
 
 /// `POST /api/flows/import`: a bundle or a Mermaid text.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[ts(rename = "FlowImport")]
+#[cfg_attr(feature = "ts", ts(rename = "FlowImport"))]
 pub struct ImportRequest {
     /// A bundle (as exported).
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub bundle: Option<FlowBundle>,
     /// A Mermaid diagram with its config block.
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub mermaid: Option<String>,
     /// A flow file's JSON (seed 004's `flows/<name>.json`), as written.
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    #[ts(optional, type = "unknown")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub flow: Option<Value>,
     /// The name to save it as (required for Mermaid and a flow; defaults to the bundle's).
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub name: Option<String>,
     /// Replace a flow (and agents) of the same name.
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub overwrite: Option<bool>,
 }
 

@@ -68,7 +68,9 @@ pub const MAX_SUBFLOW_DEPTH: u32 = 3;
 pub const HISTORY_LIMIT: usize = 40;
 
 /// One flow of `GET /api/flows`.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FlowSummary {
     /// The file stem.
     pub name: String,
@@ -82,14 +84,18 @@ pub struct FlowSummary {
 }
 
 /// `GET /api/flows`.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FlowList {
     /// Sorted by name.
     pub flows: Vec<FlowSummary>,
 }
 
 /// `POST /api/flows/{name}/run`.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StartFlow {
     /// The folder scripts run in (must exist).
@@ -104,9 +110,11 @@ pub struct StartFlow {
 }
 
 /// The 202 reply of a run, a resume or an answer.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-#[ts(rename = "FlowStarted")]
+#[cfg_attr(feature = "ts", ts(rename = "FlowStarted"))]
 pub struct Started {
     /// `started` (or `stopped` when an answer stopped the run).
     pub status: String,
@@ -121,9 +129,11 @@ pub struct Started {
 }
 
 /// One run in a list.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-#[ts(rename = "FlowRunSummary")]
+#[cfg_attr(feature = "ts", ts(rename = "FlowRunSummary"))]
 pub struct RunSummary {
     /// The run.
     pub conversation_id: String,
@@ -152,15 +162,19 @@ pub struct RunSummary {
 }
 
 /// `GET /api/flows/{name}/runs`.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
-#[ts(rename = "FlowRunList")]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(rename = "FlowRunList"))]
 pub struct RunList {
     /// Newest first.
     pub runs: Vec<RunSummary>,
 }
 
 /// Seed 004's `flags.flow`: what a resume needs.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FlowFlags {
     /// The last completed step's path.
@@ -169,22 +183,26 @@ pub struct FlowFlags {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_step_path: Option<Vec<usize>>,
     /// Open loops: `{loopStepPath, iteration}`.
-    #[schema(value_type = Vec<Object>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub loop_stack: Vec<state::LoopFrame>,
     /// `agentType:identifier` → conversation id.
     pub agent_conversations: BTreeMap<String, String>,
 }
 
 /// `flags` of a run.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
-#[ts(rename = "FlowRunFlags")]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(rename = "FlowRunFlags"))]
 pub struct RunFlags {
     /// The resume state.
     pub flow: FlowFlags,
 }
 
 /// One transcript turn.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnView {
     /// `assistant`, `user` or `system`.
@@ -198,9 +216,11 @@ pub struct TurnView {
 }
 
 /// `GET /api/flow-runs/{conversationId}`.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-#[ts(rename = "FlowRunView")]
+#[cfg_attr(feature = "ts", ts(rename = "FlowRunView"))]
 pub struct RunView {
     /// The run.
     pub conversation_id: String,
@@ -229,8 +249,8 @@ pub struct RunView {
     /// What a waiting run asks: `{kind: "gate", prompt, context, options}` or
     /// `{kind: "attention", error, options: ["retry", "skip", "stop"]}`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub pending: Option<Value>,
     /// The run that started this one as a subflow.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -242,7 +262,9 @@ pub struct RunView {
 }
 
 /// `POST /api/flow-runs/{conversationId}/gate`.
-#[derive(Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GateAnswer {
     /// The option's label (or `retry`, `skip`, `stop` for a run that needs attention).
@@ -253,9 +275,11 @@ pub struct GateAnswer {
 }
 
 /// `PATCH /api/flow-runs/{conversationId}`.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[ts(rename = "FlowRunPatch")]
+#[cfg_attr(feature = "ts", ts(rename = "FlowRunPatch"))]
 pub struct RunPatch {
     /// New title.
     #[serde(default)]

@@ -14,11 +14,11 @@ use maskflow_table::{Edge, Table};
 pub const FORMAT: u32 = 1;
 
 /// Where a run is.
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
-#[ts(rename = "FlowRunStatus")]
+#[cfg_attr(feature = "ts", ts(rename = "FlowRunStatus"))]
 pub enum RunStatus {
     /// A step is being run (or the process running it died; then it can be resumed).
     Running,
@@ -137,7 +137,8 @@ pub fn mermaid() -> String {
 }
 
 /// One open loop.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LoopFrame {
     /// The `startLoop` step's path.

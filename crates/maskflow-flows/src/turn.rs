@@ -126,7 +126,9 @@ impl TurnRole {
 
 /// Seed 004's turn metadata (a turn's `command`): `{name: "flow"}`, with the
 /// step's place when the turn belongs to a step.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum StepMeta {
     /// A turn of one step.
@@ -135,7 +137,7 @@ pub enum StepMeta {
         name: String,
         /// Where the step sits.
         #[serde(flatten)]
-        #[ts(flatten)]
+        #[cfg_attr(feature = "ts", ts(flatten))]
         place: StepPlace,
     },
     /// A turn of the run as a whole.
@@ -171,7 +173,9 @@ impl StepMeta {
 }
 
 /// Where in the flow a turn's step sits.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StepPlace {
     /// Its index in its list.

@@ -7,9 +7,11 @@ use serde::Serialize;
 // The privacy guard reports these (as `GuardMatch`, its name on the wire and
 // in TypeScript); they live here so a provider error can carry them without
 // the back ends depending on the guard.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
-#[ts(rename = "GuardMatch")]
-#[schema(as = GuardMatch)]
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(rename = "GuardMatch"))]
+#[cfg_attr(feature = "openapi", schema(as = GuardMatch))]
 pub struct BlockedValue {
     /// The matching text, masked (`John` → `Aaaa`).
     pub masked: String,

@@ -20,9 +20,9 @@ use serde::{Deserialize, Serialize};
 use super::Role;
 
 /// The most reply tokens of each role; `None` keeps the default.
-#[derive(
-    Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
-)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct RoleBudgets {
     /// The validator (feasibility) reply.
@@ -37,7 +37,9 @@ pub struct RoleBudgets {
 
 /// The budgets as the settings screen shows them: those set, and the
 /// defaults that apply where none is.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BudgetsView {
     /// The budgets set (`null`: the default).
     pub budgets: RoleBudgets,

@@ -49,7 +49,9 @@ pub struct CallTag {
 
 /// Who waits on a manual prompt, so an answer given after a restart can
 /// reach the work that asked.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ManualWaiter {
     /// A call of a version's build: the request check, the clarifier or the builder.

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::anthropic::{self, AnthropicProvider};
 use crate::http::{ApiKey, Endpoint};
@@ -32,7 +31,9 @@ pub const LOCAL_OPENAI_BASE_URL: &str = "http://127.0.0.1:8080/v1";
 pub const REQUIRED_ROLES: [&str; 3] = ["validator", "clarifier", "builder"];
 
 /// The kind of a back end.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI-compatible chat completions.
@@ -85,7 +86,9 @@ pub const MIN_CONTEXT_WINDOW: u32 = 256;
 pub const MAX_CONTEXT_WINDOW: u32 = 10_000_000;
 
 /// One configured back end.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     /// A short id the roles refer to, e.g. `local-llama`.
@@ -137,7 +140,9 @@ impl ProviderConfig {
 pub const FLOWS_ROLE: &str = "flows";
 
 /// The whole LLM settings document.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LlmSettings {
     /// The configured back ends.
@@ -255,7 +260,9 @@ impl LlmSettings {
 }
 
 /// A back end as the settings screen shows it.
-#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProviderView {
     /// The setting.
     #[serde(flatten)]
@@ -268,7 +275,9 @@ pub struct ProviderView {
 }
 
 /// The settings as `GET /api/settings` answers.
-#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SettingsView {
     /// The configured back ends.
     pub providers: Vec<ProviderView>,
@@ -277,7 +286,9 @@ pub struct SettingsView {
 }
 
 /// The result of "test connection".
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConnectionTest {
     /// Whether the server answered and accepted the key.
     pub ok: bool,
@@ -348,7 +359,9 @@ pub async fn test_connection(config: &ProviderConfig, key: Option<ApiKey>) -> Co
 }
 
 /// A local server found at start.
-#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Detected {
     /// Which protocol it speaks.
     pub kind: ProviderKind,

@@ -30,7 +30,9 @@ use super::{
 use maskflow_clock::{Clock, IdGen, format_rfc3339};
 
 /// A prompt waiting for the user to paste an answer.
-#[derive(Serialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ManualPrompt {
     /// `mp_…`
     pub id: String,
@@ -43,8 +45,8 @@ pub struct ManualPrompt {
     pub messages: Vec<ChatMessage>,
     /// The JSON schema the answer must match, when one is wanted.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    #[ts(type = "unknown")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub schema: Option<Value>,
     /// RFC 3339.
     pub created_at: String,
@@ -58,7 +60,9 @@ pub struct ManualPrompt {
 }
 
 /// What became of a prompt whose call was cut off (by a restart).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ManualInterruption {
     /// Whether answering makes the waiting work continue (else only
     /// dismissing it is left).

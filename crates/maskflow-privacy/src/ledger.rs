@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 /// How a call ended; `in_flight` only while it is listed and its process
 /// still waits for the reply (never stored: its row says `cancelled` until
 /// the call ends).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, utoipa::ToSchema, ts_rs::TS,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CallOutcome {
     /// The reply came.
@@ -51,7 +51,9 @@ impl CallOutcome {
 }
 
 /// One row of the ledger.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LedgerEntry {
     /// `call_…`
     pub id: String,
@@ -86,16 +88,16 @@ pub struct LedgerEntry {
     pub error: Option<String>,
     /// The workflow's name once it was deleted: the ledger outlives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub deleted_workflow: Option<String>,
     /// The flow run it was for (a flow agent's call), as a build's calls
     /// carry their workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub flow_run_id: Option<String>,
     /// The step of that run that asked: its label and path (`summarize [2, 0]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub flow_step: Option<String>,
 }
 
@@ -121,32 +123,36 @@ pub trait CallSink: Send + Sync + std::fmt::Debug {
 }
 
 /// Token totals of a group of ledger rows.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UsageRow {
     /// The role key (`validator`, `agent:critic`…), or the workflow's id.
     pub key: String,
     /// The workflow's name, for a workflow row that has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub name: Option<String>,
     /// Calls recorded (every outcome).
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub calls: i64,
     /// Prompt tokens the servers reported.
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub input_tokens: i64,
     /// Reply tokens the servers reported.
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub output_tokens: i64,
     /// Calls whose server reported no token counts (not in the sums).
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unreported: i64,
 }
 
 /// `GET /api/ledger/usage`: token totals from the ledger, in all, per role
 /// and per workflow (calls outside a workflow, such as flow agents', count
 /// in the total and their role only).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Usage {
     /// Every call.
     pub total: UsageRow,

@@ -174,7 +174,9 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvError {
 }
 
 /// An environment as the test report and Settings show it.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EnvironmentInfo {
     /// Its id (the folder name under `python/`).
     pub id: String,
@@ -183,12 +185,14 @@ pub struct EnvironmentInfo {
     /// The pinned packages, `name==version`.
     pub packages: Vec<String>,
     /// Its size on disk in bytes (0 when not measured).
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub size: u64,
 }
 
 /// One line of an install's progress.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EnvProgress {
     /// `resolving`, `creating`, `installing`, `ready` or `failed`.
     pub stage: String,
@@ -217,8 +221,10 @@ impl ProgressSink {
 }
 
 /// A package outside the curated set, waiting for the user's approval.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
-#[ts(optional_fields)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
 pub struct PackageRequest {
     /// The requirement as the script declared it, e.g. `tabulate`.
     pub name: String,
@@ -227,7 +233,7 @@ pub struct PackageRequest {
     pub version: Option<String>,
     /// Its download size in bytes, when the index says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub size: Option<u64>,
     /// The package index it would be installed from (the configured one).
     #[serde(default)]

@@ -21,7 +21,9 @@ const MAX_DEPTH: usize = 16;
 const MAX_ENTRIES: usize = 10_000;
 
 /// An entry of `outputs/` that was not copied, and why.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RefusedOutput {
     /// Its path under `outputs/`, control characters escaped.
     pub name: String,

@@ -133,9 +133,9 @@ pub struct RunRequest {
 }
 
 /// How a run ended.
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Exit status 0.
@@ -159,7 +159,9 @@ pub enum RunStatus {
 }
 
 /// One limit and how it was enforced (`mechanism` is `None` when it was not).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LimitState {
     /// `wall_clock`, `memory`, `cpu`, `processes`, `output`, `network`.
     pub name: String,
@@ -174,7 +176,9 @@ pub struct LimitState {
 }
 
 /// What a run did.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunResult {
     /// How it ended.
     pub status: RunStatus,

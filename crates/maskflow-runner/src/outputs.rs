@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 pub const PREVIEW_ROWS: usize = 6;
 
 /// One file a run wrote.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OutputFile {
     /// Its path under `outputs/`, with `/` separators.
     pub name: String,
