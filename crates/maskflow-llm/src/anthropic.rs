@@ -14,10 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
-use super::http::{Endpoint, HttpClient, Sse};
-use super::{
-    BoxFuture, ChatMessage, ChatRole, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError,
-};
+use super::http::{Budget, Dialect, Endpoint, HttpClient, Sse, Streamed};
+use super::{BoxFuture, ChatMessage, ChatRole, DeltaSink, LlmRequest, ProviderError};
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -63,44 +61,26 @@ impl AnthropicProvider {
     /// what an Anthropic-compatible server lists in `GET /v1/models`
     /// (llama.cpp's `meta.n_ctx`), learned once.
     pub async fn context_window(&self) -> Option<u32> {
-        if let Some(w) = self.window.get() {
-            return w;
-        }
-        let model = &self.client.endpoint().model;
-        let mut w = self
-            .client
-            .endpoint()
-            .context_window
-            .or_else(|| super::context::known_window(model));
-        if w.is_none()
-            && let Ok(r) = self.client.get("/v1/models", &self.headers()).await
-            && let Ok(body) = r.json::<Value>().await
-        {
-            w = super::context::window_from_models_list(&body, model);
-        }
-        self.window.set(w);
-        w
+        super::http::context_window(self).await
     }
 
-    async fn run(
+    async fn stream(
         &self,
         request: &LlmRequest,
+        budget: Budget,
         on_delta: DeltaSink<'_>,
-    ) -> Result<LlmReply, ProviderError> {
-        let endpoint = self.client.endpoint();
-        let role_budget = endpoint
-            .budgets
-            .max_tokens(&request.role, endpoint.max_tokens);
-        let window = self.context_window().await;
-        let budget = super::context::check(request, self.model(), window, role_budget)?;
-        // Set when the window, not the role's budget, limits the reply.
-        let window = window.filter(|_| budget < role_budget);
+    ) -> Result<Streamed, ProviderError> {
         let mut tool = request
             .schema
             .as_ref()
             .filter(|_| !self.no_tools.load(Ordering::Relaxed));
         let response = loop {
-            let body = request_body(self.client.endpoint(), &request.messages, tool, budget);
+            let body = request_body(
+                self.client.endpoint(),
+                &request.messages,
+                tool,
+                budget.tokens,
+            );
             match self
                 .client
                 .post_json("/v1/messages", &self.headers(), &body)
@@ -181,24 +161,55 @@ impl AnthropicProvider {
                 _ => {}
             }
         }
-        if !finished {
-            return Err(self.client.truncated());
-        }
-        if tool.is_some() && tool_input.trim().is_empty() && tool_start.is_none() {
+        if finished && tool.is_some() && tool_input.trim().is_empty() && tool_start.is_none() {
             // The server took the tool but the model did not call it (llama.cpp
             // with a model that has no tool template): stop asking for it.
             self.no_tools.store(true, Ordering::Relaxed);
         }
-        if cut {
-            return Err(ProviderError::BudgetExceeded {
-                role: request.role.key(),
-                budget,
-                window,
-            });
-        }
-        Ok(LlmReply {
+        Ok(Streamed {
             text: reply_text(text, tool_input, tool_start),
+            finished,
+            cut,
         })
+    }
+}
+
+impl Dialect for AnthropicProvider {
+    const NAME: &'static str = "anthropic";
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn window_cache(&self) -> &super::context::WindowCache {
+        &self.window
+    }
+
+    fn ask_window(&self) -> BoxFuture<'_, Option<u32>> {
+        Box::pin(async move {
+            let body = self
+                .client
+                .get("/v1/models", &self.headers())
+                .await
+                .ok()?
+                .json::<Value>()
+                .await
+                .ok()?;
+            super::context::window_from_models_list(&body, &self.client.endpoint().model)
+        })
+    }
+
+    fn check(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        Box::pin(self.test_connection())
+    }
+
+    fn exchange<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        budget: Budget,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<Streamed, ProviderError>> {
+        Box::pin(self.stream(request, budget, on_delta))
     }
 }
 
@@ -254,32 +265,6 @@ pub fn request_body(
         body["tool_choice"] = json!({"type": "tool", "name": REPLY_TOOL});
     }
     body
-}
-
-impl Provider for AnthropicProvider {
-    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
-        Box::pin(self.test_connection())
-    }
-
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn model(&self) -> &str {
-        &self.client.endpoint().model
-    }
-
-    fn context_window(&self) -> super::BoxFuture<'_, Option<u32>> {
-        Box::pin(AnthropicProvider::context_window(self))
-    }
-
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-        on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        Box::pin(self.run(request, on_delta))
-    }
 }
 
 #[cfg(test)]

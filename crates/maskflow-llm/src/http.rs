@@ -12,8 +12,8 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use super::ProviderError;
 use super::call;
+use super::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
 /// An API key; its `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -512,6 +512,137 @@ impl Sse {
                 _ => {}
             }
         }
+    }
+}
+
+/// The output budget of one request: the tokens the reply may take, and the
+/// context window when it, not the role's budget, set that limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The reply's most tokens (`max_tokens`, `num_predict`).
+    pub tokens: u32,
+    /// The window, when it limits the reply below the role's budget.
+    pub window: Option<u32>,
+}
+
+/// How one streamed reply ended.
+#[derive(Debug, Default)]
+pub struct Streamed {
+    /// The reply's text (or a forced tool's input).
+    pub text: String,
+    /// Whether the stream said it was done (else it was cut off).
+    pub finished: bool,
+    /// Whether the reply stopped at the output budget.
+    pub cut: bool,
+}
+
+/// What differs between the HTTP back ends (OpenAI-compatible, Anthropic,
+/// Ollama): where and how a request is sent, and how its stream is read.
+/// Everything else (budgets, the context window cache, truncation and
+/// budget errors) is one [`Provider`] implementation for every dialect, so
+/// the three back ends cannot drift apart.
+pub trait Dialect: Send + Sync + fmt::Debug {
+    /// The short name for errors and the ledger, e.g. `"openai"`.
+    const NAME: &'static str;
+
+    /// The client, with its endpoint.
+    fn client(&self) -> &HttpClient;
+
+    /// Where the learned context window is kept (shared by clones).
+    fn window_cache(&self) -> &super::context::WindowCache;
+
+    /// The window known without asking the server: the user's setting, else
+    /// the known-model table.
+    fn configured_window(&self) -> Option<u32> {
+        let endpoint = self.client().endpoint();
+        endpoint
+            .context_window
+            .or_else(|| super::context::known_window(&endpoint.model))
+    }
+
+    /// Asks the server for the model's context window (once; cached).
+    fn ask_window(&self) -> BoxFuture<'_, Option<u32>>;
+
+    /// Checks that the server answers, for Settings' "Test connection".
+    fn check(&self) -> BoxFuture<'_, Result<String, ProviderError>>;
+
+    /// Sends `request` with `budget` and reads its stream, calling
+    /// `on_delta` with each piece of text.
+    fn exchange<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        budget: Budget,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<Streamed, ProviderError>>;
+}
+
+/// The model's context window of `dialect`: the configured one, else what
+/// the server says, learned once.
+pub async fn context_window<D: Dialect>(dialect: &D) -> Option<u32> {
+    if let Some(w) = dialect.window_cache().get() {
+        return w;
+    }
+    let mut w = dialect.configured_window();
+    if w.is_none() {
+        w = dialect.ask_window().await;
+    }
+    dialect.window_cache().set(w);
+    w
+}
+
+async fn complete<D: Dialect>(
+    dialect: &D,
+    request: &LlmRequest,
+    on_delta: DeltaSink<'_>,
+) -> Result<LlmReply, ProviderError> {
+    let endpoint = dialect.client().endpoint();
+    let role_budget = endpoint
+        .budgets
+        .max_tokens(&request.role, endpoint.max_tokens);
+    let window = context_window(dialect).await;
+    let tokens = super::context::check(request, &endpoint.model, window, role_budget)?;
+    // Set when the window, not the role's budget, limits the reply.
+    let window = window.filter(|_| tokens < role_budget);
+    let budget = Budget { tokens, window };
+    let streamed = dialect.exchange(request, budget, on_delta).await?;
+    if !streamed.finished {
+        return Err(dialect.client().truncated());
+    }
+    if streamed.cut {
+        return Err(ProviderError::BudgetExceeded {
+            role: request.role.key(),
+            budget: budget.tokens,
+            window: budget.window,
+        });
+    }
+    Ok(LlmReply {
+        text: streamed.text,
+    })
+}
+
+impl<D: Dialect> Provider for D {
+    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        self.check()
+    }
+
+    fn name(&self) -> &str {
+        D::NAME
+    }
+
+    fn model(&self) -> &str {
+        &self.client().endpoint().model
+    }
+
+    fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
+        Box::pin(context_window(self))
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+        Box::pin(complete(self, request, on_delta))
     }
 }
 

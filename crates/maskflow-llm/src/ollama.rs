@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::http::{Endpoint, HttpClient, Lines};
-use super::{BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+use super::http::{Budget, Dialect, Endpoint, HttpClient, Lines, Streamed};
+use super::{BoxFuture, ChatMessage, DeltaSink, LlmRequest, ProviderError};
 
 /// The default base URL of a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
@@ -44,50 +44,27 @@ impl OllamaProvider {
     /// The model's context window from `POST /api/show` (`num_ctx`, else
     /// the model's `context_length`), learned once.
     pub async fn context_window(&self) -> Option<u32> {
-        if let Some(w) = self.window.get() {
-            return w;
-        }
-        let model = self.client.endpoint().model.clone();
-        let mut w = self.client.endpoint().context_window;
-        if w.is_none()
-            && let Ok(r) = self
-                .client
-                .post_probe("/api/show", &self.headers(), &json!({"model": model}))
-                .await
-            && let Ok(body) = r.json::<Value>().await
-        {
-            w = super::context::window_from_ollama_show(&body);
-        }
-        self.window.set(w);
-        w
+        super::http::context_window(self).await
     }
 
-    async fn run(
+    async fn stream(
         &self,
         request: &LlmRequest,
+        budget: Budget,
         on_delta: DeltaSink<'_>,
-    ) -> Result<LlmReply, ProviderError> {
-        let endpoint = self.client.endpoint();
-        let role_budget = endpoint
-            .budgets
-            .max_tokens(&request.role, endpoint.max_tokens);
-        let window = self.context_window().await;
-        let budget = super::context::check(request, self.model(), window, role_budget)?;
-        // Set when the window, not the role's budget, limits the reply.
-        let window = window.filter(|_| budget < role_budget);
+    ) -> Result<Streamed, ProviderError> {
         let body = request_body(
             self.client.endpoint(),
             &request.messages,
             request.schema.as_ref(),
-            budget,
+            budget.tokens,
         );
         let response = self
             .client
             .post_json("/api/chat", &self.headers(), &body)
             .await?;
         let mut lines = Lines::new(response);
-        let mut text = String::new();
-        let mut finished = false;
+        let mut out = Streamed::default();
         while let Some(line) = lines.next(&self.client).await? {
             if line.trim().is_empty() {
                 continue;
@@ -107,28 +84,65 @@ impl OllamaProvider {
                 && !t.is_empty()
             {
                 on_delta(t);
-                text.push_str(t);
+                out.text.push_str(t);
             }
             if v["done"].as_bool() == Some(true) {
                 super::call::record_usage(
                     v["prompt_eval_count"].as_i64(),
                     v["eval_count"].as_i64(),
                 );
-                finished = true;
-                if v["done_reason"] == "length" {
-                    return Err(ProviderError::BudgetExceeded {
-                        role: request.role.key(),
-                        budget,
-                        window,
-                    });
-                }
+                out.finished = true;
+                out.cut = v["done_reason"] == "length";
                 break;
             }
         }
-        if !finished {
-            return Err(self.client.truncated());
-        }
-        Ok(LlmReply { text })
+        Ok(out)
+    }
+}
+
+impl Dialect for OllamaProvider {
+    const NAME: &'static str = "ollama";
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn window_cache(&self) -> &super::context::WindowCache {
+        &self.window
+    }
+
+    // Ollama's model names are local tags, not the known table's: only the
+    // user's setting, else the server's answer.
+    fn configured_window(&self) -> Option<u32> {
+        self.client.endpoint().context_window
+    }
+
+    fn ask_window(&self) -> BoxFuture<'_, Option<u32>> {
+        Box::pin(async move {
+            let model = &self.client.endpoint().model;
+            let body = self
+                .client
+                .post_probe("/api/show", &self.headers(), &json!({"model": model}))
+                .await
+                .ok()?
+                .json::<Value>()
+                .await
+                .ok()?;
+            super::context::window_from_ollama_show(&body)
+        })
+    }
+
+    fn check(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+        Box::pin(self.test_connection())
+    }
+
+    fn exchange<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+        budget: Budget,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<Streamed, ProviderError>> {
+        Box::pin(self.stream(request, budget, on_delta))
     }
 }
 
@@ -154,30 +168,4 @@ pub fn request_body(
     options.insert("num_predict".into(), json!(max_tokens));
     body["options"] = Value::Object(options);
     body
-}
-
-impl Provider for OllamaProvider {
-    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
-        Box::pin(self.test_connection())
-    }
-
-    fn name(&self) -> &str {
-        "ollama"
-    }
-
-    fn model(&self) -> &str {
-        &self.client.endpoint().model
-    }
-
-    fn context_window(&self) -> super::BoxFuture<'_, Option<u32>> {
-        Box::pin(OllamaProvider::context_window(self))
-    }
-
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-        on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        Box::pin(self.run(request, on_delta))
-    }
 }

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde_json::{Value, json};
 
-use super::http::{Endpoint, HttpClient, Sse};
-use super::{BoxFuture, ChatMessage, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
+use super::http::{Budget, Dialect, Endpoint, HttpClient, Sse, Streamed};
+use super::{BoxFuture, ChatMessage, DeltaSink, LlmRequest, ProviderError};
 
 /// An OpenAI-compatible chat completions back end.
 #[derive(Debug, Clone)]
@@ -132,38 +132,15 @@ impl OpenAiProvider {
     /// The model's context window: the known table, else what the server
     /// lists in `GET /models` (llama.cpp's `meta.n_ctx`), learned once.
     pub async fn context_window(&self) -> Option<u32> {
-        if let Some(w) = self.window.get() {
-            return w;
-        }
-        let model = &self.client.endpoint().model;
-        let mut w = self
-            .client
-            .endpoint()
-            .context_window
-            .or_else(|| super::context::known_window(model));
-        if w.is_none()
-            && let Ok(r) = self.client.get("/models", &self.headers()).await
-            && let Ok(body) = r.json::<Value>().await
-        {
-            w = super::context::window_from_models_list(&body, model);
-        }
-        self.window.set(w);
-        w
+        super::http::context_window(self).await
     }
 
-    async fn run(
+    async fn stream(
         &self,
         request: &LlmRequest,
+        budget: Budget,
         on_delta: DeltaSink<'_>,
-    ) -> Result<LlmReply, ProviderError> {
-        let endpoint = self.client.endpoint();
-        let role_budget = endpoint
-            .budgets
-            .max_tokens(&request.role, endpoint.max_tokens);
-        let window = self.context_window().await;
-        let budget = super::context::check(request, self.model(), window, role_budget)?;
-        // Set when the window, not the role's budget, limits the reply.
-        let window = window.filter(|_| budget < role_budget);
+    ) -> Result<Streamed, ProviderError> {
         let schema = request.schema.as_ref();
         let mut level = self.structured_level();
         let response = loop {
@@ -172,7 +149,7 @@ impl OpenAiProvider {
                 &request.messages,
                 schema,
                 level,
-                budget,
+                budget.tokens,
             );
             match self
                 .client
@@ -195,12 +172,10 @@ impl OpenAiProvider {
             }
         };
         let mut sse = Sse::new(response);
-        let mut text = String::new();
-        let mut finished = false;
-        let mut cut = false;
+        let mut out = Streamed::default();
         while let Some((_, data)) = sse.next(&self.client).await? {
             if data.trim() == "[DONE]" {
-                finished = true;
+                out.finished = true;
                 break;
             }
             let Ok(chunk) = serde_json::from_str::<Value>(&data) else {
@@ -220,14 +195,14 @@ impl OpenAiProvider {
                 && !delta.is_empty()
             {
                 on_delta(delta);
-                text.push_str(delta);
+                out.text.push_str(delta);
             }
             if let Some(reason) = chunk
                 .pointer("/choices/0/finish_reason")
                 .filter(|f| !f.is_null())
             {
-                finished = true;
-                cut |= reason == "length";
+                out.finished = true;
+                out.cut |= reason == "length";
             }
             if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
                 super::call::record_usage(
@@ -236,43 +211,46 @@ impl OpenAiProvider {
                 );
             }
         }
-        if !finished {
-            return Err(self.client.truncated());
-        }
-        if cut {
-            return Err(ProviderError::BudgetExceeded {
-                role: request.role.key(),
-                budget,
-                window,
-            });
-        }
-        Ok(LlmReply { text })
+        Ok(out)
     }
 }
 
-impl Provider for OpenAiProvider {
-    fn probe(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
+impl Dialect for OpenAiProvider {
+    const NAME: &'static str = "openai";
+
+    fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    fn window_cache(&self) -> &super::context::WindowCache {
+        &self.window
+    }
+
+    fn ask_window(&self) -> BoxFuture<'_, Option<u32>> {
+        Box::pin(async move {
+            let body = self
+                .client
+                .get("/models", &self.headers())
+                .await
+                .ok()?
+                .json::<Value>()
+                .await
+                .ok()?;
+            super::context::window_from_models_list(&body, &self.client.endpoint().model)
+        })
+    }
+
+    fn check(&self) -> BoxFuture<'_, Result<String, ProviderError>> {
         Box::pin(self.test_connection())
     }
 
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn model(&self) -> &str {
-        &self.client.endpoint().model
-    }
-
-    fn context_window(&self) -> super::BoxFuture<'_, Option<u32>> {
-        Box::pin(OpenAiProvider::context_window(self))
-    }
-
-    fn complete<'a>(
+    fn exchange<'a>(
         &'a self,
         request: &'a LlmRequest,
+        budget: Budget,
         on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        Box::pin(self.run(request, on_delta))
+    ) -> BoxFuture<'a, Result<Streamed, ProviderError>> {
+        Box::pin(self.stream(request, budget, on_delta))
     }
 }
 
