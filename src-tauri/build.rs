@@ -9,6 +9,8 @@ fn main() {
         "update_workflow",
         "delete_workflow",
         "send_message",
+        "preflight",
+        "retry_build",
         "cancel_message",
         "approve",
         "edit",

@@ -337,8 +337,25 @@ macro_rules! api_calls {
             send_message: post "/api/workflows/{id}/messages", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(message: maskflow_core::service::SendMessage),
                 returns maskflow_core::service::MessageReply,
-                errors(400 "Bad request", 404 "No such workflow", 409 "A message is in progress, or the workflow is building or rejected", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed"),
-                async |s| s.send_message_cancellable(&workflow_id, &message.content, message.confirm_privacy);
+                errors(400 "Bad request", 404 "No such workflow", 409 "A message is in progress, or the workflow is building or rejected, or (detail `PREFLIGHT_MISSING`) the workflow's first message while the preflight finds something missing; resend with `go_ahead: true` to send anyway", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed"),
+                async |s| s.send_user_message(&workflow_id, message);
+
+            /// What a build will need on this machine (Python, uv, isolation,
+            /// free disk), each with whether it is there and its fix.
+            preflight: get "/api/preflight", tag "workflows", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::PreflightView,
+                errors(),
+                blocking |s| s.preflight();
+
+            /// Retries a build that failed on its Python environment or test run
+            /// (uv missing, the index unreachable) with the script the builder
+            /// already wrote: only the environment and the test run again.
+            retry_build: post "/api/workflows/{id}/versions/{version_id}/retry", tag "workflows", json 200,
+                path("id" workflow_id: String, "version_id" version_id: String), query(), body(),
+                returns maskflow_core::service::WorkflowView,
+                errors(404 "No such workflow or version", 409 "The version did not fail, or not on its environment, or a message is in progress"),
+                blocking |s| s.retry_build(&workflow_id, &version_id);
 
             /// Stops the LLM call of the message in flight on a workflow.
             cancel_message: post "/api/workflows/{id}/cancel", tag "workflows", json 200,
@@ -414,7 +431,7 @@ macro_rules! api_calls {
             run_workflow: post "/api/workflows/{id}/runs", tag "runs", json 201,
                 path("id" workflow_id: String), query(), body(request: maskflow_core::service::RunInputs),
                 returns maskflow_core::service::RunView,
-                errors(400 "Bad inputs", 404 "No such workflow", 409 "No approved version"),
+                errors(400 "Bad inputs, or (detail `INPUTS_DIFFER`) a file that differs in shape from the approved one, one line per difference; resend with `force: true` to run anyway", 404 "No such workflow", 409 "No approved version"),
                 async |s| s.run_workflow(&workflow_id, request);
 
             /// A workflow's runs, newest first.

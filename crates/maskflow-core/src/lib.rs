@@ -27,6 +27,7 @@ pub mod names;
 mod privacy_eval;
 pub mod service;
 pub mod settings;
+pub mod shape;
 pub mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -60,6 +60,9 @@ pub enum VersionEvent {
     /// `building` with its script, fields and execution, to be tested and
     /// approved again; this one stays as it is.
     Restore,
+    /// The build failed on its environment (uv missing, the index
+    /// unreachable): it is retried with the script the builder wrote.
+    Retry,
 }
 
 use Status::*;
@@ -92,6 +95,8 @@ pub const TRANSITIONS: &[(Status, VersionEvent, Status)] = &[
     // Rollback: only a superseded version is restored (the active one is
     // already in use); it stays archived, the copy is tested afresh.
     (Archived, Restore, Archived),
+    // A build that failed on its environment runs its test again.
+    (Failed, Retry, Building),
 ];
 
 /// [`TRANSITIONS`] as a table: its lookup, drawing and walk.
@@ -168,7 +173,7 @@ impl Status {
 
 impl VersionEvent {
     /// Every event.
-    pub const ALL: [VersionEvent; 11] = [
+    pub const ALL: [VersionEvent; 12] = [
         Feasible,
         Infeasible,
         StartClarifying,
@@ -180,6 +185,7 @@ impl VersionEvent {
         Edit,
         Archive,
         Restore,
+        Retry,
     ];
 
     /// The event's name, e.g. `"start_build"`.
@@ -196,6 +202,7 @@ impl VersionEvent {
             Edit => "edit",
             Archive => "archive",
             Restore => "restore",
+            Retry => "retry",
         }
     }
 
@@ -209,6 +216,7 @@ impl VersionEvent {
             Edit => "be edited",
             Archive => "be archived",
             Restore => "be restored",
+            Retry => "be retried",
         }
     }
 }
@@ -284,6 +292,18 @@ mod tests {
             }
             if e != Restore {
                 assert!(apply(Archived, e).is_err(), "archived must refuse {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_failed_version_is_retried_and_it_builds_again() {
+        for s in Status::ALL {
+            let got = apply(s, Retry);
+            if s == Failed {
+                assert_eq!(got, Ok(Building));
+            } else {
+                assert!(got.is_err(), "{s:?} must not be retried");
             }
         }
     }

@@ -56,6 +56,11 @@ pub struct BuildView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub pending_packages: Option<Vec<maskflow_pyenv::PackageRequest>>,
+    /// The build failed on its Python environment or test run (uv missing,
+    /// the index unreachable): it can be retried with the same script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub retryable: Option<bool>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -67,6 +72,7 @@ impl From<&BuildState> for BuildView {
             pending_gate: s.pending_gate,
             context_reduction: s.context_reduction.clone(),
             pending_packages: s.pending_packages.clone(),
+            retryable: s.environment_failed().then_some(true),
         }
     }
 }

@@ -1,6 +1,8 @@
-//! `maskflow run <workflow> --input NAME=PATH… [--out DIR]`: runs an
-//! approved workflow on local files through the same service and runner as
-//! the app, copies its outputs into DIR and prints their paths. What the
+//! `maskflow run <workflow> --input NAME=PATH… [--out DIR] [--force]`: runs
+//! an approved workflow on local files through the same service and runner
+//! as the app, copies its outputs into DIR and prints their paths. A file
+//! whose shape differs from the approved one is named (one line per
+//! difference, exit code 2) before any script runs, unless `--force`. What the
 //! script controls (output names, its stderr, the run's message) is printed
 //! with its control characters escaped ([`maskflow_server::terminal`]).
 
@@ -23,7 +25,14 @@ pub struct RunArgs {
     /// Where to copy the outputs (default: a new `maskflow-run-<id>/` here).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Run even when a file differs in shape (columns, types, sheets) from
+    /// the one the workflow was approved with.
+    #[arg(long)]
+    pub force: bool,
 }
+
+/// The exit code when a file differs from the approved one (before any script ran).
+pub const INPUTS_DIFFER: u8 = 2;
 
 /// Runs the workflow; non-zero exit when the run fails.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -44,6 +53,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let workflow_id = service.find_workflow(&args.workflow)?;
+    // A file of another shape is named here, before any script runs.
+    let differences = service.check_local_inputs(&workflow_id, &inputs)?;
+    if !differences.is_empty() {
+        for d in &differences {
+            eprintln!("maskflow run: {}", safe_line(d));
+        }
+        if !args.force {
+            eprintln!(
+                "maskflow run: not run: the files differ from the ones {} was approved with; \
+                 give --force to run anyway",
+                safe_line(&workflow_id)
+            );
+            return Ok(ExitCode::from(INPUTS_DIFFER));
+        }
+        eprintln!("maskflow run: running anyway (--force)");
+    }
     // Installing a Python environment shows its progress here.
     let mut events = service.subscribe();
     std::thread::spawn(move || {

@@ -6,6 +6,7 @@ import type { Streaming } from "../components/LlmProgress";
 import type { WorkflowView } from "../generated";
 import { STATUS, canChat } from "../lib/status";
 import { Conversation } from "./Conversation";
+import { Preflight } from "./Preflight";
 import { Steps } from "./Message";
 import type { Chat } from "./useChat";
 
@@ -47,6 +48,7 @@ export function ChatPane({
       </header>
       {status && <Steps status={status} />}
       <Conversation workflow={workflow} chat={chat} streaming={streaming} onGate={onGate} />
+      <Preflight workflow={workflow} chat={chat} />
       <ManualPrompts workflowId={workflow?.id} />
       <form class="composer" onSubmit={send}>
         <label for="message" class="sr-only">

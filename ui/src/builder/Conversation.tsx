@@ -66,7 +66,16 @@ export function Conversation({
       {status === "failed" && (
         <li class="callout bad">
           The build failed{workflow?.current_version.failure_reason ? `: ${workflow.current_version.failure_reason}` : ""}.
-          Open it in Workflows and choose Edit to try again.
+          {workflow?.current_version.build?.retryable ? (
+            <>
+              {" "}The script is not at fault: fix what is missing (Settings), then retry with the same script.{" "}
+              <button type="button" class="button small" data-testid="retry-build" onClick={() => void chat.retryBuild()}>
+                Retry the build
+              </button>
+            </>
+          ) : (
+            " Open it in Workflows and choose Edit to try again."
+          )}
         </li>
       )}
       {workflow && status && !canChat(status) && status !== "building" && status !== "rejected" && status !== "failed" && (

@@ -23,6 +23,10 @@ export function useChat(
   const [sentAt, setSentAt] = useState(0);
   const [cancelling, setCancelling] = useState(false);
   const [blocked, setBlocked] = useState<{ content: string; matches: GuardMatch[] } | null>(null);
+  // The preflight: a first message refused while something is missing, and
+  // the user's "go ahead anyway" for this workflow.
+  const [preflightRefused, setPreflightRefused] = useState(0);
+  const [goAhead, setGoAhead] = useState(false);
 
   const id = workflow?.id;
   const status = workflow?.current_version.status;
@@ -35,7 +39,7 @@ export function useChat(
     await deliver(draft.trim(), false);
   }
 
-  async function deliver(content: string, confirmPrivacy: boolean) {
+  async function deliver(content: string, confirmPrivacy: boolean, anyway = goAhead) {
     if (!workflow || !content || sending) return;
     setSending(true);
     setSentAt(Date.now());
@@ -43,12 +47,15 @@ export function useChat(
     setPendingText(content);
     setDraft("");
     try {
-      const reply = await transport.sendMessage(workflow.id, content, confirmPrivacy);
+      const reply = await transport.sendMessage(workflow.id, content, confirmPrivacy, anyway);
       if (reply.context_reductions?.length) setNotice(reducedNotice(reply.context_reductions));
     } catch (err) {
       const apiError = toApiError(err);
       if (apiError.code === "privacy_blocked" && !confirmPrivacy) {
         setBlocked({ content, matches: apiError.matches });
+      } else if (apiError.detail === "PREFLIGHT_MISSING") {
+        // The preflight panel shows what is missing, its fixes and "go ahead".
+        setPreflightRefused((n) => n + 1);
       } else if (/cancelled/.test(apiError.message)) {
         setNotice({ tone: "info", title: "Stopped", detail: "The reply was cancelled. Edit your message and send it again." });
       } else {
@@ -75,7 +82,41 @@ export function useChat(
     }
   }
 
-  return { sending, draft, setDraft, pendingText, sentAt, cancelling, blocked, setBlocked, send, deliver, cancel };
+  /** "Go ahead anyway": sends the refused message (if any) despite the preflight. */
+  async function proceedAnyway() {
+    setGoAhead(true);
+    if (draft.trim()) await deliver(draft.trim(), false, true);
+  }
+
+  /** Retries a build that failed on its environment, with the same script. */
+  async function retryBuild() {
+    if (!workflow) return;
+    try {
+      await transport.retryBuild(workflow.id, workflow.current_version.id);
+    } catch (err) {
+      setNotice(noticeOf(toApiError(err)));
+    } finally {
+      await reload(workflow.id);
+    }
+  }
+
+  return {
+    sending,
+    draft,
+    setDraft,
+    pendingText,
+    sentAt,
+    cancelling,
+    blocked,
+    setBlocked,
+    send,
+    deliver,
+    cancel,
+    goAhead,
+    preflightRefused,
+    proceedAnyway,
+    retryBuild,
+  };
 }
 
 /** What useChat returns. */

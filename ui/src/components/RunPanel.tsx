@@ -2,7 +2,7 @@
 // and the workflow's run history kept fresh by the core's events.
 import { useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
-import type { RunView, VersionView, WorkflowView } from "../generated";
+import type { RunInputs, RunView, VersionView, WorkflowView } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
 import { initialValues, runRequest, type FieldValue } from "../lib/runs";
 import { toApiError } from "../transport";
@@ -18,6 +18,8 @@ export function RunPanel({ workflow }: { workflow: WorkflowView }) {
   const [runs, setRuns] = useState<RunView[] | null>(null);
   const [running, setRunning] = useState(false);
   const [notice, setNotice] = useState<Notice | null>(null);
+  // Files that differ in shape from the approved ones: the list, and the request to run anyway.
+  const [differs, setDiffers] = useState<{ lines: string[]; request: RunInputs } | null>(null);
   const activeId = workflow.active_version_id;
 
   useEffect(() => {
@@ -57,13 +59,24 @@ export function RunPanel({ workflow }: { workflow: WorkflowView }) {
       setNotice({ tone: "warning", title: "The form is not complete", detail: r.problem });
       return;
     }
+    await start(r.request);
+  }
+
+  async function start(request: RunInputs) {
     setRunning(true);
     setNotice(null);
+    setDiffers(null);
     try {
-      const done = await transport.runWorkflow(workflow.id, r.request);
+      const done = await transport.runWorkflow(workflow.id, request);
       setRuns((old) => [done, ...(old ?? []).filter((x) => x.id !== done.id)]);
     } catch (err) {
-      setNotice(noticeOf(toApiError(err)));
+      const apiError = toApiError(err);
+      if (apiError.detail === "INPUTS_DIFFER") {
+        // The first line says what happened; each other line is one difference.
+        setDiffers({ lines: apiError.message.split("\n").slice(1), request });
+      } else {
+        setNotice(noticeOf(apiError));
+      }
     } finally {
       setRunning(false);
     }
@@ -81,6 +94,24 @@ export function RunPanel({ workflow }: { workflow: WorkflowView }) {
           {running ? "Running…" : "▶ Run"}
         </button>
       </form>
+      {differs && (
+        <div class="callout bad run-differs" role="alert" data-testid="run-differs">
+          <strong>Not run: these files differ from the ones version {active.version} was approved with.</strong>
+          <ul>
+            {differs.lines.map((l) => (
+              <li key={l}>{l}</li>
+            ))}
+          </ul>
+          <div class="row">
+            <button type="button" class="button small" disabled={running} onClick={() => void start({ ...differs.request, force: true })}>
+              Run anyway
+            </button>
+            <button type="button" class="button small" onClick={() => setDiffers(null)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
       <h3>Run history</h3>
       {runs === null && <Spinner label="Loading runs…" />}
       {runs && runs.length === 0 && <p class="muted">No runs yet.</p>}

@@ -32,4 +32,9 @@ context_reduction?: ContextReduction,
  * Python packages outside the curated set waiting for the user's
  * approval (the gate decides: approve installs them, reject ends the build).
  */
-pending_packages?: Array<PackageRequest>, };
+pending_packages?: Array<PackageRequest>, 
+/**
+ * The build failed on its Python environment or test run (uv missing,
+ * the index unreachable): it can be retried with the same script.
+ */
+retryable?: boolean, };

@@ -8,4 +8,9 @@ export type RunInputs = {
 /**
  * Field name → value, file id, or list of file ids.
  */
-inputs: Record<string, unknown>, };
+inputs: Record<string, unknown>, 
+/**
+ * Run even when a file differs in shape from the one the workflow was
+ * approved with (the user chose "run anyway").
+ */
+force?: boolean, };

@@ -12,4 +12,9 @@ content: string,
  * Send it even though the privacy guard found values from the user's
  * files in it (after the user confirmed; only their own text passes).
  */
-confirm_privacy: boolean, };
+confirm_privacy: boolean, 
+/**
+ * Send it even though the preflight finds something missing (Python,
+ * uv, isolation, disk): the user said "go ahead anyway".
+ */
+go_ahead: boolean, };

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -25,6 +25,8 @@ export const calls = {
   update_workflow: { method: "PATCH", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: false, body: "patch", reply: "json" },
   delete_workflow: { method: "DELETE", path: "/api/workflows/{id}", pathParams: [["id", "workflow_id"]], query: true, body: null, reply: "delete" },
   send_message: { method: "POST", path: "/api/workflows/{id}/messages", pathParams: [["id", "workflow_id"]], query: false, body: "message", reply: "json" },
+  preflight: { method: "GET", path: "/api/preflight", pathParams: [], query: false, body: null, reply: "json" },
+  retry_build: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/retry", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
   cancel_message: { method: "POST", path: "/api/workflows/{id}/cancel", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
   approve: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/approve", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
   edit: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/edit", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
@@ -105,6 +107,13 @@ export interface Calls {
   /** build). A `privacy_blocked` answer lists the `matches`; resend with */
   /** `confirm_privacy: true` to send the user's own text anyway. */
   send_message: { args: { workflow_id: string; message: SendMessage }; result: MessageReply };
+  /** What a build will need on this machine (Python, uv, isolation, */
+  /** free disk), each with whether it is there and its fix. */
+  preflight: { args: {}; result: PreflightView };
+  /** Retries a build that failed on its Python environment or test run */
+  /** (uv missing, the index unreachable) with the script the builder */
+  /** already wrote: only the environment and the test run again. */
+  retry_build: { args: { workflow_id: string; version_id: string }; result: WorkflowView };
   /** Stops the LLM call of the message in flight on a workflow. */
   cancel_message: { args: { workflow_id: string }; result: CancelReply };
   /** Approves a built version: it becomes active; the others are archived. */

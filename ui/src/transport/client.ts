@@ -57,9 +57,20 @@ export abstract class CallTransport {
   createWorkflow(request: CreateWorkflow) {
     return this.call("create_workflow", { request });
   }
-  /** `confirmPrivacy`: the user confirmed what the privacy guard found. */
-  sendMessage(workflow_id: string, content: string, confirmPrivacy = false) {
-    return this.call("send_message", { workflow_id, message: { content, confirm_privacy: confirmPrivacy } });
+  /** `confirmPrivacy`: the user confirmed what the privacy guard found; `goAhead`: they chose to send although the preflight found something missing. */
+  sendMessage(workflow_id: string, content: string, confirmPrivacy = false, goAhead = false) {
+    return this.call("send_message", {
+      workflow_id,
+      message: { content, confirm_privacy: confirmPrivacy, go_ahead: goAhead },
+    });
+  }
+  /** What a build needs on this machine (Python, uv, isolation, disk), each with its fix. */
+  preflight() {
+    return this.call("preflight", {});
+  }
+  /** Retries a build that failed on its environment, with the script the builder wrote. */
+  retryBuild(workflow_id: string, version_id: string) {
+    return this.call("retry_build", { workflow_id, version_id });
   }
   /** Stops the LLM reply in flight on a workflow (its send then fails as cancelled). */
   cancelMessage(workflow_id: string) {

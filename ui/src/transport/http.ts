@@ -19,6 +19,7 @@ interface HttpErrorBody {
   code?: string;
   message: string;
   matches?: GuardMatch[];
+  detail?: string;
 }
 
 function isErrorBody(v: unknown): v is HttpErrorBody {
@@ -31,7 +32,8 @@ function isErrorBody(v: unknown): v is HttpErrorBody {
 export function errorFromResponse(status: number, body: unknown): ApiError {
   if (isErrorBody(body)) {
     const code = typeof body.error === "string" ? body.error : String(body.code);
-    return new ApiError(code, body.message, Array.isArray(body.matches) ? body.matches : []);
+    const detail = typeof body.detail === "string" ? body.detail : null;
+    return new ApiError(code, body.message, Array.isArray(body.matches) ? body.matches : [], detail);
   }
   return new ApiError("http_" + status, `Maskflow answered ${status}.`);
 }

@@ -10,6 +10,8 @@ export class ApiError extends Error {
     message: string,
     /** For `privacy_blocked`: what the guard found, masked, and where from. */
     readonly matches: GuardMatch[] = [],
+    /** A finer code the UI branches on, e.g. `PREFLIGHT_MISSING`, `INPUTS_DIFFER`. */
+    readonly detail: string | null = null,
   ) {
     super(message);
     this.name = "ApiError";
@@ -47,8 +49,13 @@ export function sourceSize(source: FileSource): number | undefined {
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (e && typeof e === "object" && "code" in e && "message" in e) {
-    const { code, message, matches } = e as { code: unknown; message: unknown; matches?: unknown };
-    return new ApiError(String(code), String(message), Array.isArray(matches) ? (matches as GuardMatch[]) : []);
+    const { code, message, matches, detail } = e as { code: unknown; message: unknown; matches?: unknown; detail?: unknown };
+    return new ApiError(
+      String(code),
+      String(message),
+      Array.isArray(matches) ? (matches as GuardMatch[]) : [],
+      typeof detail === "string" ? detail : null,
+    );
   }
   if (e instanceof Error) return new ApiError("network", e.message);
   return new ApiError("unknown", String(e));

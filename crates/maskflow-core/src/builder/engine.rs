@@ -89,6 +89,32 @@ impl Engine {
         self.drive(job, state, Command::Retest, on).await
     }
 
+    /// Retries a build that failed on its environment (see
+    /// [`BuildState::environment_failed`]) with the script and requirements
+    /// it holds: the environment is made and the test runs again in the
+    /// same iteration; the builder is asked only if that test then fails.
+    pub async fn retry_environment(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        if !state.environment_failed() {
+            state.reason = Some("this build did not fail on its environment".into());
+            state.phase = Phase::Failed;
+            state.stage = None;
+            on(state);
+            return Outcome::Failed;
+        }
+        state.phase = Phase::Init;
+        state.stage = None;
+        state.reason = None;
+        state.environment_failed = false;
+        state.pending_gate = false;
+        state.pending_packages = None;
+        self.drive(job, state, Command::Retest, on).await
+    }
+
     /// Continues a build cut off while the builder's call was in flight (a
     /// restart while a manual prompt waited): the same call is made again
     /// from the persisted state, then the build moves on as usual.

@@ -93,6 +93,8 @@ pub(super) enum Drive {
     /// Redo the builder's call cut off by a restart (its manual prompt was
     /// answered after the restart), then go on.
     Continue,
+    /// A build that failed on its environment: make it and test again.
+    RetryEnvironment,
 }
 
 impl Service {
@@ -232,6 +234,7 @@ impl Service {
                 }
                 Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
                 Drive::Continue => engine.continue_call(&job, &mut state, &on).await,
+                Drive::RetryEnvironment => engine.retry_environment(&job, &mut state, &on).await,
             }
         };
         // A manual prompt the builder makes names this build (its back end

@@ -109,6 +109,9 @@ impl Service {
             workflow_id,
             version_id,
             status: versions::INITIAL,
+            // Shown before the first message; a failing probe is not a
+            // failed creation (the message gate checks again).
+            preflight: self.preflight().ok(),
         })
     }
 

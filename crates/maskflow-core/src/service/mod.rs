@@ -28,8 +28,10 @@ mod leases;
 mod llm;
 mod manual;
 mod outputs;
+mod preflight;
 mod python;
 mod restore;
+mod run_checks;
 mod runs;
 pub(crate) mod storage;
 mod types;
@@ -58,6 +60,9 @@ pub use flows::FlowTask;
 pub use house_rules::{HouseRulesFile, HouseRulesInput, HouseRulesView};
 pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
+pub use preflight::{
+    DISK_FLOOR_BYTES, PreflightAction, PreflightCheck, PreflightItem, PreflightView,
+};
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};

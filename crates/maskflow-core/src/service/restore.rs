@@ -103,6 +103,7 @@ impl Service {
             workflow_id: workflow_id.to_owned(),
             version_id: next.id,
             status: next.status,
+            preflight: None,
         })
     }
 }

@@ -27,6 +27,11 @@ pub struct RunInputs {
     #[schema(value_type = Object)]
     #[ts(type = "Record<string, unknown>")]
     pub inputs: Map<String, Value>,
+    /// Run even when a file differs in shape from the one the workflow was
+    /// approved with (the user chose "run anyway").
+    #[serde(default)]
+    #[ts(optional)]
+    pub force: Option<bool>,
 }
 
 /// A run, as shown.
@@ -175,17 +180,22 @@ impl Service {
         let fields = self.active_version(workflow_id)?.fields;
         let mut bound = BTreeMap::new();
         let mut shown = Map::new();
+        let mut file_ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (name, value) in request.inputs {
             let field = fields
                 .iter()
                 .find(|f| f.name == name)
                 .ok_or_else(|| bad(format!("the workflow has no input named {name:?}")))?;
-            let file = |id: &Value| -> Result<(PathBuf, String)> {
+            let mut file = |id: &Value| -> Result<(PathBuf, String)> {
                 let id = id
                     .as_str()
                     .ok_or_else(|| bad(format!("{name}: give a file id from an upload")))?;
                 let row = store::get_file(&self.db(), id)?
                     .ok_or_else(|| bad(format!("{name}: file {id} was not uploaded")))?;
+                file_ids
+                    .entry(name.clone())
+                    .or_default()
+                    .push(id.to_owned());
                 Ok((PathBuf::from(row.path), row.filename))
             };
             match field.field_type {
@@ -214,6 +224,10 @@ impl Service {
                     shown.insert(name, value);
                 }
             }
+        }
+        if request.force != Some(true) {
+            let given = self.uploaded_extracts(&file_ids)?;
+            self.check_input_shapes(workflow_id, &given)?;
         }
         self.run_bound(workflow_id, bound, Value::Object(shown))
             .await

@@ -48,6 +48,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     maskflow_privacy::ledger::Usage::export_all_to(dir)?;
     maskflow_llm::manual::ManualPrompt::export_all_to(dir)?;
     PythonView::export_all_to(dir)?;
+    super::PreflightView::export_all_to(dir)?;
     IsolationView::export_all_to(dir)?;
     IsolationInput::export_all_to(dir)?;
     StorageView::export_all_to(dir)?;

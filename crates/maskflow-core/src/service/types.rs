@@ -87,6 +87,11 @@ pub struct CreatedVersion {
     pub version_id: String,
     /// `validating` for a new workflow, `validated` after an edit.
     pub status: Status,
+    /// For a new workflow: what a build will need on this machine, checked
+    /// before its first message (see `GET /api/preflight`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub preflight: Option<super::PreflightView>,
 }
 
 /// `send_message`'s input.
@@ -99,6 +104,10 @@ pub struct SendMessage {
     /// files in it (after the user confirmed; only their own text passes).
     #[serde(default)]
     pub confirm_privacy: bool,
+    /// Send it even though the preflight finds something missing (Python,
+    /// uv, isolation, disk): the user said "go ahead anyway".
+    #[serde(default)]
+    pub go_ahead: bool,
 }
 
 /// The reply to a message: the draft's new status and what to show.

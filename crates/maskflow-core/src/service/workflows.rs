@@ -70,6 +70,7 @@ impl Service {
             workflow_id,
             version_id: next.id,
             status: next.status,
+            preflight: None,
         })
     }
 

@@ -37,7 +37,11 @@ impl Engine {
                 Some(Command::Approve)
             }
             Ok(Tested::NeedsApproval) => None,
-            Err(reason) => Some(fail(state, reason)),
+            Err(reason) => {
+                // Not the script's fault: the build can be retried as it is.
+                state.environment_failed = true;
+                Some(fail(state, reason))
+            }
         }
     }
 

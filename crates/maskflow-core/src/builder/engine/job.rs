@@ -51,6 +51,18 @@ pub struct BuildState {
     /// The pinned package set of the latest script (stored with the version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<Lock>,
+    /// Whether the build stopped because its environment or test run could
+    /// not be made (uv missing, the index unreachable): the script is not at
+    /// fault, so it can be retried as it is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub environment_failed: bool,
+}
+
+impl BuildState {
+    /// Whether the build failed on its environment with a script to retry.
+    pub fn environment_failed(&self) -> bool {
+        self.environment_failed && self.spec.is_some()
+    }
 }
 
 impl Default for BuildState {
@@ -69,6 +81,7 @@ impl Default for BuildState {
             approved_packages: Vec::new(),
             pending_packages: None,
             lock: None,
+            environment_failed: false,
         }
     }
 }
