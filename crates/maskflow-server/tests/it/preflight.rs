@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::spawned::{Serve, json_call, upload};
+use crate::common::spawned::{Serve, upload};
 
 const SCRIPT: &str = r#"import json, sys
 import pypdf
