@@ -260,3 +260,34 @@ impl Service {
         self.get_workflow(workflow_id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_names_each_missing_item_with_its_fix_and_only_those() {
+        let view = PreflightView {
+            ready: false,
+            items: vec![
+                item(PreflightCheck::Python, true, "Python 3.11".into()),
+                missing(
+                    PreflightCheck::Uv,
+                    "uv was not found".into(),
+                    "install uv",
+                    Some(PreflightAction::InstallUv),
+                ),
+                missing(
+                    PreflightCheck::Disk,
+                    "only 1 MB free".into(),
+                    "free some space",
+                    None,
+                ),
+            ],
+        };
+        assert_eq!(
+            view.missing_sentence(),
+            "uv: uv was not found (fix: install uv); disk: only 1 MB free (fix: free some space)"
+        );
+    }
+}

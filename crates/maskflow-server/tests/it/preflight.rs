@@ -176,6 +176,10 @@ fn missing_uv_holds_the_first_message_and_a_failed_environment_retries_without_t
         v["current_version"]["status"] != "building"
     });
     assert_eq!(view["current_version"]["status"], "failed", "{view}");
+    assert_eq!(
+        view["current_version"]["build"]["retryable"], true,
+        "the UI offers the retry: {view}"
+    );
     let builder_calls = |roles: Vec<String>| roles.iter().filter(|r| *r == "builder").count();
     assert_eq!(builder_calls(ledger_roles(&server)), 1);
 
