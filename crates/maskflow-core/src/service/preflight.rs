@@ -198,6 +198,8 @@ impl Service {
         workflow_id: &str,
         message: SendMessage,
     ) -> Result<MessageReply> {
+        // A malformed message is refused as such first (400), whatever the preflight says.
+        super::checked_content(&message.content)?;
         if !message.go_ahead && self.is_first_message(workflow_id)? {
             let service = self.clone();
             let view = tokio::task::spawn_blocking(move || service.preflight())
