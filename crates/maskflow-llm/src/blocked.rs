@@ -20,6 +20,12 @@ pub struct BlockedValue {
     /// Whether it is in text the user typed (which the user may confirm).
     #[serde(skip)]
     pub in_user_text: bool,
+    /// In text the user typed: the words as they typed them, so the
+    /// confirmation can show them in place (their own words, shown back to
+    /// them on their machine; never in the ledger nor sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub typed: Option<String>,
 }
 
 /// The sentence for a blocked request.

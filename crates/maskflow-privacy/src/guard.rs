@@ -166,11 +166,15 @@ impl GuardIndex {
                 .cloned()
                 .unwrap_or_else(|| "your files".into()),
             in_user_text: user,
+            // The user's own words, to show them in place (#28 point 7).
+            typed: user.then(|| raw.to_owned()),
         };
-        if !out
-            .iter()
-            .any(|o| o.masked == m.masked && o.source == m.source && o.in_user_text == user)
-        {
+        if !out.iter().any(|o| {
+            o.masked == m.masked
+                && o.source == m.source
+                && o.in_user_text == user
+                && o.typed == m.typed
+        }) {
             out.push(m);
         }
     }
@@ -197,6 +201,16 @@ impl GuardIndex {
     /// Finds indexed values in `text`; keys in `extra` are allowed too.
     fn scan(&self, text: &str, extra: &KeySet, user: bool, out: &mut Vec<GuardMatch>) {
         let toks = keys::tokenize(text);
+        let runs = keys::numeric_runs(text, &toks);
+        // A year on its own in the user's words identifies no one (#28 point 7).
+        let years: Vec<usize> = if user {
+            runs.iter()
+                .filter(|r| r.len() == 1 && lone_year(text, &toks[r.start]))
+                .map(|r| r.start)
+                .collect()
+        } else {
+            Vec::new()
+        };
         // Tokens inside a file, sheet or column name (rare: only then allocated).
         let mut covered: Vec<bool> = Vec::new();
         let mut i = 0;
@@ -224,7 +238,8 @@ impl GuardIndex {
                 }
             }
             if let Some(entry) = self.table.get(t.hash) {
-                if self.is_value(entry)
+                if !years.contains(&i)
+                    && self.is_value(entry)
                     && !self.allowed.contains(&t.hash)
                     && !extra.contains(&t.hash)
                 {
@@ -245,8 +260,8 @@ impl GuardIndex {
         }
         let mut found = Vec::new();
         let mut ks = Vec::new();
-        for r in keys::numeric_runs(text, &toks) {
-            if covered.get(r.start).copied().unwrap_or(false) {
+        for r in runs {
+            if covered.get(r.start).copied().unwrap_or(false) || years.contains(&r.start) {
                 continue;
             }
             ks.clear();
@@ -298,6 +313,21 @@ impl GuardIndex {
         self.scan(text, &KeySet::default(), false, &mut out);
         out
     }
+}
+
+/// The first and last years taken for a year on its own.
+const YEARS: std::ops::RangeInclusive<u32> = 1900..=2100;
+
+/// Whether `t` is a year on its own (`in 2013,`): four digits in
+/// [`YEARS`], not an amount (`$2013`), a percentage or part of a word.
+fn lone_year(text: &str, t: &keys::Token) -> bool {
+    let word = &text[t.start..t.end];
+    let before = text[..t.start].chars().next_back();
+    let after = text[t.end..].chars().next();
+    word.len() == 4
+        && word.parse::<u32>().is_ok_and(|y| YEARS.contains(&y))
+        && !before.is_some_and(|c| c.is_alphanumeric() || "$€£¥#+-".contains(c))
+        && !after.is_some_and(|c| c.is_alphanumeric() || c == '%')
 }
 
 /// About how many keys a file will give, to size the table once: a text
@@ -358,7 +388,8 @@ fn allow_json_in(index: &mut GuardIndex, value: &serde_json::Value, names: bool)
         serde_json::Value::Object(o) => {
             for (k, v) in o {
                 index.allow(k);
-                let is_name = matches!(k.as_str(), "columns" | "filename" | "name");
+                // A category's `column` (#28) is a column name: whole only.
+                let is_name = matches!(k.as_str(), "columns" | "filename" | "name" | "column");
                 allow_json_in(index, v, is_name);
             }
         }
