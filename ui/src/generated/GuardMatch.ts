@@ -11,4 +11,10 @@ masked: string,
 /**
  * Where the value came from: `sales.csv, column "customer"`.
  */
-source: string, };
+source: string, 
+/**
+ * In text the user typed: the words as they typed them, so the
+ * confirmation can show them in place (their own words, shown back to
+ * them on their machine; never in the ledger nor sent).
+ */
+typed?: string, };
