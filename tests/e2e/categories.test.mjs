@@ -3,7 +3,7 @@
 // the extract's profile and one switch per category column, off by
 // default; with it off nothing of the column is in what will be sent, with
 // it on exactly its values and counts are, and approving freezes exactly
-// that. Screenshot: tests/e2e/artifacts/30-approval-categories.png.
+// that. Screenshots: tests/e2e/artifacts/30-approval-*.png.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { join } from "node:path";
@@ -40,9 +40,11 @@ before(async () => {
   await page.route("**/api/extracts*", async (route) => {
     const response = await route.fetch();
     const body = await response.json();
-    if (body?.extract && !body.extract.profile) {
-      body.extract.profile = CONTRACT_PROFILE;
-      injected = true;
+    for (const file of Array.isArray(body) ? body : []) {
+      if (file?.extract && !file.extract.profile) {
+        file.extract.profile = CONTRACT_PROFILE;
+        injected = true;
+      }
     }
     await route.fulfill({ response, json: body });
   });
@@ -95,6 +97,8 @@ test("the approval view shows the profile and a switch per category column, off 
   assert.ok(!JSON.stringify(off).includes("Biscoe"), "nothing of a switched-off column is sent");
   await island.scrollIntoViewIfNeeded();
   await shot(page, "30-approval-categories.png");
+  await profile.scrollIntoViewIfNeeded();
+  await shot(page, "30-approval-profile.png");
 });
 
 test("switching a column on sends exactly its values, and approving freezes exactly that", async () => {

@@ -6,39 +6,36 @@
 
 use serde_json::{Value, json};
 
-use crate::service::CategoryChoice;
 use maskflow_privacy::categories::CategoryCandidate;
 
-/// Adds to `sent` (a file's extract as sent) the candidates of `raw` (its
-/// stored extract) that `chosen` names, in the candidates' order. A choice
-/// that names no candidate of the file is an error naming it.
+/// One switched-on column of a file: its sheet (none for a single table)
+/// and its name, as in the candidate.
+pub type Chosen<'a> = (Option<&'a str>, &'a str);
+
+/// Adds to `sent` (the extract as sent of file `file_id`) the candidates of
+/// `raw` (its stored extract) that `chosen` names, in the candidates'
+/// order. A choice that names no candidate of the file is an error naming it.
 pub fn show(
     sent: &mut Value,
     raw: &Value,
+    file_id: &str,
     candidates: &[CategoryCandidate],
-    chosen: &[&CategoryChoice],
+    chosen: &[Chosen<'_>],
 ) -> Result<(), String> {
+    let is = |k: &CategoryCandidate, (sheet, column): &Chosen<'_>| {
+        k.column == *column && k.sheet.as_deref() == *sheet
+    };
     for c in chosen {
-        let known = candidates
-            .iter()
-            .any(|k| k.column == c.column && k.sheet == c.sheet);
-        if !known {
-            let on = c
-                .sheet
-                .as_deref()
-                .map(|s| format!(", sheet {s:?}"))
-                .unwrap_or_default();
+        if !candidates.iter().any(|k| is(k, c)) {
+            let on = c.0.map(|s| format!(", sheet {s:?}")).unwrap_or_default();
             return Err(format!(
-                "show_categories: file {}{on} has no category column {:?}",
-                c.file_id, c.column
+                "show_categories: file {file_id}{on} has no category column {:?}",
+                c.1
             ));
         }
     }
     for k in candidates {
-        if !chosen
-            .iter()
-            .any(|c| c.column == k.column && c.sheet == k.sheet)
-        {
+        if !chosen.iter().any(|c| is(k, c)) {
             continue;
         }
         let column = json!({"column": k.column, "values": k.values});
@@ -82,14 +79,6 @@ mod tests {
         }
     }
 
-    fn choice(sheet: Option<&str>, column: &str) -> CategoryChoice {
-        CategoryChoice {
-            file_id: "file_1".into(),
-            sheet: sheet.map(str::to_owned),
-            column: column.into(),
-        }
-    }
-
     #[test]
     fn only_the_chosen_columns_go_in_where_they_are() {
         let raw = json!({"filename": "p.xlsx", "columns": ["island"],
@@ -100,21 +89,21 @@ mod tests {
             candidate(None, "species"),
             candidate(Some("Data"), "island"),
         ];
-        show(&mut sent, &raw, &all, &[&choice(Some("Data"), "island")]).expect("show");
+        show(&mut sent, &raw, "file_1", &all, &[(Some("Data"), "island")]).expect("show");
         assert_eq!(sent.get("categories"), None, "species was not chosen");
         assert_eq!(
             sent["sheets"][1]["categories"],
             json!([{"column": "island", "values": [{"value": "Biscoe", "count": 12}]}])
         );
         let mut none = raw.clone();
-        show(&mut none, &raw, &all, &[]).expect("none");
+        show(&mut none, &raw, "file_1", &all, &[]).expect("none");
         assert_eq!(none, raw);
     }
 
     #[test]
     fn a_choice_of_no_candidate_is_refused_by_name() {
         let raw = json!({"filename": "p.csv", "columns": ["name"]});
-        let err = show(&mut raw.clone(), &raw, &[], &[&choice(None, "name")])
+        let err = show(&mut raw.clone(), &raw, "file_1", &[], &[(None, "name")])
             .expect_err("not a candidate");
         assert!(err.contains("\"name\""), "{err}");
     }

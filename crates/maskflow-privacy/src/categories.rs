@@ -206,7 +206,13 @@ mod tests {
         let island = &found[1];
         assert_eq!(island.values.len(), 3);
         assert!(island.values.iter().all(|v| v.count == 12));
-        assert_eq!(found[2].values, [CategoryValue { value: "female".into(), count: 33 }]);
+        assert_eq!(
+            found[2].values,
+            [CategoryValue {
+                value: "female".into(),
+                count: 33
+            }]
+        );
         assert_eq!(found[0].sheet, None);
     }
 

@@ -10,8 +10,8 @@
 
 use super::tests::service_with;
 use super::*;
-use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 use maskflow_llm::ReplayProvider;
+use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
@@ -52,7 +52,11 @@ impl Provider for Recording {
         request: &'a LlmRequest,
         d: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
-        let text: Vec<&str> = request.messages.iter().map(|m| m.content.as_str()).collect();
+        let text: Vec<&str> = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
         super::lock(&self.seen).push(text.join("\n"));
         self.replay.complete(request, d)
     }
@@ -97,10 +101,18 @@ async fn a_category_switched_off_sends_nothing_switched_on_exactly_its_values() 
         .await
         .expect("upload");
     let offered: Vec<&str> = file.categories.iter().map(|c| c.column.as_str()).collect();
-    assert_eq!(offered, ["species", "island", "year", "sex"], "{:?}", file.categories);
+    assert_eq!(
+        offered,
+        ["species", "island", "year", "sex"],
+        "{:?}",
+        file.categories
+    );
     let extract = file.extract.to_string();
     for v in ISLANDS.iter().chain(&SPECIES) {
-        assert!(!extract.contains(v), "{v} is in the extract before approval");
+        assert!(
+            !extract.contains(v),
+            "{v} is in the extract before approval"
+        );
     }
 
     // Off: the builder's prompt has none of the values, and nothing is refused.
@@ -217,7 +229,10 @@ async fn the_users_own_words_are_confirmed_once_per_workflow() {
 
     // A person's full name is stopped until confirmed.
     let m = blocked(s.send_message(w, "rows seen by Ada Lovelace").await);
-    assert!(m.iter().any(|x| x.typed.as_deref() == Some("Ada Lovelace")), "{m:?}");
+    assert!(
+        m.iter().any(|x| x.typed.as_deref() == Some("Ada Lovelace")),
+        "{m:?}"
+    );
     s.send_message_with(w, "rows seen by Ada Lovelace", true)
         .await
         .expect("confirmed");

@@ -52,14 +52,15 @@ impl Service {
             // chose to send them as they are (#26).
             let mut sent = crate::names::outbound(&file.extract, &request.send_as_is).extract;
             // The category columns the user switched on, and only those (#28).
-            let chosen: Vec<&CategoryChoice> = request
+            let chosen: Vec<crate::categories::Chosen<'_>> = request
                 .show_categories
                 .iter()
                 .filter(|c| &c.file_id == id)
+                .map(|c| (c.sheet.as_deref(), c.column.as_str()))
                 .collect();
             if !chosen.is_empty() {
                 let candidates = store::file_categories::of_file(&tx, id)?;
-                crate::categories::show(&mut sent, &file.extract, &candidates, &chosen)
+                crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
                     .map_err(CoreError::InvalidRequest)?;
             }
             stored.push(sent);

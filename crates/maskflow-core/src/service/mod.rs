@@ -62,8 +62,8 @@ pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
 pub use types::{
-    CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage, UploadedFile,
-    VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
+    CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
+    UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 
 use crate::conversation::prompts;

@@ -346,10 +346,19 @@ fn a_year_alone_in_the_users_words_passes() {
     let user = |t: &str| g.check_request(&req(ChatRole::User, t), &[]);
     assert!(user("only the rows of 2013, please").is_empty());
     assert!(user("from 1954 to 2013").is_empty());
-    assert!(blocks(&g, "only the rows of 2013"), "file-derived text is guarded");
+    assert!(
+        blocks(&g, "only the rows of 2013"),
+        "file-derived text is guarded"
+    );
     assert!(!user("on 2013-05-01").is_empty(), "a day is not a year");
-    assert!(!user("amounts of $2013").is_empty(), "an amount is not a year");
-    assert!(!user("only Ada Lovelace in 2013").is_empty(), "a name still is");
+    assert!(
+        !user("amounts of $2013").is_empty(),
+        "an amount is not a year"
+    );
+    assert!(
+        !user("only Ada Lovelace in 2013").is_empty(),
+        "a name still is"
+    );
 }
 
 /// #28 point 7: a value in the user's words is reported with the words as
@@ -361,7 +370,10 @@ fn a_match_in_the_users_words_carries_them_as_typed() {
     assert_eq!(m.len(), 1, "{m:?}");
     assert_eq!(m[0].typed.as_deref(), Some("Torgersen"));
     assert_eq!(m[0].source, "people.csv, column \"island\"");
-    assert!(!blocked_message(&m).contains("Torgersen"), "the sentence stays masked");
+    assert!(
+        !blocked_message(&m).contains("Torgersen"),
+        "the sentence stays masked"
+    );
     let m = g.check_request(&req(ChatRole::System, "only Torgersen please"), &[]);
     assert_eq!(m.len(), 1, "{m:?}");
     assert_eq!(m[0].typed, None);
