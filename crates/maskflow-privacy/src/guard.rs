@@ -157,7 +157,15 @@ impl GuardIndex {
         }
     }
 
-    fn push(&self, out: &mut Vec<GuardMatch>, raw: &str, entry: u32, user: bool) {
+    fn push(
+        &self,
+        out: &mut Vec<GuardMatch>,
+        text: &str,
+        span: std::ops::Range<usize>,
+        entry: u32,
+        user: bool,
+    ) {
+        let raw = &text[span.clone()];
         let m = GuardMatch {
             masked: maskflow_extractors::mask(raw),
             source: self
@@ -166,14 +174,12 @@ impl GuardIndex {
                 .cloned()
                 .unwrap_or_else(|| "your files".into()),
             in_user_text: user,
-            // The user's own words, to show them in place (#28 point 7).
-            typed: user.then(|| raw.to_owned()),
+            // Where the user's own words are, to show them in place (#28
+            // point 7) without echoing them.
+            at: user.then(|| utf16_span(text, span)),
         };
         if !out.iter().any(|o| {
-            o.masked == m.masked
-                && o.source == m.source
-                && o.in_user_text == user
-                && o.typed == m.typed
+            o.masked == m.masked && o.source == m.source && o.in_user_text == user && o.at == m.at
         }) {
             out.push(m);
         }
@@ -243,14 +249,14 @@ impl GuardIndex {
                     && !self.allowed.contains(&t.hash)
                     && !extra.contains(&t.hash)
                 {
-                    self.push(out, &text[t.start..t.end], entry, user);
+                    self.push(out, text, t.start..t.end, entry, user);
                 }
                 if entry & table::STARTS_PHRASE != 0 {
                     let mut h = keys::phrase_step(keys::PHRASE_START, t.hash);
                     for n in 2..=MAX_PHRASE.min(toks.len() - i) {
                         h = keys::phrase_step(h, toks[i + n - 1].hash);
                         if let Some(p) = self.value(h, extra) {
-                            self.push(out, &text[t.start..toks[i + n - 1].end], p, user);
+                            self.push(out, text, t.start..toks[i + n - 1].end, p, user);
                             break;
                         }
                     }
@@ -275,7 +281,7 @@ impl GuardIndex {
                 return;
             }
             if let Some(e) = self.value(k, extra) {
-                self.push(out, &text[a..b], e, user);
+                self.push(out, text, a..b, e, user);
             }
         }
     }
@@ -313,6 +319,13 @@ impl GuardIndex {
         self.scan(text, &KeySet::default(), false, &mut out);
         out
     }
+}
+
+/// A byte range of `text` as UTF-16 offsets (how the UI indexes a string).
+fn utf16_span(text: &str, span: std::ops::Range<usize>) -> [u32; 2] {
+    let units = |s: &str| u32::try_from(s.encode_utf16().count()).unwrap_or(u32::MAX);
+    let start = units(&text[..span.start]);
+    [start, start.saturating_add(units(&text[span]))]
 }
 
 /// The first and last years taken for a year on its own.

@@ -5,6 +5,25 @@
 import { useEffect, useRef } from "preact/hooks";
 import type { GuardMatch } from "../generated";
 
+/** Masks like the extractors do (letters to A/a, digits to #): to check a located value. */
+function maskLike(s: string): string {
+  return s.replace(/[\p{L}\p{N}]/gu, (c) => (/\p{Lu}/u.test(c) ? "A" : /\p{L}/u.test(c) ? "a" : "#"));
+}
+
+/**
+ * The user's own words each match points at in `content` (the guard says
+ * where, never what). A match whose place does not hold a value of its
+ * shape (it was in an earlier message) is left out: it is listed masked.
+ */
+export function typedValues(content: string, matches: GuardMatch[]): (string | null)[] {
+  return matches.map((m) => {
+    if (!m.at) return null;
+    const [a, b] = m.at;
+    const words = content.slice(a, b);
+    return b <= content.length && a < b && maskLike(words) === m.masked ? words : null;
+  });
+}
+
 /** The message with each typed value marked, for the dialog. */
 export function marked(content: string, typed: string[]): (string | { mark: string })[] {
   const words = [...new Set(typed.filter((t) => t.length > 0))].sort((a, b) => b.length - a.length);
@@ -35,8 +54,9 @@ export function PrivacyDialog({
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [onCancel]);
-  const typed = matches.filter((m) => m.typed);
-  const other = matches.filter((m) => !m.typed);
+  const words = typedValues(content ?? "", matches);
+  const typed = matches.flatMap((m, i) => (words[i] ? [{ words: words[i]!, source: m.source }] : []));
+  const other = matches.filter((_, i) => !words[i]);
   return (
     <div class="overlay">
       <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="privacy-title" aria-describedby="privacy-desc" data-testid="privacy-dialog">
@@ -48,16 +68,18 @@ export function PrivacyDialog({
           <p class="privacy-typed" data-testid="privacy-typed">
             {marked(
               content,
-              typed.map((m) => m.typed!),
+              typed.map((t) => t.words),
             ).map((p, i) => (typeof p === "string" ? p : <mark key={i}>{p.mark}</mark>))}
           </p>
         )}
         <ul class="matches">
-          {typed.map((m, i) => (
-            <li key={`t${i}`} data-testid="privacy-value">
-              ‘{m.typed}’ is a value of {m.source}
-            </li>
-          ))}
+          {typed
+            .filter((t, i) => typed.findIndex((u) => u.words === t.words && u.source === t.source) === i)
+            .map((t, i) => (
+              <li key={`t${i}`} data-testid="privacy-value">
+                ‘{t.words}’ is a value of {t.source}
+              </li>
+            ))}
           {other.map((m, i) => (
             <li key={`o${i}`}>
               <code>{m.masked}</code> <span class="muted">from {m.source}</span>

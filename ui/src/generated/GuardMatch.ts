@@ -13,8 +13,8 @@ masked: string,
  */
 source: string, 
 /**
- * In text the user typed: the words as they typed them, so the
- * confirmation can show them in place (their own words, shown back to
- * them on their machine; never in the ledger nor sent).
+ * In text the user typed: where the value is in that message, as
+ * UTF-16 offsets `[start, end)`, so the confirmation can show the
+ * user's own words in place without this answer echoing them.
  */
-typed?: string, };
+at?: [number, number], };

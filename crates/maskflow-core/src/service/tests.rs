@@ -265,7 +265,7 @@ impl Provider for BlocksRepairs {
                 masked: "Aaaaaaa".into(),
                 source: "sales.csv, column \"customer\"".into(),
                 in_user_text: true,
-                typed: None,
+                at: None,
             };
             return Box::pin(async move { Err(ProviderError::PrivacyBlocked(vec![m])) });
         }

@@ -361,20 +361,24 @@ fn a_year_alone_in_the_users_words_passes() {
     );
 }
 
-/// #28 point 7: a value in the user's words is reported with the words as
-/// typed (to show in place); elsewhere only masked.
+/// #28 point 7: a value in the user's words is reported with where it is
+/// in them (UTF-16 offsets, to show in place without echoing it);
+/// elsewhere only masked.
 #[test]
-fn a_match_in_the_users_words_carries_them_as_typed() {
+fn a_match_in_the_users_words_says_where_it_is() {
     let g = csv_index("name,island\nAda Lovelace,Torgersen\n");
     let m = g.check_request(&req(ChatRole::User, "only Torgersen please"), &[]);
     assert_eq!(m.len(), 1, "{m:?}");
-    assert_eq!(m[0].typed.as_deref(), Some("Torgersen"));
+    assert_eq!(m[0].at, Some([5, 14]));
     assert_eq!(m[0].source, "people.csv, column \"island\"");
     assert!(
         !blocked_message(&m).contains("Torgersen"),
         "the sentence stays masked"
     );
+    // Offsets count UTF-16 units, as the UI's strings do.
+    let m = g.check_request(&req(ChatRole::User, "né 🐧 Torgersen"), &[]);
+    assert_eq!(m[0].at, Some([6, 15]));
     let m = g.check_request(&req(ChatRole::System, "only Torgersen please"), &[]);
     assert_eq!(m.len(), 1, "{m:?}");
-    assert_eq!(m[0].typed, None);
+    assert_eq!(m[0].at, None);
 }
