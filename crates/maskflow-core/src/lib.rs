@@ -17,6 +17,7 @@ extern crate self as maskflow_core;
 
 pub mod api;
 pub mod builder;
+pub mod categories;
 pub mod conversation;
 pub mod disk;
 pub mod error;

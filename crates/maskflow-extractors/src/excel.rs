@@ -520,6 +520,7 @@ impl SheetScan {
                     sample_rows: Vec::new(),
                     row_count: 0,
                     has_header: None,
+                    categories: Vec::new(),
                 },
                 non_empty: false,
                 warnings: Vec::new(),
@@ -548,6 +549,7 @@ impl SheetScan {
                 sample_rows: table.sample_rows,
                 row_count,
                 has_header: Some(table.has_header),
+                categories: Vec::new(),
             },
             non_empty: true,
             warnings: table

@@ -63,6 +63,11 @@ pub struct FileExtract {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub warnings: Vec<String>,
+    /// Category columns the user chose to show the AI, with their values
+    /// and counts (#28): empty, and left out, unless switched on at approval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<CategoryColumn>>", optional))]
+    pub categories: Vec<CategoryColumn>,
 }
 
 impl FileExtract {
@@ -80,6 +85,7 @@ impl FileExtract {
             document: None,
             image: None,
             warnings: Vec::new(),
+            categories: Vec::new(),
         }
     }
 }
@@ -113,6 +119,34 @@ pub struct SheetExtract {
     /// Whether the first row was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_header: Option<bool>,
+    /// The sheet's category columns the user chose to show the AI (#28).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<CategoryColumn>>", optional))]
+    pub categories: Vec<CategoryColumn>,
+}
+
+/// A column of few values, each in many rows, that the user chose to show
+/// the AI as they are (#28): its values with how many rows hold each.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CategoryColumn {
+    /// The column's name, as in the extract's `columns`.
+    pub column: String,
+    /// Its values, most frequent first.
+    pub values: Vec<CategoryValue>,
+}
+
+/// One value of a [`CategoryColumn`] and its number of rows.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CategoryValue {
+    /// The value as it is in the file.
+    pub value: String,
+    /// Rows that hold it.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub count: u64,
 }
 
 /// A table found inside a document (Word, or PDF where detected).

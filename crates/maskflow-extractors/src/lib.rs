@@ -35,8 +35,8 @@ pub mod zipguard;
 
 pub use error::ExtractError;
 pub use extract::{
-    DocumentExtract, FileExtract, FileKind, Heading, ImageExtract, SheetExtract, TableExtract,
-    TextFormat,
+    CategoryColumn, CategoryValue, DocumentExtract, FileExtract, FileKind, Heading, ImageExtract,
+    SheetExtract, TableExtract, TextFormat,
 };
 pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;

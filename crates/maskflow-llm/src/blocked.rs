@@ -20,6 +20,12 @@ pub struct BlockedValue {
     /// Whether it is in text the user typed (which the user may confirm).
     #[serde(skip)]
     pub in_user_text: bool,
+    /// In text the user typed: where the value is in that message, as
+    /// UTF-16 offsets `[start, end)`, so the confirmation can show the
+    /// user's own words in place without this answer echoing them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub at: Option<[u32; 2]>,
 }
 
 /// The sentence for a blocked request.

@@ -157,7 +157,15 @@ impl GuardIndex {
         }
     }
 
-    fn push(&self, out: &mut Vec<GuardMatch>, raw: &str, entry: u32, user: bool) {
+    fn push(
+        &self,
+        out: &mut Vec<GuardMatch>,
+        text: &str,
+        span: std::ops::Range<usize>,
+        entry: u32,
+        user: bool,
+    ) {
+        let raw = &text[span.clone()];
         let m = GuardMatch {
             masked: maskflow_extractors::mask(raw),
             source: self
@@ -166,11 +174,13 @@ impl GuardIndex {
                 .cloned()
                 .unwrap_or_else(|| "your files".into()),
             in_user_text: user,
+            // Where the user's own words are, to show them in place (#28
+            // point 7) without echoing them.
+            at: user.then(|| utf16_span(text, span)),
         };
-        if !out
-            .iter()
-            .any(|o| o.masked == m.masked && o.source == m.source && o.in_user_text == user)
-        {
+        if !out.iter().any(|o| {
+            o.masked == m.masked && o.source == m.source && o.in_user_text == user && o.at == m.at
+        }) {
             out.push(m);
         }
     }
@@ -197,6 +207,16 @@ impl GuardIndex {
     /// Finds indexed values in `text`; keys in `extra` are allowed too.
     fn scan(&self, text: &str, extra: &KeySet, user: bool, out: &mut Vec<GuardMatch>) {
         let toks = keys::tokenize(text);
+        let runs = keys::numeric_runs(text, &toks);
+        // A year on its own in the user's words identifies no one (#28 point 7).
+        let years: Vec<usize> = if user {
+            runs.iter()
+                .filter(|r| r.len() == 1 && lone_year(text, &toks[r.start]))
+                .map(|r| r.start)
+                .collect()
+        } else {
+            Vec::new()
+        };
         // Tokens inside a file, sheet or column name (rare: only then allocated).
         let mut covered: Vec<bool> = Vec::new();
         let mut i = 0;
@@ -224,18 +244,19 @@ impl GuardIndex {
                 }
             }
             if let Some(entry) = self.table.get(t.hash) {
-                if self.is_value(entry)
+                if !years.contains(&i)
+                    && self.is_value(entry)
                     && !self.allowed.contains(&t.hash)
                     && !extra.contains(&t.hash)
                 {
-                    self.push(out, &text[t.start..t.end], entry, user);
+                    self.push(out, text, t.start..t.end, entry, user);
                 }
                 if entry & table::STARTS_PHRASE != 0 {
                     let mut h = keys::phrase_step(keys::PHRASE_START, t.hash);
                     for n in 2..=MAX_PHRASE.min(toks.len() - i) {
                         h = keys::phrase_step(h, toks[i + n - 1].hash);
                         if let Some(p) = self.value(h, extra) {
-                            self.push(out, &text[t.start..toks[i + n - 1].end], p, user);
+                            self.push(out, text, t.start..toks[i + n - 1].end, p, user);
                             break;
                         }
                     }
@@ -245,8 +266,8 @@ impl GuardIndex {
         }
         let mut found = Vec::new();
         let mut ks = Vec::new();
-        for r in keys::numeric_runs(text, &toks) {
-            if covered.get(r.start).copied().unwrap_or(false) {
+        for r in runs {
+            if covered.get(r.start).copied().unwrap_or(false) || years.contains(&r.start) {
                 continue;
             }
             ks.clear();
@@ -260,7 +281,7 @@ impl GuardIndex {
                 return;
             }
             if let Some(e) = self.value(k, extra) {
-                self.push(out, &text[a..b], e, user);
+                self.push(out, text, a..b, e, user);
             }
         }
     }
@@ -298,6 +319,28 @@ impl GuardIndex {
         self.scan(text, &KeySet::default(), false, &mut out);
         out
     }
+}
+
+/// A byte range of `text` as UTF-16 offsets (how the UI indexes a string).
+fn utf16_span(text: &str, span: std::ops::Range<usize>) -> [u32; 2] {
+    let units = |s: &str| u32::try_from(s.encode_utf16().count()).unwrap_or(u32::MAX);
+    let start = units(&text[..span.start]);
+    [start, start.saturating_add(units(&text[span]))]
+}
+
+/// The first and last years taken for a year on its own.
+const YEARS: std::ops::RangeInclusive<u32> = 1900..=2100;
+
+/// Whether `t` is a year on its own (`in 2013,`): four digits in
+/// [`YEARS`], not an amount (`$2013`), a percentage or part of a word.
+fn lone_year(text: &str, t: &keys::Token) -> bool {
+    let word = &text[t.start..t.end];
+    let before = text[..t.start].chars().next_back();
+    let after = text[t.end..].chars().next();
+    word.len() == 4
+        && word.parse::<u32>().is_ok_and(|y| YEARS.contains(&y))
+        && !before.is_some_and(|c| c.is_alphanumeric() || "$€£¥#+-".contains(c))
+        && !after.is_some_and(|c| c.is_alphanumeric() || c == '%')
 }
 
 /// About how many keys a file will give, to size the table once: a text
@@ -358,7 +401,8 @@ fn allow_json_in(index: &mut GuardIndex, value: &serde_json::Value, names: bool)
         serde_json::Value::Object(o) => {
             for (k, v) in o {
                 index.allow(k);
-                let is_name = matches!(k.as_str(), "columns" | "filename" | "name");
+                // A category's `column` (#28) is a column name: whole only.
+                let is_name = matches!(k.as_str(), "columns" | "filename" | "name" | "column");
                 allow_json_in(index, v, is_name);
             }
         }

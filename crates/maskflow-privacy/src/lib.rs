@@ -12,6 +12,7 @@
 
 #![deny(missing_docs)]
 
+pub mod categories;
 pub mod extracts;
 pub mod guard;
 pub mod keys;

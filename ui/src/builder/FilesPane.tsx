@@ -6,8 +6,10 @@ import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { ExtractView } from "../components/ExtractView";
 import type { FileExtract } from "../generated";
 import type { Chip, ChipAction } from "../lib/chips";
-import { asSent, payloadJson } from "../lib/extracts";
+import { asSent, payloadJson, withCategories } from "../lib/extracts";
+import { CategorySwitches } from "./CategorySwitches";
 import { FlaggedNames } from "./FlaggedNames";
+import { ProfileView } from "./ProfileView";
 import { Chips } from "./Chips";
 import { DropZone } from "./DropZone";
 import type { useBuilderWorkflow } from "./useBuilderWorkflow";
@@ -26,15 +28,18 @@ export function FilesPane({
   dispatch: Dispatch<ChipAction>;
 }) {
   const { workflow, loading, notice, setNotice, showJson, setShowJson } = wf;
-  const { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs } = files;
+  const { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs, shown, toggleShown } = files;
   // Exactly what approving sends: the masked extracts, with the flagged
-  // names the user chose to send as they are put back.
+  // names the user chose to send as they are put back and the category
+  // columns they switched on.
   const extracts: FileExtract[] = useMemo(
     () =>
       workflow
         ? workflow.current_version.file_extracts
-        : ready.map((c) => asSent(c.extract!, c.flagged, sendAsIs)),
-    [workflow, ready, sendAsIs],
+        : ready.map((c) =>
+            withCategories(asSent(c.extract!, c.flagged, sendAsIs), { fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories }, shown),
+          ),
+    [workflow, ready, sendAsIs, shown],
   );
   return (
     <section class="files-pane" aria-label="Files">
@@ -74,10 +79,16 @@ export function FilesPane({
             </pre>
           )}
           {!workflow && (
-            <FlaggedNames files={ready} sendAsIs={sendAsIs} onToggle={toggleSendAsIs} disabled={approving} />
+            <>
+              <FlaggedNames files={ready} sendAsIs={sendAsIs} onToggle={toggleSendAsIs} disabled={approving} />
+              <CategorySwitches files={ready} shown={shown} onToggle={toggleShown} disabled={approving} />
+            </>
           )}
           {extracts.map((e, i) => (
-            <ExtractView key={`${e.filename}-${i}`} extract={e} />
+            <div key={`${e.filename}-${i}`}>
+              <ExtractView extract={e} />
+              <ProfileView extract={e} />
+            </div>
           ))}
           {!workflow && (
             <div class="approve-row">

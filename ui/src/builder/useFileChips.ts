@@ -33,6 +33,18 @@ export function useFileChips(
     });
   }, []);
 
+  // Category columns (keys of `categoryKey`) the user switched on: their
+  // values go to the AI; every other one stays on this machine.
+  const [shown, setShown] = useState<ReadonlySet<string>>(new Set());
+  const toggleShown = useCallback((key: string) => {
+    setShown((prev) => {
+      const next = new Set(prev);
+      if (next.has(key)) next.delete(key);
+      else next.add(key);
+      return next;
+    });
+  }, []);
+
   const addSources = useCallback(
     (sources: FileSource[]) => {
       for (const source of sources) {
@@ -63,8 +75,9 @@ export function useFileChips(
     try {
       const created = await transport.createWorkflow(
         approvalRequest(
-          ready.map((c) => ({ fileId: c.fileId!, extract: c.extract!, flagged: c.flagged })),
+          ready.map((c) => ({ fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories })),
           sendAsIs,
+          shown,
         ),
       );
       navigate({ screen: "builder", workflowId: created.workflow_id });
@@ -75,5 +88,5 @@ export function useFileChips(
     }
   }
 
-  return { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs };
+  return { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs, shown, toggleShown };
 }

@@ -11,4 +11,10 @@ masked: string,
 /**
  * Where the value came from: `sales.csv, column "customer"`.
  */
-source: string, };
+source: string, 
+/**
+ * In text the user typed: where the value is in that message, as
+ * UTF-16 offsets `[start, end)`, so the confirmation can show the
+ * user's own words in place without this answer echoing them.
+ */
+at?: [number, number], };

@@ -1,6 +1,6 @@
 // The Builder's file chips as a small reducer: each file is read locally
 // (uploading, then counting rows with progress), then ready or failed.
-import type { FileExtract, FlaggedName, UploadedFile } from "../generated";
+import type { CategoryCandidate, FileExtract, FlaggedName, UploadedFile } from "../generated";
 
 export type ChipStatus = "reading" | "ready" | "error";
 
@@ -17,6 +17,8 @@ export interface Chip {
   extract?: FileExtract;
   /** Column and sheet names that look like values, masked in `extract`. */
   flagged?: FlaggedName[];
+  /** Columns of few values that may be shown to the AI (raw values: local only). */
+  categories?: CategoryCandidate[];
   error?: string;
 }
 
@@ -50,7 +52,7 @@ export function chipsReducer(chips: Chip[], action: ChipAction): Chip[] {
     case "done":
       return chips.map((c) =>
         c.key === action.key
-          ? { ...c, status: "ready", progress: 1, fileId: action.file.file_id, extract: action.file.extract, flagged: action.file.flagged_names ?? [], name: action.file.extract.filename || c.name }
+          ? { ...c, status: "ready", progress: 1, fileId: action.file.file_id, extract: action.file.extract, flagged: action.file.flagged_names ?? [], categories: action.file.categories ?? [], name: action.file.extract.filename || c.name }
           : c,
       );
     case "fail":

@@ -1,12 +1,42 @@
 // Helpers over masked extracts: the exact JSON that will be sent when the
 // user approves, and short human summaries of each file.
-import type { CreateWorkflow, FileExtract, FlaggedName } from "../generated";
+import type { CategoryCandidate, CategoryChoice, CreateWorkflow, FileExtract, FlaggedName } from "../generated";
 
-/** A file to approve: its masked extract and the names masked in it. */
+/** A file to approve: its masked extract, the names masked in it and its category columns. */
 export interface ApprovalFile {
   fileId: string;
   extract: FileExtract;
   flagged?: FlaggedName[];
+  categories?: CategoryCandidate[];
+}
+
+/** The key of one category column's switch. */
+export function categoryKey(fileId: string, c: { sheet?: string | null; column: string }): string {
+  return JSON.stringify([fileId, c.sheet ?? null, c.column]);
+}
+
+/**
+ * The extract with the category columns switched on (keys of
+ * {@link categoryKey}) added where the server adds them: the top level, or
+ * their sheet's `categories`, in the candidates' order.
+ */
+export function withCategories(extract: FileExtract, file: ApprovalFile, shown: ReadonlySet<string>): FileExtract {
+  const on = (file.categories ?? []).filter((c) => shown.has(categoryKey(file.fileId, c)));
+  if (on.length === 0) return extract;
+  const copy = structuredClone(extract);
+  for (const c of on) {
+    const column = { column: c.column, values: c.values };
+    if (c.sheet == null) {
+      copy.categories = [...(copy.categories ?? []), column];
+      continue;
+    }
+    // The sheet by its name as in the file (a flagged one is masked in the extract).
+    const raw = (file.flagged ?? []).find((f) => /^\/sheets\/\d+\/name$/.test(f.at) && f.name === c.sheet);
+    const i = raw ? Number(raw.at.split("/")[2]) : (copy.sheets ?? []).findIndex((s) => s.name === c.sheet);
+    const sheet = copy.sheets?.[i];
+    if (sheet) sheet.categories = [...(sheet.categories ?? []), column];
+  }
+  return copy;
 }
 
 /**
@@ -35,15 +65,28 @@ function setAt(root: Record<string, unknown>, pointer: string, value: string) {
   }
 }
 
-/** The request that approving sends: exactly the extracts shown, the file ids, and the names sent as they are. */
-export function approvalRequest(files: ApprovalFile[], sendAsIs: ReadonlySet<string> = new Set()): CreateWorkflow {
+/**
+ * The request that approving sends: exactly the extracts shown, the file
+ * ids, the names sent as they are and the category columns switched on.
+ */
+export function approvalRequest(
+  files: ApprovalFile[],
+  sendAsIs: ReadonlySet<string> = new Set(),
+  shown: ReadonlySet<string> = new Set(),
+): CreateWorkflow {
   const request: CreateWorkflow = {
-    file_extracts: files.map((f) => asSent(f.extract, f.flagged, sendAsIs)),
+    file_extracts: files.map((f) => withCategories(asSent(f.extract, f.flagged, sendAsIs), f, shown)),
     file_ids: files.map((f) => f.fileId),
   };
   const flagged = new Set(files.flatMap((f) => (f.flagged ?? []).map((n) => n.name)));
   const chosen = [...sendAsIs].filter((n) => flagged.has(n));
   if (chosen.length) request.send_as_is = chosen;
+  const categories: CategoryChoice[] = files.flatMap((f) =>
+    (f.categories ?? [])
+      .filter((c) => shown.has(categoryKey(f.fileId, c)))
+      .map((c) => (c.sheet == null ? { file_id: f.fileId, column: c.column } : { file_id: f.fileId, sheet: c.sheet, column: c.column })),
+  );
+  if (categories.length) request.show_categories = categories;
   return request;
 }
 

@@ -28,6 +28,7 @@ export function Builder({ workflowId }: { workflowId?: string }) {
       {blocked && (
         <PrivacyDialog
           matches={blocked.matches}
+          content={blocked.content}
           onCancel={() => setBlocked(null)}
           onConfirm={() => {
             const { content } = blocked;

@@ -33,6 +33,16 @@ impl Service {
         let version_id = self.id("wv");
         let mut db = self.db();
         let tx = db.transaction()?;
+        if let Some(c) = request
+            .show_categories
+            .iter()
+            .find(|c| !request.file_ids.contains(&c.file_id))
+        {
+            return Err(CoreError::InvalidRequest(format!(
+                "show_categories: file {} is not among file_ids",
+                c.file_id
+            )));
+        }
         let mut stored = Vec::new();
         for id in &request.file_ids {
             let file = store::get_file(&tx, id)?.ok_or_else(|| {
@@ -40,7 +50,20 @@ impl Service {
             })?;
             // The names as sent: value-like ones masked unless the user
             // chose to send them as they are (#26).
-            stored.push(crate::names::outbound(&file.extract, &request.send_as_is).extract);
+            let mut sent = crate::names::outbound(&file.extract, &request.send_as_is).extract;
+            // The category columns the user switched on, and only those (#28).
+            let chosen: Vec<crate::categories::Chosen<'_>> = request
+                .show_categories
+                .iter()
+                .filter(|c| &c.file_id == id)
+                .map(|c| (c.sheet.as_deref(), c.column.as_str()))
+                .collect();
+            if !chosen.is_empty() {
+                let candidates = store::file_categories::of_file(&tx, id)?;
+                crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
+                    .map_err(CoreError::InvalidRequest)?;
+            }
+            stored.push(sent);
         }
         let given: Vec<Value> = request
             .file_extracts

@@ -445,6 +445,11 @@ impl Service {
         Ok(index)
     }
 
+    /// The most of one file the guard reads (the category count reads as much, #28).
+    pub(super) fn max_file_bytes(&self) -> u64 {
+        self.llm_state().max_file_bytes
+    }
+
     fn confirmations(&self, workflow_id: &str) -> Result<Vec<String>> {
         Ok(store::privacy_confirmations::of_workflow(
             &self.db(),

@@ -67,8 +67,8 @@ pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
 pub use types::{
-    CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage, UploadedFile,
-    VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
+    CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
+    UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
 
 use crate::conversation::prompts;
@@ -409,6 +409,8 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
 
 #[cfg(test)]
 pub(crate) mod api_client;
+#[cfg(test)]
+mod categories_tests;
 #[cfg(test)]
 mod flow_privacy_tests;
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! (later) the TypeScript types are derived from them.
 
 use maskflow_extractors::{FileExtract, FileKind};
+use maskflow_privacy::categories::CategoryCandidate;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -76,6 +77,26 @@ pub struct CreateWorkflow {
     #[serde(default)]
     #[ts(optional, as = "Option<Vec<String>>")]
     pub send_as_is: Vec<String>,
+    /// Category columns (`UploadedFile::categories`) the user switched on:
+    /// their values and counts go into the extract's `categories` and so to
+    /// the AI, and the guard allows exactly those (#28).
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<CategoryChoice>>")]
+    pub show_categories: Vec<CategoryChoice>,
+}
+
+/// A category column the user switched on at approval.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, ToSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryChoice {
+    /// `file_…`: the uploaded file (one of `file_ids`).
+    pub file_id: String,
+    /// The workbook sheet, as in the candidate (none for a single table).
+    #[serde(default)]
+    #[ts(optional)]
+    pub sheet: Option<String>,
+    /// The column, as in the candidate.
+    pub column: String,
 }
 
 /// A workflow and its first version, just created (or a version made by an edit).
@@ -354,6 +375,12 @@ pub struct UploadedFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(optional, as = "Option<Vec<crate::names::FlaggedName>>")]
     pub flagged_names: Vec<crate::names::FlaggedName>,
+    /// Columns of few values, each in many rows, that the user may switch
+    /// on to show the AI (`show_categories`), with their raw values: shown
+    /// to the user only, never sent unless switched on (#28).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<CategoryCandidate>>")]
+    pub categories: Vec<CategoryCandidate>,
 }
 
 impl From<FileRow> for UploadedFile {
@@ -363,6 +390,7 @@ impl From<FileRow> for UploadedFile {
             file_id: f.id,
             extract: sent.extract,
             flagged_names: sent.flagged,
+            categories: Vec::new(),
         }
     }
 }

@@ -124,8 +124,30 @@ impl Service {
             extract: to_json(&extract)?,
             created_at: self.now(),
         };
-        store::insert_file(&self.db(), &row)?;
-        Ok(row.into())
+        // Category columns (#28): found over all rows, kept here with their
+        // raw values; one reaches an extract only when the user switches it on.
+        let (p, max) = (path.clone(), self.max_file_bytes());
+        let categories = tokio::task::spawn_blocking(move || {
+            maskflow_privacy::categories::candidates(
+                &p,
+                max,
+                maskflow_privacy::categories::DEFAULT_MIN_ROWS,
+            )
+        })
+        .await
+        .ok()
+        .and_then(|found| found.ok())
+        .unwrap_or_default();
+        {
+            let mut db = self.db();
+            let tx = db.transaction()?;
+            store::insert_file(&tx, &row)?;
+            store::file_categories::put(&tx, &row.id, &categories)?;
+            tx.commit()?;
+        }
+        let mut uploaded = UploadedFile::from(row);
+        uploaded.categories = categories;
+        Ok(uploaded)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod backups;
 pub mod builds;
 pub mod conversations;
 pub mod deletes;
+pub mod file_categories;
 pub mod flow_storage;
 pub mod input_files;
 #[cfg(any(test, feature = "testing"))]

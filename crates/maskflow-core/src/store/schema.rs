@@ -215,6 +215,11 @@ pub const FLOW_CHECKPOINT_DELTAS: &str = maskflow_flows::store::DELTA_MIGRATION;
 /// [`crate::store::llm_calls::FLOW_STEP_MIGRATION`].
 pub const LEDGER_FLOW_STEP: &str = crate::store::llm_calls::FLOW_STEP_MIGRATION;
 
+/// Migration (issue 28, branch wt-allow — the lead renumbers on merge): the
+/// category columns of each uploaded file, local only. See
+/// [`crate::store::file_categories`].
+pub const FILE_CATEGORIES: &str = crate::store::file_categories::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -237,5 +242,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(FLOW_CHECKPOINT_DELTAS),
         M::up(MANUAL_PROMPT_CALLS),
         M::up(LEDGER_FLOW_STEP),
+        M::up(FILE_CATEGORIES),
     ]
 }

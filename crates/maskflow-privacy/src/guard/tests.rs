@@ -334,3 +334,51 @@ fn value_headers_are_values_until_sent_as_they_are() {
     assert!(!blocks(&sent, "sum the column Jane Okafor"));
     assert!(blocks(&sent, "and Zebulon Price"));
 }
+
+/// #28 point 7: a year on its own in the user's words identifies no one;
+/// the same number from anywhere else, or beside other digits, is guarded
+/// as before.
+#[test]
+fn a_year_alone_in_the_users_words_passes() {
+    let g = csv_index(
+        "name,year,amount,day\nAda Lovelace,2013,$2013,2013-05-01\nAlan Turing,1954,12,2014-06-02\n",
+    );
+    let user = |t: &str| g.check_request(&req(ChatRole::User, t), &[]);
+    assert!(user("only the rows of 2013, please").is_empty());
+    assert!(user("from 1954 to 2013").is_empty());
+    assert!(
+        blocks(&g, "only the rows of 2013"),
+        "file-derived text is guarded"
+    );
+    assert!(!user("on 2013-05-01").is_empty(), "a day is not a year");
+    assert!(
+        !user("amounts of $2013").is_empty(),
+        "an amount is not a year"
+    );
+    assert!(
+        !user("only Ada Lovelace in 2013").is_empty(),
+        "a name still is"
+    );
+}
+
+/// #28 point 7: a value in the user's words is reported with where it is
+/// in them (UTF-16 offsets, to show in place without echoing it);
+/// elsewhere only masked.
+#[test]
+fn a_match_in_the_users_words_says_where_it_is() {
+    let g = csv_index("name,island\nAda Lovelace,Torgersen\n");
+    let m = g.check_request(&req(ChatRole::User, "only Torgersen please"), &[]);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0].at, Some([5, 14]));
+    assert_eq!(m[0].source, "people.csv, column \"island\"");
+    assert!(
+        !blocked_message(&m).contains("Torgersen"),
+        "the sentence stays masked"
+    );
+    // Offsets count UTF-16 units, as the UI's strings do.
+    let m = g.check_request(&req(ChatRole::User, "né 🐧 Torgersen"), &[]);
+    assert_eq!(m[0].at, Some([6, 15]));
+    let m = g.check_request(&req(ChatRole::System, "only Torgersen please"), &[]);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0].at, None);
+}

@@ -17,6 +17,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use super::support::*;
 
+mod categories;
 mod repair;
 
 /// Raw values in the user's file; none may leave unconfirmed.
