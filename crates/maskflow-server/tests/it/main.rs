@@ -33,6 +33,7 @@ mod python_setting;
 mod sandbox;
 mod secrets;
 mod storage;
+mod tasks;
 mod terminal;
 mod ws_cancel;
 mod ws_seed_events;
