@@ -45,6 +45,8 @@ pub struct Task {
     pub files: Vec<String>,
     /// The inputs the builder declares, `(name, label)`, one per file, in order.
     pub fields: Vec<(String, String)>,
+    /// The columns its script reads by name: the prompt must show them unmasked.
+    pub columns: Vec<String>,
     /// Its `execution.requirements`.
     pub requirements: Vec<String>,
     /// The outputs its script writes.
@@ -109,6 +111,7 @@ pub fn tasks() -> Vec<Task> {
                     (s[0].clone(), s[1].clone())
                 })
                 .collect(),
+            columns: strings(&t["columns"]),
             requirements: strings(&t["requirements"]),
             outputs: strings(&t["outputs"]),
         })
@@ -223,12 +226,14 @@ fn run_all(mf: &Maskflow, tasks: &[Task], outputs: &Path) -> BTreeMap<String, St
     });
     let mut failures: BTreeMap<String, String> = first.into_iter().filter_map(one).collect();
     std::thread::scope(|s| {
-        let running: Vec<_> = rest.into_iter().map(|t| s.spawn(move || one(t))).collect();
-        failures.extend(
-            running
-                .into_iter()
-                .filter_map(|h| h.join().expect("a task thread")),
-        );
+        // All started before any is joined, so they run side by side.
+        let mut running = Vec::new();
+        for t in rest {
+            running.push(s.spawn(move || one(t)));
+        }
+        for h in running {
+            failures.extend(h.join().expect("a task thread"));
+        }
     });
     failures
 }
@@ -298,6 +303,7 @@ fn analyst_tasks_build_right_over_http() {
     for task in &tasks {
         let own = prompts::of_task(&bodies, task);
         prompts::assert_prompt_shows_files(task, &own);
+        prompts::assert_prompt_shows_columns(task, &own);
         prompts::assert_prompt_names_inputs(task, &own);
         prompts::assert_prompt_carries_profile(task, &facts, &own);
     }

@@ -172,23 +172,67 @@ pub fn assert_prompt_shows_files(task: &Task, own: &[String]) {
     }
 }
 
-/// SWITCHED (`INPUTS_BY_NAME_LANDED`): every builder prompt after the first
-/// (a repair, a review, an edit) names each input with its file on one line.
-pub fn assert_prompt_names_inputs(task: &Task, own: &[String]) {
-    if !INPUTS_BY_NAME_LANDED {
-        return;
-    }
-    for (i, prompt) in builder_requests(own).iter().enumerate().skip(1) {
-        for ((field, _), file) in task.fields.iter().zip(&task.files) {
-            assert!(
-                prompt
-                    .lines()
-                    .any(|l| l.contains(field.as_str()) && l.contains(file.as_str())),
-                "{}: builder prompt {i} does not say that input {field:?} is {file}",
-                task.id
+/// The builder's first prompt shows, by their real names, the columns the
+/// task's script reads (a column name that looked like a value is masked,
+/// and a script could not name it).
+pub fn assert_prompt_shows_columns(task: &Task, own: &[String]) {
+    let builder = builder_requests(own);
+    let first = builder
+        .first()
+        .unwrap_or_else(|| panic!("{}: no builder request", task.id));
+    let extracts = shown_extracts(first);
+    let mut shown: Vec<&str> = Vec::new();
+    for e in extracts.iter().filter(|e| {
+        e["filename"]
+            .as_str()
+            .is_some_and(|f| task.files.iter().any(|t| t == f))
+    }) {
+        let sheets = e["sheets"].as_array().into_iter().flatten();
+        for columns in std::iter::once(&e["columns"]).chain(sheets.map(|s| &s["columns"])) {
+            shown.extend(
+                columns
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
             );
         }
     }
+    for column in &task.columns {
+        assert!(
+            shown.contains(&column.as_str()),
+            "{}: the builder's prompt does not show the column {column:?} (shown: {shown:?})",
+            task.id
+        );
+    }
+}
+
+/// SWITCHED (`INPUTS_BY_NAME_LANDED`): every builder prompt after the first
+/// (a repair, a review, an edit) names each input with its file on one line.
+pub fn assert_prompt_names_inputs(task: &Task, own: &[String]) {
+    if INPUTS_BY_NAME_LANDED {
+        let problems = input_problems(task, own);
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+}
+
+/// Where a builder prompt after the first does not say which file is which input.
+fn input_problems(task: &Task, own: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, prompt) in builder_requests(own).iter().enumerate().skip(1) {
+        for ((field, _), file) in task.fields.iter().zip(&task.files) {
+            if !prompt
+                .lines()
+                .any(|l| l.contains(field.as_str()) && l.contains(file.as_str()))
+            {
+                problems.push(format!(
+                    "{}: builder prompt {i} does not say that input {field:?} is {file}",
+                    task.id
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// The extracts the builder's prompt shows (its first JSON block).
@@ -205,19 +249,24 @@ fn shown_extracts(prompt: &str) -> Vec<Value> {
 /// every column of the task's files that has empty cells, a profile whose
 /// null (and placeholder) count is what pandas counts on the raw file.
 pub fn assert_prompt_carries_profile(task: &Task, facts: &Facts, own: &[String]) {
-    if !PROFILE_LANDED {
-        return;
+    if PROFILE_LANDED {
+        let problems = profile_problems(task, facts, own);
+        assert!(problems.is_empty(), "{problems:#?}");
     }
-    let builder = builder_requests(own);
-    let first = builder
-        .first()
-        .unwrap_or_else(|| panic!("{}: no builder request", task.id));
+}
+
+/// Where the builder's first prompt lacks a profile or miscounts empty cells.
+fn profile_problems(task: &Task, facts: &Facts, own: &[String]) -> Vec<String> {
+    let Some(first) = builder_requests(own).into_iter().next() else {
+        return vec![format!("{}: no builder request", task.id)];
+    };
     let extracts = shown_extracts(first);
+    let mut problems = Vec::new();
     for file in &task.files {
-        let extract = extracts
-            .iter()
-            .find(|e| e["filename"] == file.as_str())
-            .unwrap_or_else(|| panic!("{}: no extract of {file} in the prompt", task.id));
+        let Some(extract) = extracts.iter().find(|e| e["filename"] == file.as_str()) else {
+            problems.push(format!("{}: no extract of {file} in the prompt", task.id));
+            continue;
+        };
         // A workbook's profiles are per sheet; a CSV's on the extract.
         let mut profiles: Vec<&Value> = vec![&extract["profile"]];
         if let Some(sheets) = extract["sheets"].as_array() {
@@ -228,11 +277,10 @@ pub fn assert_prompt_carries_profile(task: &Task, facts: &Facts, own: &[String])
             .filter_map(|p| p["columns"].as_array())
             .flatten()
             .collect();
-        assert!(
-            !columns.is_empty(),
-            "{}: {file} carries no profile",
-            task.id
-        );
+        if columns.is_empty() {
+            problems.push(format!("{}: {file} carries no profile", task.id));
+            continue;
+        }
         for (column, empty) in facts.nulls(file) {
             // A column whose name looked like a value is shown masked, and
             // its profile under the masked name: not looked up here.
@@ -241,13 +289,15 @@ pub fn assert_prompt_carries_profile(task: &Task, facts: &Facts, own: &[String])
             };
             let nulls = profile["nulls"].as_u64().unwrap_or(0);
             let placeholders = profile["placeholders"].as_u64().unwrap_or(0);
-            assert!(
-                nulls == empty || nulls + placeholders == empty,
-                "{}: {file} column {column:?} has {empty} empty cells, its profile says {profile}",
-                task.id
-            );
+            if nulls != empty && nulls + placeholders != empty {
+                problems.push(format!(
+                    "{}: {file} column {column:?} has {empty} empty cells, its profile says {profile}",
+                    task.id
+                ));
+            }
         }
     }
+    problems
 }
 
 #[test]
@@ -257,4 +307,65 @@ fn tokens_are_found_whole() {
     assert_eq!(find_token("\"Biscoe\"", "Biscoe"), Some(1));
     let extracts = shown_extracts("x\n```json\n[\n{\"filename\":\"a.csv\"}\n]\n```\n");
     assert_eq!(extracts[0]["filename"], "a.csv");
+}
+
+/// A task of one file `a.csv` read as input `orders`, for the checks' own tests.
+#[cfg(test)]
+fn toy_task() -> Task {
+    Task {
+        id: "toy".into(),
+        request: "Total per order.".into(),
+        files: vec!["a.csv".into()],
+        fields: vec![("orders".into(), "Orders".into())],
+        columns: vec!["qty".into()],
+        requirements: vec![],
+        outputs: vec!["out.csv".into()],
+    }
+}
+
+#[test]
+fn the_switched_checks_can_fail() {
+    let task = toy_task();
+    let builder = |extract: &str, tail: &str| {
+        format!(
+            "You are Maskflow's builder.\n```json\n[{extract}]\n```\n{}{tail}",
+            task.request
+        )
+    };
+    let facts = Facts(BTreeMap::from([(
+        "a.csv".to_owned(),
+        serde_json::json!({"needles": [], "nulls": {"qty": 2, "order": 0}}),
+    )]));
+    let bare = builder(r#"{"filename":"a.csv","columns":["order","qty"]}"#, "");
+    assert_eq!(
+        profile_problems(&task, &facts, std::slice::from_ref(&bare)).len(),
+        1,
+        "no profile"
+    );
+    let wrong = builder(
+        r#"{"filename":"a.csv","profile":{"columns":[{"name":"qty","nulls":1,"placeholders":0}]}}"#,
+        "",
+    );
+    assert_eq!(
+        profile_problems(&task, &facts, &[wrong]).len(),
+        1,
+        "a miscount"
+    );
+    let right = builder(
+        r#"{"filename":"a.csv","profile":{"columns":[{"name":"qty","nulls":2,"placeholders":0}]}}"#,
+        "",
+    );
+    assert!(profile_problems(&task, &facts, &[right]).is_empty());
+
+    let repair_blind = builder("", "The script failed.");
+    let repair_named = builder("", "Input `orders`: a.csv\nThe script failed.");
+    assert!(
+        input_problems(&task, std::slice::from_ref(&bare)).is_empty(),
+        "the first prompt is not asked"
+    );
+    assert_eq!(
+        input_problems(&task, &[bare.clone(), repair_blind]).len(),
+        1
+    );
+    assert!(input_problems(&task, &[bare, repair_named]).is_empty());
 }
