@@ -274,11 +274,6 @@ fn analyst_tasks_build_right_over_http() {
         move || prompts::Facts::load(&uv)
     });
     let failures = run_all(&mf, &tasks, &outputs);
-    assert_eq!(
-        builder_calls(&llm),
-        tasks.len(),
-        "each recorded script passed at once, so the builder was asked once per task"
-    );
 
     let mut args: Vec<&OsStr> = vec![OsStr::new("check"), outputs.as_os_str()];
     args.extend(
@@ -291,6 +286,11 @@ fn analyst_tasks_build_right_over_http() {
     assert!(
         failures.is_empty() && matched,
         "builds that failed: {failures:#?}\noutputs against pandas on the raw data:\n{report}"
+    );
+    assert_eq!(
+        builder_calls(&llm),
+        tasks.len(),
+        "each recorded script passed at once, so the builder was asked once per task"
     );
 
     let facts = facts.join().expect("expected.py facts");
