@@ -35,6 +35,7 @@ mod run_shape;
 mod sandbox;
 mod secrets;
 mod storage;
+mod tasks;
 mod terminal;
 mod ws_cancel;
 mod ws_seed_events;

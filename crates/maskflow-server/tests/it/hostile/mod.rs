@@ -8,7 +8,7 @@
 //! Run as root and, through `scripts/test.sh`, as an unprivileged user
 //! (`MASKFLOW_BIN` then names the copied `maskflow` binary).
 
-mod checks;
+pub mod checks;
 mod recorder;
 
 mod disk;
@@ -17,7 +17,7 @@ mod metadata;
 mod processes;
 mod prompts;
 mod repair;
-mod requirements;
+pub mod requirements;
 mod sockets;
 
 use std::ffi::OsStr;
