@@ -56,6 +56,11 @@ pub struct BuildView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub pending_packages: Option<Vec<maskflow_pyenv::PackageRequest>>,
+    /// Inputs whose file the names could not settle: the gate waits for the
+    /// user to pick each one's file (`bindings` of the gate's request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_binding: Option<Vec<crate::builder::inputs::BindingQuestion>>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -67,6 +72,7 @@ impl From<&BuildState> for BuildView {
             pending_gate: s.pending_gate,
             context_reduction: s.context_reduction.clone(),
             pending_packages: s.pending_packages.clone(),
+            pending_binding: s.pending_binding.clone(),
         }
     }
 }
