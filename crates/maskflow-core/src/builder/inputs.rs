@@ -95,27 +95,34 @@ fn has_word(line: &str, word: &str) -> bool {
         .any(|w| w == word)
 }
 
-/// The names a line binds: left of `=`, after `as`, between `for` and `in`.
+/// Whether `w` is a Python identifier.
+fn is_ident(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The names a line binds: a plain assignment's targets (`a, b = …`), the
+/// name after `as`, and a `for` loop's name.
 fn bound_names(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let ident = |w: &&str| {
-        w.starts_with(|c: char| c.is_alphabetic() || c == '_')
-            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
-    };
-    if let Some((lhs, _)) = line.split_once('=')
-        && !lhs.ends_with(['=', '!', '<', '>'])
+    if let Some((lhs, rhs)) = line.split_once('=')
+        && !rhs.starts_with('=')
     {
-        out.extend(lhs.split([',', ' ', '(', ')']).map(str::trim).filter(ident));
+        let targets: Vec<&str> = lhs.split(',').map(str::trim).collect();
+        if targets.iter().all(|t| is_ident(t)) {
+            out.extend(targets);
+        }
     }
-    for (i, w) in line.split_whitespace().enumerate() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if w == "as" || (w == "for" && words.get(i + 2) == Some(&"in")) {
-            if let Some(next) = words.get(i + 1) {
-                out.push(next.trim_end_matches([':', ',', ')']));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let binds = *w == "as" || (*w == "for" && words.get(i + 2) == Some(&"in"));
+        if let Some(next) = words.get(i + 1).filter(|_| binds) {
+            let next = next.trim_end_matches([':', ',', ')']);
+            if is_ident(next) {
+                out.push(next);
             }
         }
     }
-    out.retain(|w| ident(w));
     out
 }
 
