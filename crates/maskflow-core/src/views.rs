@@ -61,6 +61,11 @@ pub struct BuildView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub retryable: Option<bool>,
+    /// Inputs whose file the names could not settle: the gate waits for the
+    /// user to pick each one's file (`bindings` of the gate's request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_binding: Option<Vec<crate::builder::inputs::BindingQuestion>>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -73,6 +78,7 @@ impl From<&BuildState> for BuildView {
             context_reduction: s.context_reduction.clone(),
             pending_packages: s.pending_packages.clone(),
             retryable: s.environment_failed().then_some(true),
+            pending_binding: s.pending_binding.clone(),
         }
     }
 }

@@ -19,7 +19,7 @@ export function Conversation({
   workflow: WorkflowView | null;
   chat: Chat;
   streaming: Streaming | null;
-  onGate: (decision: "approve" | "reject", feedback: string | null) => Promise<void>;
+  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>) => Promise<void>;
 }) {
   const { pendingText, sending, sentAt, cancelling, cancel } = chat;
   const status = workflow?.current_version.status;

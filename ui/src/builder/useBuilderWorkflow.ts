@@ -84,9 +84,9 @@ export function useBuilderWorkflow(
   }, [id, status, reload]);
 
   // A build gate's decision (approve the plan, or send feedback).
-  const onGate = async (decision: "approve" | "reject", feedback: string | null) => {
+  const onGate = async (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>) => {
     try {
-      setWorkflow(await transport.resolveGate(workflow!.id, workflow!.current_version.id, { decision, feedback }));
+      setWorkflow(await transport.resolveGate(workflow!.id, workflow!.current_version.id, { decision, feedback, bindings }));
     } catch (err) {
       setNotice(noticeOf(toApiError(err)));
     }

@@ -1,11 +1,13 @@
 // The build's phases between messages: the current iteration and stage,
 // Cancel, the Python environment's install progress, and the gates that
-// wait for the user (extra packages, or the builder's prompt and answer).
+// wait for the user (extra packages, which file feeds which input, or the
+// builder's prompt and answer).
 import { useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { BuildView } from "../generated";
 import { bytesLabel } from "../lib/extracts";
 import { PHASES, phaseIndex } from "../lib/runs";
+import { BindingGate } from "./BindingGate";
 
 const PHASE_LABEL: Record<string, string> = {
   generate: "Write the script",
@@ -21,7 +23,7 @@ export function BuildProgress({
   workflowId,
 }: {
   build: BuildView | undefined;
-  onGate: (decision: "approve" | "reject", feedback: string | null) => Promise<void>;
+  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>) => Promise<void>;
   /** Shows the progress of a Python environment being installed for it. */
   workflowId?: string;
 }) {
@@ -111,7 +113,10 @@ export function BuildProgress({
           </div>
         </div>
       )}
-      {build?.pending_gate && !build.pending_packages && (
+      {build?.pending_gate && build.pending_binding && (
+        <BindingGate questions={build.pending_binding} onGate={onGate} />
+      )}
+      {build?.pending_gate && !build.pending_packages && !build.pending_binding && (
         <div class="gate" data-testid="gate">
           <strong>The build waits for you</strong>
           <p class="muted small">

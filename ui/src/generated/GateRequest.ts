@@ -12,4 +12,9 @@ decision: GateChoice,
 /**
  * What to fix (for a rejection).
  */
-feedback: string | null, };
+feedback: string | null, 
+/**
+ * Which file feeds which input (input name → file name), answering
+ * the build's `pending_binding`.
+ */
+bindings?: { [key in string]?: string }, };

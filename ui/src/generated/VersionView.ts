@@ -3,6 +3,7 @@ import type { BuildView } from "./BuildView";
 import type { Execution } from "./Execution";
 import type { Field } from "./Field";
 import type { FileExtract } from "./FileExtract";
+import type { InterfaceChange } from "./InterfaceChange";
 import type { Status } from "./Status";
 import type { TestReport } from "./TestReport";
 
@@ -69,4 +70,9 @@ build?: BuildView,
 /**
  * The auto-test's report (local only: it shows real output).
  */
-test_report?: TestReport, };
+test_report?: TestReport, 
+/**
+ * For a version waiting for approval: how its inputs or outputs differ
+ * from the approved version's, with the `maskflow run` lines.
+ */
+interface_change?: InterfaceChange, };

@@ -13,6 +13,7 @@ import { STATUS } from "../lib/status";
 import { toApiError } from "../transport";
 import { originText, when } from "./format";
 import { useVersions } from "./useVersions";
+import { InterfaceChangeNote } from "./InterfaceChangeNote";
 import { VersionActions } from "./VersionActions";
 import { VersionTabs, type Tab } from "./VersionTabs";
 
@@ -70,6 +71,7 @@ export function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChan
         />
       )}
       {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
+      {version.interface_change && <InterfaceChangeNote change={version.interface_change} />}
 
       <div class="versions" role="radiogroup" aria-label="Versions">
         {workflow.versions.map((v) => (

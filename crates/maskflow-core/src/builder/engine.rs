@@ -25,8 +25,9 @@ use maskflow_runner::{Limits, Runner};
 /// How many failed auto-tests end a build (the first one gets a revision).
 pub const MAX_TEST_FAILURES: u32 = 2;
 
-pub use autotest::{bind_test_inputs, column_names};
-pub use job::{BuildJob, BuildState, InputFile, OnChange, Outcome, TestReport};
+pub use crate::builder::inputs::InputFile;
+pub use autotest::column_names;
+pub use job::{BuildJob, BuildState, OnChange, Outcome, TestReport};
 pub use session::render;
 use session::safe_relative;
 
@@ -148,16 +149,35 @@ impl Engine {
         self.drive(job, state, command, on).await
     }
 
-    /// Resolves the pending gate with a person's decision and continues.
+    /// Resolves the pending gate with a person's decision and continues;
+    /// `bindings` answers a pending question of which file feeds which input.
     pub async fn resume(
         &self,
         job: &BuildJob,
         state: &mut BuildState,
         approve: bool,
         feedback: Option<String>,
+        bindings: std::collections::BTreeMap<String, String>,
         on: OnChange<'_>,
     ) -> Outcome {
         state.pending_gate = false;
+        if let Some(questions) = state.pending_binding.take() {
+            let answered = super::inputs::check_answers(&questions, &bindings);
+            if !approve || answered.is_err() {
+                let why = answered.err().unwrap_or_else(|| "you stopped it".into());
+                state.reason = Some(format!(
+                    "the build needs to know which of your files feeds which input, and could not tell by their names ({why}); \
+                     send a message naming the file for each input to retry"
+                ));
+                return self.drive(job, state, Command::GiveUp, on).await;
+            }
+            state.bindings.extend(bindings);
+            on(state);
+            let Some(command) = self.test_step(job, state).await else {
+                return self.pause(state, on);
+            };
+            return self.drive(job, state, command, on).await;
+        }
         if let Some(pending) = state.pending_packages.take() {
             let names: Vec<String> = pending.into_iter().map(|p| p.name).collect();
             if !approve {
@@ -278,6 +298,7 @@ impl Engine {
             feedback: state.feedback.clone(),
             iteration: state.iteration,
             house_rules: job.house_rules.clone(),
+            current: job.current.clone(),
         }
     }
 

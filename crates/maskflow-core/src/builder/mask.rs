@@ -36,6 +36,10 @@ pub const MAX_FEEDBACK_CHARS: usize = 4000;
 pub const MAX_FRAMES: usize = 12;
 /// Most masked characters in one feedback, all variable parts together.
 pub const MASKED_BUDGET: usize = 120;
+/// What a kept phrase of Python's wording or a quoted type name costs of
+/// [`MASKED_BUDGET`]: one choice among a few hundred (≤ 9 bits), no more
+/// than two masked characters carry.
+const KEPT_COST: usize = 2;
 /// Most characters of one variable part of a message.
 const MAX_SLOT_CHARS: usize = 48;
 /// Most characters of one quoted source line.
@@ -409,6 +413,19 @@ impl Masker<'_> {
         let mut i = 0;
         while i < text.len() {
             let rest = &text[i..];
+            // Python's own wording and quoted type names pass as written;
+            // each costs `KEPT_COST` of the budget (one choice in a closed list).
+            if let Some(kept) = kept_words(text, i) {
+                if KEPT_COST > room {
+                    out.push('…');
+                    room = 0;
+                    break;
+                }
+                room -= KEPT_COST;
+                out.push_str(kept);
+                i += kept.len();
+                continue;
+            }
             let column = self
                 .columns
                 .iter()
@@ -444,6 +461,26 @@ impl Masker<'_> {
         self.left = self.left.saturating_sub(cap.min(self.left) - room);
         out
     }
+}
+
+/// What of Python's own wording starts at byte `i` of `text`: a phrase of
+/// [`vocab::phrases`] standing alone, or a capitalised type name in quotes.
+fn kept_words(text: &str, i: usize) -> Option<&str> {
+    let rest = &text[i..];
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    if text[..i].chars().next_back().is_some_and(word) {
+        return None;
+    }
+    if let Some(p) = vocab::phrases().iter().find(|p| {
+        rest.starts_with(p.as_str())
+            && !(p.ends_with(word) && rest[p.len()..].chars().next().is_some_and(word))
+    }) {
+        return Some(&rest[..p.len()]);
+    }
+    let q = rest.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let inner = &rest[1..];
+    let end = inner.find(q)?;
+    vocab::quoted_type(&inner[..end]).then(|| &rest[..end + 2])
 }
 
 /// Whether byte `i` of `text` lies in a path under the run folder (a
@@ -497,3 +534,5 @@ fn cap(text: &str) -> String {
 mod hostile_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod words_tests;

@@ -10,6 +10,7 @@
 pub mod call;
 pub mod engine;
 pub mod gate;
+pub mod inputs;
 pub mod mask;
 pub mod profile;
 pub mod script_builder;

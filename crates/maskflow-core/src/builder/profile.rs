@@ -64,6 +64,8 @@ pub struct ProfileContext {
     pub iteration: u32,
     /// The user's house rules (all sections; the profile picks what applies).
     pub house_rules: crate::conversation::house_rules::HouseRules,
+    /// The workflow as it stands when an edit or a repair starts from one.
+    pub current: Option<WorkflowSpec>,
 }
 
 /// The outcome of the auto-test, as the profile sees it.
@@ -77,6 +79,8 @@ pub struct TestOutcome {
     pub masked_error: String,
     /// The outputs' names (no contents).
     pub output_names: Vec<String>,
+    /// Which uploaded files fed each input.
+    pub inputs: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A kind of build.

@@ -58,13 +58,35 @@ fn rules_for(ctx: &ProfileContext) -> String {
     house_rules::for_request(&ctx.house_rules, &ctx.history, &ctx.extracts, &outputs)
 }
 
+/// The builder's request, with the workflow as it stands when there is one.
+fn builder_request(ctx: &ProfileContext) -> LlmRequest {
+    prompts::builder_request_for(
+        &ctx.extracts,
+        &ctx.history,
+        &rules_for(ctx),
+        ctx.current.as_ref(),
+    )
+}
+
+/// Which file fed which input of the failed run (a line each), so a file
+/// read as the wrong input shows; "" when the run had no inputs.
+fn inputs_fed(test: &TestOutcome) -> String {
+    if test.inputs.is_empty() {
+        return String::new();
+    }
+    format!(
+        "The files it was given, by input name:\n{}\n",
+        crate::builder::inputs::describe(&test.inputs)
+    )
+}
+
 impl Profile for ScriptBuilder {
     fn key(&self) -> &'static str {
         KEY
     }
 
     fn generation_prompt(&self, ctx: &ProfileContext) -> LlmRequest {
-        prompts::builder_request_with_rules(&ctx.extracts, &ctx.history, &rules_for(ctx))
+        builder_request(ctx)
     }
 
     fn process_generation(&self, _ctx: &ProfileContext, reply: &str) -> ProcessingResult {
@@ -90,9 +112,11 @@ impl Profile for ScriptBuilder {
             )
         };
         let feedback = format!(
-            "The script was run on the user's real files and failed: {}.\nIts error output, with every data value masked \
+            "The script was run on the user's real files and failed: {}.\n{}Its error output, with every data value masked \
 (letters became A/a, digits #):\n```\n{}\n```",
-            test.summary, test.masked_error
+            test.summary,
+            inputs_fed(test),
+            test.masked_error
         );
         ProcessingResult {
             status: ProcessingStatus::Success,
@@ -102,8 +126,7 @@ impl Profile for ScriptBuilder {
     }
 
     fn revision_prompt(&self, ctx: &ProfileContext) -> LlmRequest {
-        let mut req =
-            prompts::builder_request_with_rules(&ctx.extracts, &ctx.history, &rules_for(ctx));
+        let mut req = builder_request(ctx);
         if let Some(prev) = &ctx.previous {
             req.messages.push(ChatMessage::new(
                 ChatRole::Assistant,

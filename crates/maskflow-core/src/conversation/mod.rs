@@ -4,6 +4,7 @@
 //! (`service/conversation.rs`: validator → clarifier → build); nothing here
 //! does I/O.
 
+pub mod current;
 pub mod house_rules;
 pub mod prompts;
 pub mod spec;

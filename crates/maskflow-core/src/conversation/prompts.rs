@@ -180,6 +180,17 @@ pub fn builder_request_with_rules(
     history: &[ChatMessage],
     house_rules: &str,
 ) -> LlmRequest {
+    builder_request_for(extracts, history, house_rules, None)
+}
+
+/// The builder's request, with the workflow as it stands when an edit or
+/// a repair starts from one (its script, inputs and outputs).
+pub fn builder_request_for(
+    extracts: &Value,
+    history: &[ChatMessage],
+    house_rules: &str,
+    current: Option<&crate::conversation::spec::WorkflowSpec>,
+) -> LlmRequest {
     let schema = workflow_schema();
     // After the contract and the packages, which the rules may not override.
     let rules = if house_rules.is_empty() {
@@ -190,15 +201,37 @@ pub fn builder_request_with_rules(
     let system = format!(
         "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
 the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
-{RUNNER_CONTRACT}\n\n{}\n\n{rules}{}\n\n{}",
+{RUNNER_CONTRACT}\n\n{}\n\n{rules}{}\n\n{}{}",
         maskflow_pyenv::curated::prompt_text(),
         extracts_block(extracts),
+        workflow_blocks(extracts, current),
         schema_block(&schema)
     );
     let mut req = request(Role::Builder, system, history, schema);
     req.messages
         .push(ChatMessage::new(ChatRole::User, "Build the workflow now."));
     req
+}
+
+/// The input name of each file and the workflow as it stands, each
+/// followed by a blank line ("" when neither applies).
+fn workflow_blocks(
+    extracts: &Value,
+    current: Option<&crate::conversation::spec::WorkflowSpec>,
+) -> String {
+    let mut out = String::new();
+    for block in [
+        super::current::inputs_block(extracts),
+        current
+            .map(super::current::current_block)
+            .unwrap_or_default(),
+    ] {
+        if !block.is_empty() {
+            out.push_str(&block);
+            out.push_str("\n\n");
+        }
+    }
+    out
 }
 
 /// The repair message lives with the structured replies it serves.

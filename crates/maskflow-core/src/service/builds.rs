@@ -3,6 +3,7 @@
 //! engine reports (`version_builds`), publishes build events, resolves a
 //! gate the user decides, and serves the session folder for offline review.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -47,6 +48,11 @@ pub struct GateRequest {
     /// What to fix (for a rejection).
     #[serde(default)]
     pub feedback: Option<String>,
+    /// Which file feeds which input (input name → file name), answering
+    /// the build's `pending_binding`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub bindings: Option<BTreeMap<String, String>>,
 }
 
 /// One file of a session folder.
@@ -87,6 +93,8 @@ pub(super) enum Drive {
         approve: bool,
         /// What to fix, for a rejection.
         feedback: Option<String>,
+        /// Which file feeds which input, when the build asked.
+        bindings: BTreeMap<String, String>,
     },
     /// A restored version: test its copied workflow on the real files.
     Retest(Box<crate::conversation::spec::WorkflowSpec>),
@@ -152,11 +160,13 @@ impl Service {
         for id in store::file_ids_of(&db, version_id)? {
             if let Some(f) = store::get_file(&db, &id)? {
                 input_files.push(InputFile {
+                    columns: builder::engine::column_names(&f.extract),
                     filename: f.filename,
                     path: PathBuf::from(f.path),
                 });
             }
         }
+        let current = super::current::current_spec(&db, &version);
         Ok(BuildJob {
             extracts: version.file_extracts,
             history,
@@ -165,6 +175,7 @@ impl Service {
             test_dir: builder::test_dir(self.home(), version_id),
             cancel: Default::default(),
             house_rules,
+            current,
         })
     }
 
@@ -227,9 +238,13 @@ impl Service {
         let driven = async {
             match drive {
                 Drive::Start => engine.start(&job, &mut state, &on).await,
-                Drive::Resume { approve, feedback } => {
+                Drive::Resume {
+                    approve,
+                    feedback,
+                    bindings,
+                } => {
                     engine
-                        .resume(&job, &mut state, approve, feedback, &on)
+                        .resume(&job, &mut state, approve, feedback, bindings, &on)
                         .await
                 }
                 Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
@@ -289,6 +304,20 @@ impl Service {
             let db = self.db();
             let v = store::get_version(&db, version_id)?
                 .ok_or_else(|| CoreError::not_found("version", version_id))?;
+            // A binding question must be answered in full before the gate
+            // is taken, so a wrong answer can be corrected.
+            let questions = rows::get_build(&db, version_id)?
+                .and_then(|r| serde_json::from_value::<BuildState>(r.state).ok())
+                .and_then(|s| s.pending_binding);
+            if let Some(questions) = questions.filter(|_| v.status == Status::Building)
+                && request.decision == GateChoice::Approve
+            {
+                builder::inputs::check_answers(
+                    &questions,
+                    request.bindings.as_ref().unwrap_or(&BTreeMap::new()),
+                )
+                .map_err(CoreError::InvalidRequest)?;
+            }
             if v.status != Status::Building || !rows::take_pending_gate(&db, version_id)? {
                 return Err(CoreError::Conflict(format!(
                     "version {version_id} has no build gate waiting for a decision"
@@ -300,6 +329,7 @@ impl Service {
         let drive = Drive::Resume {
             approve: request.decision == GateChoice::Approve,
             feedback: request.feedback,
+            bindings: request.bindings.unwrap_or_default(),
         };
         tokio::spawn(async move { service.run_build(&wf, &vid, drive).await });
         self.get_workflow(workflow_id)
@@ -315,6 +345,7 @@ impl Service {
                 .test_report
                 .and_then(|r| serde_json::from_value::<TestReport>(r).ok());
         }
+        self.attach_interface_change(conn, view);
     }
 
     /// The iterations of a version's session folder and their files.

@@ -206,6 +206,11 @@ pub struct VersionView {
     /// The auto-test's report (local only: it shows real output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_report: Option<crate::builder::TestReport>,
+    /// For a version waiting for approval: how its inputs or outputs differ
+    /// from the approved version's, with the `maskflow run` lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub interface_change: Option<super::current::InterfaceChange>,
 }
 
 impl VersionView {
@@ -240,6 +245,7 @@ impl VersionView {
             updated_at: v.updated_at,
             build: None,
             test_report: None,
+            interface_change: None,
         })
     }
 }

@@ -288,6 +288,7 @@ async fn a_manual_back_end_pauses_at_the_gate() {
             GateRequest {
                 decision: GateChoice::Approve,
                 feedback: None,
+                bindings: None,
             },
         )
         .expect("approve gate");
@@ -299,6 +300,7 @@ async fn a_manual_back_end_pauses_at_the_gate() {
             GateRequest {
                 decision: GateChoice::Approve,
                 feedback: None,
+                bindings: None,
             },
         )
         .expect_err("no gate left");

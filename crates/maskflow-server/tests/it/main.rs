@@ -25,6 +25,7 @@ mod flows_seed_imports;
 mod history;
 mod hostile;
 mod house_rules;
+mod inputs_by_name;
 mod leases;
 mod manual_restart;
 mod manual_restart_phases;

@@ -2,25 +2,25 @@
 //! run it on the real input files in the sandboxed runner, and judge the
 //! report (the error output masked before the profile sees it).
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
-use super::job::{BuildJob, BuildState, InputFile, TestReport};
+use super::job::{BuildJob, BuildState, TestReport};
 use super::session::render_report;
 use super::{Engine, MAX_TEST_FAILURES, fail};
+use crate::builder::inputs::bind_test_inputs;
 use crate::builder::mask::{Grammar, Machine, repair_feedback, without_paths};
 use crate::builder::profile::TestOutcome;
 use crate::builder::table::Command;
-use crate::conversation::spec::{FieldType, WorkflowSpec};
+use crate::conversation::spec::WorkflowSpec;
 use maskflow_pyenv::{Lock, PackageRequest, dist_name, outside_curated};
-use maskflow_runner::{InputValue, RunRequest};
+use maskflow_runner::RunRequest;
 
 /// What the auto-test step came to.
 enum Tested {
     /// It ran (or was skipped): the report.
     Report(Box<TestReport>),
-    /// Packages outside the curated set wait for the user's approval.
+    /// Packages outside the curated set wait for the user's approval, or
+    /// the user must say which file feeds which input.
     NeedsApproval,
 }
 
@@ -117,7 +117,14 @@ impl Engine {
 
     async fn run_test(&self, job: &BuildJob, state: &mut BuildState) -> Result<Tested, String> {
         let spec = state.spec.clone().ok_or("there is no script to test")?;
-        let (inputs, names) = bind_test_inputs(&spec, &job.input_files);
+        // By name, never by position; what names cannot settle is asked.
+        let (inputs, names) = match bind_test_inputs(&spec, &job.input_files, &state.bindings) {
+            Ok(bound) => bound,
+            Err(questions) => {
+                state.pending_binding = Some(questions);
+                return Ok(Tested::NeedsApproval);
+            }
+        };
         let lock = self.lock_requirements(&spec, state).await?;
         if state.pending_packages.is_some() {
             return Ok(Tested::NeedsApproval);
@@ -212,6 +219,7 @@ impl Engine {
                 .as_ref()
                 .map(|r| r.outputs.iter().map(|o| o.name.clone()).collect())
                 .unwrap_or_default(),
+            inputs: report.inputs.clone(),
         };
         let result = self
             .profile
@@ -249,55 +257,6 @@ impl Engine {
         }
         Machine::new(workdir, &runtime)
     }
-}
-
-/// Binds the version's files to the workflow's file fields for the
-/// auto-test: `file` fields take the files in order; a `files` field takes
-/// the rest. Other fields get their first option (choices) or nothing.
-pub fn bind_test_inputs(
-    spec: &WorkflowSpec,
-    files: &[InputFile],
-) -> (BTreeMap<String, InputValue>, BTreeMap<String, Vec<String>>) {
-    let mut inputs = BTreeMap::new();
-    let mut names = BTreeMap::new();
-    let mut next = 0;
-    for f in spec
-        .fields
-        .iter()
-        .filter(|f| f.field_type == FieldType::File)
-    {
-        if let Some(file) = files.get(next) {
-            inputs.insert(f.name.clone(), InputValue::File(file.path.clone()));
-            names.insert(f.name.clone(), vec![file.filename.clone()]);
-            next += 1;
-        }
-    }
-    if let Some(f) = spec
-        .fields
-        .iter()
-        .find(|f| f.field_type == FieldType::Files)
-    {
-        let rest = &files[next.min(files.len())..];
-        inputs.insert(
-            f.name.clone(),
-            InputValue::Files(rest.iter().map(|r| r.path.clone()).collect()),
-        );
-        names.insert(
-            f.name.clone(),
-            rest.iter().map(|r| r.filename.clone()).collect(),
-        );
-    }
-    for f in &spec.fields {
-        if f.field_type == FieldType::Choice
-            && let Some(first) = f.options.as_ref().and_then(|o| o.first())
-        {
-            inputs.insert(
-                f.name.clone(),
-                InputValue::Value(Value::String(first.clone())),
-            );
-        }
-    }
-    (inputs, names)
 }
 
 /// The column names of the approved extracts (every file, sheet and

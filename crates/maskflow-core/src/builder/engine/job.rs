@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::builder::inputs::{BindingQuestion, InputFile};
 use crate::builder::table::{Phase, Stage};
 use crate::conversation::spec::WorkflowSpec;
 use maskflow_llm::ChatMessage;
@@ -63,6 +64,14 @@ impl BuildState {
     pub fn environment_failed(&self) -> bool {
         self.environment_failed && self.spec.is_some()
     }
+    /// Which file the user said feeds which input (input → file name),
+    /// where the names could not settle it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bindings: BTreeMap<String, String>,
+    /// Inputs waiting for the user to say which file feeds them (the gate
+    /// is pending while this is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_binding: Option<Vec<BindingQuestion>>,
 }
 
 impl Default for BuildState {
@@ -82,17 +91,10 @@ impl Default for BuildState {
             pending_packages: None,
             lock: None,
             environment_failed: false,
+            bindings: BTreeMap::new(),
+            pending_binding: None,
         }
     }
-}
-
-/// One of the version's real input files.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputFile {
-    /// The user's name for it.
-    pub filename: String,
-    /// The stored copy (local only).
-    pub path: PathBuf,
 }
 
 /// Everything a build works from.
@@ -112,6 +114,9 @@ pub struct BuildJob {
     pub cancel: Arc<AtomicBool>,
     /// The user's house rules (seed 001's standards bundle).
     pub house_rules: crate::conversation::house_rules::HouseRules,
+    /// The workflow as it stands (the version an edit starts from, else the
+    /// approved one): the builder is shown its script, inputs and outputs.
+    pub current: Option<WorkflowSpec>,
 }
 
 /// What the auto-test did (local only: it holds real output).

@@ -324,6 +324,7 @@ fn no_prompt_of_a_build_holds_an_absolute_path_of_the_machine() {
         feedback: None,
         iteration: 1,
         house_rules: Default::default(),
+        current: None,
     };
     let generation = ScriptBuilder.generation_prompt(&ctx);
     let review = ScriptBuilder.process_review(
@@ -339,6 +340,7 @@ fn no_prompt_of_a_build_holds_an_absolute_path_of_the_machine() {
             ),
             masked_error: run.feedback(),
             output_names: vec![],
+            inputs: Default::default(),
         },
     );
     ctx.feedback = review.metadata["feedback"].as_str().map(str::to_owned);

@@ -159,6 +159,8 @@ pub const TEMPLATES: &[&str] = &[
     // KeyError (pandas)
     "\"None of [Index([{}], dtype={})] are in the [columns]\"",
     "\"[{}] not in index\"",
+    "\"[{}] not found in axis\"",
+    "{} not found in axis",
     // OSError and its kin
     "[Errno 2] No such file or directory: {}",
     "[Errno 13] Permission denied: {}",
@@ -292,6 +294,39 @@ pub const KNOWN_NAMES: &[&str] = &[
     "else",
     "elif",
 ];
+
+/// Phrases of Python's wording that pass the masker as Python wrote them
+/// wherever they stand (a script that catches an error and prints it, a
+/// message no template matches): every fixed piece of [`TEMPLATES`] with
+/// at least two words, longest first. A closed list, so a phrase is one
+/// choice among them (see `Masker::mask` for what it costs).
+pub fn phrases() -> &'static [String] {
+    static PHRASES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        let mut out: Vec<String> = TEMPLATES
+            .iter()
+            .flat_map(|t| t.split("{}"))
+            .map(|p| p.trim().trim_start_matches(['.', ',', ':']).trim())
+            .filter(|p| {
+                p.split(|c: char| !c.is_ascii_alphabetic())
+                    .filter(|w| w.len() >= 2)
+                    .count()
+                    >= 2
+            })
+            .map(str::to_owned)
+            .collect();
+        out.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        out.dedup();
+        out
+    });
+    &PHRASES
+}
+
+/// The type names of [`KNOWN_NAMES`] that a masked text keeps when they
+/// stand quoted, as Python quotes a type (`'DataFrame' object …`): the
+/// capitalised ones, which no common lowercase word of the data is.
+pub fn quoted_type(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_uppercase()) && KNOWN_NAMES.contains(&word)
+}
 
 /// Words of the run folder's own layout, kept wherever they stand as a
 /// whole token inside a masked variable part (`./inputs/aaaa/aaaa.csv`).

@@ -1,0 +1,129 @@
+//! Two parts of the builder's prompt (issue 28, points 2 and 3): the input
+//! name each uploaded file is to be declared under, and the workflow as it
+//! stands (its script, inputs and outputs) when an edit or a repair starts
+//! from one. Pure: built from the extracts' file names and the stored,
+//! LLM-written workflow.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::conversation::spec::WorkflowSpec;
+
+/// The file name without its last extension.
+pub fn stem(filename: &str) -> &str {
+    let base = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
+    match base.rfind('.') {
+        Some(at) if at > 0 => &base[..at],
+        _ => base,
+    }
+}
+
+/// The input name a file's input should have: its stem as a Python
+/// identifier (`Bakers 2024.csv` → `bakers_2024`).
+pub fn input_name(filename: &str) -> String {
+    let mut out = String::new();
+    for c in stem(filename).chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    let mut out = out.trim_end_matches('_').to_owned();
+    if out.is_empty() {
+        out = "file".into();
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "file_");
+    }
+    out
+}
+
+/// One input name per file, in the files' order, made distinct
+/// (`sales`, `sales_2` for `sales.csv` and `sales.xlsx`).
+pub fn input_names(filenames: &[String]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    filenames
+        .iter()
+        .map(|f| {
+            let base = input_name(f);
+            let mut name = base.clone();
+            let mut n = 1;
+            while !seen.insert(name.clone()) {
+                n += 1;
+                name = format!("{base}_{n}");
+            }
+            name
+        })
+        .collect()
+}
+
+/// The file names of the approved extracts, in their order.
+pub fn extract_filenames(extracts: &Value) -> Vec<String> {
+    extracts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["filename"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The uploaded files and the input name each is to be declared under;
+/// "" when there is none.
+pub fn inputs_block(extracts: &Value) -> String {
+    let files = extract_filenames(extracts);
+    if files.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = files
+        .iter()
+        .zip(input_names(&files))
+        .map(|(file, name)| format!("- `{name}`: {file}"))
+        .collect();
+    format!(
+        "The uploaded files and the input name of each: declare one `file` field per file under exactly this name \
+(keep it when revising); its path is `inputs.json`'s `fields[\"<name>\"]`. Maskflow gives each file to the input of its name, \
+never by the order of `fields`; a single `files` field instead takes every file no `file` field names.\n{}",
+        lines.join("\n")
+    )
+}
+
+/// The workflow as it stands, for an edit or a repair to start from: the
+/// builder changes what the conversation asks and keeps the rest (above
+/// all its input names, which the user's `maskflow run` calls use).
+pub fn current_block(current: &WorkflowSpec) -> String {
+    let fields = serde_json::to_string(&current.fields).unwrap_or_default();
+    let outputs = serde_json::to_string(&current.execution.outputs).unwrap_or_default();
+    let requirements = serde_json::to_string(&current.execution.requirements).unwrap_or_default();
+    format!(
+        "The workflow as it stands (\u{201c}{}\u{201d}), which the conversation's latest messages change. Start from it: \
+keep its input names and output names unless the user asks to change them (renaming an input breaks the user's saved \
+`maskflow run --input NAME=FILE` calls), and change only what is asked.\nIts inputs (`fields`): {fields}\n\
+Its outputs: {outputs}\nIts requirements: {requirements}\nIts script.py:\n```python\n{}\n```",
+        current.name.trim(),
+        current.script.trim_end()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_file_is_listed_with_its_input_name() {
+        let block = inputs_block(&json!([
+            {"filename": "Bakers 2024.csv"},
+            {"filename": "results.xlsx"}
+        ]));
+        assert!(
+            block.contains("- `bakers_2024`: Bakers 2024.csv"),
+            "{block}"
+        );
+        assert!(block.contains("- `results`: results.xlsx"), "{block}");
+        assert!(block.contains("never by the order"), "{block}");
+        assert_eq!(inputs_block(&json!([])), "");
+    }
+}
