@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::Service;
 use super::runs::ActiveVersion;
-use crate::builder::{InputFile, engine::bind_test_inputs};
+use crate::builder::InputFile;
+use crate::builder::inputs::bind_test_inputs;
 use crate::conversation::spec::{FieldType, WorkflowSpec};
 use crate::error::{CoreError, Result};
 use crate::store::{self, builds as rows};
@@ -44,12 +45,16 @@ impl Service {
         // The build's own binding, by file id, for inputs the report does not name.
         let as_inputs: Vec<InputFile> = files
             .iter()
-            .map(|(id, name, _)| InputFile {
+            .map(|(id, name, extract)| InputFile {
                 filename: name.clone(),
                 path: PathBuf::from(id),
+                columns: serde_json::from_value(extract["columns"].clone()).unwrap_or_default(),
             })
             .collect();
-        let (_, bound_names) = bind_test_inputs(&spec, &as_inputs);
+        // Unsettled inputs compare with nothing rather than with a guess.
+        let bound_names = bind_test_inputs(&spec, &as_inputs, &BTreeMap::new())
+            .map(|(_, names)| names)
+            .unwrap_or_default();
         let mut out = BTreeMap::new();
         for field in &version.fields {
             if !matches!(field.field_type, FieldType::File | FieldType::Files) {

@@ -57,13 +57,6 @@ pub struct BuildState {
     /// fault, so it can be retried as it is.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub environment_failed: bool,
-}
-
-impl BuildState {
-    /// Whether the build failed on its environment with a script to retry.
-    pub fn environment_failed(&self) -> bool {
-        self.environment_failed && self.spec.is_some()
-    }
     /// Which file the user said feeds which input (input → file name),
     /// where the names could not settle it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -72,6 +65,13 @@ impl BuildState {
     /// is pending while this is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_binding: Option<Vec<BindingQuestion>>,
+}
+
+impl BuildState {
+    /// Whether the build failed on its environment with a script to retry.
+    pub fn environment_failed(&self) -> bool {
+        self.environment_failed && self.spec.is_some()
+    }
 }
 
 impl Default for BuildState {
