@@ -17,8 +17,8 @@ use super::Task;
 pub use crate::hostile::checks::readable;
 
 /// SWITCH: the prompt lists each input with the file bound to it (issue 28
-/// point 2, helper "inputs"). Turn on when that lands.
-const INPUTS_BY_NAME_LANDED: bool = false;
+/// point 2): landed.
+const INPUTS_BY_NAME_LANDED: bool = true;
 
 /// SWITCH: each file's extract carries a `profile` with per-column null
 /// counts (issue 28 point 1, helper "profile"). Turn on when that lands.
@@ -207,8 +207,8 @@ pub fn assert_prompt_shows_columns(task: &Task, own: &[String]) {
     }
 }
 
-/// SWITCHED (`INPUTS_BY_NAME_LANDED`): every builder prompt after the first
-/// (a repair, a review, an edit) names each input with its file on one line.
+/// SWITCHED (`INPUTS_BY_NAME_LANDED`): every builder prompt (the first, a
+/// repair, a review, an edit) names each input with its file on one line.
 pub fn assert_prompt_names_inputs(task: &Task, own: &[String]) {
     if INPUTS_BY_NAME_LANDED {
         let problems = input_problems(task, own);
@@ -216,14 +216,14 @@ pub fn assert_prompt_names_inputs(task: &Task, own: &[String]) {
     }
 }
 
-/// Where a builder prompt after the first does not say which file is which input.
+/// Where a builder prompt does not say which file is which input.
 fn input_problems(task: &Task, own: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
-    for (i, prompt) in builder_requests(own).iter().enumerate().skip(1) {
+    for (i, prompt) in builder_requests(own).iter().enumerate() {
         for ((field, _), file) in task.fields.iter().zip(&task.files) {
             if !prompt
                 .lines()
-                .any(|l| l.contains(field.as_str()) && l.contains(file.as_str()))
+                .any(|l| l.contains(&format!("`{field}`")) && l.contains(file.as_str()))
             {
                 problems.push(format!(
                     "{}: builder prompt {i} does not say that input {field:?} is {file}",
