@@ -207,8 +207,9 @@ pub fn assert_prompt_shows_columns(task: &Task, own: &[String]) {
     }
 }
 
-/// SWITCHED (`INPUTS_BY_NAME_LANDED`): every builder prompt (the first, a
-/// repair, a review, an edit) names each input with its file on one line.
+/// SWITCHED (`INPUTS_BY_NAME_LANDED`): the builder's first prompt lists each
+/// file with the input name to declare for it, and every builder prompt after
+/// it (a repair, a review, an edit) names each declared input with its file.
 pub fn assert_prompt_names_inputs(task: &Task, own: &[String]) {
     if INPUTS_BY_NAME_LANDED {
         let problems = input_problems(task, own);
@@ -219,7 +220,20 @@ pub fn assert_prompt_names_inputs(task: &Task, own: &[String]) {
 /// Where a builder prompt does not say which file is which input.
 fn input_problems(task: &Task, own: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
-    for (i, prompt) in builder_requests(own).iter().enumerate() {
+    if let Some(first) = builder_requests(own).first() {
+        for file in &task.files {
+            if !first
+                .lines()
+                .any(|l| l.starts_with("- `") && l.ends_with(&format!("`: {file}")))
+            {
+                problems.push(format!(
+                    "{}: the builder's first prompt names no input for {file}",
+                    task.id
+                ));
+            }
+        }
+    }
+    for (i, prompt) in builder_requests(own).iter().enumerate().skip(1) {
         for ((field, _), file) in task.fields.iter().zip(&task.files) {
             if !prompt
                 .lines()
@@ -359,13 +373,16 @@ fn the_switched_checks_can_fail() {
 
     let repair_blind = builder("", "The script failed.");
     let repair_named = builder("", "Input `orders`: a.csv\nThe script failed.");
-    assert!(
-        input_problems(&task, std::slice::from_ref(&bare)).is_empty(),
-        "the first prompt is not asked"
-    );
     assert_eq!(
-        input_problems(&task, &[bare.clone(), repair_blind]).len(),
+        input_problems(&task, std::slice::from_ref(&bare)).len(),
+        1,
+        "a first prompt that lists no input for a.csv"
+    );
+    let listed = builder("", "Files:\n- `orders`: a.csv\n");
+    assert!(input_problems(&task, std::slice::from_ref(&listed)).is_empty());
+    assert_eq!(
+        input_problems(&task, &[listed.clone(), repair_blind]).len(),
         1
     );
-    assert!(input_problems(&task, &[bare, repair_named]).is_empty());
+    assert!(input_problems(&task, &[listed, repair_named]).is_empty());
 }
