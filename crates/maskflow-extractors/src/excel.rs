@@ -520,6 +520,7 @@ impl SheetScan {
                     sample_rows: Vec::new(),
                     row_count: 0,
                     has_header: None,
+                    profile: None,
                 },
                 non_empty: false,
                 warnings: Vec::new(),
@@ -548,6 +549,7 @@ impl SheetScan {
                 sample_rows: table.sample_rows,
                 row_count,
                 has_header: Some(table.has_header),
+                profile: None,
             },
             non_empty: true,
             warnings: table

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::profile::TableProfile;
+
 /// The kind of file an extract came from.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -63,6 +65,10 @@ pub struct FileExtract {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub warnings: Vec<String>,
+    /// For a table (a delimited file, or a workbook's first sheet): its
+    /// profile over every row; absent in extracts made before profiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<TableProfile>,
 }
 
 impl FileExtract {
@@ -80,6 +86,7 @@ impl FileExtract {
             document: None,
             image: None,
             warnings: Vec::new(),
+            profile: None,
         }
     }
 }
@@ -113,6 +120,9 @@ pub struct SheetExtract {
     /// Whether the first row was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_header: Option<bool>,
+    /// The sheet's profile over every row; absent in older extracts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<TableProfile>,
 }
 
 /// A table found inside a document (Word, or PDF where detected).

@@ -24,6 +24,7 @@ pub mod mask;
 pub mod ole;
 pub mod pdf;
 pub mod preview;
+pub mod profile;
 pub mod registry;
 #[cfg(test)]
 mod snapshots;
@@ -41,5 +42,6 @@ pub use extract::{
 pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;
 pub use mask::mask;
+pub use profile::{ColumnProfile, ShapeCount, TableProfile};
 pub use registry::{Registry, extract_path, quiet_contained_panics};
 pub use values::{ValueOptions, ValueSink};

@@ -72,6 +72,7 @@ fn expected_people() -> SheetExtract {
         ],
         row_count: 3,
         has_header: Some(true),
+        profile: None,
     }
 }
 
@@ -86,6 +87,7 @@ fn expected_codes() -> SheetExtract {
         ],
         row_count: 2,
         has_header: Some(false),
+        profile: None,
     }
 }
 
@@ -190,6 +192,7 @@ fn an_xlsx_gives_every_sheet_masked_and_counted() {
             sample_rows: vec![],
             row_count: 0,
             has_header: None,
+            profile: None,
         }
     );
     let mut people = expected_people();
