@@ -12,7 +12,8 @@
 //!    every table carries `column_types` (coarse types read from the masked
 //!    samples) so the names and types of all columns stay;
 //! 4. fewer column names per table (down to none), with
-//!    `columns_left_out` saying how many;
+//!    `columns_left_out` saying how many; a column's profile goes with
+//!    its name;
 //! 5. fewer sheets per workbook (down to none), with
 //!    `sheets_left_out` naming them.
 //!
@@ -264,7 +265,13 @@ fn reduce_file(f: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         .unwrap_or("a file");
     if let Some(sheets) = obj.get("sheets").and_then(Value::as_array) {
         // A workbook's top level mirrors its first sheet: drop the copy.
-        for k in ["columns", "sample_rows", "has_header", "row_count"] {
+        for k in [
+            "columns",
+            "sample_rows",
+            "has_header",
+            "row_count",
+            "profile",
+        ] {
             out.remove(k);
         }
         let keep = rung.sheets.unwrap_or(usize::MAX).min(sheets.len());
@@ -349,6 +356,7 @@ fn reduce_table(t: &Value, rung: &Rung, tally: &mut Tally) -> Value {
     }
     if named < columns.len() {
         tally.names_dropped += columns.len() - named;
+        cut_profile(&mut out, named);
         out.insert("columns".into(), Value::Array(columns[..named].to_vec()));
         out.insert(
             "columns_left_out".into(),
@@ -364,6 +372,22 @@ fn reduce_table(t: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// Keeps the profile of the first `named` columns only (a profile line per
+/// column goes with the column's name), saying how many were left out.
+fn cut_profile(table: &mut Map<String, Value>, named: usize) {
+    let Some(profile) = table.get_mut("profile").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(cols) = profile.get_mut("columns").and_then(Value::as_array_mut) else {
+        return;
+    };
+    if cols.len() > named {
+        let left = cols.len() - named;
+        cols.truncate(named);
+        profile.insert("columns_left_out".into(), Value::from(left));
+    }
 }
 
 /// A coarse type read from a column's masked samples: `date`, `datetime`,

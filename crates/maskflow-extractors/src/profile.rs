@@ -161,6 +161,15 @@ pub struct Profiler {
     header_first: bool,
 }
 
+impl std::fmt::Debug for Profiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profiler")
+            .field("tables_done", &self.done.len())
+            .field("header_first", &self.header_first)
+            .finish_non_exhaustive()
+    }
+}
+
 struct TableState {
     sheet: Option<String>,
     names: Vec<String>,

@@ -3,6 +3,7 @@ import type { DocumentExtract } from "./DocumentExtract";
 import type { FileKind } from "./FileKind";
 import type { ImageExtract } from "./ImageExtract";
 import type { SheetExtract } from "./SheetExtract";
+import type { TableProfile } from "./TableProfile";
 import type { TextFormat } from "./TextFormat";
 
 /**
@@ -54,4 +55,9 @@ image?: ImageExtract,
  * Things the user should know (ragged rows padded, a long field cut…).
  * Never contains a value from the file.
  */
-warnings?: Array<string>, };
+warnings?: Array<string>, 
+/**
+ * For a table (a delimited file, or a workbook's first sheet): its
+ * profile over every row; absent in extracts made before profiles.
+ */
+profile?: TableProfile, };

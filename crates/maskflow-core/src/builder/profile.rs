@@ -77,6 +77,9 @@ pub struct TestOutcome {
     pub masked_error: String,
     /// The outputs' names (no contents).
     pub output_names: Vec<String>,
+    /// The output tables' shapes in words (counts only, see
+    /// [`crate::builder::output_shape`]); `None` when no output is a table.
+    pub output_shape: Option<String>,
 }
 
 /// A kind of build.

@@ -58,6 +58,15 @@ fn rules_for(ctx: &ProfileContext) -> String {
     house_rules::for_request(&ctx.house_rules, &ctx.history, &ctx.extracts, &outputs)
 }
 
+/// Adds the shapes of the tables the script wrote (issue #28, point 8),
+/// when it wrote any, to a review note or a repair feedback.
+fn with_output_shape(text: String, test: &TestOutcome) -> String {
+    match &test.output_shape {
+        Some(shape) => format!("{}\n\n{shape}", text.trim_end()),
+        None => text,
+    }
+}
+
 impl Profile for ScriptBuilder {
     fn key(&self) -> &'static str {
         KEY
@@ -89,11 +98,15 @@ impl Profile for ScriptBuilder {
                 test.summary, test.masked_error
             )
         };
-        let feedback = format!(
-            "The script was run on the user's real files and failed: {}.\nIts error output, with every data value masked \
+        let feedback = with_output_shape(
+            format!(
+                "The script was run on the user's real files and failed: {}.\nIts error output, with every data value masked \
 (letters became A/a, digits #):\n```\n{}\n```",
-            test.summary, test.masked_error
+                test.summary, test.masked_error
+            ),
+            test,
         );
+        let note = with_output_shape(note, test);
         ProcessingResult {
             status: ProcessingStatus::Success,
             write_plan: None,

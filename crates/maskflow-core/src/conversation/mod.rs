@@ -5,5 +5,6 @@
 //! does I/O.
 
 pub mod house_rules;
+pub mod profile_text;
 pub mod prompts;
 pub mod spec;
