@@ -11,10 +11,11 @@
 //! 3. sample values for fewer columns (down to none); from here
 //!    every table carries `column_types` (coarse types read from the masked
 //!    samples) so the names and types of all columns stay;
-//! 4. fewer column names per table (down to none), with
-//!    `columns_left_out` saying how many; a column's profile goes with
-//!    its name;
-//! 5. fewer sheets per workbook (down to none), with
+//! 4. the tables' profiles (counts and shapes over every row) go;
+//! 5. fewer column names per table (down to none), with
+//!    `columns_left_out` saying how many (a profile kept by a rung of
+//!    one's own making loses its columns' lines with their names);
+//! 6. fewer sheets per workbook (down to none), with
 //!    `sheets_left_out` naming them.
 //!
 //! When no rung leaves the budget free, the least reduced prompt that leaves
@@ -148,6 +149,8 @@ pub struct Rung {
     pub sampled_columns: Option<usize>,
     /// Columns whose names (and types) are kept, per table.
     pub named_columns: Option<usize>,
+    /// Whether tables keep their profiles.
+    pub profiles: bool,
     /// Sheets kept per workbook.
     pub sheets: Option<usize>,
 }
@@ -156,6 +159,7 @@ const ALL: Rung = Rung {
     rows: None,
     sampled_columns: None,
     named_columns: None,
+    profiles: true,
     sheets: None,
 };
 
@@ -178,10 +182,12 @@ fn steps(n: usize, to_zero: bool) -> Vec<usize> {
 /// The rungs for `extracts`, in order (see the module's doc).
 pub fn ladder(extracts: &Value) -> Vec<Rung> {
     let (mut rows, mut cols, mut sheets) = (0, 0, 0);
+    let mut profiled = false;
     for f in files(extracts) {
         for t in tables(f) {
             rows = rows.max(array_len(&t["sample_rows"]));
             cols = cols.max(array_len(&t["columns"]));
+            profiled |= t["profile"].is_object();
         }
         sheets = sheets.max(array_len(&f["sheets"]));
     }
@@ -193,6 +199,10 @@ pub fn ladder(extracts: &Value) -> Vec<Rung> {
     }
     for c in steps(cols, true) {
         rung.sampled_columns = Some(c);
+        out.push(rung);
+    }
+    if profiled {
+        rung.profiles = false;
         out.push(rung);
     }
     for c in steps(cols, true) {
@@ -236,6 +246,7 @@ struct Tally {
     rows_kept_max: usize,
     columns_unsampled: usize,
     names_dropped: usize,
+    profiles_dropped: usize,
     sheets: Vec<String>,
 }
 
@@ -313,6 +324,9 @@ fn reduce_table(t: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         return t.clone();
     };
     let mut out: Map<String, Value> = obj.clone();
+    if !rung.profiles && out.remove("profile").is_some() {
+        tally.profiles_dropped += 1;
+    }
     let columns: Vec<Value> = obj
         .get("columns")
         .and_then(Value::as_array)
@@ -482,6 +496,14 @@ fn sentences(rung: &Rung, t: &Tally) -> Vec<String> {
         out.push(format!(
             "the sample values {which} ({} columns; their names and types are kept)",
             t.columns_unsampled
+        ));
+    }
+    if t.profiles_dropped > 0 {
+        out.push(format!(
+            "the profile{} of {} table{} (types, counts and shapes over every row)",
+            if t.profiles_dropped == 1 { "" } else { "s" },
+            t.profiles_dropped,
+            if t.profiles_dropped == 1 { "" } else { "s" },
         ));
     }
     if t.names_dropped > 0 {

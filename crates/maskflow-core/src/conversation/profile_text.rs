@@ -71,8 +71,9 @@ fn count(c: &Value, key: &str) -> u64 {
 }
 
 /// One column of a profile in a line: `amount: decimal, 3 null, 2
-/// placeholder (N/A…), 180 distinct, length 5–9, range 15..9.9e3, shapes
-/// "$#,###.##" 200, "€###,##" 40, 2 other`.
+/// placeholder (N/A…), 180 distinct, length 5–9, range ~15..~9.9e3,
+/// shapes `$#,###.##` 200, `€###,##` 40, 2 other` (shapes in backticks, so
+/// they need no escaping inside the extract's JSON).
 pub fn column_line(c: &Value) -> String {
     let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
     let mut parts = vec![match c.get("date_format").and_then(Value::as_str) {
@@ -117,8 +118,8 @@ pub fn column_line(c: &Value) -> String {
         .take(SHAPES_SHOWN)
         .map(|sh| {
             format!(
-                "{} {}",
-                Value::from(sh.get("shape").and_then(Value::as_str).unwrap_or("")),
+                "`{}` {}",
+                sh.get("shape").and_then(Value::as_str).unwrap_or(""),
                 count(sh, "count")
             )
         })
@@ -252,7 +253,8 @@ pub fn join_keys(extracts: &Value) -> String {
                     let (sa, sb) = (shapes_of(ca), shapes_of(cb));
                     let verdict = if sa.is_empty() || sb.is_empty() {
                         "shapes unknown"
-                    } else if sa.first() == sb.first() && sa.iter().all(|s| sb.contains(s)) {
+                    } else if sa.iter().all(|s| sb.contains(s)) && sb.iter().all(|s| sa.contains(s))
+                    {
                         "shapes match"
                     } else if sa.iter().any(|s| sb.contains(s)) {
                         "shapes overlap only in part"
@@ -289,7 +291,7 @@ fn quoted(shapes: &[&str]) -> String {
     shapes
         .iter()
         .take(SHAPES_SHOWN)
-        .map(|s| Value::from(*s).to_string())
+        .map(|s| format!("`{s}`"))
         .collect::<Vec<_>>()
         .join(", ")
 }
