@@ -36,12 +36,11 @@ pub mod zipguard;
 
 pub use error::ExtractError;
 pub use extract::{
-    DocumentExtract, FileExtract, FileKind, Heading, ImageExtract, SheetExtract, TableExtract,
-    TextFormat,
+    ColumnProfile, DocumentExtract, FileExtract, FileKind, Heading, ImageExtract, ShapeCount,
+    SheetExtract, TableExtract, TableProfile, TextFormat,
 };
 pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;
 pub use mask::mask;
-pub use profile::{ColumnProfile, ShapeCount, TableProfile};
 pub use registry::{Registry, extract_path, quiet_contained_panics};
 pub use values::{ValueOptions, ValueSink};

@@ -59,25 +59,25 @@ pub(super) fn is_placeholder(v: &str) -> bool {
 
 /// The kind of `v` (trimmed, not empty), with its numeric value for numbers.
 pub(super) fn classify(v: &str) -> (Kind, Option<f64>) {
-    let b = v.as_bytes();
-    let first = b[0];
-    if first.is_ascii_digit() {
-        if let Some(kind) = temporal(v) {
-            return (kind, None);
-        }
-    }
+    let Some(&first) = v.as_bytes().first() else {
+        return (Kind::Text, None);
+    };
     if first.is_ascii_digit()
-        || matches!(first, b'-' | b'+' | b'.' | b'$' | b'(')
-        || !first.is_ascii()
+        && let Some(kind) = temporal(v)
     {
-        if let Some((n, integer)) = number(v) {
-            let kind = if integer {
-                Kind::Integer
-            } else {
-                Kind::Decimal
-            };
-            return (kind, Some(n));
-        }
+        return (kind, None);
+    }
+    if (first.is_ascii_digit()
+        || matches!(first, b'-' | b'+' | b'.' | b'$' | b'(')
+        || !first.is_ascii())
+        && let Some((n, integer)) = number(v)
+    {
+        let kind = if integer {
+            Kind::Integer
+        } else {
+            Kind::Decimal
+        };
+        return (kind, Some(n));
     }
     if matches!(v.len(), 2..=5)
         && ["true", "false", "yes", "no"]
@@ -128,29 +128,46 @@ fn number(v: &str) -> Option<(f64, bool)> {
     if !s.as_bytes()[0].is_ascii_digit() && !s.starts_with('.') {
         return None;
     }
-    let owned;
-    let plain: &str = if s.contains(',') {
+    // The number without its grouping, in a buffer on the stack (this
+    // runs for every cell of a large file).
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    let mut push = |b: u8| {
+        if len < buf.len() {
+            buf[len] = b;
+            len += 1;
+        }
+    };
+    if s.contains(',') {
         let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-        let groups: Vec<&str> = int.split(',').collect();
-        let grouped = groups[0].len() <= 3
-            && !groups[0].is_empty()
-            && groups[1..].iter().all(|g| g.len() == 3)
+        let mut groups = int.split(',');
+        let first = groups.next().unwrap_or("");
+        let rest: Vec<&str> = groups.collect();
+        let grouped = first.len() <= 3
+            && !first.is_empty()
+            && rest.iter().all(|g| g.len() == 3)
             && !frac.contains(',');
-        if grouped && frac.is_empty() && !s.contains('.') {
-            owned = groups.concat();
-            &owned
-        } else if grouped {
-            owned = format!("{}.{frac}", groups.concat());
-            &owned
-        } else if groups.len() == 2 && !s.contains('.') {
-            owned = format!("{}.{}", groups[0], groups[1]);
-            &owned
+        if grouped {
+            int.bytes().filter(|&b| b != b',').for_each(&mut push);
+            if s.contains('.') {
+                push(b'.');
+                frac.bytes().for_each(&mut push);
+            }
+        } else if rest.len() == 1 && !s.contains('.') {
+            // `12,50`: a decimal comma.
+            first.bytes().for_each(&mut push);
+            push(b'.');
+            rest[0].bytes().for_each(&mut push);
         } else {
             return None;
         }
     } else {
-        s
-    };
+        s.bytes().for_each(&mut push);
+    }
+    if len == buf.len() {
+        return None;
+    }
+    let plain = std::str::from_utf8(&buf[..len]).ok()?;
     let n: f64 = plain.trim_end_matches('.').parse().ok()?;
     let integer = !plain.contains('.');
     Some((if negative { -n } else { n }, integer))

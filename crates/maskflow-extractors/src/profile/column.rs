@@ -3,9 +3,10 @@
 //! masked shapes, and counts.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 use super::classify::{DateLayout, Kind, TimeLayout, classify, is_placeholder, round2};
-use super::hash::{Hashes, fnv, mask_hash};
+use super::hash::{Hashes, Identity, fnv, mask_hash};
 use super::{ColumnProfile, ShapeCount};
 use crate::mask::mask_char;
 
@@ -36,15 +37,16 @@ pub(super) struct ColumnState {
     max_len: Option<u32>,
     min: Option<f64>,
     max: Option<f64>,
-    kinds: HashMap<KindKey, u64>,
+    /// Few kinds per column: a list is cheaper per cell than a map.
+    kinds: Vec<(KindKey, u64)>,
     day_first: bool,
     month_first: bool,
-    shapes: HashMap<u64, (String, u64)>,
+    shapes: HashMap<u64, (String, u64), BuildHasherDefault<Identity>>,
     other_shapes: u64,
 }
 
 /// A kind with the day/month evidence of a date taken out.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum KindKey {
     Integer,
     Decimal,
@@ -100,7 +102,10 @@ impl ColumnState {
             Kind::Boolean => KindKey::Boolean,
             Kind::Text => KindKey::Text,
         };
-        *self.kinds.entry(key).or_insert(0) += 1;
+        match self.kinds.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => self.kinds.push((key, 1)),
+        }
         h
     }
 
@@ -153,7 +158,7 @@ impl ColumnState {
     /// The column's profile, given the table's rows.
     pub(super) fn finish(self, name: String, rows: u64) -> ColumnProfile {
         let nulls = rows.saturating_sub(self.values);
-        let typed: u64 = self.kinds.values().sum();
+        let typed: u64 = self.kinds.iter().map(|(_, n)| n).sum();
         let (inferred, date_format) = self.inferred(typed);
         let mut shapes: Vec<(String, u64)> = self.shapes.into_values().collect();
         shapes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
