@@ -49,7 +49,7 @@ pub fn read(dir: &Path, outputs: &[OutputFile]) -> Vec<OutputTable> {
     let mut out = Vec::new();
     for o in outputs {
         let lower = o.name.to_ascii_lowercase();
-        let table = [".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".xls", ".ods"]
+        let table = [".csv", ".tsv", ".xlsx", ".xlsm", ".xls", ".ods"]
             .iter()
             .any(|e| lower.ends_with(e));
         if !table {
@@ -142,7 +142,12 @@ pub fn review(tables: &[OutputTable], names: &Names<'_>) -> Option<(String, Vec<
             p.columns.len()
         ));
         if rows == 0 {
-            problems.push(format!("{what} has no rows"));
+            // A delimited file of a header alone is what pandas writes for
+            // an empty frame; a workbook's one row may be a summary line.
+            let lower = t.file.to_ascii_lowercase();
+            if lower.ends_with(".csv") || lower.ends_with(".tsv") {
+                problems.push(format!("{what} has no rows"));
+            }
             continue;
         }
         for (i, c) in p.columns.iter().enumerate() {

@@ -117,10 +117,12 @@ pub fn column_line(c: &Value) -> String {
         .flatten()
         .take(SHAPES_SHOWN)
         .map(|sh| {
+            // The count first and a word between: a count right after a
+            // shape (`A-#` 2) reads to the guard like an ID (`A-2`).
             format!(
-                "`{}` {}",
-                sh.get("shape").and_then(Value::as_str).unwrap_or(""),
-                count(sh, "count")
+                "{} rows `{}`",
+                count(sh, "count"),
+                sh.get("shape").and_then(Value::as_str).unwrap_or("")
             )
         })
         .collect();
@@ -143,7 +145,7 @@ pub fn column_line(c: &Value) -> String {
     if !shapes.is_empty() {
         let mut line = format!("shapes {}", shapes.join(", "));
         if total > shown {
-            line.push_str(&format!(", {} other", total - shown));
+            line.push_str(&format!(", other shapes in {} rows", total - shown));
         }
         parts.push(line);
     }

@@ -135,8 +135,8 @@ fn the_builder_reads_each_column_s_profile_and_the_join_keys() {
     insta::assert_snapshot!(part);
     // What correctness needs, in words the model reads.
     assert!(part.contains("\"duplicate_rows\":1"), "{part}");
-    assert!(part.contains("`##/##/####` 15"), "{part}");
-    assert!(part.contains("`€###,##` 29"), "{part}");
+    assert!(part.contains("15 rows `##/##/####`"), "{part}");
+    assert!(part.contains("29 rows `€###,##`"), "{part}");
     assert!(part.contains("placeholder"), "{part}");
     assert!(
         part.contains("customers.csv column \"customer_id\" (unique key) ↔ orders.csv column \"customer_id\": shapes overlap only in part"),
@@ -226,7 +226,7 @@ fn a_column_line_says_what_matters_in_one_line() {
     assert_eq!(
         column_line(&c),
         "amount: decimal, 3 null, 2 placeholder (N/A, -, null…), 180 distinct, length 5–9, \
-range ~15..~9.9e3, shapes `$#,###.##` 200, `€###,##` 40, 2 other"
+range ~15..~9.9e3, shapes 200 rows `$#,###.##`, 40 rows `€###,##`, other shapes in 2 rows"
     );
     assert_eq!(
         join_keys(&json!([{"filename": "a.csv", "profile": {"columns": []}}])),
