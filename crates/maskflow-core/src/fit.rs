@@ -11,9 +11,11 @@
 //! 3. sample values for fewer columns (down to none); from here
 //!    every table carries `column_types` (coarse types read from the masked
 //!    samples) so the names and types of all columns stay;
-//! 4. fewer column names per table (down to none), with
-//!    `columns_left_out` saying how many;
-//! 5. fewer sheets per workbook (down to none), with
+//! 4. the tables' profiles (counts and shapes over every row) go;
+//! 5. fewer column names per table (down to none), with
+//!    `columns_left_out` saying how many (a profile kept by a rung of
+//!    one's own making loses its columns' lines with their names);
+//! 6. fewer sheets per workbook (down to none), with
 //!    `sheets_left_out` naming them.
 //!
 //! When no rung leaves the budget free, the least reduced prompt that leaves
@@ -147,6 +149,8 @@ pub struct Rung {
     pub sampled_columns: Option<usize>,
     /// Columns whose names (and types) are kept, per table.
     pub named_columns: Option<usize>,
+    /// Whether tables keep their profiles.
+    pub profiles: bool,
     /// Sheets kept per workbook.
     pub sheets: Option<usize>,
 }
@@ -155,6 +159,7 @@ const ALL: Rung = Rung {
     rows: None,
     sampled_columns: None,
     named_columns: None,
+    profiles: true,
     sheets: None,
 };
 
@@ -177,10 +182,12 @@ fn steps(n: usize, to_zero: bool) -> Vec<usize> {
 /// The rungs for `extracts`, in order (see the module's doc).
 pub fn ladder(extracts: &Value) -> Vec<Rung> {
     let (mut rows, mut cols, mut sheets) = (0, 0, 0);
+    let mut profiled = false;
     for f in files(extracts) {
         for t in tables(f) {
             rows = rows.max(array_len(&t["sample_rows"]));
             cols = cols.max(array_len(&t["columns"]));
+            profiled |= t["profile"].is_object();
         }
         sheets = sheets.max(array_len(&f["sheets"]));
     }
@@ -192,6 +199,10 @@ pub fn ladder(extracts: &Value) -> Vec<Rung> {
     }
     for c in steps(cols, true) {
         rung.sampled_columns = Some(c);
+        out.push(rung);
+    }
+    if profiled {
+        rung.profiles = false;
         out.push(rung);
     }
     for c in steps(cols, true) {
@@ -235,6 +246,7 @@ struct Tally {
     rows_kept_max: usize,
     columns_unsampled: usize,
     names_dropped: usize,
+    profiles_dropped: usize,
     sheets: Vec<String>,
 }
 
@@ -264,7 +276,13 @@ fn reduce_file(f: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         .unwrap_or("a file");
     if let Some(sheets) = obj.get("sheets").and_then(Value::as_array) {
         // A workbook's top level mirrors its first sheet: drop the copy.
-        for k in ["columns", "sample_rows", "has_header", "row_count"] {
+        for k in [
+            "columns",
+            "sample_rows",
+            "has_header",
+            "row_count",
+            "profile",
+        ] {
             out.remove(k);
         }
         let keep = rung.sheets.unwrap_or(usize::MAX).min(sheets.len());
@@ -306,6 +324,9 @@ fn reduce_table(t: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         return t.clone();
     };
     let mut out: Map<String, Value> = obj.clone();
+    if !rung.profiles && out.remove("profile").is_some() {
+        tally.profiles_dropped += 1;
+    }
     let columns: Vec<Value> = obj
         .get("columns")
         .and_then(Value::as_array)
@@ -349,6 +370,7 @@ fn reduce_table(t: &Value, rung: &Rung, tally: &mut Tally) -> Value {
     }
     if named < columns.len() {
         tally.names_dropped += columns.len() - named;
+        cut_profile(&mut out, named);
         out.insert("columns".into(), Value::Array(columns[..named].to_vec()));
         out.insert(
             "columns_left_out".into(),
@@ -364,6 +386,22 @@ fn reduce_table(t: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// Keeps the profile of the first `named` columns only (a profile line per
+/// column goes with the column's name), saying how many were left out.
+fn cut_profile(table: &mut Map<String, Value>, named: usize) {
+    let Some(profile) = table.get_mut("profile").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(cols) = profile.get_mut("columns").and_then(Value::as_array_mut) else {
+        return;
+    };
+    if cols.len() > named {
+        let left = cols.len() - named;
+        cols.truncate(named);
+        profile.insert("columns_left_out".into(), Value::from(left));
+    }
 }
 
 /// A coarse type read from a column's masked samples: `date`, `datetime`,
@@ -458,6 +496,14 @@ fn sentences(rung: &Rung, t: &Tally) -> Vec<String> {
         out.push(format!(
             "the sample values {which} ({} columns; their names and types are kept)",
             t.columns_unsampled
+        ));
+    }
+    if t.profiles_dropped > 0 {
+        out.push(format!(
+            "the profile{} of {} table{} (types, counts and shapes over every row)",
+            if t.profiles_dropped == 1 { "" } else { "s" },
+            t.profiles_dropped,
+            if t.profiles_dropped == 1 { "" } else { "s" },
         ));
     }
     if t.names_dropped > 0 {

@@ -54,9 +54,54 @@ pub fn outbound(extract: &Value, send_as_is: &[String]) -> Outbound {
         });
         (!send_as_is.iter().any(|s| s == name)).then(|| maskflow_extractors::mask(name))
     });
+    mask_profile_names(&mut out);
     Outbound {
         extract: out,
         flagged,
+    }
+}
+
+/// A table's profile names its columns again (`profile.columns[].name`,
+/// `profile.unique_columns`, in the table's column order): a value-like
+/// name there is always masked and not listed again. Sending a name as it
+/// is changes the places the approval view lists (`columns`, sheet names),
+/// so the extract shown stays the extract sent.
+fn mask_profile_names(v: &mut Value) {
+    let masked = |name: &str| {
+        classify(name)
+            .is_some()
+            .then(|| maskflow_extractors::mask(name))
+    };
+    match v {
+        Value::Array(items) => items.iter_mut().for_each(mask_profile_names),
+        Value::Object(o) => {
+            if let Some(Value::Object(p)) = o.get_mut("profile") {
+                if let Some(Value::Array(cols)) = p.get_mut("columns") {
+                    for c in cols {
+                        if let Some(Value::String(n)) = c.get_mut("name")
+                            && let Some(m) = masked(n)
+                        {
+                            *n = m;
+                        }
+                    }
+                }
+                if let Some(Value::Array(keys)) = p.get_mut("unique_columns") {
+                    for k in keys {
+                        if let Value::String(n) = k
+                            && let Some(m) = masked(n)
+                        {
+                            *n = m;
+                        }
+                    }
+                }
+            }
+            for (k, x) in o.iter_mut() {
+                if k != "profile" {
+                    mask_profile_names(x);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -151,6 +196,28 @@ mod tests {
             Some(("John Smith", "Aaaa Aaaaa", "looks like a person's name"))
         );
         assert!(o.flagged.iter().all(|f| !f.at.starts_with("/sheets/2")));
+    }
+
+    #[test]
+    fn a_profile_names_its_columns_as_the_extract_does() {
+        let mut e = pivot();
+        e["profile"] = json!({"rows_profiled": 52, "duplicate_rows": 0,
+            "unique_columns": ["Week", "John Smith"],
+            "columns": [{"name": "Week"}, {"name": "John Smith"}, {"name": "Maria Garcia"}]});
+        let o = outbound(&e, &[]);
+        let p = &o.extract["profile"];
+        assert_eq!(p["columns"][1]["name"], "Aaaa Aaaaa");
+        assert_eq!(p["columns"][2]["name"], "Aaaaa Aaaaaa");
+        assert_eq!(p["unique_columns"], json!(["Week", "Aaaa Aaaaa"]));
+        // Listed once, where `columns` has it.
+        assert_eq!(o.flagged.len(), outbound(&pivot(), &[]).flagged.len());
+        // A name sent as it is changes only where the approval view shows it.
+        let sent = outbound(&e, &["Maria Garcia".to_owned()]);
+        assert_eq!(sent.extract["columns"][2], "Maria Garcia");
+        assert_eq!(
+            sent.extract["profile"]["columns"][2]["name"],
+            "Aaaaa Aaaaaa"
+        );
     }
 
     #[test]

@@ -521,6 +521,7 @@ impl SheetScan {
                     row_count: 0,
                     has_header: None,
                     categories: Vec::new(),
+                    profile: None,
                 },
                 non_empty: false,
                 warnings: Vec::new(),
@@ -550,6 +551,7 @@ impl SheetScan {
                 row_count,
                 has_header: Some(table.has_header),
                 categories: Vec::new(),
+                profile: None,
             },
             non_empty: true,
             warnings: table

@@ -68,6 +68,10 @@ pub struct FileExtract {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "ts", ts(as = "Option<Vec<CategoryColumn>>", optional))]
     pub categories: Vec<CategoryColumn>,
+    /// For a table (a delimited file, or a workbook's first sheet): its
+    /// profile over every row; absent in extracts made before profiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<TableProfile>,
 }
 
 impl FileExtract {
@@ -86,6 +90,7 @@ impl FileExtract {
             image: None,
             warnings: Vec::new(),
             categories: Vec::new(),
+            profile: None,
         }
     }
 }
@@ -119,6 +124,9 @@ pub struct SheetExtract {
     /// Whether the first row was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_header: Option<bool>,
+    /// The sheet's profile over every row; absent in older extracts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<TableProfile>,
     /// The sheet's category columns the user chose to show the AI (#28).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "ts", ts(as = "Option<Vec<CategoryColumn>>", optional))]
@@ -211,4 +219,80 @@ pub struct ImageExtract {
     /// Why `ocr_text` is absent, e.g. "tesseract is not installed".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ocr_unavailable_reason: Option<String>,
+}
+
+/// The profile of one table (a delimited file, a sheet).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TableProfile {
+    /// Data rows read (all of them, up to the byte limit; blank rows not counted).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub rows_profiled: u64,
+    /// Rows equal to an earlier row, cell for cell.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub duplicate_rows: u64,
+    /// Columns with a value in every row and no value twice.
+    pub unique_columns: Vec<String>,
+    /// One per column, in the table's order.
+    pub columns: Vec<ColumnProfile>,
+}
+
+/// The profile of one column: counts and masked shapes, no values.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
+pub struct ColumnProfile {
+    /// The column's name, as in the extract's `columns`.
+    pub name: String,
+    /// `integer`, `decimal`, `date`, `datetime`, `time`, `boolean`, `text`,
+    /// `empty` (no value) or `mixed` (no kind in nine values of ten).
+    pub inferred_type: String,
+    /// For dates: the most frequent layout, e.g. `%d/%m/%Y`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_format: Option<String>,
+    /// Empty or blank cells.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub nulls: u64,
+    /// Cells saying "no value" in words (`N/A`, `-`, `null`, `Not Available`…).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub placeholders: u64,
+    /// Different values (placeholders not counted); a lower bound when capped.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub distinct: u64,
+    /// Whether counting distinct values stopped at the cap.
+    #[serde(default)]
+    pub distinct_capped: bool,
+    /// Shortest value, in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u32>,
+    /// Longest value, in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    /// The smallest number, rounded to two significant figures (`1.2e3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<String>,
+    /// The largest number, rounded to two significant figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<String>,
+    /// The most frequent masked shapes with their counts.
+    #[serde(default)]
+    pub shapes: Vec<ShapeCount>,
+    /// Values of any other shape.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub other_shapes: u64,
+}
+
+/// A masked shape (`##/##/####`) and how many values have it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ShapeCount {
+    /// The shape, masked like every sample value.
+    pub shape: String,
+    /// Values of this shape.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub count: u64,
 }

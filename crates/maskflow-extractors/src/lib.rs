@@ -24,6 +24,7 @@ pub mod mask;
 pub mod ole;
 pub mod pdf;
 pub mod preview;
+pub mod profile;
 pub mod registry;
 #[cfg(test)]
 mod snapshots;
@@ -35,8 +36,8 @@ pub mod zipguard;
 
 pub use error::ExtractError;
 pub use extract::{
-    CategoryColumn, CategoryValue, DocumentExtract, FileExtract, FileKind, Heading, ImageExtract,
-    SheetExtract, TableExtract, TextFormat,
+    CategoryColumn, CategoryValue, ColumnProfile, DocumentExtract, FileExtract, FileKind, Heading,
+    ImageExtract, ShapeCount, SheetExtract, TableExtract, TableProfile, TextFormat,
 };
 pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;

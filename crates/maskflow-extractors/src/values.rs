@@ -16,6 +16,12 @@ pub trait ValueSink {
     fn cell(&mut self, column: usize, value: &str);
     /// Running text: a paragraph, a page, the text OCR found.
     fn text(&mut self, text: &str);
+    /// The current table's row ends (its empty cells were not sent). Only
+    /// the profile needs row boundaries, so the default ignores them.
+    fn row_end(&mut self) {}
+    /// Cells of the current table at `width` or past it are other forms of
+    /// earlier cells (a workbook's displayed numbers), not columns.
+    fn table_width(&mut self, _width: usize) {}
 }
 
 /// How much of a file is read for its values.
@@ -116,6 +122,7 @@ pub fn visit_table(
                 sink.cell(i, cell);
             }
         }
+        sink.row_end();
     }
 }
 

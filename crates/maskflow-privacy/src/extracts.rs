@@ -6,9 +6,10 @@
 use serde_json::Value;
 
 /// Keys whose strings are names (allowed raw) or Maskflow's own notes.
-const NAME_KEYS: [&str; 7] = [
+const NAME_KEYS: [&str; 8] = [
     "filename",
     "columns",
+    "unique_columns",
     "name",
     "kind",
     "delimiter",
@@ -41,7 +42,7 @@ pub fn check_masked(extract: &Value) -> Result<(), String> {
     let mut bad = Vec::new();
     walk(extract, None, &mut |key, s| {
         let is_name = key.is_some_and(|k| NAME_KEYS.contains(&k) || k == "warnings");
-        if !is_name && maskflow_extractors::mask(s) != s {
+        if !is_name && !profile_word(key, s) && maskflow_extractors::mask(s) != s {
             bad.push(key.unwrap_or("value").to_owned());
         }
     });
@@ -52,6 +53,31 @@ pub fn check_masked(extract: &Value) -> Result<(), String> {
             "file_extracts holds unmasked text (in \"{key}\"): an extract sent without file_ids \
              may only carry masked samples"
         )),
+    }
+}
+
+/// Whether `s` is one of the few words a table's profile writes under
+/// `key`: a type from a closed list, a `strftime` date layout, a number
+/// rounded to two significant figures (at most four digits with its
+/// exponent). None of them can carry a value of the file.
+fn profile_word(key: Option<&str>, s: &str) -> bool {
+    const TYPES: [&str; 9] = [
+        "integer", "decimal", "date", "datetime", "time", "boolean", "text", "empty", "mixed",
+    ];
+    match key {
+        Some("inferred_type") => TYPES.contains(&s),
+        Some("date_format") => {
+            s.len() <= 64
+                && s.replace(" or ", "/")
+                    .chars()
+                    .all(|c| "%YmdHMS/-.: T".contains(c))
+        }
+        Some("min" | "max") => {
+            s.parse::<f64>().is_ok()
+                && s.chars().all(|c| c.is_ascii_digit() || "-.e".contains(c))
+                && s.chars().filter(char::is_ascii_digit).count() <= 4
+        }
+        _ => false,
     }
 }
 
@@ -106,5 +132,24 @@ mod tests {
         assert!(err.contains("sample_rows"), "{err}");
         let doc = json!({"filename": "r.pdf", "document": {"text_preview": "Patient Zebulon", "headings": []}});
         assert!(check_masked(&doc).is_err());
+    }
+
+    #[test]
+    fn a_profile_passes_with_its_own_words_and_only_those() {
+        let mut e = extract("Aaaa Aaaaa");
+        e["profile"] = json!({"rows_profiled": 3, "duplicate_rows": 0, "unique_columns": ["name"],
+            "columns": [{"name": "joined", "inferred_type": "date", "date_format": "%d/%m/%Y or %m/%d/%Y",
+                         "min": "-1.2e3", "max": "99", "shapes": [{"shape": "##/##/####", "count": 3}]}]});
+        assert!(check_masked(&e).is_ok(), "{:?}", check_masked(&e));
+        for (key, raw) in [
+            ("inferred_type", "Zebulon"),
+            ("date_format", "Okonkwo"),
+            ("min", "1234.56"),
+            ("max", "5558675309"),
+        ] {
+            let mut bad = e.clone();
+            bad["profile"]["columns"][0][key] = json!(raw);
+            assert!(check_masked(&bad).is_err(), "{key}: {raw}");
+        }
     }
 }

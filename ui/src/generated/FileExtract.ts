@@ -4,6 +4,7 @@ import type { DocumentExtract } from "./DocumentExtract";
 import type { FileKind } from "./FileKind";
 import type { ImageExtract } from "./ImageExtract";
 import type { SheetExtract } from "./SheetExtract";
+import type { TableProfile } from "./TableProfile";
 import type { TextFormat } from "./TextFormat";
 
 /**
@@ -60,4 +61,9 @@ warnings?: Array<string>,
  * Category columns the user chose to show the AI, with their values
  * and counts (#28): empty, and left out, unless switched on at approval.
  */
-categories?: Array<CategoryColumn>, };
+categories?: Array<CategoryColumn>, 
+/**
+ * For a table (a delimited file, or a workbook's first sheet): its
+ * profile over every row; absent in extracts made before profiles.
+ */
+profile?: TableProfile, };

@@ -5,13 +5,15 @@
 //! the [`engine`], which alone calls providers and the runner and writes the
 //! session folder. The review phase runs the script on the real files in
 //! the sandboxed runner; its error output is masked ([`mask`]) before it can
-//! reach an LLM.
+//! reach an LLM, and what it wrote is profiled ([`output_shape`]) so an
+//! empty table is caught like an error.
 
 pub mod call;
 pub mod engine;
 pub mod gate;
 pub mod inputs;
 pub mod mask;
+pub mod output_shape;
 pub mod profile;
 pub mod script_builder;
 pub mod table;

@@ -81,6 +81,9 @@ pub struct TestOutcome {
     pub output_names: Vec<String>,
     /// Which uploaded files fed each input.
     pub inputs: std::collections::BTreeMap<String, Vec<String>>,
+    /// The output tables' shapes in words (counts only, see
+    /// [`crate::builder::output_shape`]); `None` when no output is a table.
+    pub output_shape: Option<String>,
 }
 
 /// A kind of build.

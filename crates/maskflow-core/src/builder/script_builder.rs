@@ -80,6 +80,15 @@ fn inputs_fed(test: &TestOutcome) -> String {
     )
 }
 
+/// Adds the shapes of the tables the script wrote (issue #28, point 8),
+/// when it wrote any, to a review note or a repair feedback.
+fn with_output_shape(text: String, test: &TestOutcome) -> String {
+    match &test.output_shape {
+        Some(shape) => format!("{}\n\n{shape}", text.trim_end()),
+        None => text,
+    }
+}
+
 impl Profile for ScriptBuilder {
     fn key(&self) -> &'static str {
         KEY
@@ -111,13 +120,17 @@ impl Profile for ScriptBuilder {
                 test.summary, test.masked_error
             )
         };
-        let feedback = format!(
-            "The script was run on the user's real files and failed: {}.\n{}Its error output, with every data value masked \
+        let feedback = with_output_shape(
+            format!(
+                "The script was run on the user's real files and failed: {}.\n{}Its error output, with every data value masked \
 (letters became A/a, digits #):\n```\n{}\n```",
-            test.summary,
-            inputs_fed(test),
-            test.masked_error
+                test.summary,
+                inputs_fed(test),
+                test.masked_error
+            ),
+            test,
         );
+        let note = with_output_shape(note, test);
         ProcessingResult {
             status: ProcessingStatus::Success,
             write_plan: None,

@@ -6,5 +6,8 @@
 
 pub mod current;
 pub mod house_rules;
+pub mod profile_text;
+#[cfg(test)]
+mod profile_text_tests;
 pub mod prompts;
 pub mod spec;

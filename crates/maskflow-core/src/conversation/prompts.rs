@@ -11,9 +11,11 @@ use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
 pub const RUNNER_CONTRACT: &str = maskflow_runner::CONTRACT;
 
 fn extracts_block(extracts: &Value) -> String {
+    let joins = super::profile_text::join_keys(extracts);
+    let shown = super::profile_text::compact(extracts);
     // One compact line per file: indentation costs a small model's context
     // window tokens and tells it nothing.
-    let pretty = match extracts.as_array() {
+    let pretty = match shown.as_array() {
         Some(files) => format!(
             "[\n{}\n]",
             files
@@ -22,14 +24,27 @@ fn extracts_block(extracts: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join(",\n")
         ),
-        None => extracts.to_string(),
+        None => shown.to_string(),
+    };
+    let profiled = if pretty.contains("\"profile\":") {
+        ". A table's `profile` covers every row, not only the samples: the rows read, duplicate rows, the columns that are unique keys, \
+and per column its type (with the date format), empty cells (null), placeholder values meaning missing (N/A, -, null…), distinct values, \
+value lengths, the numeric range rounded to two significant figures (~), and the masked shapes of its values with their counts — \
+a shape held by few rows is a minority format the script must handle too"
+    } else {
+        ""
+    };
+    let joins = if joins.is_empty() {
+        String::new()
+    } else {
+        format!("\n{joins}")
     };
     format!(
         "The user's files, as masked extracts. Every sample value is masked \
 (uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values. \
 Column and sheet names are real, except a name that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
 it is masked the same way (e.g. `Aaaa Aaaaa`), so it is not the file's real name and must never be written literally in the script; \
-refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index:\n```json\n{pretty}\n```"
+refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{profiled}:\n```json\n{pretty}\n```{joins}"
     )
 }
 

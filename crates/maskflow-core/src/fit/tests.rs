@@ -118,6 +118,7 @@ fn each_rung_says_what_it_left_out() {
         rows: Some(1),
         sampled_columns: Some(0),
         named_columns: Some(0),
+        profiles: false,
         sheets: Some(1),
     };
     let (r, out) = reduce(&wb, &rung);

@@ -2,6 +2,7 @@
 //! read where they lie, each extracted, masked and recorded.
 
 use super::*;
+use maskflow_extractors::{FileKind, ValueSink};
 
 impl Service {
     /// Where to store a new upload: a fresh file id and a path under
@@ -97,11 +98,26 @@ impl Service {
                     });
                 }
             };
-            maskflow_extractors::extract_path(
+            let mut extract = maskflow_extractors::extract_path(
                 &p,
-                &maskflow_extractors::ExtractOptions::default(),
+                &maskflow_extractors::ExtractOptions::with_samples(UPLOAD_SAMPLES),
                 &mut |step| progress(step.done, step.total),
-            )
+            )?;
+            if matches!(extract.kind, FileKind::Csv | FileKind::Excel) {
+                let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+                let mut sink = ProfileProgress::new(size, &mut progress);
+                let registry = maskflow_extractors::Registry::with_defaults();
+                // A file the extract could read but the profile cannot
+                // (it is read twice) keeps its extract, without a profile.
+                if registry
+                    .values(&p, &maskflow_extractors::ValueOptions::default(), &mut sink)
+                    .is_ok()
+                {
+                    let tables = sink.profiler.finish();
+                    maskflow_extractors::profile::attach(&mut extract, tables);
+                }
+            }
+            Ok::<_, maskflow_extractors::ExtractError>(extract)
         })
         .await
         .map_err(|e| CoreError::Corrupt(format!("the extractor stopped: {e}")))?;
@@ -148,6 +164,57 @@ impl Service {
         let mut uploaded = UploadedFile::from(row);
         uploaded.categories = categories;
         Ok(uploaded)
+    }
+}
+
+/// Sample rows an upload's extract keeps: more than the extractors' default,
+/// since the context-fit reduction cuts them when a model's window is small.
+pub const UPLOAD_SAMPLES: usize = 10;
+
+/// Feeds the profiler and reports the pass's progress by the bytes of the
+/// cells it has seen (about the file's bytes, without delimiters).
+struct ProfileProgress<'a> {
+    profiler: maskflow_extractors::profile::Profiler,
+    size: u64,
+    seen: u64,
+    next: u64,
+    report: &'a mut dyn FnMut(u64, u64),
+}
+
+impl<'a> ProfileProgress<'a> {
+    fn new(size: u64, report: &'a mut dyn FnMut(u64, u64)) -> Self {
+        Self {
+            profiler: Default::default(),
+            size,
+            seen: 0,
+            next: 0,
+            report,
+        }
+    }
+}
+
+impl ValueSink for ProfileProgress<'_> {
+    fn table(&mut self, sheet: Option<&str>, columns: &[String]) {
+        self.profiler.table(sheet, columns);
+    }
+
+    fn cell(&mut self, column: usize, value: &str) {
+        self.profiler.cell(column, value);
+        self.seen += value.len() as u64 + 1;
+        if self.seen >= self.next && self.size > 0 {
+            (self.report)(self.seen.min(self.size), self.size);
+            self.next = self.seen + self.size / 100 + 1;
+        }
+    }
+
+    fn text(&mut self, _text: &str) {}
+
+    fn row_end(&mut self) {
+        self.profiler.row_end();
+    }
+
+    fn table_width(&mut self, width: usize) {
+        self.profiler.table_width(width);
     }
 }
 

@@ -245,6 +245,53 @@ async fn a_failure_is_masked_and_revised_once() {
     );
 }
 
+/// Issue #28, point 8: a filter on a misspelt category writes only a
+/// header. The run is clean, but the review sees the output's shape and
+/// sends it to the repair like a failure, with the shape (counts only).
+const EMPTY: &str = r#"import csv, json, sys
+f = json.load(open(sys.argv[1]))["fields"]
+rows = [r for r in csv.DictReader(open(f["people"])) if r["city"] == "paris"]
+with open("outputs/joined.csv", "w", newline="") as out:
+    w = csv.writer(out)
+    w.writerow(["name", "country", "amount"])
+    for r in rows:
+        w.writerow([r["name"], "", r["amount"]])
+"#;
+
+#[tokio::test]
+async fn an_empty_output_table_is_sent_to_the_repair_with_its_shape() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[EMPTY, GOOD]);
+    let (service, wf, vid, mut rx) = start(home.path(), provider.clone()).await;
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let view = service.get_workflow(&wf).expect("view");
+    assert_eq!(view.current_version.build.expect("build").iteration, 2);
+    let prompts = builder_prompts(&provider);
+    assert_eq!(prompts.len(), 2, "the empty table was repaired");
+    let revision = &prompts[1];
+    assert!(
+        revision.contains(
+            "it ran without an error, but what it wrote looks wrong: \"joined.csv\" has no rows"
+        ),
+        "{revision}"
+    );
+    assert!(
+        revision.contains(
+            "What the script wrote (counts only, no values):\n- \"joined.csv\": 0 rows, 3 columns"
+        ),
+        "{revision}"
+    );
+    for raw in ["John", "Smith", "Paris", "London"] {
+        assert!(!revision.contains(raw), "{raw} reached the LLM: {revision}");
+    }
+    // The good version's outputs have their shape in the review note.
+    let note = service
+        .session_file(&wf, &vid, 2, "review-verdict.md")
+        .expect("note");
+    assert!(note.contains("\"joined.csv\": 2 rows, 3 columns"), "{note}");
+    assert!(note.contains("\"country\": 0 empty, 2 distinct"), "{note}");
+}
+
 #[tokio::test]
 async fn a_second_failure_fails_the_build_with_the_reason() {
     let home = tempfile::tempdir().expect("home");

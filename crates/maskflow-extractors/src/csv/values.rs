@@ -46,6 +46,7 @@ pub(super) fn visit(
                 Err(_) => sink.cell(i, &String::from_utf8_lossy(field)),
             }
         }
+        sink.row_end();
     }
     Ok(())
 }

@@ -50,6 +50,7 @@ fn sheets<R: Read + Seek>(
             _ => Vec::new(),
         };
         sink.table(Some(&name), &columns);
+        sink.table_width(width);
         for row in head.into_iter().skip(usize::from(has_header)).chain(rows) {
             cells(sink, &row);
         }
@@ -63,6 +64,7 @@ fn cells(sink: &mut dyn ValueSink, row: &[String]) {
             sink.cell(i, c);
         }
     }
+    sink.row_end();
 }
 
 /// How Excel shows a number with a thousands separator and two decimals

@@ -73,6 +73,7 @@ fn expected_people() -> SheetExtract {
         row_count: 3,
         has_header: Some(true),
         categories: Vec::new(),
+        profile: None,
     }
 }
 
@@ -88,6 +89,7 @@ fn expected_codes() -> SheetExtract {
         row_count: 2,
         has_header: Some(false),
         categories: Vec::new(),
+        profile: None,
     }
 }
 
@@ -193,6 +195,7 @@ fn an_xlsx_gives_every_sheet_masked_and_counted() {
             row_count: 0,
             has_header: None,
             categories: Vec::new(),
+            profile: None,
         }
     );
     let mut people = expected_people();

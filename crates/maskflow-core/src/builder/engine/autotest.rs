@@ -9,6 +9,7 @@ use super::session::render_report;
 use super::{Engine, MAX_TEST_FAILURES, fail};
 use crate::builder::inputs::bind_test_inputs;
 use crate::builder::mask::{Grammar, Machine, repair_feedback, without_paths};
+use crate::builder::output_shape;
 use crate::builder::profile::TestOutcome;
 use crate::builder::table::Command;
 use crate::conversation::spec::WorkflowSpec;
@@ -210,8 +211,10 @@ impl Engine {
                 (run.succeeded(), summary, masked)
             }
         };
+        let (passed, summary, output_shape) = self.check_outputs(job, state, passed, summary);
         let test = TestOutcome {
             passed,
+            output_shape,
             summary: summary.clone(),
             masked_error: masked,
             output_names: report
@@ -247,6 +250,48 @@ impl Engine {
 }
 
 impl Engine {
+    /// Point 8 of issue #28: profiles the tables the run wrote; a clean
+    /// run whose output is an empty table or has a column with no value
+    /// counts as failed, with the problems as its summary. Returns the
+    /// verdict, the summary and the outputs' shapes.
+    fn check_outputs(
+        &self,
+        job: &BuildJob,
+        state: &BuildState,
+        passed: bool,
+        summary: String,
+    ) -> (bool, String, Option<String>) {
+        let Some(run) = state.report.as_ref().and_then(|r| r.run.as_ref()) else {
+            return (passed, summary, None);
+        };
+        let dir = job
+            .test_dir
+            .join(format!("iteration-{}", state.iteration))
+            .join("outputs");
+        let tables = output_shape::read(&dir, &run.outputs);
+        let spec = state.spec.as_ref();
+        let declared: Vec<String> = spec
+            .map(|s| s.execution.outputs.iter().map(|o| o.name.clone()).collect())
+            .unwrap_or_default();
+        let columns = column_names(&job.extracts);
+        let names = output_shape::Names {
+            declared: &declared,
+            columns: &columns,
+            script: spec.map(|s| s.script.as_str()).unwrap_or(""),
+        };
+        let Some((shape, problems)) = output_shape::review(&tables, &names) else {
+            return (passed, summary, None);
+        };
+        if passed && !problems.is_empty() {
+            let summary = format!(
+                "it ran without an error, but what it wrote looks wrong: {}",
+                problems.join("; ")
+            );
+            return (false, summary, Some(shape));
+        }
+        (passed, summary, Some(shape))
+    }
+
     /// The paths of a test run in `workdir`: its folder and the folders of
     /// the interpreter it ran on (the base Python's, and the managed
     /// environment's when the report names one).

@@ -341,6 +341,7 @@ fn no_prompt_of_a_build_holds_an_absolute_path_of_the_machine() {
             masked_error: run.feedback(),
             output_names: vec![],
             inputs: Default::default(),
+            output_shape: None,
         },
     );
     ctx.feedback = review.metadata["feedback"].as_str().map(str::to_owned);

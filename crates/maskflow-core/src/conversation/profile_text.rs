@@ -1,0 +1,299 @@
+//! The extracts' profiles as the builder's prompts show them: one short
+//! line per column instead of the profile's JSON, and, across files, the
+//! columns that look like join keys with whether their shapes agree.
+//! Pure, and built only from the approved extracts: everything in a
+//! profile is a count, a masked shape or a rounded range.
+
+use serde_json::{Map, Value, json};
+
+/// Shapes named per column in a prompt line.
+const SHAPES_SHOWN: usize = 4;
+/// Join-key pairs named at most.
+const MAX_PAIRS: usize = 12;
+
+/// `extracts` with every table's `profile` written compactly (see
+/// [`column_line`]); a workbook's top level loses its copy of the first
+/// sheet's profile (the sheet carries it).
+pub fn compact(extracts: &Value) -> Value {
+    match extracts {
+        Value::Array(files) => Value::Array(files.iter().map(compact_file).collect()),
+        other => other.clone(),
+    }
+}
+
+fn compact_file(f: &Value) -> Value {
+    let Some(obj) = f.as_object() else {
+        return f.clone();
+    };
+    let mut out = obj.clone();
+    if let Some(sheets) = obj.get("sheets").and_then(Value::as_array) {
+        out.remove("profile");
+        out.insert(
+            "sheets".into(),
+            Value::Array(sheets.iter().map(compact_table).collect()),
+        );
+        Value::Object(out)
+    } else {
+        compact_table(f)
+    }
+}
+
+fn compact_table(t: &Value) -> Value {
+    let Some(obj) = t.as_object() else {
+        return t.clone();
+    };
+    let Some(p) = obj.get("profile").and_then(Value::as_object) else {
+        return t.clone();
+    };
+    let mut out: Map<String, Value> = obj.clone();
+    let columns: Vec<Value> = p
+        .get("columns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| Value::from(column_line(c)))
+        .collect();
+    let mut profile = json!({
+        "rows": p.get("rows_profiled").cloned().unwrap_or(Value::Null),
+        "duplicate_rows": p.get("duplicate_rows").cloned().unwrap_or(Value::Null),
+        "unique_keys": p.get("unique_columns").cloned().unwrap_or_else(|| json!([])),
+        "columns": columns,
+    });
+    if let Some(left) = p.get("columns_left_out") {
+        profile["columns_left_out"] = left.clone();
+    }
+    out.insert("profile".into(), profile);
+    Value::Object(out)
+}
+
+fn count(c: &Value, key: &str) -> u64 {
+    c.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// One column of a profile in a line: `amount: decimal, 3 null, 2
+/// placeholder (N/A…), 180 distinct, length 5–9, range ~15..~9.9e3,
+/// shapes `$#,###.##` 200, `€###,##` 40, 2 other` (shapes in backticks, so
+/// they need no escaping inside the extract's JSON).
+pub fn column_line(c: &Value) -> String {
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut parts = vec![match c.get("date_format").and_then(Value::as_str) {
+        Some(f) => format!("{} ({f})", s("inferred_type")),
+        None => s("inferred_type").to_owned(),
+    }];
+    let nulls = count(c, "nulls");
+    if nulls > 0 {
+        parts.push(format!("{nulls} null"));
+    }
+    let placeholders = count(c, "placeholders");
+    if placeholders > 0 {
+        parts.push(format!("{placeholders} placeholder (N/A, -, null…)"));
+    }
+    let capped = c.get("distinct_capped").and_then(Value::as_bool) == Some(true);
+    parts.push(format!(
+        "{}{} distinct",
+        count(c, "distinct"),
+        if capped { "+" } else { "" }
+    ));
+    if let (Some(lo), Some(hi)) = (
+        c.get("min_length").and_then(Value::as_u64),
+        c.get("max_length").and_then(Value::as_u64),
+    ) {
+        parts.push(if lo == hi {
+            format!("length {lo}")
+        } else {
+            format!("length {lo}–{hi}")
+        });
+    }
+    if let (Some(lo), Some(hi)) = (
+        c.get("min").and_then(Value::as_str),
+        c.get("max").and_then(Value::as_str),
+    ) {
+        parts.push(format!("range ~{lo}..~{hi}"));
+    }
+    let shapes: Vec<String> = c
+        .get("shapes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(SHAPES_SHOWN)
+        .map(|sh| {
+            // The count first and a word between: a count right after a
+            // shape (`A-#` 2) reads to the guard like an ID (`A-2`).
+            format!(
+                "{} rows `{}`",
+                count(sh, "count"),
+                sh.get("shape").and_then(Value::as_str).unwrap_or("")
+            )
+        })
+        .collect();
+    let shown: u64 = c
+        .get("shapes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(SHAPES_SHOWN)
+        .map(|sh| count(sh, "count"))
+        .sum();
+    let total: u64 = c
+        .get("shapes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|sh| count(sh, "count"))
+        .sum::<u64>()
+        + count(c, "other_shapes");
+    if !shapes.is_empty() {
+        let mut line = format!("shapes {}", shapes.join(", "));
+        if total > shown {
+            line.push_str(&format!(", other shapes in {} rows", total - shown));
+        }
+        parts.push(line);
+    }
+    format!("{}: {}", s("name"), parts.join(", "))
+}
+
+/// One profiled table: its file, sheet and profile.
+struct Table<'a> {
+    file: &'a str,
+    sheet: Option<&'a str>,
+    profile: &'a Value,
+}
+
+fn tables(extracts: &Value) -> Vec<Table<'_>> {
+    let mut out = Vec::new();
+    for f in extracts.as_array().into_iter().flatten() {
+        let file = f["filename"].as_str().unwrap_or("?");
+        if let Some(sheets) = f["sheets"].as_array() {
+            for s in sheets {
+                if s["profile"].is_object() {
+                    out.push(Table {
+                        file,
+                        sheet: s["name"].as_str(),
+                        profile: &s["profile"],
+                    });
+                }
+            }
+        } else if f["profile"].is_object() {
+            out.push(Table {
+                file,
+                sheet: None,
+                profile: &f["profile"],
+            });
+        }
+    }
+    out
+}
+
+fn normal(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn shapes_of(c: &Value) -> Vec<&str> {
+    c["shapes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["shape"].as_str())
+        .collect()
+}
+
+/// Whether `a` and `b` name the same thing: the same letters and digits,
+/// or (when one of them is a unique key) one ending or starting with the
+/// other (`id` and `customer_id`).
+fn similar(a: &str, b: &str, either_key: bool) -> bool {
+    let (a, b) = (normal(a), normal(b));
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    let (short, long) = if a.len() < b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    either_key
+        && short.len() >= 2
+        && (long.ends_with(short.as_str()) || long.starts_with(short.as_str()))
+}
+
+fn place(t: &Table<'_>, column: &str) -> String {
+    match t.sheet {
+        Some(s) => format!("{} sheet \"{s}\" column \"{column}\"", t.file),
+        None => format!("{} column \"{column}\"", t.file),
+    }
+}
+
+/// Across files, the columns that look like join keys (same or similar
+/// names, or a unique key), each pair with whether their shapes match;
+/// "" when there is one file or no such pair.
+pub fn join_keys(extracts: &Value) -> String {
+    let tables = tables(extracts);
+    let mut lines = Vec::new();
+    for (i, a) in tables.iter().enumerate() {
+        for b in tables[i + 1..].iter().filter(|b| b.file != a.file) {
+            for ca in a.profile["columns"].as_array().into_iter().flatten() {
+                for cb in b.profile["columns"].as_array().into_iter().flatten() {
+                    let (na, nb) = (
+                        ca["name"].as_str().unwrap_or(""),
+                        cb["name"].as_str().unwrap_or(""),
+                    );
+                    let key = |t: &Table<'_>, n: &str| {
+                        t.profile["unique_keys"]
+                            .as_array()
+                            .or(t.profile["unique_columns"].as_array())
+                            .is_some_and(|k| k.iter().any(|x| x == n))
+                    };
+                    let (ka, kb) = (key(a, na), key(b, nb));
+                    if !similar(na, nb, ka || kb) || lines.len() >= MAX_PAIRS {
+                        continue;
+                    }
+                    let (sa, sb) = (shapes_of(ca), shapes_of(cb));
+                    let verdict = if sa.is_empty() || sb.is_empty() {
+                        "shapes unknown"
+                    } else if sa.iter().all(|s| sb.contains(s)) && sb.iter().all(|s| sa.contains(s))
+                    {
+                        "shapes match"
+                    } else if sa.iter().any(|s| sb.contains(s)) {
+                        "shapes overlap only in part"
+                    } else {
+                        "shapes differ: the values need converting before they can match"
+                    };
+                    let unique = |k: bool| if k { " (unique key)" } else { "" };
+                    lines.push(format!(
+                        "- {}{} ↔ {}{}: {verdict} ({} vs {})",
+                        place(a, na),
+                        unique(ka),
+                        place(b, nb),
+                        unique(kb),
+                        quoted(&sa),
+                        quoted(&sb),
+                    ));
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Columns that may join the files (by name or unique key), with their masked shapes:\n{}",
+        lines.join("\n")
+    )
+}
+
+fn quoted(shapes: &[&str]) -> String {
+    if shapes.is_empty() {
+        return "no values".into();
+    }
+    shapes
+        .iter()
+        .take(SHAPES_SHOWN)
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

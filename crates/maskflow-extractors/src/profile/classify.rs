@@ -1,0 +1,316 @@
+//! What one raw value looks like, read cheaply from its bytes: a number
+//! (and its value), a date in which layout, a time, a boolean, text — and
+//! whether it is a placeholder for a missing value (`N/A`, `-`, `null`).
+
+/// The kind of one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Integer,
+    Decimal,
+    Date(DateLayout),
+    DateTime(DateLayout, TimeLayout),
+    Time,
+    Boolean,
+    Text,
+}
+
+/// How a date's three numbers are laid out, with their separator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum DateLayout {
+    /// `2024-01-31`: year first.
+    YearFirst(u8),
+    /// `31/01/2024` or `01/31/2024`: year last, day and month in an order
+    /// only other values can tell; `.0` is the separator, `.1` whether the
+    /// first number is over 12 (so a day), `.2` whether the second is.
+    YearLast(u8, bool, bool),
+}
+
+/// Whether a time has seconds and how it joins a date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct TimeLayout {
+    /// `T` or a space between date and time.
+    pub joint: u8,
+    /// `HH:MM:SS` rather than `HH:MM`.
+    pub seconds: bool,
+}
+
+/// Words that stand for "no value" (compared case-insensitively).
+const PLACEHOLDERS: [&str; 14] = [
+    "n/a",
+    "na",
+    "n.a.",
+    "-",
+    "--",
+    "null",
+    "none",
+    "nan",
+    "nil",
+    "not available",
+    "unknown",
+    "missing",
+    "?",
+    "#n/a",
+];
+
+/// Whether `v` (trimmed) is a placeholder for a missing value.
+pub(super) fn is_placeholder(v: &str) -> bool {
+    v.len() <= 13 && PLACEHOLDERS.iter().any(|p| p.eq_ignore_ascii_case(v))
+}
+
+/// The kind of `v` (trimmed, not empty), with its numeric value for numbers.
+pub(super) fn classify(v: &str) -> (Kind, Option<f64>) {
+    let Some(&first) = v.as_bytes().first() else {
+        return (Kind::Text, None);
+    };
+    if first.is_ascii_digit()
+        && let Some(kind) = temporal(v)
+    {
+        return (kind, None);
+    }
+    if (first.is_ascii_digit()
+        || matches!(first, b'-' | b'+' | b'.' | b'$' | b'(')
+        || !first.is_ascii())
+        && let Some((n, integer)) = number(v)
+    {
+        let kind = if integer {
+            Kind::Integer
+        } else {
+            Kind::Decimal
+        };
+        return (kind, Some(n));
+    }
+    if matches!(v.len(), 2..=5)
+        && ["true", "false", "yes", "no"]
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(v))
+    {
+        return (Kind::Boolean, None);
+    }
+    (Kind::Text, None)
+}
+
+/// A number written as people write amounts: a sign or parentheses, a
+/// currency symbol before or after, thousands grouped with `,` (or `,` as
+/// the decimal mark when it is followed by other than three digits), a `%`.
+/// Returns its value and whether it is a whole number written without a
+/// decimal mark.
+fn number(v: &str) -> Option<(f64, bool)> {
+    let mut s = v.trim();
+    let mut negative = false;
+    if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        negative = true;
+        s = inner.trim();
+    }
+    if let Some(r) = s.strip_prefix('-') {
+        negative = !negative;
+        s = r.trim_start();
+    } else if let Some(r) = s.strip_prefix('+') {
+        s = r.trim_start();
+    }
+    s = s.trim_start_matches(['$', '€', '£', '¥']).trim_start();
+    s = s.trim_end_matches(['€', '$', '£', '¥', '%']).trim_end();
+    if let Some(r) = s.strip_prefix('-') {
+        negative = !negative;
+        s = r;
+    }
+    if s.is_empty()
+        || !s
+            .bytes()
+            .all(|c| c.is_ascii_digit() || c == b'.' || c == b',')
+    {
+        // Scientific notation, as Python and Excel write it.
+        let n: f64 = s.parse().ok().filter(|n: &f64| n.is_finite())?;
+        return s
+            .bytes()
+            .any(|c| c == b'e' || c == b'E')
+            .then_some((if negative { -n } else { n }, false));
+    }
+    if !s.as_bytes()[0].is_ascii_digit() && !s.starts_with('.') {
+        return None;
+    }
+    // The number without its grouping, in a buffer on the stack (this
+    // runs for every cell of a large file).
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    let mut push = |b: u8| {
+        if len < buf.len() {
+            buf[len] = b;
+            len += 1;
+        }
+    };
+    if s.contains(',') {
+        let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+        let mut groups = int.split(',');
+        let first = groups.next().unwrap_or("");
+        let rest: Vec<&str> = groups.collect();
+        let grouped = first.len() <= 3
+            && !first.is_empty()
+            && rest.iter().all(|g| g.len() == 3)
+            && !frac.contains(',');
+        if grouped {
+            int.bytes().filter(|&b| b != b',').for_each(&mut push);
+            if s.contains('.') {
+                push(b'.');
+                frac.bytes().for_each(&mut push);
+            }
+        } else if rest.len() == 1 && !s.contains('.') {
+            // `12,50`: a decimal comma.
+            first.bytes().for_each(&mut push);
+            push(b'.');
+            rest[0].bytes().for_each(&mut push);
+        } else {
+            return None;
+        }
+    } else {
+        s.bytes().for_each(&mut push);
+    }
+    if len == buf.len() {
+        return None;
+    }
+    let plain = std::str::from_utf8(&buf[..len]).ok()?;
+    let n: f64 = plain.trim_end_matches('.').parse().ok()?;
+    let integer = !plain.contains('.');
+    Some((if negative { -n } else { n }, integer))
+}
+
+/// The digits of `s` as a number when `s` is 1..=4 ASCII digits.
+fn digits(s: &str) -> Option<u32> {
+    (!s.is_empty() && s.len() <= 4 && s.bytes().all(|c| c.is_ascii_digit()))
+        .then(|| s.bytes().fold(0, |n, c| n * 10 + u32::from(c - b'0')))
+}
+
+/// A date, a date and time, or a time of day.
+fn temporal(v: &str) -> Option<Kind> {
+    if v.len() <= 12
+        && let Some(layout) = date(v)
+    {
+        return Some(Kind::Date(layout));
+    }
+    if let Some(at) = v.find(['T', ' '])
+        && let Some(layout) = date(&v[..at])
+        && let Some(seconds) = time(&v[at + 1..])
+    {
+        let joint = v.as_bytes()[at];
+        return Some(Kind::DateTime(layout, TimeLayout { joint, seconds }));
+    }
+    time(v).map(|_| Kind::Time)
+}
+
+fn date(v: &str) -> Option<DateLayout> {
+    let sep = *v
+        .as_bytes()
+        .iter()
+        .find(|c| matches!(c, b'-' | b'/' | b'.'))?;
+    let mut parts = v.split(char::from(sep));
+    let (a, b, c) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let (x, y, z) = (digits(a)?, digits(b)?, digits(c)?);
+    if a.len() == 4 && b.len() <= 2 && c.len() <= 2 {
+        return ((1..=12).contains(&y) && (1..=31).contains(&z))
+            .then_some(DateLayout::YearFirst(sep));
+    }
+    if c.len() == 4 && a.len() <= 2 && b.len() <= 2 && x >= 1 && y >= 1 {
+        let ok = (x <= 12 && y <= 31) || (y <= 12 && x <= 31);
+        return ok.then_some(DateLayout::YearLast(sep, x > 12, y > 12));
+    }
+    None
+}
+
+/// A time `H:MM`, `HH:MM:SS`, with fractions of a second and a zone
+/// (`Z`, `+01:00`) allowed; `Some(true)` when it has seconds.
+fn time(v: &str) -> Option<bool> {
+    let v = v.trim_end_matches('Z');
+    let v = match v.get(8..).and_then(|t| t.find(['+', '-'])) {
+        Some(at) => &v[..8 + at],
+        None => v,
+    };
+    let v = v.split_once('.').map_or(v, |(t, frac)| {
+        if frac.bytes().all(|c| c.is_ascii_digit()) {
+            t
+        } else {
+            v
+        }
+    });
+    let mut parts = v.split(':');
+    let h = parts.next().filter(|p| p.len() <= 2).and_then(digits)?;
+    let m = parts.next().filter(|p| p.len() == 2).and_then(digits)?;
+    let s = match parts.next() {
+        Some(p) if p.len() == 2 => Some(digits(p)?),
+        Some(_) => return None,
+        None => None,
+    };
+    if parts.next().is_some() || h > 99 || m > 59 || s.is_some_and(|s| s > 60) {
+        return None;
+    }
+    Some(s.is_some())
+}
+
+impl DateLayout {
+    /// The layout as a `strftime` format; `day_first`/`month_first` say
+    /// what other values of the column showed for an ambiguous one.
+    pub(super) fn format(self, day_first: bool, month_first: bool) -> String {
+        match self {
+            DateLayout::YearFirst(sep) => {
+                let s = char::from(sep);
+                format!("%Y{s}%m{s}%d")
+            }
+            DateLayout::YearLast(sep, ..) => {
+                let s = char::from(sep);
+                match (day_first, month_first) {
+                    (true, false) => format!("%d{s}%m{s}%Y"),
+                    (false, true) => format!("%m{s}%d{s}%Y"),
+                    _ => format!("%d{s}%m{s}%Y or %m{s}%d{s}%Y"),
+                }
+            }
+        }
+    }
+
+    /// The layout with the day/month evidence taken out (so every value of
+    /// one layout counts together).
+    pub(super) fn key(self) -> DateLayout {
+        match self {
+            DateLayout::YearLast(sep, ..) => DateLayout::YearLast(sep, false, false),
+            other => other,
+        }
+    }
+}
+
+/// `x` rounded to two significant figures, written so it cannot be a value
+/// of the file's own spelling: plain when that takes at most three
+/// characters (`12`, `0.5`, `120`), otherwise in scientific notation
+/// (`1.2e3`, `-4.5e-2`).
+pub(super) fn round2(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return "0".into();
+    }
+    let mut e = x.abs().log10().floor() as i32;
+    // The two significant digits as a whole number, 10..=99.
+    let mut d = (x.abs() / 10f64.powi(e - 1)).round();
+    if d >= 100.0 {
+        d = (d / 10.0).round();
+        e += 1;
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    let plain = match e {
+        -1..=2 => {
+            let v = if e >= 1 {
+                d * 10f64.powi(e - 1)
+            } else {
+                d / 10f64.powi(1 - e)
+            };
+            format!("{sign}{v}")
+        }
+        _ => String::new(),
+    };
+    if !plain.is_empty() && plain.len() <= 3 {
+        return plain;
+    }
+    let mantissa = if d % 10.0 == 0.0 {
+        format!("{}", d / 10.0)
+    } else {
+        format!("{:.1}", d / 10.0)
+    };
+    format!("{sign}{mantissa}e{e}")
+}

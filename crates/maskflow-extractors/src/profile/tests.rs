@@ -1,0 +1,294 @@
+use super::classify::{Kind, classify, round2};
+use super::*;
+use crate::values::CollectedValues;
+
+const FIRST: [&str; 8] = [
+    "Ottoline",
+    "Bartholomew",
+    "Ximena",
+    "Leopold",
+    "Marguerite",
+    "Zebulon",
+    "Henrietta",
+    "Cuthbert",
+];
+const LAST: [&str; 5] = [
+    "Okonkwo",
+    "Van der Berg",
+    "Fairweather",
+    "Lindqvist",
+    "Moreau",
+];
+
+/// A realistic customer file: an id, names, prose notes, dates in two
+/// layouts, amounts in two currencies, `N/A` placeholders, blanks and
+/// two duplicated rows.
+fn customers() -> String {
+    let mut s = String::from("customer_id,name,joined,amount,status,notes\n");
+    for i in 0..240u32 {
+        let name = format!("{} {}", FIRST[(i % 8) as usize], LAST[(i % 5) as usize]);
+        // One date in ten written day first with slashes.
+        let (d, m) = (i % 28 + 1, i % 12 + 1);
+        let joined = if i % 10 == 3 {
+            format!("{d:02}/{m:02}/2023")
+        } else {
+            format!("2023-{m:02}-{d:02}")
+        };
+        let amount = if i % 6 == 5 {
+            format!("€{},{:02}", 10 + i, i % 100)
+        } else {
+            format!("${},{:03}.{:02}", 1 + i % 9, i * 7 % 1000, i % 100)
+        };
+        let status = ["active", "lapsed", "N/A", "active"][(i % 4) as usize];
+        let notes = if i % 7 == 0 {
+            String::new()
+        } else {
+            format!(
+                "\"Called on {d} March about the {} order, left a message\"",
+                m * 3
+            )
+        };
+        s.push_str(&format!(
+            "C-{:05},{name},{joined},\"{amount}\",{status},{notes}\n",
+            10_000 + i * 37
+        ));
+    }
+    // Two rows repeated exactly.
+    let lines: Vec<String> = s.lines().skip(1).take(2).map(str::to_owned).collect();
+    for l in lines {
+        s.push_str(&l);
+        s.push('\n');
+    }
+    s
+}
+
+fn profile_file(name: &str, bytes: &[u8]) -> (Vec<ProfiledTable>, FileExtract) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().join(name);
+    std::fs::write(&p, bytes).expect("write");
+    let registry = Registry::with_defaults();
+    let tables = profile_path(&registry, &p, &ValueOptions::default()).expect("profile");
+    let mut extract = registry
+        .extract(&p, &crate::ExtractOptions::default(), &mut |_| {})
+        .expect("extract");
+    attach(&mut extract, tables.clone());
+    (tables, extract)
+}
+
+fn column<'a>(p: &'a TableProfile, name: &str) -> &'a ColumnProfile {
+    p.columns
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
+#[test]
+fn a_realistic_csv_is_profiled_over_every_row() {
+    let (tables, extract) = profile_file("customers.csv", customers().as_bytes());
+    assert_eq!(tables.len(), 1);
+    let p = extract.profile.as_ref().expect("profile attached");
+    assert_eq!(p.rows_profiled, 242);
+    assert_eq!(p.duplicate_rows, 2);
+    // The id repeats in the duplicated rows, so no column is a key here…
+    assert!(p.unique_columns.is_empty(), "{:?}", p.unique_columns);
+
+    let id = column(p, "customer_id");
+    assert_eq!(id.inferred_type, "text");
+    assert_eq!(id.distinct, 240);
+    assert_eq!(
+        id.shapes,
+        [ShapeCount {
+            shape: "A-#####".into(),
+            count: 242
+        }]
+    );
+
+    let name = column(p, "name");
+    assert_eq!(name.distinct, 40);
+    assert!(
+        name.shapes.iter().any(|s| s.shape == "Aaaaaaaa Aaaaaaa"),
+        "{:?}",
+        name.shapes
+    );
+
+    let joined = column(p, "joined");
+    assert_eq!(joined.inferred_type, "date");
+    assert_eq!(joined.date_format.as_deref(), Some("%Y-%m-%d"));
+    let minority = joined
+        .shapes
+        .iter()
+        .find(|s| s.shape == "##/##/####")
+        .expect("minority shape");
+    assert_eq!(minority.count, 24);
+
+    let amount = column(p, "amount");
+    assert_eq!(amount.inferred_type, "decimal");
+    assert!(
+        amount.shapes.iter().any(|s| s.shape == "$#,###.##"),
+        "{:?}",
+        amount.shapes
+    );
+    assert!(
+        amount.shapes.iter().any(|s| s.shape == "€###,##"),
+        "{:?}",
+        amount.shapes
+    );
+    // The smallest is a euro amount (€15,05), the largest a dollar one.
+    assert_eq!(amount.min.as_deref(), Some("15"));
+    assert!(
+        amount.max.as_deref().is_some_and(|m| m.ends_with("e3")),
+        "{:?}",
+        amount.max
+    );
+
+    let status = column(p, "status");
+    assert_eq!(status.placeholders, 60);
+    assert_eq!(status.distinct, 2);
+    assert_eq!(status.inferred_type, "text");
+
+    let notes = column(p, "notes");
+    assert_eq!(notes.nulls, 36);
+    assert!(notes.min_length.is_some() && notes.max_length >= notes.min_length);
+}
+
+#[test]
+fn an_id_column_of_a_table_without_repeats_is_a_unique_key() {
+    let mut s = String::from("id,region,score\n");
+    for i in 0..500 {
+        s.push_str(&format!(
+            "{},{},{}\n",
+            7000 + i,
+            ["north", "south"][i % 2],
+            i % 13
+        ));
+    }
+    let (_, extract) = profile_file("scores.csv", s.as_bytes());
+    let p = extract.profile.expect("profile");
+    assert_eq!(p.unique_columns, ["id"]);
+    assert_eq!(p.duplicate_rows, 0);
+    let id = column(&p, "id");
+    assert_eq!(id.inferred_type, "integer");
+    assert_eq!(
+        (id.min.as_deref(), id.max.as_deref()),
+        (Some("7e3"), Some("7.5e3"))
+    );
+    assert_eq!(column(&p, "score").distinct, 13);
+}
+
+#[test]
+fn nothing_in_the_profile_is_a_raw_value_of_four_characters_or_more() {
+    let text = customers();
+    let (_, extract) = profile_file("customers.csv", text.as_bytes());
+    let json = serde_json::to_string(&extract.profile).expect("json");
+    let mut raw = CollectedValues::default();
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().join("c.csv");
+    std::fs::write(&p, &text).expect("write");
+    Registry::with_defaults()
+        .values(&p, &ValueOptions::default(), &mut raw)
+        .expect("values");
+    for v in raw.cell_values() {
+        for token in std::iter::once(v).chain(v.split([' ', ',', '"'])) {
+            if token.chars().count() >= 4 && !super::classify::is_placeholder(token) {
+                assert!(!json.contains(token), "{token:?} is in the profile: {json}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_sheet_of_a_workbook_gets_its_profile_and_displayed_forms_are_not_columns() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("book.xlsx");
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let s = wb.add_worksheet().set_name("Staff").expect("name");
+    s.write(0, 0, "name").expect("w");
+    s.write(0, 1, "salary").expect("w");
+    for r in 1..=30u32 {
+        s.write(
+            r,
+            0,
+            format!("{} {}", FIRST[(r % 8) as usize], LAST[(r % 5) as usize]),
+        )
+        .expect("w");
+        s.write(r, 1, 41000.5 + f64::from(r) * 1000.0).expect("w");
+    }
+    let s2 = wb.add_worksheet().set_name("Codes").expect("name");
+    s2.write(0, 0, "code").expect("w");
+    for r in 1..=12u32 {
+        s2.write(r, 0, f64::from(100 + r % 3)).expect("w");
+    }
+    wb.save(&path).expect("save");
+    let registry = Registry::with_defaults();
+    let tables = profile_path(&registry, &path, &ValueOptions::default()).expect("profile");
+    let mut extract = registry
+        .extract(&path, &crate::ExtractOptions::default(), &mut |_| {})
+        .expect("extract");
+    attach(&mut extract, tables);
+    let sheets = extract.sheets.as_ref().expect("sheets");
+    let staff = sheets[0].profile.as_ref().expect("staff profile");
+    assert_eq!(staff.columns.len(), 2, "{staff:?}");
+    assert_eq!(staff.rows_profiled, 30);
+    assert_eq!(column(staff, "salary").inferred_type, "decimal");
+    assert_eq!(column(staff, "salary").max.as_deref(), Some("7.1e4"));
+    let codes = sheets[1].profile.as_ref().expect("codes profile");
+    assert_eq!(column(codes, "code").distinct, 3);
+    assert_eq!(extract.profile.as_ref(), Some(staff));
+}
+
+#[test]
+fn an_extract_without_a_profile_still_loads() {
+    let old = r##"{"filename":"a.csv","columns":["x"],"sample_rows":[["#"]],"row_count":1,
+        "sheets":[{"name":"S","columns":["x"],"sample_rows":[],"row_count":0}]}"##;
+    let e: FileExtract = serde_json::from_str(old).expect("old extract");
+    assert!(e.profile.is_none());
+    assert!(e.sheets.expect("sheets")[0].profile.is_none());
+}
+
+#[test]
+fn values_are_classified_by_their_layout() {
+    assert_eq!(
+        classify("2024-01-31").0,
+        Kind::Date(super::classify::DateLayout::YearFirst(b'-'))
+    );
+    assert!(matches!(classify("31/01/2024").0, Kind::Date(_)));
+    assert!(matches!(
+        classify("2024-01-31T10:20:30Z").0,
+        Kind::DateTime(..)
+    ));
+    assert!(matches!(classify("2024-01-31 10:20").0, Kind::DateTime(..)));
+    assert_eq!(classify("02:05:06").0, Kind::Time);
+    assert_eq!(classify("$1,234.56"), (Kind::Decimal, Some(1234.56)));
+    assert_eq!(classify("€12,50"), (Kind::Decimal, Some(12.5)));
+    assert_eq!(classify("(1,200)"), (Kind::Integer, Some(-1200.0)));
+    assert_eq!(classify("-3.5%"), (Kind::Decimal, Some(-3.5)));
+    assert_eq!(classify("1.5e3"), (Kind::Decimal, Some(1500.0)));
+    assert_eq!(classify("TRUE").0, Kind::Boolean);
+    assert_eq!(classify("13/13/2024").0, Kind::Text);
+    assert_eq!(classify("1,23,4").0, Kind::Text);
+    assert_eq!(classify("Biscoe").0, Kind::Text);
+    assert_eq!(classify("12 kg").0, Kind::Text);
+}
+
+#[test]
+fn ranges_round_to_two_figures_and_cannot_spell_a_long_value() {
+    for (x, want) in [
+        (0.0, "0"),
+        (7.0, "7"),
+        (12.0, "12"),
+        (-12.0, "-12"),
+        (123.0, "120"),
+        (1234.56, "1.2e3"),
+        (-1234.0, "-1.2e3"),
+        (0.5, "0.5"),
+        (0.25, "2.5e-1"),
+        (0.0034, "3.4e-3"),
+        (99.6, "100"),
+        (996.0, "1e3"),
+        (1.25, "1.3"),
+        (41000.5, "4.1e4"),
+    ] {
+        assert_eq!(round2(x), want, "{x}");
+        assert!(round2(x).len() <= 3 || round2(x).contains('e'), "{x}");
+    }
+}
