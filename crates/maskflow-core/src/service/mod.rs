@@ -27,6 +27,7 @@ mod isolation;
 mod leases;
 mod llm;
 mod manual;
+mod outcomes;
 mod outputs;
 mod python;
 mod restore;
@@ -408,6 +409,8 @@ pub(crate) mod api_client;
 mod flow_privacy_tests;
 #[cfg(test)]
 mod names_tests;
+#[cfg(test)]
+mod outcomes_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -28,6 +28,7 @@ mod house_rules;
 mod leases;
 mod manual_restart;
 mod manual_restart_phases;
+mod outcomes;
 mod python_envs;
 mod python_setting;
 mod sandbox;

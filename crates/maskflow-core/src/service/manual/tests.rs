@@ -217,9 +217,13 @@ async fn a_stored_answer_never_goes_to_another_message() {
     assert!(note.reason.contains("did not take it"), "{note:?}");
     assert!(s.answer_manual(&old.id, "{}").is_err());
     s.dismiss_manual(&old.id).expect("dismiss");
+    // The dismissed prompt's message is told as stopped (#28).
     assert_eq!(
         messages(&s, &wf),
-        vec![("user".into(), "Count the rows per date".into())]
+        vec![
+            ("user".into(), "Count the rows per date".into()),
+            ("notice".into(), crate::service::outcomes::STOPPED_REPLY.into())
+        ]
     );
 }
 
@@ -267,9 +271,13 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
         .expect_err("refused");
     assert!(refused.to_string().contains("dismiss"), "{refused}");
     s.dismiss_manual(&old.id).expect("dismiss");
+    // The dismissed prompt's message is told as stopped (#28).
     assert_eq!(
         messages(&s, &wf),
-        vec![("user".into(), "Sum the amounts per client in EUR".into())]
+        vec![
+            ("user".into(), "Sum the amounts per client in EUR".into()),
+            ("notice".into(), crate::service::outcomes::STOPPED_REPLY.into())
+        ]
     );
 }
 
@@ -304,9 +312,13 @@ async fn the_same_message_sent_again_after_a_restart_replaces_the_prompt_left_be
     let clarifier = prompt(&s, "clarifier", &[]).await;
     s.dismiss_manual(&clarifier.id).expect("dismiss");
     let _ = again.await;
+    // The dismissed prompt's message is told as stopped (#28).
     assert_eq!(
         messages(&s, &wf),
-        vec![("user".into(), "Sum the amounts per client".into())]
+        vec![
+            ("user".into(), "Sum the amounts per client".into()),
+            ("notice".into(), crate::service::outcomes::STOPPED_REPLY.into())
+        ]
     );
 }
 
@@ -364,18 +376,22 @@ fn a_builders_prompt_reworded_after_a_restart_still_takes_its_answer() {
         let reply = crate::service::tests::good_build().to_string();
         s.answer_manual(&asked.id, &reply).expect("answer");
 
-        // The build took the answer (the same call, reworded) and reached
-        // the gate on the builder's reply; nothing was asked again.
-        for _ in 0..500 {
-            if crate::store::builds::is_pending(&s.db(), &vid) {
+        // The build took the answer (the same call, reworded) and went
+        // on to its test — no gate on an answer the user pasted (#28);
+        // nothing was asked again.
+        let mut status = Status::Building;
+        for _ in 0..3000 {
+            status = crate::store::get_version(&s.db(), &vid)
+                .expect("get")
+                .expect("version")
+                .status;
+            if status != Status::Building {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        assert!(
-            crate::store::builds::is_pending(&s.db(), &vid),
-            "at the gate"
-        );
+        assert_eq!(status, Status::PendingUserApproval);
+        assert!(!crate::store::builds::is_pending(&s.db(), &vid));
         assert!(s.manual_prompts().is_empty(), "{:?}", s.manual_prompts());
         let calls = s.ledger(None, 50, 0).expect("ledger");
         let taken = calls
