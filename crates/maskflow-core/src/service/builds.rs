@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use super::{Service, VersionView, WorkflowView};
 use crate::builder::{
-    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, Outcome,
-    TestReport, script_builder::ScriptBuilder,
+    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, Outcome, TestReport,
+    script_builder::ScriptBuilder,
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;

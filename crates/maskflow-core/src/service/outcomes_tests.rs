@@ -127,10 +127,22 @@ async fn a_failed_validator_call_leaves_a_version_the_user_can_send_to_again() {
     };
     let cases: Vec<(ProviderError, ErrorCode, Option<&str>)> = vec![
         (unusable, ErrorCode::ProviderError, Some("unusable reply")),
-        (down(), ErrorCode::ProviderError, Some("no server is listening")),
-        (late(), ErrorCode::ProviderTimeout, Some("did not answer within")),
+        (
+            down(),
+            ErrorCode::ProviderError,
+            Some("no server is listening"),
+        ),
+        (
+            late(),
+            ErrorCode::ProviderTimeout,
+            Some("did not answer within"),
+        ),
         (blocked(), ErrorCode::PrivacyBlocked, None),
-        (dismissed(), ErrorCode::Cancelled, Some("You stopped the reply")),
+        (
+            dismissed(),
+            ErrorCode::Cancelled,
+            Some("You stopped the reply"),
+        ),
     ];
     for (failure, code, told) in cases {
         let home = tempfile::tempdir().expect("tmp");
@@ -201,7 +213,10 @@ async fn two_unusable_validator_replies_are_told_and_the_message_can_be_resent()
     assert_eq!(err.code(), ErrorCode::ProviderError);
     let said = notices(&s, &c.workflow_id);
     assert!(
-        said.len() == 1 && said[0].content.contains("validator gave an unusable reply twice"),
+        said.len() == 1
+            && said[0]
+                .content
+                .contains("validator gave an unusable reply twice"),
         "{said:?}"
     );
     let r = s
@@ -209,7 +224,10 @@ async fn two_unusable_validator_replies_are_told_and_the_message_can_be_resent()
         .await
         .expect("resent");
     assert_eq!(r.status, Status::Building);
-    assert_eq!(settled(&mut rx, &c.version_id).await, Status::PendingUserApproval);
+    assert_eq!(
+        settled(&mut rx, &c.version_id).await,
+        Status::PendingUserApproval
+    );
 }
 
 /// A clarifier failure after a feasible verdict: the user's message is
@@ -235,7 +253,11 @@ async fn a_failed_clarifier_call_leaves_the_version_validated_and_says_so() {
     assert_eq!(w.current_version.status, Status::Validated);
     let roles: Vec<&str> = w.messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["user", NOTICE]);
-    assert!(w.messages[1].content.contains("clarifier"), "{}", w.messages[1].content);
+    assert!(
+        w.messages[1].content.contains("clarifier"),
+        "{}",
+        w.messages[1].content
+    );
     let r = s
         .send_message(&c.workflow_id, "per day, all columns")
         .await
@@ -264,7 +286,10 @@ async fn a_failed_build_beside_an_approved_version_is_told_in_the_chat() {
     s.send_message(&c.workflow_id, "sum revenue per day")
         .await
         .expect("m1");
-    assert_eq!(settled(&mut rx, &c.version_id).await, Status::PendingUserApproval);
+    assert_eq!(
+        settled(&mut rx, &c.version_id).await,
+        Status::PendingUserApproval
+    );
     s.approve(&c.workflow_id, &c.version_id).expect("approve");
     let r = s
         .send_message(&c.workflow_id, "also drop null revenue")
@@ -296,7 +321,10 @@ async fn a_failed_build_beside_an_approved_version_is_told_in_the_chat() {
     let provider = Scripted::new(vec![], json!({}));
     let s = service_with(home.path(), provider);
     let again = s.get_workflow(&c.workflow_id).expect("get");
-    assert_eq!(again.messages.last().map(|m| &m.content), Some(&last.content));
+    assert_eq!(
+        again.messages.last().map(|m| &m.content),
+        Some(&last.content)
+    );
 }
 
 /// A build the user stops is told as stopped, not as a failure, and the
@@ -327,7 +355,9 @@ async fn a_cancelled_build_is_told_as_stopped_and_leaves_no_transient_state() {
     let said = notices(&s, &c.workflow_id);
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
-        said[0].content.contains("You stopped the build of version 1")
+        said[0]
+            .content
+            .contains("You stopped the build of version 1")
             && !said[0].content.contains("failed"),
         "{}",
         said[0].content
@@ -351,8 +381,12 @@ async fn a_cancelled_build_is_told_as_stopped_and_leaves_no_transient_state() {
 #[test]
 fn each_build_outcome_has_its_words() {
     let stopped = super::outcomes::build_ended(3, super::cancel::CANCELLED_BY_USER);
-    assert!(stopped.starts_with("You stopped the build of version 3"), "{stopped}");
-    let failed = super::outcomes::build_ended(3, "the script failed its test on your files 2 times.");
+    assert!(
+        stopped.starts_with("You stopped the build of version 3"),
+        "{stopped}"
+    );
+    let failed =
+        super::outcomes::build_ended(3, "the script failed its test on your files 2 times.");
     assert!(
         failed.contains("version 3 failed: the script failed its test on your files 2 times. To")
             && failed.contains("Edit"),
@@ -362,7 +396,10 @@ fn each_build_outcome_has_its_words() {
     assert_eq!(super::outcomes::build_waiting(1, &state), None);
     state.pending_gate = true;
     let gate = super::outcomes::build_waiting(1, &state).expect("gate");
-    assert!(gate.contains("waiting for you") && gate.contains("approve"), "{gate}");
+    assert!(
+        gate.contains("waiting for you") && gate.contains("approve"),
+        "{gate}"
+    );
     state.pending_packages = Some(vec![
         serde_json::from_value(json!({"name": "tabulate", "index": "https://pypi.org/simple"}))
             .expect("package"),

@@ -70,7 +70,10 @@ async fn left_actionable(api: &Router, wf: &str, words: Option<&str>) {
     let notices: Vec<&Value> = messages.iter().filter(|m| m["role"] == "notice").collect();
     match words {
         Some(w) => assert!(
-            notices.last().and_then(|m| m["content"].as_str()).is_some_and(|c| c.contains(w)),
+            notices
+                .last()
+                .and_then(|m| m["content"].as_str())
+                .is_some_and(|c| c.contains(w)),
             "{view}"
         ),
         None => assert!(notices.is_empty(), "{view}"),
@@ -93,7 +96,12 @@ async fn a_message_failure_answers_whose_side_it_was_and_strands_nothing() {
     let wf = new_workflow(&api).await;
     let (s, v) = send(&api, &wf).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
-    assert!(v["message"].as_str().is_some_and(|m| m.contains("no LLM back end")), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no LLM back end")),
+        "{v}"
+    );
     left_actionable(&api, &wf, None).await;
 
     // A back end that answers, but never in the shape asked for: 502.
@@ -108,7 +116,11 @@ async fn a_message_failure_answers_whose_side_it_was_and_strands_nothing() {
         .mount(&server)
         .await;
     let base = format!("{}/v1", server.uri());
-    use_backend(&api, json!({"id": "b", "kind": "openai", "base_url": base, "model": "weak"})).await;
+    use_backend(
+        &api,
+        json!({"id": "b", "kind": "openai", "base_url": base, "model": "weak"}),
+    )
+    .await;
     let (s, v) = send(&api, &wf).await;
     assert_eq!(s, StatusCode::BAD_GATEWAY, "{v}");
     assert_eq!(v["code"], "provider_error", "{v}");

@@ -222,7 +222,10 @@ async fn a_stored_answer_never_goes_to_another_message() {
         messages(&s, &wf),
         vec![
             ("user".into(), "Count the rows per date".into()),
-            ("notice".into(), crate::service::outcomes::STOPPED_REPLY.into())
+            (
+                "notice".into(),
+                crate::service::outcomes::STOPPED_REPLY.into()
+            )
         ]
     );
 }
@@ -276,7 +279,10 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
         messages(&s, &wf),
         vec![
             ("user".into(), "Sum the amounts per client in EUR".into()),
-            ("notice".into(), crate::service::outcomes::STOPPED_REPLY.into())
+            (
+                "notice".into(),
+                crate::service::outcomes::STOPPED_REPLY.into()
+            )
         ]
     );
 }
@@ -317,7 +323,10 @@ async fn the_same_message_sent_again_after_a_restart_replaces_the_prompt_left_be
         messages(&s, &wf),
         vec![
             ("user".into(), "Sum the amounts per client".into()),
-            ("notice".into(), crate::service::outcomes::STOPPED_REPLY.into())
+            (
+                "notice".into(),
+                crate::service::outcomes::STOPPED_REPLY.into()
+            )
         ]
     );
 }
