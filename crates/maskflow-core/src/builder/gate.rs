@@ -1,10 +1,7 @@
 //! Approval gates (seed 001): after each piece of content is created, an
 //! [`Approver`] returns APPROVED, REJECTED (with feedback) or PENDING (a
-//! person decides later). Every back end approves automatically — the
-//! manual one too: its reply is the answer the user just pasted, and
-//! asking them to approve their own text again only stopped them (#28);
-//! the guard still checks every prompt that goes out. A build still waits
-//! for the user on packages to install (the auto-test's own pause).
+//! person decides later). Automated back ends approve automatically; the
+//! manual back end pauses for the user.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,12 +60,32 @@ pub trait Approver: Send + Sync + std::fmt::Debug {
     fn evaluate<'a>(&'a self, input: &'a GateInput) -> BoxFuture<'a, ApprovalResult>;
 }
 
-/// Approves everything (every back end, the manual one included).
+/// Approves everything (automated back ends).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct AutoApprove;
 
 impl Approver for AutoApprove {
     fn evaluate<'a>(&'a self, _input: &'a GateInput) -> BoxFuture<'a, ApprovalResult> {
         Box::pin(async { ApprovalResult::approved() })
+    }
+}
+
+/// Pauses on every reply of the builder so the user approves or rejects it
+/// (the manual back end); prompts pass.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ManualApproval;
+
+impl Approver for ManualApproval {
+    fn evaluate<'a>(&'a self, input: &'a GateInput) -> BoxFuture<'a, ApprovalResult> {
+        Box::pin(async move {
+            if input.stage == Stage::Response {
+                ApprovalResult {
+                    decision: Decision::Pending,
+                    feedback: None,
+                }
+            } else {
+                ApprovalResult::approved()
+            }
+        })
     }
 }

@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use super::{Service, VersionView, WorkflowView};
 use crate::builder::{
-    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, Outcome, TestReport,
-    script_builder::ScriptBuilder,
+    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome,
+    TestReport, script_builder::ScriptBuilder,
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;
@@ -122,9 +122,11 @@ impl Service {
         let provider = self
             .llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?
             .waited_on_by(build_waiter(workflow_id, version_id));
-        // No gate on the manual back end's replies: the user pasted them
-        // (#28); what goes out is still checked by the guard.
-        let approver: Arc<dyn builder::Approver> = Arc::new(AutoApprove);
+        let approver: Arc<dyn builder::Approver> = if maskflow_llm::Provider::is_manual(&provider) {
+            Arc::new(ManualApproval)
+        } else {
+            Arc::new(AutoApprove)
+        };
         Ok(Engine {
             profile: Arc::new(ScriptBuilder),
             provider,

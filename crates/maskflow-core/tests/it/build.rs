@@ -262,32 +262,36 @@ async fn a_second_failure_fails_the_build_with_the_reason() {
 }
 
 #[tokio::test]
-async fn a_manual_back_end_does_not_ask_to_approve_the_answer_the_user_pasted() {
-    // Regression (#28): every manual build paused at a gate on the
-    // builder's reply, which the user had just pasted themself.
+async fn a_manual_back_end_pauses_at_the_gate() {
     let home = tempfile::tempdir().expect("home");
     let replay = replay(&[GOOD]);
     let (service, wf, vid, mut rx) =
         start(home.path(), Arc::new(Posing::manual(replay.clone()))).await;
-    let mut paused = false;
-    let status = loop {
-        match rx.recv().await.expect("event") {
-            Event::BuildChanged { build, .. } if build.pending_gate => paused = true,
-            Event::StatusChanged {
-                version_id, status, ..
-            } if version_id == vid
-                && matches!(status, Status::PendingUserApproval | Status::Failed) =>
-            {
-                break status;
-            }
-            _ => {}
+    loop {
+        if let Event::BuildChanged { build, .. } = rx.recv().await.expect("event")
+            && build.pending_gate
+        {
+            break;
         }
-    };
-    assert!(!paused, "the build waited at a gate");
-    assert_eq!(status, Status::PendingUserApproval);
+    }
     let view = service.get_workflow(&wf).expect("view");
-    // The pasted answer was tested on the files like any reply.
-    assert!(view.current_version.test_report.is_some());
+    assert_eq!(view.current_version.status, Status::Building);
+    let build = view.current_version.build.expect("build");
+    assert!(build.pending_gate);
+    assert_eq!(build.phase, maskflow_core::builder::Phase::Generate);
+    // Nothing was tested before the person decided.
+    assert!(view.current_version.test_report.is_none());
+    service
+        .resolve_gate(
+            &wf,
+            &vid,
+            GateRequest {
+                decision: GateChoice::Approve,
+                feedback: None,
+            },
+        )
+        .expect("approve gate");
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
     let err = service
         .resolve_gate(
             &wf,
@@ -297,7 +301,7 @@ async fn a_manual_back_end_does_not_ask_to_approve_the_answer_the_user_pasted() 
                 feedback: None,
             },
         )
-        .expect_err("no gate");
+        .expect_err("no gate left");
     assert!(err.to_string().contains("no build gate"));
 }
 
