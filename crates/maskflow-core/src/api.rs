@@ -22,7 +22,8 @@ pub use serde_json::Value as JsonValue;
 #[derive(Serialize, Clone, Debug, ToSchema, TS)]
 pub struct ErrorBody {
     /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
-    /// `archived`, `payload_too_large`, `provider_error`, `privacy_blocked`,
+    /// `archived`, `payload_too_large`, `provider_error`, `provider_timeout`,
+    /// `cancelled`, `privacy_blocked`,
     /// `keyring_unavailable`, `agent_mismatch`, `disk_full` or `internal`.
     pub code: String,
     /// What went wrong, for people.
@@ -337,7 +338,7 @@ macro_rules! api_calls {
             send_message: post "/api/workflows/{id}/messages", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(message: maskflow_core::service::SendMessage),
                 returns maskflow_core::service::MessageReply,
-                errors(400 "Bad request", 404 "No such workflow", 409 "A message is in progress, or the workflow is building or rejected, or (detail `PREFLIGHT_MISSING`) the workflow's first message while the preflight finds something missing; resend with `go_ahead: true` to send anyway", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed"),
+                errors(400 "Bad request, no back end set for the role, or a prompt that does not fit the model (nothing was sent)", 404 "No such workflow", 409 "A message is in progress, the workflow is building or rejected, the user stopped the reply (`cancelled`), or (detail `PREFLIGHT_MISSING`) the workflow's first message while the preflight finds something missing; resend with `go_ahead: true` to send anyway", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed", 504 "The LLM back end did not answer in time (`provider_timeout`)"),
                 async |s| s.send_user_message(&workflow_id, message);
 
             /// What a build will need on this machine (Python, uv, isolation,

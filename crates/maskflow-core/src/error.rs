@@ -18,6 +18,11 @@ pub enum ErrorCode {
     Archived,
     /// The LLM back end failed or replied with something unusable.
     ProviderError,
+    /// The LLM back end did not answer in time.
+    ProviderTimeout,
+    /// The user stopped the call (a cancelled reply, a dismissed manual
+    /// prompt): nothing failed, the request may be sent again.
+    Cancelled,
     /// The privacy guard refused to send a request with raw values in it.
     PrivacyBlocked,
     /// No system keyring could be used (the message names the env variable).
@@ -39,6 +44,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::Archived => "archived",
             ErrorCode::ProviderError => "provider_error",
+            ErrorCode::ProviderTimeout => "provider_timeout",
+            ErrorCode::Cancelled => "cancelled",
             ErrorCode::PrivacyBlocked => "privacy_blocked",
             ErrorCode::KeyringUnavailable => "keyring_unavailable",
             ErrorCode::AgentMismatch => "agent_mismatch",
@@ -135,6 +142,13 @@ impl CoreError {
             CoreError::AgentMismatch(_) => ErrorCode::AgentMismatch,
             CoreError::Archived(_) => ErrorCode::Archived,
             CoreError::Provider(ProviderError::PrivacyBlocked(_)) => ErrorCode::PrivacyBlocked,
+            CoreError::Provider(ProviderError::Cancelled { .. }) => ErrorCode::Cancelled,
+            CoreError::Provider(ProviderError::TimedOut { .. }) => ErrorCode::ProviderTimeout,
+            // Nothing was sent: the settings or the files are the user's to
+            // change, no back end failed (the sentence says which).
+            CoreError::Provider(
+                ProviderError::Unconfigured { .. } | ProviderError::ContextOverflow { .. },
+            ) => ErrorCode::InvalidRequest,
             CoreError::Provider(_) => ErrorCode::ProviderError,
             CoreError::Key(maskflow_llm::keys::KeyError::Invalid(_)) => ErrorCode::InvalidRequest,
             CoreError::Key(_) => ErrorCode::KeyringUnavailable,

@@ -13,7 +13,8 @@ use crate::store::MessageRow;
 pub struct MessageView {
     /// `msg_…`
     pub id: String,
-    /// `user` or `assistant`.
+    /// `user`, `assistant`, or `notice` (Maskflow telling how a message or a
+    /// build ended; never sent to an LLM).
     pub role: String,
     /// The text.
     pub content: String,

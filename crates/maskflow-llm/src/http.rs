@@ -160,6 +160,14 @@ impl HttpClient {
         }
     }
 
+    /// A [`ProviderError::TimedOut`] of this back end saying what timed out.
+    pub fn timed_out(&self, message: impl Into<String>) -> ProviderError {
+        ProviderError::TimedOut {
+            provider: self.vendor.to_owned(),
+            message: self.scrub(message.into()),
+        }
+    }
+
     fn scrub(&self, message: String) -> String {
         match &self.endpoint.api_key {
             Some(k) => message.replace(k.expose(), "***"),
@@ -296,7 +304,7 @@ impl HttpClient {
         let base = &self.endpoint.base_url;
         if e.is_connect() {
             if e.is_timeout() {
-                return self.fail(format!(
+                return self.timed_out(format!(
                     "could not connect to {base} within {} s",
                     self.endpoint.http.connect_timeout.as_secs_f32()
                 ));
@@ -304,7 +312,7 @@ impl HttpClient {
             return self.fail(format!("no server is listening at {base}"));
         }
         if e.is_timeout() {
-            return self.fail(format!(
+            return self.timed_out(format!(
                 "{base} did not answer within {} s",
                 self.endpoint.http.read_timeout.as_secs_f32()
             ));
@@ -358,7 +366,7 @@ impl HttpClient {
     /// The error for a stream that broke off.
     pub fn stream_error(&self, e: &reqwest::Error) -> ProviderError {
         if e.is_timeout() {
-            self.fail(format!(
+            self.timed_out(format!(
                 "{} stopped sending the reply for {} s",
                 self.endpoint.base_url,
                 self.endpoint.http.read_timeout.as_secs_f32()

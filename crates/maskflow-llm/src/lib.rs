@@ -175,6 +175,16 @@ pub enum ProviderError {
         /// What went wrong, in words.
         message: String,
     },
+    /// The back end did not answer (or stopped answering) in time: a
+    /// gateway timeout, told apart from other failures so the shells can
+    /// say so (HTTP 504).
+    #[error("{provider} failed: {message}")]
+    TimedOut {
+        /// The back end's name.
+        provider: String,
+        /// What timed out, in words.
+        message: String,
+    },
     /// The reply reached the role's output budget (or the room its context
     /// window left) before it ended.
     #[error("{}", budget::exceeded_message(.role, *.budget, *.window))]

@@ -240,6 +240,18 @@ pub struct PackageRequest {
     pub index: String,
 }
 
+/// uv's cache under the data folder `home` (`home/cache/uv`): kept with
+/// the rest of Maskflow's data, so Settings → Storage counts and clears it.
+pub fn cache_dir(home: &Path) -> PathBuf {
+    home.join("cache").join("uv")
+}
+
+/// The cache Maskflow hands uv: the data folder's, unless the user set
+/// one (`user`), which uv then reads itself.
+fn default_cache(home: &Path, user: Option<PathBuf>) -> Option<PathBuf> {
+    user.is_none().then(|| cache_dir(home))
+}
+
 /// The environments under one data folder.
 #[derive(Clone, Debug)]
 pub struct Environments {
@@ -252,13 +264,22 @@ pub struct Environments {
 
 impl Environments {
     /// The environments of the data folder `home` (`home/python/`), with
-    /// the configured package index ([`uv::configured_index`]).
+    /// the configured package index ([`uv::configured_index`]) and uv's
+    /// cache in the data folder ([`cache_dir`]) unless the user set
+    /// `UV_CACHE_DIR` (uv is handed that one as it is).
     pub fn new(home: impl Into<PathBuf>) -> Self {
+        let home = home.into();
         Self {
-            home: home.into(),
-            cache: None,
+            cache: default_cache(&home, uv::user_cache()),
+            home,
             index: uv::configured_index(),
         }
+    }
+
+    /// uv's cache folder these environments use, `None` when it is the
+    /// user's own (`UV_CACHE_DIR`).
+    pub fn cache(&self) -> Option<&Path> {
+        self.cache.as_deref()
     }
 
     /// These environments, with uv's cache in `dir`.

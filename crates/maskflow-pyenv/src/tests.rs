@@ -261,3 +261,26 @@ fn a_lock_for_another_python_is_refused_with_what_to_do() {
     assert!(text.contains("Settings"), "{text}");
     assert!(!envs.root().exists(), "nothing was made");
 }
+
+#[test]
+fn uv_caches_under_the_data_folder_unless_the_user_chose_a_cache() {
+    // Regression (#28): uv's cache lived in the user's home, outside
+    // the data folder, and Storage never counted it.
+    let home = Path::new("/data/maskflow");
+    assert_eq!(
+        default_cache(home, None),
+        Some(PathBuf::from("/data/maskflow/cache/uv"))
+    );
+    assert_eq!(default_cache(home, Some("/mine".into())), None);
+    let envs = Environments {
+        home: home.to_path_buf(),
+        cache: default_cache(home, None),
+        index: uv::DEFAULT_INDEX.to_owned(),
+    };
+    let cmd = envs.uv_command(Path::new("uv"));
+    let set = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "UV_CACHE_DIR")
+        .and_then(|(_, v)| v);
+    assert_eq!(set, Some(Path::new("/data/maskflow/cache/uv").as_os_str()));
+}

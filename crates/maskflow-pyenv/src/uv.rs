@@ -46,6 +46,13 @@ pub fn configured_index() -> String {
         .unwrap_or_else(|| DEFAULT_INDEX.to_owned())
 }
 
+/// The cache folder the user set for uv (`UV_CACHE_DIR`), if any.
+pub fn user_cache() -> Option<PathBuf> {
+    std::env::var_os("UV_CACHE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 /// Whether `url` can be an index: `http(s)://` or `file://`, no spaces,
 /// nothing that reads as an option.
 pub fn valid_index(url: &str) -> bool {

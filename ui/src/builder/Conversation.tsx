@@ -8,6 +8,7 @@ import type { WorkflowView } from "../generated";
 import { STATUS, canChat } from "../lib/status";
 import type { Chat } from "./useChat";
 import { Message } from "./Message";
+import { toldInChat } from "../lib/outcomes";
 
 /** The messages of the open workflow (or the hint to approve data first). */
 export function Conversation({
@@ -63,7 +64,7 @@ export function Conversation({
       {status === "rejected" && workflow?.current_version.rejection_reason && (
         <li class="callout bad">This task was rejected: {workflow.current_version.rejection_reason}</li>
       )}
-      {status === "failed" && (
+      {status === "failed" && !toldInChat(workflow?.messages ?? [], workflow!.current_version.id) && (
         <li class="callout bad">
           The build failed{workflow?.current_version.failure_reason ? `: ${workflow.current_version.failure_reason}` : ""}.
           {workflow?.current_version.build?.retryable ? (

@@ -17,10 +17,10 @@ export function Steps({ status }: { status: WorkflowView["current_version"]["sta
   );
 }
 
-/** One message of the conversation. */
+/** One message of the conversation: the user's, the assistant's, or Maskflow's notice of how something ended. */
 export function Message({ m }: { m: Pick<MessageView, "role" | "content"> }) {
   return (
-    <li class={`msg msg-${m.role}`} data-testid={`msg-${m.role}`}>
+    <li class={`msg msg-${m.role}`} data-testid={`msg-${m.role}`} role={m.role === "notice" ? "status" : undefined}>
       <span class="sr-only">{m.role === "user" ? "You:" : "Maskflow:"}</span>
       {m.content}
     </li>

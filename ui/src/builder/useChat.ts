@@ -7,6 +7,7 @@ import type { GuardMatch, WorkflowView } from "../generated";
 import type { Streaming } from "../components/LlmProgress";
 import { noticeOf, reducedNotice, type Notice } from "../lib/errors";
 import { navigate } from "../lib/router";
+import { wasCancelled } from "../lib/outcomes";
 import { toApiError } from "../transport";
 
 /** The conversation state of the open workflow. */
@@ -56,7 +57,7 @@ export function useChat(
       } else if (apiError.detail === "PREFLIGHT_MISSING") {
         // The preflight panel shows what is missing, its fixes and "go ahead".
         setPreflightRefused((n) => n + 1);
-      } else if (/cancelled/.test(apiError.message)) {
+      } else if (wasCancelled(apiError)) {
         setNotice({ tone: "info", title: "Stopped", detail: "The reply was cancelled. Edit your message and send it again." });
       } else {
         setNotice(noticeOf(apiError));

@@ -7,7 +7,8 @@ import type { GuardMatch } from "./GuardMatch";
 export type ErrorBody = { 
 /**
  * `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
- * `archived`, `payload_too_large`, `provider_error`, `privacy_blocked`,
+ * `archived`, `payload_too_large`, `provider_error`, `provider_timeout`,
+ * `cancelled`, `privacy_blocked`,
  * `keyring_unavailable`, `agent_mismatch`, `disk_full` or `internal`.
  */
 code: string, 

@@ -9,7 +9,8 @@ export type MessageView = {
  */
 id: string, 
 /**
- * `user` or `assistant`.
+ * `user`, `assistant`, or `notice` (Maskflow telling how a message or a
+ * build ended; never sent to an LLM).
  */
 role: string, 
 /**

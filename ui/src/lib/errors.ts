@@ -34,6 +34,10 @@ export function noticeOf(e: ApiError): Notice {
       return { tone: "error", title: "The disk is full", detail: e.message };
     case "provider_error":
       return { tone: "error", title: "The AI back end failed", detail: e.message };
+    case "provider_timeout":
+      return { tone: "error", title: "The AI back end did not answer in time", detail: e.message };
+    case "cancelled":
+      return { tone: "info", title: "Stopped", detail: e.message };
     case "network":
       return { tone: "error", title: "Maskflow cannot be reached", detail: e.message };
     case "unauthorized":

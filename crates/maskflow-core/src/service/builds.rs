@@ -271,7 +271,10 @@ impl Service {
             self.forget_prompts(&waiter);
         }
         let result = match (outcome, state.spec.clone()) {
-            (Outcome::Paused, _) => return,
+            (Outcome::Paused, _) => {
+                self.notice_build_waiting(workflow_id, version_id, &state);
+                return;
+            }
             (Outcome::Built, Some(spec)) => {
                 match self.store_lock(version_id, state.lock.as_ref()) {
                     Ok(()) => Ok(spec),

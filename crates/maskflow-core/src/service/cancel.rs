@@ -80,10 +80,15 @@ impl Service {
         let busy = self.claim_with(workflow_id, Some(notify.clone()))?;
         let result = tokio::select! {
             r = self.claimed_message(workflow_id, content, confirm_privacy) => r,
-            () = notify.notified() => Err(CoreError::Provider(ProviderError::Cancelled {
-                provider: "the LLM call".into(),
-                reason: "stopped by the user".into(),
-            })),
+            () = notify.notified() => {
+                let stopped = CoreError::Provider(ProviderError::Cancelled {
+                    provider: "the LLM call".into(),
+                    reason: "stopped by the user".into(),
+                });
+                // The turn was dropped before it could say so (#28).
+                self.notice_message_failed(workflow_id, &stopped);
+                Err(stopped)
+            }
         };
         drop(busy);
         result

@@ -176,8 +176,15 @@ impl Service {
         if confirm_privacy {
             self.confirm_privacy(workflow_id, content)?;
         }
-        self.message_turn(workflow_id, content, &history, version, false)
-            .await
+        let turn = self
+            .message_turn(workflow_id, content, &history, version, false)
+            .await;
+        if let Err(e) = &turn {
+            // The version stays where the user can send again (validating,
+            // validated or clarifying); the chat says so (#28).
+            self.notice_message_failed(workflow_id, e);
+        }
+        turn
     }
 
     /// The validator (while the version is validating), then the
@@ -504,6 +511,10 @@ impl Service {
                 let reason = e.to_string();
                 version.failure_reason = Some(reason.clone());
                 move_version(&tx, &mut version, VersionEvent::BuildFailed, &now)?;
+                // Told in the chat too: with an approved version the view
+                // shows that one, not the failed draft (#28).
+                let text = super::outcomes::build_ended(version.version, &reason);
+                published.push(self.add_notice(&tx, workflow_id, version_id, &text, &now)?);
                 Some(reason)
             }
         };

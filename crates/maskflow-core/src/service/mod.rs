@@ -28,6 +28,7 @@ mod isolation;
 mod leases;
 mod llm;
 mod manual;
+mod outcomes;
 mod outputs;
 mod preflight;
 mod python;
@@ -417,6 +418,8 @@ mod categories_tests;
 mod flow_privacy_tests;
 #[cfg(test)]
 mod names_tests;
+#[cfg(test)]
+mod outcomes_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -47,6 +47,9 @@ pub enum StorageKind {
     Sessions,
     /// Python environments (`python/`).
     Environments,
+    /// uv's download cache (`cache/uv/`): packages an environment was made
+    /// from, downloaded again when cleared.
+    PackageCache,
     /// Database backups (`backups/`).
     Backups,
     /// The database itself (never cleared here).
@@ -55,11 +58,12 @@ pub enum StorageKind {
 
 impl StorageKind {
     /// Every kind, in the order the settings screen lists them.
-    pub const ALL: [StorageKind; 6] = [
+    pub const ALL: [StorageKind; 7] = [
         StorageKind::Uploads,
         StorageKind::RunOutputs,
         StorageKind::Sessions,
         StorageKind::Environments,
+        StorageKind::PackageCache,
         StorageKind::Backups,
         StorageKind::Database,
     ];
@@ -70,6 +74,7 @@ impl StorageKind {
             StorageKind::RunOutputs => &["runs"],
             StorageKind::Sessions => &["sessions", "test-runs"],
             StorageKind::Environments => &["python"],
+            StorageKind::PackageCache => &["cache/uv"],
             StorageKind::Backups => &["backups"],
             StorageKind::Database => &[],
         }
@@ -81,6 +86,7 @@ impl StorageKind {
             StorageKind::RunOutputs => "Run outputs",
             StorageKind::Sessions => "Build sessions",
             StorageKind::Environments => "Python environments",
+            StorageKind::PackageCache => "Python package cache",
             StorageKind::Backups => "Database backups",
             StorageKind::Database => "Database",
         }
@@ -204,6 +210,12 @@ impl Service {
                     "Python environments are listed, and unused ones removed, in their own card."
                         .to_owned(),
                 ),
+                StorageKind::PackageCache => (
+                    folder_size(&maskflow_pyenv::cache_dir(home)),
+                    "Removes uv's download cache; environments stay, and packages are \
+                     downloaded again when a new environment needs them."
+                        .to_owned(),
+                ),
                 StorageKind::Backups => (0, "Backups are managed in their own list.".to_owned()),
                 StorageKind::Database => (
                     0,
@@ -279,6 +291,12 @@ impl Service {
             }
             StorageKind::Sessions => {
                 for dir in self.closed_session_folders()? {
+                    remove_counted(&dir, &mut cleared)?;
+                }
+            }
+            StorageKind::PackageCache => {
+                let dir = maskflow_pyenv::cache_dir(self.home());
+                if dir.exists() {
                     remove_counted(&dir, &mut cleared)?;
                 }
             }

@@ -449,7 +449,13 @@ async fn bad_requests_are_refused_and_store_nothing() {
         .send_message(&c.workflow_id, "hi")
         .await
         .expect_err("no provider");
-    assert_eq!(err.code(), crate::ErrorCode::ProviderError);
+    // Nothing was sent and no back end failed: the settings are the
+    // user's to fix, a 400, not a 502 (#28).
+    assert_eq!(err.code(), crate::ErrorCode::InvalidRequest);
+    assert!(
+        err.to_string().contains("no LLM back end is configured"),
+        "{err}"
+    );
     assert!(
         s.get_workflow(&c.workflow_id)
             .expect("get")

@@ -207,6 +207,8 @@ impl Service {
     pub(super) fn history(&self, workflow_id: &str) -> Result<Vec<ChatMessage>> {
         Ok(store::messages_of(&self.db(), workflow_id)?
             .into_iter()
+            // Maskflow's own notes are for the user, not the LLM.
+            .filter(|m| m.role != super::outcomes::NOTICE)
             .map(|m| {
                 let role = if m.role == "user" {
                     ChatRole::User

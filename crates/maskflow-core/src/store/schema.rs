@@ -215,10 +215,31 @@ pub const FLOW_CHECKPOINT_DELTAS: &str = maskflow_flows::store::DELTA_MIGRATION;
 /// [`crate::store::llm_calls::FLOW_STEP_MIGRATION`].
 pub const LEDGER_FLOW_STEP: &str = crate::store::llm_calls::FLOW_STEP_MIGRATION;
 
-/// Migration (issue 28, branch wt-allow — the lead renumbers on merge): the
-/// category columns of each uploaded file, local only. See
-/// [`crate::store::file_categories`].
+/// Migration (issue 28): the category columns of each uploaded file, local
+/// only. See [`crate::store::file_categories`].
 pub const FILE_CATEGORIES: &str = crate::store::file_categories::MIGRATION;
+
+/// Migration (issue 28 point 4): a conversation holds Maskflow's own
+/// `notice`s beside the user's and the assistant's messages — how a build or a message ended (failed,
+/// cancelled, waiting), stored so the chat tells it after a reload. Notices
+/// are never part of an LLM's history. SQLite cannot change a CHECK, so the
+/// table is rebuilt with its rows.
+pub const MESSAGE_NOTICES: &str = r#"
+CREATE TABLE workflow_messages_new (
+    id          TEXT PRIMARY KEY NOT NULL CHECK (id LIKE 'msg\_%' ESCAPE '\'),
+    workflow_id TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+    account_id  TEXT NOT NULL,
+    version_id  TEXT REFERENCES workflow_versions(id) ON DELETE SET NULL,
+    role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'notice')),
+    content     TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+) STRICT;
+INSERT INTO workflow_messages_new (id, workflow_id, account_id, version_id, role, content, created_at)
+    SELECT id, workflow_id, account_id, version_id, role, content, created_at FROM workflow_messages;
+DROP TABLE workflow_messages;
+ALTER TABLE workflow_messages_new RENAME TO workflow_messages;
+CREATE INDEX workflow_messages_by_workflow ON workflow_messages (workflow_id, id);
+"#;
 
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
@@ -243,5 +264,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(MANUAL_PROMPT_CALLS),
         M::up(LEDGER_FLOW_STEP),
         M::up(FILE_CATEGORIES),
+        M::up(MESSAGE_NOTICES),
     ]
 }

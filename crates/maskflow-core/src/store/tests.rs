@@ -294,3 +294,70 @@ fn the_version_origin_migration_fills_in_older_rows() {
     );
     assert!(is_constraint(bad.expect_err("unknown origin")));
 }
+
+#[test]
+fn the_notices_migration_keeps_every_message_and_takes_notices() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let all = schema::all();
+    // Found by its text: other migrations may be appended after it.
+    let at = all
+        .iter()
+        .position(|m| format!("{m:?}").contains("workflow_messages_new"))
+        .expect("the migration is listed");
+    let before = Migrations::new(all[..at].to_vec());
+    let conn = open_with(home.path(), "2024-01-01T00:00:00.000Z", &before).expect("old");
+    workflow(&conn, "wf_1");
+    insert_version(&conn, &version("wv_1", "wf_1", 1, Status::Failed, false)).expect("v1");
+    for (id, role) in [("msg_1", "user"), ("msg_2", "assistant")] {
+        conn.execute(
+            "INSERT INTO workflow_messages (id, workflow_id, account_id, version_id, role, content, created_at)
+             VALUES (?1, 'wf_1', 'local', 'wv_1', ?2, 'text', 't')",
+            rusqlite::params![id, role],
+        )
+        .expect("old message");
+    }
+    let notice = conn.execute(
+        "INSERT INTO workflow_messages (id, workflow_id, account_id, role, content, created_at)
+         VALUES ('msg_3', 'wf_1', 'local', 'notice', 'x', 't')",
+        [],
+    );
+    assert!(is_constraint(notice.expect_err("no notices before")));
+    drop(conn);
+    let conn = open(home.path(), "2024-01-02T00:00:00.000Z").expect("upgrade");
+    let kept: Vec<(String, String, Option<String>)> = messages_of(&conn, "wf_1")
+        .expect("read")
+        .into_iter()
+        .map(|m| (m.id, m.role, m.version_id))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("msg_1".into(), "user".into(), Some("wv_1".into())),
+            ("msg_2".into(), "assistant".into(), Some("wv_1".into()))
+        ]
+    );
+    conn.execute(
+        "INSERT INTO workflow_messages (id, workflow_id, account_id, role, content, created_at)
+         VALUES ('msg_3', 'wf_1', 'local', 'notice', 'The build failed', 't')",
+        [],
+    )
+    .expect("a notice");
+    let bad = conn.execute(
+        "INSERT INTO workflow_messages (id, workflow_id, account_id, role, content, created_at)
+         VALUES ('msg_4', 'wf_1', 'local', 'system', 'x', 't')",
+        [],
+    );
+    assert!(is_constraint(bad.expect_err("unknown role")));
+    // The table keeps its index and its cascade.
+    let indexed: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'workflow_messages_by_workflow'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("index");
+    assert_eq!(indexed, 1);
+    conn.execute("DELETE FROM workflows WHERE id = 'wf_1'", [])
+        .expect("delete");
+    assert!(messages_of(&conn, "wf_1").expect("read").is_empty());
+}

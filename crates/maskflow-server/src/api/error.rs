@@ -71,10 +71,12 @@ fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::InvalidRequest | ErrorCode::AgentMismatch => StatusCode::BAD_REQUEST,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
-        ErrorCode::Conflict => StatusCode::CONFLICT,
+        // A cancel is the user's own doing: the request may be sent again.
+        ErrorCode::Conflict | ErrorCode::Cancelled => StatusCode::CONFLICT,
         ErrorCode::Archived => StatusCode::GONE,
         ErrorCode::KeyringUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::ProviderError => StatusCode::BAD_GATEWAY,
+        ErrorCode::ProviderTimeout => StatusCode::GATEWAY_TIMEOUT,
         ErrorCode::PrivacyBlocked => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorCode::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

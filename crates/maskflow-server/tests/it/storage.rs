@@ -231,6 +231,54 @@ async fn clear_removes_old_unattached_uploads_and_refuses_what_it_cannot_clear()
     assert_eq!(s, StatusCode::BAD_REQUEST);
 }
 
+#[tokio::test]
+async fn uvs_cache_is_counted_in_storage_and_cleared_from_it() {
+    // Regression (#28): uv's cache lived outside the data folder and
+    // Storage never showed it.
+    let home = tempfile::tempdir().expect("tmp");
+    // `<data folder>/cache/uv`, where Maskflow's own uv calls keep it.
+    let cache = home.path().join("cache").join("uv");
+    std::fs::create_dir_all(cache.join("wheels-v5")).expect("cache");
+    std::fs::write(
+        cache.join("wheels-v5").join("tabulate.whl"),
+        vec![7u8; 4096],
+    )
+    .expect("wheel");
+    let api = app(open(home.path(), Arc::new(OffsetClock::default())));
+    let (s, view) = call(&api, "GET", "/api/settings/storage", None).await;
+    assert_eq!(s, StatusCode::OK, "{view}");
+    let k = kind(&view, "package_cache");
+    assert_eq!(k["bytes"].as_u64(), Some(4096), "{view}");
+    assert_eq!(k["clearable_bytes"].as_u64(), Some(4096), "{view}");
+    assert!(
+        k["label"]
+            .as_str()
+            .is_some_and(|l| l.contains("package cache")),
+        "{view}"
+    );
+    let (s, done) = call(
+        &api,
+        "POST",
+        "/api/settings/storage/package_cache/clear",
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{done}");
+    assert_eq!(done["freed_bytes"].as_u64(), Some(4096), "{done}");
+    assert!(!cache.exists());
+    let (_, after) = call(&api, "GET", "/api/settings/storage", None).await;
+    assert_eq!(bytes(&after, "package_cache"), 0, "{after}");
+    // Clearing an empty cache is not an error.
+    let (s, _) = call(
+        &api,
+        "POST",
+        "/api/settings/storage/package_cache/clear",
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+}
+
 /// A small tmpfs as the data folder; `None` where mounting is not allowed
 /// (not root): the test then says so and checks nothing.
 struct SmallDisk(tempfile::TempDir);

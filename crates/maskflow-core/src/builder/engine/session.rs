@@ -74,10 +74,7 @@ pub(super) fn render_report(report: &TestReport) -> String {
         ));
     }
     if let Some(run) = &report.run {
-        out.push_str(&format!(
-            "\nExit status: {:?}, {} ms\n\n",
-            run.exit_code, run.duration_ms
-        ));
+        out.push_str(&format!("\n{}\n\n", how_it_ended(run)));
         for o in &run.outputs {
             out.push_str(&format!("- output `{}`: {} bytes", o.name, o.size));
             if let Some(n) = o.row_count {
@@ -90,4 +87,67 @@ pub(super) fn render_report(report: &TestReport) -> String {
         }
     }
     out
+}
+
+/// How a test run ended, as a person says it: "The script exited with
+/// status 0 (success) after 1.2 s." — never Rust's `Some(0)`.
+fn how_it_ended(run: &maskflow_runner::RunResult) -> String {
+    let took = if run.duration_ms < 1000 {
+        format!("{} ms", run.duration_ms)
+    } else {
+        format!("{:.1} s", run.duration_ms as f64 / 1000.0)
+    };
+    match (run.exit_code, run.signal) {
+        (Some(0), _) => format!("The script exited with status 0 (success) after {took}."),
+        (Some(code), _) => format!("The script exited with status {code} (an error) after {took}."),
+        (None, Some(signal)) => format!("The script was stopped by signal {signal} after {took}."),
+        (None, None) => format!(
+            "The script did not finish: {} (after {took}).",
+            run.message.trim().trim_end_matches('.')
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::how_it_ended;
+    use maskflow_runner::{RunResult, RunStatus};
+
+    fn run(exit_code: Option<i32>, signal: Option<i32>, duration_ms: u64) -> RunResult {
+        RunResult {
+            status: RunStatus::Succeeded,
+            message: "the script ran past its 60 s limit".into(),
+            exit_code,
+            signal,
+            duration_ms,
+            stdout: String::new(),
+            stderr: String::new(),
+            truncated: false,
+            outputs: Vec::new(),
+            refused_outputs: Vec::new(),
+            limits: Vec::new(),
+            network_isolated: true,
+            isolated: true,
+        }
+    }
+
+    #[test]
+    fn the_report_says_how_the_script_ended_in_words() {
+        // Regression (#28): the report printed "Exit status: Some(0), 5 ms".
+        let ok = how_it_ended(&run(Some(0), None, 5));
+        assert_eq!(ok, "The script exited with status 0 (success) after 5 ms.");
+        assert_eq!(
+            how_it_ended(&run(Some(1), None, 1340)),
+            "The script exited with status 1 (an error) after 1.3 s."
+        );
+        assert_eq!(
+            how_it_ended(&run(None, Some(9), 40)),
+            "The script was stopped by signal 9 after 40 ms."
+        );
+        assert_eq!(
+            how_it_ended(&run(None, None, 60_000)),
+            "The script did not finish: the script ran past its 60 s limit (after 60.0 s)."
+        );
+        assert!(!ok.contains("Some("), "{ok}");
+    }
 }

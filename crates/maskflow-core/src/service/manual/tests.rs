@@ -217,9 +217,16 @@ async fn a_stored_answer_never_goes_to_another_message() {
     assert!(note.reason.contains("did not take it"), "{note:?}");
     assert!(s.answer_manual(&old.id, "{}").is_err());
     s.dismiss_manual(&old.id).expect("dismiss");
+    // The dismissed prompt's message is told as stopped (#28).
     assert_eq!(
         messages(&s, &wf),
-        vec![("user".into(), "Count the rows per date".into())]
+        vec![
+            ("user".into(), "Count the rows per date".into()),
+            (
+                "notice".into(),
+                crate::service::outcomes::STOPPED_REPLY.into()
+            )
+        ]
     );
 }
 
@@ -267,9 +274,16 @@ async fn an_unanswered_prompt_of_a_conversation_that_went_on_can_only_be_dismiss
         .expect_err("refused");
     assert!(refused.to_string().contains("dismiss"), "{refused}");
     s.dismiss_manual(&old.id).expect("dismiss");
+    // The dismissed prompt's message is told as stopped (#28).
     assert_eq!(
         messages(&s, &wf),
-        vec![("user".into(), "Sum the amounts per client in EUR".into())]
+        vec![
+            ("user".into(), "Sum the amounts per client in EUR".into()),
+            (
+                "notice".into(),
+                crate::service::outcomes::STOPPED_REPLY.into()
+            )
+        ]
     );
 }
 
@@ -304,9 +318,16 @@ async fn the_same_message_sent_again_after_a_restart_replaces_the_prompt_left_be
     let clarifier = prompt(&s, "clarifier", &[]).await;
     s.dismiss_manual(&clarifier.id).expect("dismiss");
     let _ = again.await;
+    // The dismissed prompt's message is told as stopped (#28).
     assert_eq!(
         messages(&s, &wf),
-        vec![("user".into(), "Sum the amounts per client".into())]
+        vec![
+            ("user".into(), "Sum the amounts per client".into()),
+            (
+                "notice".into(),
+                crate::service::outcomes::STOPPED_REPLY.into()
+            )
+        ]
     );
 }
 

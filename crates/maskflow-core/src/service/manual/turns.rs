@@ -194,6 +194,7 @@ impl Service {
             drop(busy);
             if let Err(e) = went_on {
                 eprintln!("maskflow: the message to workflow {workflow_id} could not go on: {e}");
+                service.notice_message_failed(&workflow_id, &e);
                 let status = store::get_version(&service.db(), &version_id)
                     .ok()
                     .flatten()
