@@ -13,48 +13,12 @@ let server;
 let browser;
 let page;
 
-/** A profile in the shared contract's shape, for a server whose extractor gives none yet. */
-const CONTRACT_PROFILE = {
-  rows_profiled: 36,
-  duplicate_rows: 0,
-  unique_columns: ["body_mass_g"],
-  columns: [
-    { name: "species", inferred_type: "text", nulls: 0, placeholders: 0, distinct: 2, distinct_capped: false, min_length: 6, max_length: 6, shapes: [{ shape: "Aaaaaa", count: 36 }], other_shapes: 0 },
-    { name: "island", inferred_type: "text", nulls: 0, placeholders: 0, distinct: 3, distinct_capped: false, min_length: 5, max_length: 9, shapes: [{ shape: "Aaaaaa", count: 12 }, { shape: "Aaaaa", count: 12 }, { shape: "Aaaaaaaaa", count: 12 }], other_shapes: 0 },
-    { name: "body_mass_g", inferred_type: "integer", nulls: 0, placeholders: 0, distinct: 36, distinct_capped: false, min: "3200", max: "4000", shapes: [{ shape: "####", count: 36 }], other_shapes: 0 },
-    { name: "sex", inferred_type: "text", nulls: 9, placeholders: 0, distinct: 1, distinct_capped: false, shapes: [{ shape: "aaaaaa", count: 27 }], other_shapes: 0 },
-  ],
-};
-
 before(async () => {
   server = await startServer(join(HERE, "replay.json"));
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   page = await context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e));
-  // Until the extractor fills `profile` (issue 28's profile part), the
-  // upload's answer gets a contract-shaped one, and approving leaves it
-  // out again (the server sends its own stored extract); a server that
-  // gives a profile is shown as it is.
-  let injected = false;
-  await page.route("**/api/extracts*", async (route) => {
-    const response = await route.fetch();
-    const body = await response.json();
-    for (const file of Array.isArray(body) ? body : []) {
-      if (file?.extract && !file.extract.profile) {
-        file.extract.profile = CONTRACT_PROFILE;
-        injected = true;
-      }
-    }
-    await route.fulfill({ response, json: body });
-  });
-  await page.route("**/api/workflows", async (route) => {
-    const request = route.request();
-    if (request.method() !== "POST" || !injected) return route.continue();
-    const body = request.postDataJSON();
-    for (const e of body.file_extracts ?? []) delete e.profile;
-    await route.continue({ postData: JSON.stringify(body) });
-  });
 });
 
 after(async () => {

@@ -2,33 +2,7 @@
 // column what a data engineer reads first and what identifies no one —
 // type, blanks, placeholders, distinct values, value shapes with their
 // counts, range. A compact table under the masked samples.
-import type { FileExtract } from "../generated";
-
-// The shared contract's profile, read structurally: the profile's own
-// generated type lands with the extractor that fills it.
-interface ShapeCount {
-  shape: string;
-  count: number;
-}
-interface ColumnProfile {
-  name: string;
-  inferred_type: string;
-  date_format?: string | null;
-  nulls: number;
-  placeholders: number;
-  distinct: number;
-  distinct_capped?: boolean;
-  min?: string | null;
-  max?: string | null;
-  shapes?: ShapeCount[];
-  other_shapes?: number;
-}
-interface TableProfile {
-  rows_profiled: number;
-  duplicate_rows: number;
-  unique_columns?: string[];
-  columns: ColumnProfile[];
-}
+import type { FileExtract, TableProfile } from "../generated";
 
 function profileOf(x: unknown): TableProfile | null {
   const p = (x as { profile?: unknown } | null)?.profile as TableProfile | undefined;

@@ -71,7 +71,7 @@ fn count(c: &Value, key: &str) -> u64 {
 }
 
 /// One column of a profile in a line: `amount: decimal, 3 null, 2
-/// placeholder (N/A…), 180 distinct, length 5–9, range ~15..~9.9e3,
+/// placeholder (N/A…), 180 distinct, length 5 to 9, range ~15 to ~9.9e3,
 /// shapes `$#,###.##` 200, `€###,##` 40, 2 other` (shapes in backticks, so
 /// they need no escaping inside the extract's JSON).
 pub fn column_line(c: &Value) -> String {
@@ -101,14 +101,16 @@ pub fn column_line(c: &Value) -> String {
         parts.push(if lo == hi {
             format!("length {lo}")
         } else {
-            format!("length {lo}–{hi}")
+            // Words between the numbers: `4–5` or `4..~5` reads to the
+            // guard as the decimal 4.5, a value the file may hold.
+            format!("length {lo} to {hi}")
         });
     }
     if let (Some(lo), Some(hi)) = (
         c.get("min").and_then(Value::as_str),
         c.get("max").and_then(Value::as_str),
     ) {
-        parts.push(format!("range ~{lo}..~{hi}"));
+        parts.push(format!("range ~{lo} to ~{hi}"));
     }
     let shapes: Vec<String> = c
         .get("shapes")

@@ -86,6 +86,24 @@ fn orders() -> String {
     s
 }
 
+/// Small decimals, as a data set of ratings and percentages holds them:
+/// a range or a length written `4–5` or `~4..~5`, or a rounded `4.5`,
+/// would read to the guard as one of these values.
+fn scores() -> String {
+    let mut s = String::from("median,viewers,percent\n");
+    for i in 0..120u32 {
+        s.push_str(&format!(
+            "{}.{},{}.{:02},{}\n",
+            i / 10,
+            i % 10,
+            i % 14 + 2,
+            (i * 7) % 100,
+            ["0.0", "100.0", "33.333333333333336", "50.0"][(i % 4) as usize]
+        ));
+    }
+    s
+}
+
 /// Each file extracted (10 samples) and profiled as an upload is, then
 /// made outbound as approval does.
 fn approved(dir: &Path, files: &[(&str, String)]) -> Vec<Value> {
@@ -147,7 +165,11 @@ fn the_builder_reads_each_column_s_profile_and_the_join_keys() {
 #[test]
 fn the_prompt_with_profiles_passes_the_guard_and_holds_no_raw_value() {
     let dir = tempfile::tempdir().expect("tmp");
-    let files = [("customers.csv", customers()), ("orders.csv", orders())];
+    let files = [
+        ("customers.csv", customers()),
+        ("orders.csv", orders()),
+        ("scores.csv", scores()),
+    ];
     let extracts = approved(dir.path(), &files);
     let req = builder_request(&Value::Array(extracts.clone()), &history());
     // The guard as a version's: its files indexed, its extracts allowed —
@@ -225,8 +247,8 @@ fn a_column_line_says_what_matters_in_one_line() {
         "other_shapes": 2});
     assert_eq!(
         column_line(&c),
-        "amount: decimal, 3 null, 2 placeholder (N/A, -, null…), 180 distinct, length 5–9, \
-range ~15..~9.9e3, shapes 200 rows `$#,###.##`, 40 rows `€###,##`, other shapes in 2 rows"
+        "amount: decimal, 3 null, 2 placeholder (N/A, -, null…), 180 distinct, length 5 to 9, \
+range ~15 to ~9.9e3, shapes 200 rows `$#,###.##`, 40 rows `€###,##`, other shapes in 2 rows"
     );
     assert_eq!(
         join_keys(&json!([{"filename": "a.csv", "profile": {"columns": []}}])),

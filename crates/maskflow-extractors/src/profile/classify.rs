@@ -278,9 +278,10 @@ impl DateLayout {
 }
 
 /// `x` rounded to two significant figures, written so it cannot be a value
-/// of the file's own spelling: plain when that takes at most three
-/// characters (`12`, `0.5`, `120`), otherwise in scientific notation
-/// (`1.2e3`, `-4.5e-2`).
+/// of the file's own spelling: plain when it is a whole number of at most
+/// three characters (`12`, `120`), otherwise in scientific notation
+/// (`1.2e3`, `5e-1`, `-4.5e-2`) — a plain `4.5` would be a decimal the
+/// guard finds in a file that holds it, and block the prompt.
 pub(super) fn round2(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return "0".into();
@@ -304,7 +305,7 @@ pub(super) fn round2(x: f64) -> String {
         }
         _ => String::new(),
     };
-    if !plain.is_empty() && plain.len() <= 3 {
+    if !plain.is_empty() && plain.len() <= 3 && !plain.contains('.') {
         return plain;
     }
     let mantissa = if d % 10.0 == 0.0 {

@@ -22,7 +22,7 @@ const INPUTS_BY_NAME_LANDED: bool = true;
 
 /// SWITCH: each file's extract carries a `profile` with per-column null
 /// counts (issue 28 point 1, helper "profile"). Turn on when that lands.
-const PROFILE_LANDED: bool = false;
+const PROFILE_LANDED: bool = true;
 
 /// What `expected.py facts` computed of each data file with pandas.
 pub struct Facts(BTreeMap<String, Value>);
