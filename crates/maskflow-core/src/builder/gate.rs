@@ -1,7 +1,8 @@
 //! Approval gates (seed 001): after each piece of content is created, an
 //! [`Approver`] returns APPROVED, REJECTED (with feedback) or PENDING (a
-//! person decides later). Automated back ends approve automatically; the
-//! manual back end pauses for the user.
+//! person decides later). Every back end's replies are approved
+//! automatically, the manual one's too: its reply is what the user just
+//! pasted (#28). Packages and input bindings still wait for the user.
 
 use serde::{Deserialize, Serialize};
 
@@ -60,32 +61,12 @@ pub trait Approver: Send + Sync + std::fmt::Debug {
     fn evaluate<'a>(&'a self, input: &'a GateInput) -> BoxFuture<'a, ApprovalResult>;
 }
 
-/// Approves everything (automated back ends).
+/// Approves everything.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct AutoApprove;
 
 impl Approver for AutoApprove {
     fn evaluate<'a>(&'a self, _input: &'a GateInput) -> BoxFuture<'a, ApprovalResult> {
         Box::pin(async { ApprovalResult::approved() })
-    }
-}
-
-/// Pauses on every reply of the builder so the user approves or rejects it
-/// (the manual back end); prompts pass.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ManualApproval;
-
-impl Approver for ManualApproval {
-    fn evaluate<'a>(&'a self, input: &'a GateInput) -> BoxFuture<'a, ApprovalResult> {
-        Box::pin(async move {
-            if input.stage == Stage::Response {
-                ApprovalResult {
-                    decision: Decision::Pending,
-                    feedback: None,
-                }
-            } else {
-                ApprovalResult::approved()
-            }
-        })
     }
 }

@@ -19,7 +19,7 @@ pub mod script_builder;
 pub mod table;
 
 pub use engine::{BuildJob, BuildState, Engine, InputFile, Outcome, TestReport};
-pub use gate::{ApprovalResult, Approver, AutoApprove, Decision, ManualApproval};
+pub use gate::{ApprovalResult, Approver, AutoApprove, Decision};
 pub use profile::{ProcessingResult, ProcessingStatus, Profile, WriteOp, WritePlan};
 pub use table::{Action, Command, Phase, Stage};
 

@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 
 use super::{Service, VersionView, WorkflowView};
 use crate::builder::{
-    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, ManualApproval, Outcome,
-    TestReport, script_builder::ScriptBuilder,
+    self, AutoApprove, BuildJob, BuildState, Engine, InputFile, Outcome, TestReport,
+    script_builder::ScriptBuilder,
 };
 use crate::error::{CoreError, Result};
 use crate::events::Event;
@@ -132,11 +132,10 @@ impl Service {
         let provider = self
             .llm(&Role::Builder, Some(workflow_id), Some(version_id), None)?
             .waited_on_by(build_waiter(workflow_id, version_id));
-        let approver: Arc<dyn builder::Approver> = if maskflow_llm::Provider::is_manual(&provider) {
-            Arc::new(ManualApproval)
-        } else {
-            Arc::new(AutoApprove)
-        };
+        // Every back end's replies pass the gates automatically: with the
+        // manual back end the reply is what the user just pasted, and asking
+        // them to approve it again only stands in their way (#28 point 9).
+        let approver: Arc<dyn builder::Approver> = Arc::new(AutoApprove);
         Ok(Engine {
             profile: Arc::new(ScriptBuilder),
             provider,
