@@ -33,66 +33,7 @@ impl Service {
         let version_id = self.id("wv");
         let mut db = self.db();
         let tx = db.transaction()?;
-        if let Some(c) = request
-            .show_categories
-            .iter()
-            .find(|c| !request.file_ids.contains(&c.file_id))
-        {
-            return Err(CoreError::InvalidRequest(format!(
-                "show_categories: file {} is not among file_ids",
-                c.file_id
-            )));
-        }
-        let mut stored = Vec::new();
-        for id in &request.file_ids {
-            let file = store::get_file(&tx, id)?.ok_or_else(|| {
-                CoreError::InvalidRequest(format!("file_ids: file {id} was not uploaded"))
-            })?;
-            // The names as sent: value-like ones masked unless the user
-            // chose to send them as they are (#26).
-            let mut sent = crate::names::outbound(&file.extract, &request.send_as_is).extract;
-            // The category columns the user switched on, and only those (#28).
-            let chosen: Vec<crate::categories::Chosen<'_>> = request
-                .show_categories
-                .iter()
-                .filter(|c| &c.file_id == id)
-                .map(|c| (c.sheet.as_deref(), c.column.as_str()))
-                .collect();
-            if !chosen.is_empty() {
-                let candidates = store::file_categories::of_file(&tx, id)?;
-                crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
-                    .map_err(CoreError::InvalidRequest)?;
-            }
-            stored.push(sent);
-        }
-        let given: Vec<Value> = request
-            .file_extracts
-            .iter()
-            .map(|e| serde_json::to_value(&e.0))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| CoreError::InvalidRequest(format!("file_extracts: {e}")))?;
-        // The client's extracts are never trusted (#13): with files, the stored
-        // ones are used; alone, they must hold only masked samples.
-        let extracts: Vec<Value> = if !request.file_ids.is_empty() {
-            if !given.is_empty() {
-                maskflow_privacy::extracts::check_against_stored(&stored, &given)
-                    .map_err(CoreError::InvalidRequest)?;
-            }
-            stored
-        } else {
-            for e in &given {
-                maskflow_privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
-            }
-            given
-                .iter()
-                .map(|e| crate::names::outbound(e, &request.send_as_is).extract)
-                .collect()
-        };
-        if extracts.is_empty() {
-            return Err(CoreError::InvalidRequest(
-                "file_extracts must list at least one approved extract (or give file_ids)".into(),
-            ));
-        }
+        let extracts = approved_extracts(&tx, &request)?;
         store::insert_workflow(
             &tx,
             &WorkflowRow {
@@ -524,4 +465,75 @@ impl Service {
         self.publish_status(workflow_id, version_id, version.status, reason);
         Ok(())
     }
+}
+
+/// The extracts a new workflow starts from, as they will be sent: the stored
+/// ones of `file_ids` (names that are values masked unless sent as they are,
+/// the category columns switched on added), or the client's own when it gave
+/// no files, checked to hold only masked samples.
+fn approved_extracts(
+    tx: &rusqlite::Transaction<'_>,
+    request: &CreateWorkflow,
+) -> Result<Vec<Value>> {
+    if let Some(c) = request
+        .show_categories
+        .iter()
+        .find(|c| !request.file_ids.contains(&c.file_id))
+    {
+        return Err(CoreError::InvalidRequest(format!(
+            "show_categories: file {} is not among file_ids",
+            c.file_id
+        )));
+    }
+    let mut stored = Vec::new();
+    for id in &request.file_ids {
+        let file = store::get_file(tx, id)?.ok_or_else(|| {
+            CoreError::InvalidRequest(format!("file_ids: file {id} was not uploaded"))
+        })?;
+        // The names as sent: value-like ones masked unless the user
+        // chose to send them as they are (#26).
+        let mut sent = crate::names::outbound(&file.extract, &request.send_as_is).extract;
+        // The category columns the user switched on, and only those (#28).
+        let chosen: Vec<crate::categories::Chosen<'_>> = request
+            .show_categories
+            .iter()
+            .filter(|c| &c.file_id == id)
+            .map(|c| (c.sheet.as_deref(), c.column.as_str()))
+            .collect();
+        if !chosen.is_empty() {
+            let candidates = store::file_categories::of_file(tx, id)?;
+            crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
+                .map_err(CoreError::InvalidRequest)?;
+        }
+        stored.push(sent);
+    }
+    let given: Vec<Value> = request
+        .file_extracts
+        .iter()
+        .map(|e| serde_json::to_value(&e.0))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| CoreError::InvalidRequest(format!("file_extracts: {e}")))?;
+    // The client's extracts are never trusted (#13): with files, the stored
+    // ones are used; alone, they must hold only masked samples.
+    let extracts: Vec<Value> = if !request.file_ids.is_empty() {
+        if !given.is_empty() {
+            maskflow_privacy::extracts::check_against_stored(&stored, &given)
+                .map_err(CoreError::InvalidRequest)?;
+        }
+        stored
+    } else {
+        for e in &given {
+            maskflow_privacy::extracts::check_masked(e).map_err(CoreError::InvalidRequest)?;
+        }
+        given
+            .iter()
+            .map(|e| crate::names::outbound(e, &request.send_as_is).extract)
+            .collect()
+    };
+    if extracts.is_empty() {
+        return Err(CoreError::InvalidRequest(
+            "file_extracts must list at least one approved extract (or give file_ids)".into(),
+        ));
+    }
+    Ok(extracts)
 }

@@ -116,13 +116,13 @@ fn restored(server: &Server, role: &str, before: &Value) -> Value {
 /// (by a restarted process when `restart_at_gate` gives the data folder),
 /// the script tested on the real file; the version waits for approval.
 fn build_to_approval(server: &Server, wf: &str, vid: &str) {
-    let builder = prompt(&server, "builder", None);
+    let builder = prompt(server, "builder", None);
     assert_eq!(builder["waiter"]["version_id"], vid, "{builder}");
     let sent = builder["messages"].to_string();
     for raw in ["Alice Martin", "Bruno Keller", "120.50", "Paid by card"] {
         assert!(!sent.contains(raw), "{raw:?} reached the prompt unmasked");
     }
-    answer(&server, &builder, &spec().to_string());
+    answer(server, &builder, &spec().to_string());
     let path = format!("/api/workflows/{wf}");
     // No gate on the reply the user pasted (#28): the build goes on to its
     // test and ends waiting for the user's approval of the version.
