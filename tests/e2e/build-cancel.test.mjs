@@ -61,7 +61,8 @@ test("Cancel build stops the test script and the version says it was cancelled",
   await cancel.waitFor();
   await shot(page, "50-build-running.png");
   await cancel.click();
-  await page.getByText("cancelled by the user").first().waitFor();
+  // The chat says so, with the way on (#28 point 4).
+  await page.getByText("You stopped the build of version 1").first().waitFor();
   await shot(page, "51-build-cancelled.png");
   assert.equal(await page.getByRole("button", { name: "Cancel build" }).count(), 0);
 });

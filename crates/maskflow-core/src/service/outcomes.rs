@@ -49,6 +49,12 @@ pub(super) fn build_waiting(version: i64, state: &BuildState) -> Option<String> 
             names.join(", ")
         ));
     }
+    if state.pending_binding.is_some() {
+        return Some(format!(
+            "The build of version {version} is waiting for you: its inputs' names do not say \
+             which file feeds which. Pick each input's file in the build's progress below."
+        ));
+    }
     state.pending_gate.then(|| {
         format!(
             "The build of version {version} is waiting for you: review the builder's reply in \
