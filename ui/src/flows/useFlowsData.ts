@@ -91,8 +91,13 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
         refreshRun(e.conversationId);
       } else if (e.type === "flow_turn" && e.conversation_id === currentId) {
         setStream("");
-        // A committed prompt is on screen already (from its user_turn).
-        if (e.turn.role !== "user") setRun((r) => (r ? { ...r, turns: [...r.turns, e.turn] } : r));
+        // A committed prompt is on screen already (from its user_turn); a
+        // refresh that answered first may hold this turn too: never twice.
+        const turn = e.turn;
+        const same = (t: typeof turn) =>
+          t.role === turn.role && t.createdAt === turn.createdAt && t.content === turn.content;
+        if (turn.role !== "user")
+          setRun((r) => (r && !r.turns.some(same) ? { ...r, turns: [...r.turns, turn] } : r));
         refreshRun(e.conversation_id);
       } else if (e.type === "flow_status" && e.flow_name === flowName) {
         // Waiting and needs-attention have no turn_final: the open run follows them here.
