@@ -202,6 +202,88 @@ pub unsafe fn read_only_but(writable: &Writable) -> bool {
     }
 }
 
+/// The input files to bind read-only into the run folder (source, then
+/// placeholder), prepared in the parent.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    files: Vec<(CString, CString)>,
+    /// Whether a symbolic link (held by a Landlock read rule) may stand in
+    /// where binding fails.
+    pub or_rule: bool,
+}
+
+impl Inputs {
+    /// `files` as (the user's file, its placeholder); `None` when a path
+    /// holds a NUL byte (nothing can be bound then).
+    pub fn new(files: &[(std::path::PathBuf, std::path::PathBuf)], or_rule: bool) -> Option<Self> {
+        let c = |p: &std::path::Path| CString::new(p.as_os_str().as_encoded_bytes()).ok();
+        let files = files
+            .iter()
+            .map(|(s, t)| Some((c(s)?, c(t)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Self { files, or_rule })
+    }
+
+    /// Whether there is nothing to bind.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// In the run's read-only mount namespace: binds each input file onto its
+/// placeholder and makes that mount read-only (so no write, truncation,
+/// `chmod` or `utime` reaches the user's file; a rename or unlink of the
+/// mount point fails with `EBUSY`). All or nothing: on any failure the
+/// mounts made are detached again and false is returned.
+///
+/// # Safety
+/// Async-signal-safe: mount(2), mount_setattr(2), umount2(2).
+pub unsafe fn bind_inputs(inputs: &Inputs) -> bool {
+    let read_only = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: system calls on NUL-terminated strings built in the parent
+    // and a stack struct.
+    unsafe {
+        for (i, (source, target)) in inputs.files.iter().enumerate() {
+            let bound = libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) == 0;
+            if !bound || mount_setattr(target.as_ptr(), 0, &read_only) != 0 {
+                let made = if bound { i + 1 } else { i };
+                for (_, t) in &inputs.files[..made] {
+                    libc::umount2(t.as_ptr(), libc::MNT_DETACH);
+                }
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Where binding is not possible: replaces each placeholder with a
+/// symbolic link to the user's file (the Landlock ruleset lets the script
+/// read that file only). False when any step failed.
+///
+/// # Safety
+/// Async-signal-safe: unlink(2), symlink(2).
+pub unsafe fn link_inputs(inputs: &Inputs) -> bool {
+    // SAFETY: system calls on NUL-terminated strings built in the parent.
+    unsafe {
+        inputs.files.iter().all(|(source, target)| {
+            libc::unlink(target.as_ptr()) == 0
+                && libc::symlink(source.as_ptr(), target.as_ptr()) == 0
+        })
+    }
+}
+
 /// # Safety
 /// `path` is NUL-terminated; `attr` lives across the call.
 unsafe fn mount_setattr(path: *const libc::c_char, flags: libc::c_uint, attr: &MountAttr) -> i64 {

@@ -16,22 +16,48 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::workdir::{Given, InPlace, Way};
 use crate::{
     LimitState, Limits, Python, RunRequest, RunResult, RunStatus, RunnerError, Simulate, copies,
-    io, isolation, mib, outputs,
+    io, isolation, mib, outputs, workdir,
 };
 #[cfg(target_os = "linux")]
 use crate::{cgroup, report, sandbox};
 
-/// Runs `request` in the prepared working folder `work`.
+/// How inputs can be read in place here: a read-only bind mount where a
+/// mount namespace can be made (a Landlock read rule standing in where
+/// binding fails and Landlock holds truncation), else the Landlock rule,
+/// else a hard link where safe or a copy.
+#[cfg(target_os = "linux")]
+pub(crate) fn in_place(simulate: Simulate) -> InPlace {
+    static TRUNCATE_HELD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let rule = !simulate.no_landlock && *TRUNCATE_HELD.get_or_init(isolation::truncate_held);
+    if !simulate.no_mount_namespace && sandbox::mount_namespace_available() {
+        InPlace::Bind { or_rule: rule }
+    } else if rule {
+        InPlace::Rule
+    } else {
+        InPlace::Neither {
+            uid: Some(sandbox::euid()),
+        }
+    }
+}
+
+/// Elsewhere: copies (a hard link could be written through).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn in_place(_: Simulate) -> InPlace {
+    InPlace::Neither { uid: None }
+}
+
+/// Runs `request` in the prepared working folder.
 pub(crate) fn execute(
     python: &Python,
     request: &RunRequest,
-    work: &Path,
+    prepared: workdir::Prepared,
     cancel: &AtomicBool,
     simulate: Simulate,
 ) -> Result<RunResult, RunnerError> {
-    let mut run = spawn(python, request, work, simulate)?;
+    let mut run = spawn(python, request, prepared, simulate)?;
     let ended = supervise(&mut run, &request.limits, cancel);
     collect(run, ended, &request.limits)
 }
@@ -60,6 +86,8 @@ struct Running {
     work: PathBuf,
     /// What the folder held before the script started (its inputs).
     baseline: u64,
+    /// Its input files, and how each was given.
+    inputs: Vec<Given>,
     sandbox: Sandbox,
 }
 
@@ -96,9 +124,15 @@ fn program_of(python: &Python) -> &Path {
 fn spawn(
     python: &Python,
     request: &RunRequest,
-    work: &Path,
+    prepared: workdir::Prepared,
     simulate: Simulate,
 ) -> Result<Running, RunnerError> {
+    let workdir::Prepared {
+        work,
+        mut inputs,
+        in_place,
+    } = prepared;
+    let work = work.as_path();
     let limits = &request.limits;
     let program = program_of(python);
     let required = !limits.allow_unisolated;
@@ -125,30 +159,7 @@ fn spawn(
     #[cfg(not(target_os = "linux"))]
     let _ = simulate;
     #[cfg(target_os = "linux")]
-    let mut prepared = {
-        let mut plan = isolation::plan(
-            work,
-            &request.shared_folders,
-            &python.runtime,
-            !simulate.no_landlock,
-            limits.no_network,
-        );
-        if simulate.no_mount_namespace {
-            plan.writable = None;
-        }
-        if simulate.no_socket_filter {
-            plan.seccomp = Err("the socket filter is not available (simulated)".into());
-        }
-        if required && let Err(why) = &plan.landlock {
-            return Err(RunnerError::NotIsolated(isolation::refusal(
-                Some(why),
-                None,
-                None,
-            )));
-        }
-        sandbox::prepare(&mut cmd, limits, plan, required, !simulate.no_cgroups)
-            .map_err(io("preparing the sandbox"))?
-    };
+    let mut prepared = linux_sandbox(&mut cmd, python, request, work, &inputs, in_place, simulate)?;
     #[cfg(target_os = "macos")]
     {
         if required && seatbelt.is_none() {
@@ -166,8 +177,20 @@ fn spawn(
     drop(cmd);
     #[cfg(target_os = "linux")]
     let confirmed = prepared.confirmed();
+    #[cfg(not(target_os = "linux"))]
+    let _ = in_place;
+    #[cfg(target_os = "linux")]
+    let unbound = inputs.iter().any(|g| g.way == Way::BindMount)
+        && !(confirmed.inputs_bound || confirmed.inputs_linked);
     let mut child = match spawned {
         Ok(child) => child,
+        #[cfg(target_os = "linux")]
+        Err(e) if unbound => {
+            return Err(io(
+                "giving the script its input files read-only (no read-only bind mount could be made, \
+                 and this kernel's Landlock cannot hold them read-only)",
+            )(e));
+        }
         #[cfg(target_os = "linux")]
         Err(_)
             if required
@@ -189,6 +212,9 @@ fn spawn(
     // interpreter takes tens of milliseconds to start).
     #[cfg(windows)]
     let job = job.filter(|j| j.assign(&child).is_ok());
+    #[cfg(target_os = "linux")]
+    relabel_linked(&mut inputs, &confirmed);
+    workdir::seal_inputs(work, &inputs);
     let pgid = i32::try_from(child.id()).unwrap_or(0);
     let stdout = child.stdout.take().map(|s| capture(s, limits.stdio_bytes));
     let stderr = child.stderr.take().map(|s| capture(s, limits.stdio_bytes));
@@ -200,6 +226,7 @@ fn spawn(
         stderr,
         work: work.to_path_buf(),
         baseline,
+        inputs,
         sandbox: Sandbox {
             #[cfg(target_os = "linux")]
             prepared,
@@ -211,6 +238,83 @@ fn spawn(
             job,
         },
     })
+}
+
+/// Prepares the Linux sandbox of a run on `cmd` (refusing when isolation
+/// is required and Landlock is missing), with its inputs given in place.
+#[cfg(target_os = "linux")]
+fn linux_sandbox(
+    cmd: &mut Command,
+    python: &Python,
+    request: &RunRequest,
+    work: &Path,
+    inputs: &[Given],
+    in_place: InPlace,
+    simulate: Simulate,
+) -> Result<sandbox::Prepared, RunnerError> {
+    let limits = &request.limits;
+    let required = !limits.allow_unisolated;
+    let mut plan = isolation::plan(
+        work,
+        &request.shared_folders,
+        &python.runtime,
+        !simulate.no_landlock,
+        limits.no_network,
+    );
+    if simulate.no_mount_namespace {
+        plan.writable = None;
+    }
+    if simulate.no_socket_filter {
+        plan.seccomp = Err("the socket filter is not available (simulated)".into());
+    }
+    give_in_place(&mut plan, inputs, in_place)?;
+    if required && let Err(why) = &plan.landlock {
+        return Err(RunnerError::NotIsolated(isolation::refusal(
+            Some(why),
+            None,
+            None,
+        )));
+    }
+    sandbox::prepare(cmd, limits, plan, required, !simulate.no_cgroups)
+        .map_err(io("preparing the sandbox"))
+}
+
+/// Where the child linked its inputs instead of binding them, says so.
+#[cfg(target_os = "linux")]
+fn relabel_linked(inputs: &mut [Given], confirmed: &sandbox::Confirmed) {
+    if confirmed.inputs_linked {
+        for g in inputs.iter_mut().filter(|g| g.way == Way::BindMount) {
+            g.way = Way::LandlockRule;
+        }
+    }
+}
+
+/// Adds the Landlock read rule of each input read in place, and the binds
+/// the child makes.
+#[cfg(target_os = "linux")]
+fn give_in_place(
+    plan: &mut isolation::Plan,
+    inputs: &[Given],
+    in_place: InPlace,
+) -> Result<(), RunnerError> {
+    let files: Vec<PathBuf> = inputs
+        .iter()
+        .filter(|g| matches!(g.way, Way::BindMount | Way::LandlockRule))
+        .map(|g| g.source.clone())
+        .collect();
+    isolation::read_in_place(plan, &files);
+    let binds: Vec<(PathBuf, PathBuf)> = inputs
+        .iter()
+        .filter(|g| g.way == Way::BindMount)
+        .map(|g| (g.source.clone(), g.target.clone()))
+        .collect();
+    if !binds.is_empty() {
+        let or_rule = matches!(in_place, InPlace::Bind { or_rule: true });
+        plan.inputs = Some(crate::confine::Inputs::new(&binds, or_rule).ok_or_else(|| {
+            RunnerError::BadRequest("an input file's path holds a NUL byte".into())
+        })?);
+    }
+    Ok(())
 }
 
 /// The script's arguments, folder, streams and environment: an allowlist,
@@ -394,7 +498,8 @@ fn collect(mut run: Running, ended: Ended, limits: &Limits) -> Result<RunResult,
                 || t.contains("WinError 1816")
         }),
     };
-    let enforced = enforced(&mut run.sandbox, limits, &ended, signal, &signs);
+    let mut enforced = enforced(&mut run.sandbox, limits, &ended, signal, &signs);
+    enforced.report.extend(workdir::report(&run.inputs));
     let (status, message) = classify(limits, &ended, signal, exit_code, &stderr, &enforced);
     Ok(RunResult {
         status,

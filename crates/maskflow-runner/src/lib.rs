@@ -1,5 +1,5 @@
 //! The sandboxed script runner: runs a generated Python script in a fresh
-//! working folder on copies of its inputs, under limits (wall clock, memory,
+//! working folder on its inputs, read in place and read-only, under limits (wall clock, memory,
 //! CPU, processes, output size, no network), and reports what happened and
 //! which limits were actually enforced.
 //!
@@ -57,7 +57,7 @@ pub const SIMULATE_NO_LANDLOCK: &str = "MASKFLOW_TEST_NO_LANDLOCK";
 /// How a generated script is run: the contract between script and runner.
 pub const CONTRACT: &str = "The script is run as `python3 script.py <inputs.json>` in its own, fresh working folder. \
 `inputs.json` (its path is also the first argument, `sys.argv[1]`) holds {\"fields\": {\"<field name>\": <the value, or the path of the input file, or a list of paths>}}. \
-Input files are read-only copies. The script writes its results into the `outputs/` folder inside the working folder (create nothing elsewhere) \
+Input files are read-only. The script writes its results into the `outputs/` folder inside the working folder (create nothing elsewhere) \
 and exits with status 0 on success; any other status is a failure, and its error output is shown. \
 It sees only its working folder, its inputs and the Python runtime (no home folder, no other files), \
 has no network access, limited memory, CPU time, processes and output size. It may import the packages `execution.requirements` \
@@ -108,7 +108,7 @@ impl Default for Limits {
 pub enum InputValue {
     /// A plain value (text, number, boolean, date…).
     Value(Value),
-    /// One file (copied read-only into the working folder).
+    /// One file (given read-only in the working folder's `inputs/`).
     File(PathBuf),
     /// Several files.
     Files(Vec<PathBuf>),
@@ -351,7 +351,7 @@ impl Runner {
         cancel: &AtomicBool,
     ) -> Result<RunResult, RunnerError> {
         let python = python.clone();
-        let work = workdir::prepare(request)?;
+        let work = workdir::prepare(request, execute::in_place(self.simulate))?;
         let missing = missing_packages(&python, &request.requirements)?;
         if !missing.is_empty() {
             return Ok(RunResult {
@@ -375,7 +375,7 @@ impl Runner {
                 isolated: false,
             });
         }
-        execute::execute(&python, request, &work, cancel, self.simulate)
+        execute::execute(&python, request, work, cancel, self.simulate)
     }
 }
 
@@ -423,3 +423,6 @@ mod tests;
 
 #[cfg(all(test, target_os = "linux"))]
 mod side_door_tests;
+
+#[cfg(all(test, target_os = "linux"))]
+mod in_place_tests;

@@ -33,6 +33,8 @@ const CAPS_NONE: u32 = 128;
 const CAPS_BOUNDING_EMPTY: u32 = 256;
 const FDS_CLOEXEC: u32 = 512;
 const PID_NAMESPACE: u32 = 1024;
+const INPUTS_BOUND: u32 = 2048;
+const INPUTS_LINKED: u32 = 4096;
 
 /// What the scope helper tells the waiting child: the scope holds memory,
 /// processes (else the child sets the rlimit).
@@ -92,6 +94,11 @@ pub struct Confirmed {
     pub memory: Mechanism,
     /// What holds its processes.
     pub processes: Mechanism,
+    /// Its input files are bound read-only into its folder.
+    pub inputs_bound: bool,
+    /// Its input files are symbolic links held by Landlock read rules
+    /// (binding was not possible).
+    pub inputs_linked: bool,
 }
 
 impl Confirmed {
@@ -251,16 +258,16 @@ fn prepare_with(
         v1_memory,
         v1_pids,
     } = groups;
-    let rlimits = rlimits(limits);
+    let (rlimits, network) = (rlimits(limits), limits.no_network);
     let (scope_helper, scope_fds) = match start_scope_helper(&choice, limits, start_scope)? {
         Some((helper, fds)) => (Some(helper), Some(fds)),
         None => (None, None),
     };
-    let network = limits.no_network;
     let mut ruleset = plan.landlock.ok();
     let filter = plan.seccomp.ok();
     let metadata_filter = plan.metadata.ok();
     let writable = plan.writable;
+    let inputs = plan.inputs.filter(|i| !i.is_empty());
     let (reader, writer) = std::io::pipe()?;
     let fd = writer.as_raw_fd();
     // The write ends must stay open in the parent until spawn; they are
@@ -275,9 +282,8 @@ fn prepare_with(
     unsafe {
         cmd.pre_exec(move || {
             let _ = (&keep, &scope_pipes);
-            let mut flags: u32 = 0;
-            // Limits held by a cgroup: those rlimits are not set.
-            let mut held: u32 = 0;
+            // `held`: limits a cgroup holds, whose rlimits are not set.
+            let (mut flags, mut held) = (0u32, 0u32);
             if let Some((pid_fd, go_fd, go_write_fd)) = keep.1 {
                 held |= wait_for_scope(pid_fd, go_fd, go_write_fd);
             }
@@ -294,6 +300,14 @@ fn prepare_with(
             }
             if entered.read_only {
                 flags |= MOUNTS_READ_ONLY;
+            }
+            let given = inputs
+                .as_ref()
+                .map_or(0, |i| give_inputs(i, entered.read_only));
+            flags |= given;
+            if inputs.is_some() && given == 0 {
+                // Its inputs would be empty placeholders: it never runs.
+                return Err(refuse(fd, flags));
             }
             flags |= pid_namespace()?;
             let dropped = confine::drop_capabilities();
@@ -348,6 +362,38 @@ fn prepare_with(
         reader,
         no_network: network,
     })
+}
+
+/// In the child: binds the inputs read-only where the mounts are the run's
+/// own and read-only, else links them where a Landlock rule holds them;
+/// the flag of what was done, 0 when neither was possible.
+///
+/// # Safety
+/// Async-signal-safe, as [`confine::bind_inputs`] and [`confine::link_inputs`].
+unsafe fn give_inputs(inputs: &confine::Inputs, read_only: bool) -> u32 {
+    // SAFETY: see above.
+    unsafe {
+        if read_only && confine::bind_inputs(inputs) {
+            INPUTS_BOUND
+        } else if inputs.or_rule && confine::link_inputs(inputs) {
+            INPUTS_LINKED
+        } else {
+            0
+        }
+    }
+}
+
+/// In the child, refusing to `exec`: reports `flags` through `fd` first.
+///
+/// # Safety
+/// Async-signal-safe: write(2) of a stack buffer.
+unsafe fn refuse(fd: i32, flags: u32) -> std::io::Error {
+    let bytes = flags.to_ne_bytes();
+    // SAFETY: a write of a stack buffer to a descriptor this process owns.
+    unsafe {
+        libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+    }
+    std::io::Error::from_raw_os_error(libc::EPERM)
 }
 
 /// In the child: makes the script PID 1 of its own namespace (this process
@@ -557,6 +603,8 @@ impl Prepared {
             bounding_emptied: flags & CAPS_BOUNDING_EMPTY != 0,
             descriptors_closed: flags & FDS_CLOEXEC != 0,
             pid_namespace: flags & PID_NAMESPACE != 0,
+            inputs_bound: flags & INPUTS_BOUND != 0,
+            inputs_linked: flags & INPUTS_LINKED != 0,
             memory: held(
                 flags & MEMORY_JOINED != 0,
                 self.choice.memory,
@@ -636,8 +684,57 @@ impl Prepared {
 
 /// Whether the current user is root (RLIMIT_NPROC does not bind root).
 pub fn is_root() -> bool {
+    euid() == 0
+}
+
+/// The effective user id (the user a script runs as).
+pub fn euid() -> u32 {
     // SAFETY: geteuid(2) cannot fail and touches no memory.
-    unsafe { libc::geteuid() == 0 }
+    unsafe { libc::geteuid() }
+}
+
+/// Whether this process's children can make a mount namespace of their
+/// own (directly, or inside a user namespace) and make its mounts private:
+/// where they can, inputs are bound read-only instead of linked or copied.
+/// Probed once, by a forked child that only makes system calls.
+pub fn mount_namespace_available() -> bool {
+    static PROBED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PROBED.get_or_init(|| {
+        // SAFETY: the forked child of this (possibly multi-threaded)
+        // process makes only async-signal-safe system calls and `_exit`s;
+        // the parent waits for it on a stack status word.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                let entered = confine::enter_namespaces(false);
+                let private = entered.mounts
+                    && libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null(),
+                    ) == 0;
+                libc::_exit(i32::from(!private));
+            }
+            if pid < 0 {
+                return false;
+            }
+            let mut status = 0;
+            loop {
+                let r = libc::waitpid(pid, &mut status, 0);
+                if r == pid {
+                    break;
+                }
+                if r < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    return false;
+                }
+            }
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+    })
 }
 
 #[cfg(test)]

@@ -80,6 +80,8 @@ pub struct Plan {
     /// The folders left writable in the run's mount namespace; `None`: no
     /// mount namespace (a test's switch).
     pub writable: Option<crate::confine::Writable>,
+    /// The input files the child binds read-only into the run folder.
+    pub inputs: Option<crate::confine::Inputs>,
 }
 
 /// Builds the isolation of a run in `work` (read-write, with `shared`),
@@ -103,7 +105,33 @@ pub fn plan(
         seccomp: socket_filter(no_network),
         metadata: metadata_filter(),
         writable: Some(crate::confine::Writable::new(work, shared)),
+        inputs: None,
     }
+}
+
+/// Lets the script read each of `files` (the file itself, not its folder):
+/// the rule that holds an input read in place through a symbolic link.
+pub fn read_in_place(plan: &mut Plan, files: &[PathBuf]) {
+    if files.is_empty() {
+        return;
+    }
+    let landlock = std::mem::replace(&mut plan.landlock, Err(String::new()));
+    plan.landlock = landlock.and_then(|r| {
+        r.add_rules(path_beneath_rules(files, AccessFs::from_read(ABI_WANTED)))
+            .map_err(|e| e.to_string())
+    });
+}
+
+/// Whether this kernel's Landlock holds truncation (ABI 3, Linux 6.2):
+/// without it `truncate(2)` by path is not mediated, so a file the script
+/// may only read could still be emptied, and inputs are not read in place
+/// through a Landlock rule alone.
+pub fn truncate_held() -> bool {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V3))
+        .and_then(|r| r.create())
+        .is_ok()
 }
 
 fn ruleset(work: &Path, shared: &[PathBuf], runtime: &[PathBuf]) -> Result<RulesetCreated, String> {
