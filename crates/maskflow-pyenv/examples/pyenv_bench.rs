@@ -9,13 +9,15 @@
 //! (`SIZE` bytes, default 1 GB).
 
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use maskflow_pyenv::{Environments, Lock};
 use maskflow_runner::{InputValue, Limits, Python, RunRequest, Runner, find_python};
+
+mod common;
+use common::generate;
 
 const STDLIB: &str = r#"import csv, json, sys
 f = json.load(open(sys.argv[1]))["fields"]
@@ -54,34 +56,6 @@ with open("outputs/totals.csv", "w") as out:
     for k, s, c in g.iter_rows():
         out.write("%s,%.2f,%d\n" % (k, s, c))
 "#;
-
-fn generate(path: &Path, size: u64) -> std::io::Result<()> {
-    let regions = [
-        "North", "South", "East", "West", "Central", "Alpine", "Coastal", "Lakes",
-    ];
-    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-    w.write_all(b"region,product,amount,qty,date\n")?;
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut written = 0u64;
-    while written < size {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let line = format!(
-            "{},P{:04},{}.{:02},{},2024-{:02}-{:02}\n",
-            regions[(x % 8) as usize],
-            (x >> 8) % 5000,
-            (x >> 20) % 10_000,
-            (x >> 40) % 100,
-            (x >> 48) % 50 + 1,
-            (x >> 54) % 12 + 1,
-            (x >> 58) % 28 + 1
-        );
-        w.write_all(line.as_bytes())?;
-        written += line.len() as u64;
-    }
-    w.flush()
-}
 
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())

@@ -13,7 +13,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::workdir::{Given, InPlace, Way};
@@ -80,8 +80,8 @@ struct Running {
     started: Instant,
     /// The process group of the tree (0 when unknown).
     pgid: i32,
-    stdout: Option<Arc<Mutex<Capture>>>,
-    stderr: Option<Arc<Mutex<Capture>>>,
+    stdout: Option<Shared>,
+    stderr: Option<Shared>,
     /// The script's folder.
     work: PathBuf,
     /// What the folder held before the script started (its inputs).
@@ -378,6 +378,8 @@ fn unsandboxed(cmd: &mut Command, required: bool) -> Result<(), RunnerError> {
 /// Waits for the script, stopping the whole tree on a cancel, the time-out
 /// or too much output; then ends any stragglers.
 fn supervise(run: &mut Running, limits: &Limits, cancel: &AtomicBool) -> Ended {
+    #[cfg(target_os = "linux")]
+    let exit_watch = crate::signal::ExitWatch::new(run.pgid);
     let mut timed_out = false;
     let mut cancelled = false;
     let mut output_over = false;
@@ -423,6 +425,13 @@ fn supervise(run: &mut Running, limits: &Limits, cancel: &AtomicBool) -> Ended {
             break run.child.wait().ok();
         }
         ticks = ticks.wrapping_add(1);
+        // A look every 20 ms (the limits, a cancel); the script's end wakes
+        // the wait at once where the kernel has pidfds.
+        #[cfg(target_os = "linux")]
+        if let Some(watch) = &exit_watch {
+            watch.wait(Duration::from_millis(20));
+            continue;
+        }
         std::thread::sleep(Duration::from_millis(20));
     };
     let duration_ms = u64::try_from(run.started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -684,16 +693,20 @@ struct Capture {
     done: bool,
 }
 
-fn capture(mut stream: impl Read + Send + 'static, cap: usize) -> Arc<Mutex<Capture>> {
-    let shared = Arc::new(Mutex::new(Capture::default()));
+/// A capture and the signal that its reader is done.
+type Shared = Arc<(Mutex<Capture>, Condvar)>;
+
+fn capture(mut stream: impl Read + Send + 'static, cap: usize) -> Shared {
+    let shared: Shared = Arc::default();
     let out = shared.clone();
     std::thread::spawn(move || {
+        let (capture, ended) = &*out;
         let mut buf = [0u8; 8192];
         loop {
             match stream.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let mut c = out.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut c = capture.lock().unwrap_or_else(|e| e.into_inner());
                     let room = cap.saturating_sub(c.bytes.len());
                     if n > room {
                         c.truncated = true;
@@ -703,24 +716,24 @@ fn capture(mut stream: impl Read + Send + 'static, cap: usize) -> Arc<Mutex<Capt
                 }
             }
         }
-        out.lock().unwrap_or_else(|e| e.into_inner()).done = true;
+        capture.lock().unwrap_or_else(|e| e.into_inner()).done = true;
+        ended.notify_all();
     });
     shared
 }
 
-/// A stream's text once its reader is done (waiting up to two seconds),
-/// and whether it was cut.
-fn take(c: Option<Arc<Mutex<Capture>>>) -> (String, bool) {
+/// A stream's text once its reader is done (waiting up to two seconds: a
+/// process that escaped the run could hold the pipe open), and whether it
+/// was cut. Woken as soon as the reader ends, not on a polling tick.
+fn take(c: Option<Shared>) -> (String, bool) {
     let Some(c) = c else {
         return (String::new(), false);
     };
-    for _ in 0..100 {
-        if c.lock().unwrap_or_else(|e| e.into_inner()).done {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let c = c.lock().unwrap_or_else(|e| e.into_inner());
+    let (capture, ended) = &*c;
+    let c = capture.lock().unwrap_or_else(|e| e.into_inner());
+    let (c, _) = ended
+        .wait_timeout_while(c, Duration::from_secs(2), |c| !c.done)
+        .unwrap_or_else(|e| e.into_inner());
     (String::from_utf8_lossy(&c.bytes).into_owned(), c.truncated)
 }
 

@@ -58,3 +58,38 @@ pub fn group_alive(pgid: i32) -> bool {
         group == Some(pgid) && !matches!(state, "Z" | "X")
     })
 }
+
+/// A descriptor that becomes readable when a child ends (`pidfd_open(2)`,
+/// Linux 5.3): the supervisor wakes at the script's end instead of on its
+/// next polling tick, and never reaps it.
+#[derive(Debug)]
+pub struct ExitWatch(std::os::fd::OwnedFd);
+
+impl ExitWatch {
+    /// A watch on the child `pid`; `None` where the kernel has no pidfd.
+    pub fn new(pid: i32) -> Option<Self> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open(2) takes integers; a descriptor it returns is
+        // ours alone and is owned from here on.
+        unsafe {
+            let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+            let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+            Some(Self(std::os::fd::OwnedFd::from_raw_fd(fd)))
+        }
+    }
+
+    /// Waits until the child ends or `timeout` passes.
+    pub fn wait(&self, timeout: std::time::Duration) {
+        use std::os::fd::AsRawFd;
+        let mut poll = libc::pollfd {
+            fd: self.0.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: poll(2) on one pollfd we own, for its length.
+        unsafe {
+            libc::poll(&mut poll, 1, ms);
+        }
+    }
+}

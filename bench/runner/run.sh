@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 29's runner benchmark: a polars script aggregating a 1 GB CSV run
+# directly by its environment's interpreter and through the sandboxed
+# runner, alternating, best of 5; and a trivial script's whole run through
+# the runner. Prints a Markdown table and `TARGET` lines for bench/check.
+# QUICK=1: a 100 MB CSV, 3 rounds. Needs uv (installed here with pip when
+# missing) and the package index or a warm uv cache for polars.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DATA=bench/data
+mkdir -p "$DATA"
+if [ -n "${QUICK:-}" ]; then
+  SIZE=100000000 ROUNDS=3
+else
+  SIZE=${SIZE:-1000000000} ROUNDS=${ROUNDS:-5}
+fi
+export SIZE
+if [ -z "${MASKFLOW_UV:-}" ] && ! command -v uv >/dev/null 2>&1; then
+  python3 -m pip install --quiet --user uv >/dev/null 2>&1 || python3 -m pip install --quiet uv
+  MASKFLOW_UV=$(python3 -c 'import uv; print(uv.find_uv_bin())')
+  export MASKFLOW_UV
+fi
+CACHE=${UV_BENCH_CACHE:-${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}}
+lscpu | grep -E '^(Model name|CPU\(s\)|Flags)' | cut -c1-120 >&2 || true
+cargo run -q --release -p maskflow-pyenv --example runner_bench -- \
+  "$DATA/pyenv-$SIZE.csv" --uv-cache "$CACHE" --rounds "$ROUNDS"
