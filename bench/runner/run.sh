@@ -22,5 +22,7 @@ if [ -z "${MASKFLOW_UV:-}" ] && ! command -v uv >/dev/null 2>&1; then
 fi
 CACHE=${UV_BENCH_CACHE:-${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}}
 lscpu | grep -E '^(Model name|CPU\(s\)|Flags)' | cut -c1-120 >&2 || true
-cargo run -q --release -p maskflow-pyenv --example runner_bench -- \
+# A debug build, as bench/pyenv: the runner's own work is system calls and
+# file walks, so its figure is an upper bound of the release build's.
+cargo run -q -p maskflow-pyenv --example runner_bench -- \
   "$DATA/pyenv-$SIZE.csv" --uv-cache "$CACHE" --rounds "$ROUNDS"
