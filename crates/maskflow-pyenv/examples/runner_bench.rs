@@ -126,7 +126,7 @@ fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
 /// `/proc/self/stat` (clock ticks of 10 ms): less disturbed by other work
 /// on the machine than wall time. The runner's script is such a child too
 /// (its stand-in reaps it and is reaped here).
-fn children_cpu() -> Duration {
+fn children_cpu_split() -> (Duration, Duration) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let fields: Vec<u64> = stat
         .rsplit_once(") ")
@@ -136,8 +136,8 @@ fn children_cpu() -> Duration {
         .map(|f| f.parse().unwrap_or(0))
         .collect();
     // After the command: state is field 3; cutime and cstime are 16 and 17.
-    let ticks = fields.get(13).copied().unwrap_or(0) + fields.get(14).copied().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
+    let ticks = |i: usize| Duration::from_millis(fields.get(i).copied().unwrap_or(0) * 10);
+    (ticks(13), ticks(14))
 }
 
 fn ms(d: Duration) -> String {
@@ -201,17 +201,22 @@ fn main() {
     let (mut best_direct, mut best_runner) = (Duration::MAX, Duration::MAX);
     let (mut cpu_direct, mut cpu_runner) = (Duration::MAX, Duration::MAX);
     for round in 0..rounds {
-        let before = children_cpu();
+        let before = children_cpu_split();
         let (a, _, _) = direct(&polars, POLARS, &csv, &direct_dir);
-        let between = children_cpu();
+        let between = children_cpu_split();
         let (b, _, _, _) = through_runner(&runner, &polars, POLARS, &csv, &work);
-        let (ca, cb) = (between - before, children_cpu() - between);
+        let after = children_cpu_split();
+        let (ua, sa) = (between.0 - before.0, between.1 - before.1);
+        let (ub, sb) = (after.0 - between.0, after.1 - between.1);
+        let (ca, cb) = (ua + sa, ub + sb);
         eprintln!(
-            "round {round}: direct {} (CPU {}) runner {} (CPU {})",
+            "round {round}: direct {} (CPU user {} system {}) runner {} (CPU user {} system {})",
             ms(a),
-            ms(ca),
+            ms(ua),
+            ms(sa),
             ms(b),
-            ms(cb)
+            ms(ub),
+            ms(sb)
         );
         best_direct = best_direct.min(a);
         best_runner = best_runner.min(b);

@@ -370,14 +370,14 @@ fn a_hostile_script_reaches_nothing_outside_its_folder() {
     );
 }
 
-/// jemalloc (polars) reads the huge-page and overcommit settings at start;
-/// without the first, polars ran 1.25–1.38× slower in the sandbox (issue
-/// 29). The machine's other files under /proc stay closed.
+/// jemalloc (polars) reads the huge-page and overcommit settings, polars
+/// the machine's memory: without them polars ran 1.25–1.38× slower in the
+/// sandbox (issue 29). The machine's other files under /proc stay closed.
 #[cfg(target_os = "linux")]
 #[test]
 fn the_allocator_sees_its_settings_and_nothing_else_of_proc() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let script = "import json\nr = {}\nfor p in ['/proc/sys/vm/overcommit_memory', '/sys/kernel/mm/transparent_hugepage/enabled', '/proc/sys/kernel/hostname', '/proc/1/environ']:\n    try:\n        open(p).read(); r[p] = True\n    except OSError:\n        r[p] = False\nprint(json.dumps(r))\n";
+    let script = "import json\nr = {}\nfor p in ['/proc/sys/vm/overcommit_memory', '/sys/kernel/mm/transparent_hugepage/enabled', '/proc/meminfo', '/proc/sys/kernel/hostname', '/proc/1/environ']:\n    try:\n        open(p).read(); r[p] = True\n    except OSError:\n        r[p] = False\nprint(json.dumps(r))\n";
     let result = run(&request(dir.path(), script, Limits::default()));
     assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
     let read: BTreeMap<String, bool> = serde_json::from_str(result.stdout.trim()).expect("report");
