@@ -30,8 +30,8 @@ use crate::{cgroup, report, sandbox};
 /// else a hard link where safe or a copy.
 #[cfg(target_os = "linux")]
 pub(crate) fn in_place(simulate: Simulate) -> InPlace {
-    static TRUNCATE_HELD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let rule = !simulate.no_landlock && *TRUNCATE_HELD.get_or_init(isolation::truncate_held);
+    static TRUNCATION_HELD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let rule = !simulate.no_landlock && *TRUNCATION_HELD.get_or_init(isolation::truncate_held);
     if !simulate.no_mount_namespace && sandbox::mount_namespace_available() {
         InPlace::Bind { or_rule: rule }
     } else if rule {
