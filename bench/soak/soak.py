@@ -112,8 +112,9 @@ class Stats:
 class Api:
     """One keep-alive HTTP/1.1 connection with the bearer token."""
 
-    def __init__(self, port):
+    def __init__(self, port, timeout=120):
         self.port = port
+        self.timeout = timeout
         self.conn = None
 
     def call(self, method, path, body=None, content_type="application/json"):
@@ -121,7 +122,7 @@ class Api:
             body = json.dumps(body).encode()
         for attempt in (0, 1):
             if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
             try:
                 self.conn.request(method, path, body=body, headers={
                     "Authorization": f"Bearer {TOKEN}", "Content-Type": content_type})

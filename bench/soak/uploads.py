@@ -50,7 +50,8 @@ def uploader(port, home, csv_path, stop, results):
     """One uploading process: uploads in a loop until `stop`; sends
     (seconds, error or None) per upload."""
     body, ctype = upload_body(csv_path)
-    api = soak.Api(port)
+    # Uploads past the extraction slots wait their turn: minutes on a slow build.
+    api = soak.Api(port, timeout=900)
     while not stop.is_set():
         t = time.perf_counter()
         try:
