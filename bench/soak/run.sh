@@ -10,4 +10,4 @@ if [ "$profile" = release ]; then
 else
   cargo build -p maskflow-server --bin maskflow
 fi
-exec python3 bench/soak/soak.py --bin "target/$profile/maskflow" "$@"
+exec python3 bench/soak/soak.py --bin "${CARGO_TARGET_DIR:-target}/$profile/maskflow" "$@"

@@ -18,6 +18,10 @@ two hours old in the database (the shortest expiry setting is one hour, the
 run is ten minutes), starts the server again — its start-up sweep removes
 expired uploads — and measures the data folder once more.
 
+With --upload-load it runs the uploads load of issue 29 instead (see
+uploads.py): 8 clients uploading a 20 MB CSV in a loop, 32 listing
+workflows, list p99 against its target.
+
 Standard library only (the WebSocket client is the few lines it needs).
 """
 
@@ -108,8 +112,9 @@ class Stats:
 class Api:
     """One keep-alive HTTP/1.1 connection with the bearer token."""
 
-    def __init__(self, port):
+    def __init__(self, port, timeout=120):
         self.port = port
+        self.timeout = timeout
         self.conn = None
 
     def call(self, method, path, body=None, content_type="application/json"):
@@ -117,7 +122,7 @@ class Api:
             body = json.dumps(body).encode()
         for attempt in (0, 1):
             if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
             try:
                 self.conn.request(method, path, body=body, headers={
                     "Authorization": f"Bearer {TOKEN}", "Content-Type": content_type})
@@ -353,7 +358,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/maskflow")
     ap.add_argument("--minutes", type=float, default=10)
-    ap.add_argument("--uploaders", type=int, default=10)
+    ap.add_argument("--uploaders", type=int, help="default 10, 8 with --upload-load")
     ap.add_argument("--readers", type=int, default=20)
     ap.add_argument("--messengers", type=int, default=10)
     ap.add_argument("--subscribers", type=int, default=10)
@@ -361,7 +366,19 @@ def main():
     ap.add_argument("--warmup", type=float, default=60, help="seconds before 'after warm-up'")
     ap.add_argument("--keep", action="store_true", help="keep the data folder")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--upload-load", action="store_true",
+                    help="uploads load instead: big uploads in a loop, clients listing workflows")
+    ap.add_argument("--seconds", type=float, help="--upload-load: how long (120; QUICK=1: 30)")
+    ap.add_argument("--upload-mb", type=float, default=20, help="--upload-load: the CSV's size")
+    ap.add_argument("--listers", type=int, default=32, help="--upload-load: listing clients")
+    ap.add_argument("--warmup-uploads", type=float, default=5,
+                    help="--upload-load: seconds of uploads before listing starts")
     a = ap.parse_args()
+    if a.upload_load:
+        import uploads
+        a.uploaders = 8 if a.uploaders is None else a.uploaders
+        return uploads.run(a)
+    a.uploaders = 10 if a.uploaders is None else a.uploaders
 
     work = tempfile.mkdtemp(prefix="maskflow-soak-")
     home = os.path.join(work, "home")

@@ -57,6 +57,10 @@ pub enum Event {
         /// The file's size in bytes.
         #[ts(type = "number")]
         total: u64,
+        /// Waiting for other uploads' extractions to finish before this
+        /// one starts (only extractions up to the cores run at once).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        waiting: bool,
     },
     /// A flow run's transcript turn was committed.
     FlowTurn {

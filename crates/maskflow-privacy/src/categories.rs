@@ -53,14 +53,9 @@ pub fn candidates(
     max_bytes: u64,
     min_rows: u64,
 ) -> Result<Vec<CategoryCandidate>, ExtractError> {
-    let mut sink = Counter::default();
+    let mut sink = CategoryCounter::default();
     Registry::with_defaults().values(path, &ValueOptions { max_bytes }, &mut sink)?;
-    sink.close();
-    Ok(sink
-        .done
-        .into_iter()
-        .filter_map(|t| t.candidate(min_rows))
-        .collect())
+    Ok(sink.finish(min_rows))
 }
 
 /// What one column held, until it held too many different values.
@@ -120,9 +115,10 @@ impl Column {
     }
 }
 
-/// Counts the values of every column of every table.
+/// Counts the values of every column of every table: the sink of
+/// [`candidates`], public so one pass over a file can feed it beside others.
 #[derive(Debug, Default)]
-struct Counter {
+pub struct CategoryCounter {
     columns: Vec<Column>,
     done: Vec<Column>,
     /// Headerless tables' columns are named by number, as the extract names them.
@@ -130,13 +126,22 @@ struct Counter {
     sheet: Option<String>,
 }
 
-impl Counter {
+impl CategoryCounter {
     fn close(&mut self) {
         self.done.append(&mut self.columns);
     }
+
+    /// The category columns of what it was fed, every value in at least `min_rows` rows.
+    pub fn finish(mut self, min_rows: u64) -> Vec<CategoryCandidate> {
+        self.close();
+        self.done
+            .into_iter()
+            .filter_map(|t| t.candidate(min_rows))
+            .collect()
+    }
 }
 
-impl ValueSink for Counter {
+impl ValueSink for CategoryCounter {
     fn table(&mut self, sheet: Option<&str>, columns: &[String]) {
         self.close();
         self.sheet = sheet.map(str::to_owned);

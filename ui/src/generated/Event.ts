@@ -66,7 +66,12 @@ done: number,
 /**
  * The file's size in bytes.
  */
-total: number, } | { "type": "flow_turn", 
+total: number, 
+/**
+ * Waiting for other uploads' extractions to finish before this
+ * one starts (only extractions up to the cores run at once).
+ */
+waiting: boolean, } | { "type": "flow_turn", 
 /**
  * The run.
  */

@@ -18,6 +18,7 @@ mod conversations;
 mod current;
 mod deletes;
 mod environments;
+mod extract_pool;
 mod flow_liveness;
 mod flow_scripts;
 mod flows;
@@ -182,6 +183,8 @@ struct Inner {
     runner: Mutex<Option<(Option<PathBuf>, Arc<maskflow_runner::Runner>)>>,
     /// Delete confirmations handed out and not yet used.
     confirmations: Mutex<deletes::Confirmations>,
+    /// Where uploads are read: off the async workers, a bounded few at once.
+    extract_pool: extract_pool::ExtractPool,
 }
 
 /// Marks a workflow busy until dropped.
@@ -251,6 +254,7 @@ impl Service {
             llm,
             runner: Mutex::new(None),
             confirmations: Mutex::new(Default::default()),
+            extract_pool: extract_pool::ExtractPool::sized_from_cores(),
         });
         let service = Service { inner };
         service

@@ -2,7 +2,9 @@
 //! read where they lie, each extracted, masked and recorded.
 
 use super::*;
+use crate::events::EventBus;
 use maskflow_extractors::{FileKind, ValueSink};
+use maskflow_privacy::categories::{CategoryCandidate, CategoryCounter, DEFAULT_MIN_ROWS};
 
 impl Service {
     /// Where to store a new upload: a fresh file id and a path under
@@ -73,7 +75,9 @@ impl Service {
     }
 
     /// Runs the extractor over `path` (publishing [`Event::ExtractProgress`]
-    /// while a large file is counted) and stores the file's row.
+    /// while a large file is counted) and stores the file's row. The reading
+    /// runs in the service's extraction slots ([`extract_pool`]), off the
+    /// async workers; the store is written in one short transaction after.
     pub(super) async fn record_file(
         &self,
         file_id: &str,
@@ -81,48 +85,33 @@ impl Service {
         path: PathBuf,
     ) -> Result<UploadedFile> {
         let display_name = safe_filename(filename);
-        let p = path.clone();
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let events = self.inner.events.clone();
         let (id, name) = (file_id.to_owned(), display_name.clone());
-        let extracted = tokio::task::spawn_blocking(move || {
-            let mut last_percent = u64::MAX;
-            let mut progress = |done: u64, total: u64| {
-                let percent = done.saturating_mul(100) / total.max(1);
-                if percent != last_percent {
-                    last_percent = percent;
-                    events.publish(Event::ExtractProgress {
-                        file_id: id.clone(),
-                        filename: name.clone(),
-                        done,
-                        total,
-                    });
-                }
-            };
-            let mut extract = maskflow_extractors::extract_path(
-                &p,
-                &maskflow_extractors::ExtractOptions::with_samples(UPLOAD_SAMPLES),
-                &mut |step| progress(step.done, step.total),
-            )?;
-            if matches!(extract.kind, FileKind::Csv | FileKind::Excel) {
-                let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-                let mut sink = ProfileProgress::new(size, &mut progress);
-                let registry = maskflow_extractors::Registry::with_defaults();
-                // A file the extract could read but the profile cannot
-                // (it is read twice) keeps its extract, without a profile.
-                if registry
-                    .values(&p, &maskflow_extractors::ValueOptions::default(), &mut sink)
-                    .is_ok()
-                {
-                    let tables = sink.profiler.finish();
-                    maskflow_extractors::profile::attach(&mut extract, tables);
-                }
-            }
-            Ok::<_, maskflow_extractors::ExtractError>(extract)
-        })
-        .await
-        .map_err(|e| CoreError::Corrupt(format!("the extractor stopped: {e}")))?;
-        let mut extract = match extracted {
-            Ok(extract) => extract,
+        let waiting = || {
+            events.publish(Event::ExtractProgress {
+                file_id: id.clone(),
+                filename: name.clone(),
+                done: 0,
+                total: size,
+                waiting: true,
+            })
+        };
+        let read = FileReading {
+            path: path.clone(),
+            size,
+            categories_max_bytes: self.max_file_bytes(),
+            events: events.clone(),
+            file_id: id.clone(),
+            filename: name.clone(),
+        };
+        let extracted = self
+            .inner
+            .extract_pool
+            .run(waiting, move || read.run())
+            .await?;
+        let (mut extract, categories) = match extracted {
+            Ok(done) => done,
             Err(e) => {
                 let message = e
                     .to_string()
@@ -131,7 +120,6 @@ impl Service {
             }
         };
         extract.filename = display_name.clone();
-        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let row = FileRow {
             id: file_id.to_owned(),
             filename: display_name,
@@ -140,20 +128,6 @@ impl Service {
             extract: to_json(&extract)?,
             created_at: self.now(),
         };
-        // Category columns (#28): found over all rows, kept here with their
-        // raw values; one reaches an extract only when the user switches it on.
-        let (p, max) = (path.clone(), self.max_file_bytes());
-        let categories = tokio::task::spawn_blocking(move || {
-            maskflow_privacy::categories::candidates(
-                &p,
-                max,
-                maskflow_privacy::categories::DEFAULT_MIN_ROWS,
-            )
-        })
-        .await
-        .ok()
-        .and_then(|found| found.ok())
-        .unwrap_or_default();
         {
             let mut db = self.db();
             let tx = db.transaction()?;
@@ -165,26 +139,106 @@ impl Service {
         uploaded.categories = categories;
         Ok(uploaded)
     }
+
+    /// How many files are read at once at most (the others wait their turn).
+    pub fn extract_slots(&self) -> usize {
+        self.inner.extract_pool.slots()
+    }
 }
 
+/// What reading one file takes, moved onto its extraction thread.
+struct FileReading {
+    path: PathBuf,
+    size: u64,
+    categories_max_bytes: u64,
+    events: EventBus,
+    file_id: String,
+    filename: String,
+}
+
+/// A file's extract (profiled when a table) and its category columns (#28).
+type Reading = (maskflow_extractors::FileExtract, Vec<CategoryCandidate>);
+
+impl FileReading {
+    /// The extract, then one pass over the values for both the profile and
+    /// the category columns (two when they may read different amounts).
+    fn run(self) -> std::result::Result<Reading, maskflow_extractors::ExtractError> {
+        let mut last_percent = u64::MAX;
+        let mut progress = |done: u64, total: u64| {
+            let percent = done.saturating_mul(100) / total.max(1);
+            if percent != last_percent {
+                last_percent = percent;
+                self.events.publish(Event::ExtractProgress {
+                    file_id: self.file_id.clone(),
+                    filename: self.filename.clone(),
+                    done,
+                    total,
+                    waiting: false,
+                });
+            }
+        };
+        let mut extract = maskflow_extractors::extract_path(
+            &self.path,
+            &maskflow_extractors::ExtractOptions::with_samples(UPLOAD_SAMPLES),
+            &mut |step| progress(step.done, step.total),
+        )?;
+        let registry = maskflow_extractors::Registry::with_defaults();
+        let profile_options = maskflow_extractors::ValueOptions::default();
+        let categories_options = maskflow_extractors::ValueOptions {
+            max_bytes: self.categories_max_bytes,
+        };
+        let table = matches!(extract.kind, FileKind::Csv | FileKind::Excel);
+        let tee = table && profile_options == categories_options;
+        let mut sink = UploadSinks::new(self.size, &mut progress, tee);
+        if table {
+            // A file the extract could read but the profile cannot (it is
+            // read twice) keeps its extract, without a profile.
+            let read = registry.values(&self.path, &profile_options, &mut sink);
+            let profiled = read.is_ok();
+            let tables = std::mem::take(&mut sink.profiler).finish();
+            if profiled {
+                maskflow_extractors::profile::attach(&mut extract, tables);
+            }
+            if tee && !profiled {
+                sink.categories = None;
+            }
+        }
+        let categories = if tee {
+            sink.categories.map(|c| c.finish(DEFAULT_MIN_ROWS))
+        } else {
+            drop(sink);
+            maskflow_privacy::categories::candidates(
+                &self.path,
+                self.categories_max_bytes,
+                DEFAULT_MIN_ROWS,
+            )
+            .ok()
+        };
+        Ok((extract, categories.unwrap_or_default()))
+    }
+}
 /// Sample rows an upload's extract keeps: more than the extractors' default,
 /// since the context-fit reduction cuts them when a model's window is small.
 pub const UPLOAD_SAMPLES: usize = 10;
 
-/// Feeds the profiler and reports the pass's progress by the bytes of the
-/// cells it has seen (about the file's bytes, without delimiters).
-struct ProfileProgress<'a> {
+/// One pass over a table's values, fed to the profiler (reporting the
+/// pass's progress by the bytes of the cells it has seen, about the file's
+/// bytes without delimiters) and, when it is the same pass, to the category
+/// count: a large file is read once for both.
+struct UploadSinks<'a> {
     profiler: maskflow_extractors::profile::Profiler,
+    categories: Option<CategoryCounter>,
     size: u64,
     seen: u64,
     next: u64,
     report: &'a mut dyn FnMut(u64, u64),
 }
 
-impl<'a> ProfileProgress<'a> {
-    fn new(size: u64, report: &'a mut dyn FnMut(u64, u64)) -> Self {
+impl<'a> UploadSinks<'a> {
+    fn new(size: u64, report: &'a mut dyn FnMut(u64, u64), categories: bool) -> Self {
         Self {
             profiler: Default::default(),
+            categories: categories.then(CategoryCounter::default),
             size,
             seen: 0,
             next: 0,
@@ -193,13 +247,19 @@ impl<'a> ProfileProgress<'a> {
     }
 }
 
-impl ValueSink for ProfileProgress<'_> {
+impl ValueSink for UploadSinks<'_> {
     fn table(&mut self, sheet: Option<&str>, columns: &[String]) {
         self.profiler.table(sheet, columns);
+        if let Some(c) = &mut self.categories {
+            c.table(sheet, columns);
+        }
     }
 
     fn cell(&mut self, column: usize, value: &str) {
         self.profiler.cell(column, value);
+        if let Some(c) = &mut self.categories {
+            c.cell(column, value);
+        }
         self.seen += value.len() as u64 + 1;
         if self.seen >= self.next && self.size > 0 {
             (self.report)(self.seen.min(self.size), self.size);
@@ -207,14 +267,24 @@ impl ValueSink for ProfileProgress<'_> {
         }
     }
 
-    fn text(&mut self, _text: &str) {}
+    fn text(&mut self, text: &str) {
+        if let Some(c) = &mut self.categories {
+            c.text(text);
+        }
+    }
 
     fn row_end(&mut self) {
         self.profiler.row_end();
+        if let Some(c) = &mut self.categories {
+            c.row_end();
+        }
     }
 
     fn table_width(&mut self, width: usize) {
         self.profiler.table_width(width);
+        if let Some(c) = &mut self.categories {
+            c.table_width(width);
+        }
     }
 }
 

@@ -39,5 +39,6 @@ mod secrets;
 mod storage;
 mod tasks;
 mod terminal;
+mod upload_load;
 mod ws_cancel;
 mod ws_seed_events;
