@@ -105,7 +105,13 @@ fn main() -> std::io::Result<()> {
             "the guard found {guard_big} matches in the clean request and {guard_planted} in the planted one"
         )));
     }
-    print_targets(size, guard_build, guard_check.0, naive_build.0, naive_check.0);
+    print_targets(
+        size,
+        guard_build,
+        guard_check.0,
+        naive_build.0,
+        naive_check.0,
+    );
     Ok(())
 }
 
