@@ -22,6 +22,8 @@ cargo machete
 echo "== structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt lists the known ones)"
 python3 scripts/structure.py --self-test
 python3 scripts/structure.py
+echo "== bench/check's collector on fake scripts (the benchmarks themselves stay out of the tests)"
+bench/check --self-test
 export MASKFLOW_REQUIRE_LLM_SERVERS=1
 echo "== uv for the managed Python environments (issue 16): on PATH, the uv package of python3, or installed from PyPI"
 if ! command -v uv >/dev/null && ! python3 -c 'import uv' 2>/dev/null; then
