@@ -45,22 +45,30 @@ FILES=$(dpkg -L "$NAME")
 closure=$(apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts \
   --no-breaks --no-replaces --no-enhances $(sed 's/([^)]*)//g; s/,/ /g' <<<"$DEPENDS") \
   | sed -n 's/^\([^ <][^:]*\)\(:.*\)\?$/\1/p; s/^ *[A-Za-z]*Depends: \([^<]*\)$/\1/p' | sort -u)
-# The package owning a library, by the path ldd gives or its real one, with
-# or without /usr (Debian 12 merges /lib into /usr/lib; dpkg knows one name).
-owner_of() {
-  local path real
+# Each library by the path ldd gives and its real one, with and without
+# /usr (Debian 12 merges /lib into /usr/lib; dpkg knows one of the names),
+# looked up in one dpkg -S call: one per library takes minutes.
+candidates() {
+  local real
   real=$(readlink -f "$1")
-  for path in "$1" "$real" "${1#/usr}" "/usr$1" "${real#/usr}" "/usr$real"; do
-    dpkg -S "$path" 2>/dev/null | sed -n '1s/[:,].*//p' && return
-  done
+  printf '%s\n' "$1" "$real" "${1#/usr}" "/usr$1" "${real#/usr}" "/usr$real"
 }
-for bin in /usr/bin/maskflow-desktop /usr/bin/maskflow; do
-  ldd "$bin" | grep -q 'not found' && fail "$bin: $(ldd "$bin" | grep 'not found')"
-  for lib in $(ldd "$bin" | awk '$3 ~ /^\// { print $3 }'); do
-    owner=$(owner_of "$lib")
-    [ -n "$owner" ] || fail "$bin loads $lib, which no package owns"
-    grep -qx -- "$owner" <<<"$closure" || fail "$bin loads $lib from $owner, which the declared dependencies ($DEPENDS) do not pull in"
+BINS=(/usr/bin/maskflow-desktop /usr/bin/maskflow)
+for bin in "${BINS[@]}"; do
+  if ldd "$bin" | grep -q 'not found'; then fail "$bin: $(ldd "$bin" | grep 'not found')"; fi
+done
+LIBS=$(for bin in "${BINS[@]}"; do ldd "$bin" | awk '$3 ~ /^\// { print $3 }'; done | sort -u)
+# "package[:arch][, other]: /path" lines, as "/path package".
+OWNERS=$(for lib in $LIBS; do candidates "$lib"; done | sort -u | xargs dpkg -S 2>/dev/null \
+  | sed -n 's/^\([^:, ]*\).*: \(\/.*\)$/\2 \1/p' || true)
+for lib in $LIBS; do
+  owner=""
+  for path in $(candidates "$lib"); do
+    owner=$(awk -v p="$path" '$1 == p { print $2; exit }' <<<"$OWNERS")
+    [ -n "$owner" ] && break
   done
+  [ -n "$owner" ] || fail "the installed binaries load $lib, which no package owns"
+  grep -qx -- "$owner" <<<"$closure" || fail "the installed binaries load $lib from $owner, which the declared dependencies ($DEPENDS) do not pull in"
 done
 
 /usr/bin/maskflow --help | grep -q serve || fail "the installed maskflow CLI does not list serve"
