@@ -41,10 +41,13 @@ cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-desktop --features tau
 cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-server --bin maskflow
 
 # Moves a binary's debug sections into <binary>.debug beside it. A binary
-# cargo has not rebuilt since the last split has none left and is skipped.
+# cargo has not rebuilt since the last split has no .debug_info or
+# .debug_line left and is skipped (the tiny .debug_gdb_scripts is loaded with
+# the program, so it stays; testing for any .debug_ section would split
+# again and overwrite the .debug file with an empty one).
 split_debug_info() {
   local bin=$1
-  if objdump -h "$bin" | grep -q ' \.debug_'; then
+  if objdump -h "$bin" | grep -E ' \.debug_(info|line) ' >/dev/null; then
     objcopy --only-keep-debug --compress-debug-sections=zlib "$bin" "$bin.debug"
     objcopy --strip-debug --remove-section=.gnu_debuglink --add-gnu-debuglink="$bin.debug" "$bin"
   fi
