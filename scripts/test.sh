@@ -93,6 +93,8 @@ echo "== desktop: build with embedded assets, unit tests, then the window under 
 cargo build --locked -p maskflow-desktop --features tauri/custom-protocol
 cargo test --locked -p maskflow-desktop --features tauri/custom-protocol
 npm --prefix tests run --silent desktop
+echo "== the .deb of that build: installed with dpkg -i (its declared dependencies only), the installed app's first screen under Xvfb, purged without a trace"
+tests/package/run.sh
 
 echo "== keys in a real Secret Service (gnome-keyring under dbus-run-session)"
 dbus-run-session -- sh -c '

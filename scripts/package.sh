@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the Linux packages tauri.conf.json names (.deb and .rpm), each with
+# the desktop app (/usr/bin/maskflow-desktop) and the command-line tool and
+# server (/usr/bin/maskflow).
+#   scripts/package.sh           release build; debug info split out first
+#   scripts/package.sh --debug   bundles the debug build scripts/test.sh makes
+#                                (`--features tauri/custom-protocol`), as is
+# The packages land in $CARGO_TARGET_DIR/{release,debug}/bundle/{deb,rpm}/.
+#
+# Release binaries are built with line tables (Cargo.toml's release profile:
+# perf and backtraces on a developer's machine need them) and shipped without
+# them: objcopy moves the debug sections into `<binary>.debug` beside the
+# build and leaves a .gnu_debuglink, so a backtrace of a crash keeps its
+# function names from the symbol table, and gets file:line back when the
+# .debug file sits beside the binary or under /usr/lib/debug/usr/bin/.
+# (`split-debuginfo = "packed"` does not do this on Linux: the .dwp holds the
+# split units, but the line tables, nearly all of the 140 MB, stay in the
+# executable.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PROFILE=release
+[ "${1:-}" = "--debug" ] && PROFILE=debug
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+OUT="$CARGO_TARGET_DIR/$PROFILE"
+TAURI=ui/node_modules/.bin/tauri
+
+[ -x "$TAURI" ] || ./scripts/setup.sh
+command -v objcopy >/dev/null || { echo "package: objcopy (binutils) is missing: apt-get install binutils" >&2; exit 1; }
+
+# The binaries embed ui/dist: a release always gets a fresh UI build; the
+# debug bundle takes the UI scripts/test.sh has just built.
+if [ "$PROFILE" = release ] || [ ! -f ui/dist/index.html ]; then
+  echo "package: building the UI"
+  npm --prefix ui run --silent build -- --logLevel warn
+fi
+CARGO_PROFILE=()
+[ "$PROFILE" = release ] && CARGO_PROFILE=(--release)
+echo "package: building the $PROFILE binaries"
+cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-desktop --features tauri/custom-protocol
+cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-server --bin maskflow
+
+# Moves a binary's debug sections into <binary>.debug beside it. A binary
+# cargo has not rebuilt since the last split has no .debug_info or
+# .debug_line left and is skipped (the tiny .debug_gdb_scripts is loaded with
+# the program, so it stays; testing for any .debug_ section would split
+# again and overwrite the .debug file with an empty one).
+split_debug_info() {
+  local bin=$1
+  if objdump -h "$bin" | grep -E ' \.debug_(info|line) ' >/dev/null; then
+    objcopy --only-keep-debug --compress-debug-sections=zlib "$bin" "$bin.debug"
+    objcopy --strip-debug --remove-section=.gnu_debuglink --add-gnu-debuglink="$bin.debug" "$bin"
+  fi
+}
+if [ "$PROFILE" = release ]; then
+  split_debug_info "$OUT/maskflow-desktop"
+  split_debug_info "$OUT/maskflow"
+fi
+
+# The CLI goes into the same packages; its path depends on the target folder
+# and profile, so it is merged into the config here rather than written in
+# tauri.conf.json.
+EXTRA=$(python3 -c 'import json, sys
+files = {"/usr/bin/maskflow": sys.argv[1]}
+print(json.dumps({"bundle": {"linux": {"deb": {"files": files}, "rpm": {"files": files}}}}))' "$OUT/maskflow")
+
+BUNDLE_ARGS=(bundle --ci --bundles deb,rpm --no-sign --no-binary-patching --config "$EXTRA")
+[ "$PROFILE" = debug ] && BUNDLE_ARGS+=(--debug)
+echo "package: bundling"
+rm -rf "$OUT/bundle/deb" "$OUT/bundle/rpm"
+"$TAURI" "${BUNDLE_ARGS[@]}" >"$OUT/bundle.log" 2>&1 || { cat "$OUT/bundle.log" >&2; exit 1; }
+
+for pkg in "$OUT"/bundle/deb/*.deb "$OUT"/bundle/rpm/*.rpm; do
+  echo "package: $pkg ($(du -h "$pkg" | cut -f1))"
+done
