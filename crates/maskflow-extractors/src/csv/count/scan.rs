@@ -20,7 +20,7 @@ struct Masks {
 
 /// The instruction set a [`Scanner`] classifies blocks with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kernel {
+pub enum Kernel {
     /// One 64-byte load and four compares into mask registers per block.
     #[cfg(target_arch = "x86_64")]
     Avx512,
@@ -36,12 +36,12 @@ pub(super) enum Kernel {
 
 impl Kernel {
     /// The widest kernel this CPU runs, detected at run time.
-    pub(super) fn best() -> Self {
+    pub fn best() -> Self {
         Self::available()[0]
     }
 
     /// Every kernel this CPU runs, widest first.
-    pub(super) fn available() -> Vec<Self> {
+    pub fn available() -> Vec<Self> {
         let mut kernels = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
