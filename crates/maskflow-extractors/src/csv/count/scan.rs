@@ -46,7 +46,7 @@ impl Kernel {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::is_x86_feature_detected as has;
-            let scalar = has!("pclmulqdq") && has!("popcnt");
+            let scalar = has!("pclmulqdq") && has!("popcnt") && has!("bmi1");
             if scalar && has!("avx512f") && has!("avx512bw") {
                 kernels.push(Self::Avx512);
             }
@@ -153,7 +153,7 @@ impl Scanner {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,pclmulqdq,popcnt")]
+    #[target_feature(enable = "avx512f,avx512bw,pclmulqdq,popcnt,bmi1")]
     unsafe fn blocks_avx512(&mut self, data: &[u8]) {
         use std::arch::x86_64::*;
         let (q, nl, cr, d) = (
@@ -175,7 +175,7 @@ impl Scanner {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,pclmulqdq,popcnt")]
+    #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
     unsafe fn blocks_avx2(&mut self, data: &[u8]) {
         use std::arch::x86_64::*;
         let (q, nl, cr, d) = (
