@@ -54,7 +54,7 @@ impl Extractor for CsvExtractor {
             })
         };
         let records = if head.detected.ascii_compatible() {
-            count::count_records(|| File::open(input.path), head.delimiter, &mut report)
+            count::count_file(input.path, head.delimiter, &mut report)
         } else {
             let encoding = head.detected.encoding;
             count::count_records(
