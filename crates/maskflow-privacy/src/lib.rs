@@ -210,12 +210,34 @@ impl GuardedProvider {
 /// The request as the ledger shows it when the back end sends no HTTP body
 /// (replay, manual): its role, messages and schema as JSON.
 fn request_text(request: &LlmRequest) -> String {
-    serde_json::json!({
-        "role": request.role.key(),
-        "messages": request.messages,
-        "schema": request.schema,
+    /// The same text `json!({role, messages, schema})` gives (keys in
+    /// order), written straight from the request rather than through a
+    /// `Value` copy of every message: it is made for every call.
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        messages: Vec<Message<'a>>,
+        role: String,
+        schema: &'a Option<serde_json::Value>,
+    }
+    /// A message with its keys sorted, as a `Value` writes them.
+    #[derive(serde::Serialize)]
+    struct Message<'a> {
+        content: &'a str,
+        role: maskflow_llm::ChatRole,
+    }
+    serde_json::to_string(&Body {
+        messages: request
+            .messages
+            .iter()
+            .map(|m| Message {
+                content: &m.content,
+                role: m.role,
+            })
+            .collect(),
+        role: request.role.key(),
+        schema: &request.schema,
     })
-    .to_string()
+    .unwrap_or_default()
 }
 
 struct Pending {
@@ -315,6 +337,21 @@ mod tests {
     use super::*;
     use maskflow_clock::{StepClock, UlidGen};
     use maskflow_llm::{ChatMessage, ChatRole, Role};
+
+    /// The ledger's request text is what the `json!` form it replaced gave.
+    #[test]
+    fn request_text_is_the_json_of_role_messages_and_schema() {
+        for schema in [None, Some(serde_json::json!({"type": "object"}))] {
+            let request = LlmRequest {
+                role: Role::Agent("a \"b\"".into()),
+                messages: vec![ChatMessage::new(ChatRole::User, "q\n\u{e9}")],
+                schema,
+            };
+            let old = serde_json::json!({"role": request.role.key(),
+                "messages": request.messages, "schema": request.schema});
+            assert_eq!(request_text(&request), old.to_string());
+        }
+    }
 
     /// Records what the ledger was told, in order.
     #[derive(Debug, Default)]

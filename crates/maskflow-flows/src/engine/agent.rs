@@ -169,10 +169,9 @@ impl FlowEngine {
                     c
                 }
             };
-            let (h, _) =
-                fstore::conversation_tail(&self.db(), &conv, HISTORY_LIMIT).map_err(|e| {
-                    FlowError::store(format!("could not read the agent conversation: {e}"))
-                })?;
+            let h = self.conversation_tail(&run.id, &conv).map_err(|e| {
+                FlowError::store(format!("could not read the agent conversation: {e}"))
+            })?;
             Some((conv, h))
         } else {
             None
@@ -200,14 +199,13 @@ impl FlowEngine {
             ),
             schema: None,
         };
-        let authored = serde_json::to_string(&run.snapshot).unwrap_or_default();
         let call = FlowCall {
             run_id: run.id.clone(),
             flow_name: run.flow_name.clone(),
             step: step_name(node),
             working_folder: run.working_folder.clone(),
         };
-        let provider = self.agent_backend(agent, &def, &authored, &call)?;
+        let provider = self.agent_backend(agent, &def, &run.authored_text, &call)?;
         let events = self.inner.events.clone();
         let conversation_id = run.id.clone();
         let sink = move |d: &str| {

@@ -251,6 +251,9 @@ struct Loaded {
     /// The words of the run's flow and agent definitions: object keys of
     /// local values that are among them stay readable in prompts.
     authored: BTreeSet<String>,
+    /// The run's snapshot as JSON: text the user wrote, allowed past the
+    /// privacy guard as is.
+    authored_text: String,
 }
 
 /// The engine's connection to `<home>/maskflow.db`, opened and migrated

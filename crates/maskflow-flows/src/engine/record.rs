@@ -1,14 +1,27 @@
 //! Committing steps and statuses, and publishing them. Each run in progress
-//! keeps a [`Chain`] here, so its next checkpoint is a delta against the last.
+//! keeps a [`Chain`] here, so its next checkpoint is a delta against the last,
+//! and the tails of its agent conversations, so a step does not read back
+//! from SQLite the messages this engine has just committed.
+
+use std::collections::VecDeque;
 
 use super::*;
 use crate::checkpoint::Chain;
 
-/// The checkpoint policy and the chain of each run in progress.
+/// The last [`HISTORY_LIMIT`] messages of each agent conversation of a run,
+/// by conversation id.
+type Tails = HashMap<String, VecDeque<ChatMessage>>;
+
+/// The checkpoint policy, and the chain and conversation tails of each run in progress.
 #[derive(Debug)]
 pub(super) struct Checkpoints {
     policy: CheckpointPolicy,
     chains: HashMap<String, Chain>,
+    /// Kept exactly as long as the run's chain: filled from the database on
+    /// a first read, extended by each committed step (only this engine
+    /// writes a run's messages while it holds the run's lease), dropped when
+    /// a write fails or the run leaves `running`.
+    tails: HashMap<String, Tails>,
 }
 
 impl Checkpoints {
@@ -16,7 +29,14 @@ impl Checkpoints {
         Checkpoints {
             policy,
             chains: HashMap::new(),
+            tails: HashMap::new(),
         }
+    }
+
+    /// Forgets everything kept for run `id`.
+    fn forget(&mut self, id: &str) {
+        self.chains.remove(id);
+        self.tails.remove(id);
     }
 }
 
@@ -62,7 +82,34 @@ impl FlowEngine {
 
     /// Drops a run's chain when its execution ends, however it ended.
     pub(super) fn forget_chain(&self, id: &str) {
-        lock(&self.inner.checkpoints).chains.remove(id);
+        lock(&self.inner.checkpoints).forget(id);
+    }
+
+    /// The last [`HISTORY_LIMIT`] messages of agent conversation `conv` of
+    /// run `run_id`, oldest first: kept in memory, read from the database once.
+    pub(super) fn conversation_tail(
+        &self,
+        run_id: &str,
+        conv: &str,
+    ) -> rusqlite::Result<Vec<ChatMessage>> {
+        // The database lock is held across the read and the fill, as
+        // `write_step` holds it across the commit and the append: a step
+        // committed meanwhile cannot be missed by the tail filled here.
+        let db = self.db();
+        if let Some(t) = lock(&self.inner.checkpoints)
+            .tails
+            .get(run_id)
+            .and_then(|t| t.get(conv))
+        {
+            return Ok(t.iter().cloned().collect());
+        }
+        let (read, _) = fstore::conversation_tail(&db, conv, HISTORY_LIMIT)?;
+        lock(&self.inner.checkpoints)
+            .tails
+            .entry(run_id.to_owned())
+            .or_default()
+            .insert(conv.to_owned(), read.iter().cloned().collect());
+        Ok(read)
     }
 
     /// Writes one step through the run's checkpoint chain; a run that leaves
@@ -74,7 +121,17 @@ impl FlowEngine {
         let chain = cps.chains.entry(c.run_id.to_owned()).or_default();
         let written = fstore::commit_step_with(&mut db, c, chain, &policy);
         if written.is_err() || c.status != RunStatus::Running {
-            cps.chains.remove(c.run_id);
+            cps.forget(c.run_id);
+        } else if let Some(tails) = cps.tails.get_mut(c.run_id) {
+            for m in c.agent_messages {
+                // A conversation not read yet is read whole on its first use.
+                if let Some(t) = tails.get_mut(&m.conversation_id) {
+                    t.push_back(m.message.clone());
+                    if t.len() > HISTORY_LIMIT {
+                        t.pop_front();
+                    }
+                }
+            }
         }
         written
     }

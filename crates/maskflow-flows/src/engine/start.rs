@@ -167,11 +167,13 @@ impl FlowEngine {
             id: row.id.clone(),
             flow_name: row.flow_name.clone(),
             program,
-            snapshot,
             depth: row.depth,
             working_folder: row.working_folder.as_ref().map(PathBuf::from),
             parent_id: row.parent_id.clone(),
             authored: context::authored_words(&row.definition),
+            // Serialised once here, not at every agent step.
+            authored_text: serde_json::to_string(&snapshot).unwrap_or_default(),
+            snapshot,
         })
     }
 

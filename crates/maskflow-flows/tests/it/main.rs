@@ -8,6 +8,7 @@ mod contract;
 mod engine;
 mod fanin;
 mod fanout;
+mod history;
 mod seed_imports;
 mod seed_run;
 mod steer;
