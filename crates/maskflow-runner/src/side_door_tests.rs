@@ -321,7 +321,14 @@ fn setsid_case(runner: &Runner, mode: &str, expected: RunStatus) {
 #[test]
 fn the_survivor_check_sees_a_marked_process() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = std::process::Command::new("python3")
+    // Debian's interpreter itself where it exists: a version manager's
+    // `python3` shim is a shell script whose forks also carry the marker.
+    let python = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let mut child = std::process::Command::new(python)
         .args(["-c", "import time; time.sleep(30)"])
         .arg(dir.path())
         .spawn()
