@@ -4,6 +4,13 @@ import { ProgressBar } from "../components/ui";
 import type { Chip } from "../lib/chips";
 import { bytesLabel, kindLabel } from "../lib/extracts";
 
+/** What a file being read is doing now. */
+function readingLabel(c: Chip): string {
+  if (c.phase === "uploading") return "Reading…";
+  if (c.phase === "waiting") return "Waiting for the files ahead of it…";
+  return `Counting rows… ${Math.round(c.progress * 100)}%`;
+}
+
 /** The chips of the files added so far; `frozen` hides their remove buttons. */
 export function Chips({ chips, onRemove, frozen }: { chips: Chip[]; onRemove: (key: string) => void; frozen: boolean }) {
   return (
@@ -15,7 +22,7 @@ export function Chips({ chips, onRemove, frozen }: { chips: Chip[]; onRemove: (k
               {c.name}
             </span>
             <span class="chip-meta">
-              {c.status === "reading" && (c.phase === "uploading" ? "Reading…" : `Counting rows… ${Math.round(c.progress * 100)}%`)}
+              {c.status === "reading" && readingLabel(c)}
               {c.status === "ready" && c.extract && `${kindLabel(c.extract)} · ${c.extract.row_count.toLocaleString("en-US")} rows`}
               {c.status === "error" && "Cannot be read"}
               {c.size != null && c.status !== "error" && ` · ${bytesLabel(c.size)}`}

@@ -57,7 +57,8 @@ export function useBuilderWorkflow(
     () =>
       transport.onEvent((event) => {
         if (event.type === "extract_progress") {
-          dispatch({ type: "count", name: event.filename, fraction: event.done / Math.max(event.total, 1) });
+          const fraction = event.done / Math.max(event.total, 1);
+          dispatch({ type: "count", name: event.filename, fraction, waiting: event.waiting });
         } else if (event.type === "message_delta" && event.workflow_id === id) {
           setStreaming((s) => nextStreaming(s, event.role, event.delta, Date.now()));
         } else if (event.type === "build_changed" && event.workflow_id === id && event.build.context_reduction) {

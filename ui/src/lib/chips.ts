@@ -11,8 +11,8 @@ export interface Chip {
   status: ChipStatus;
   /** 0..1 while reading: the upload, then the row count. */
   progress: number;
-  /** What is happening while reading. */
-  phase: "uploading" | "counting";
+  /** What is happening while reading: "waiting" is queued behind other files' extraction. */
+  phase: "uploading" | "waiting" | "counting";
   fileId?: string;
   extract?: FileExtract;
   /** Column and sheet names that look like values, masked in `extract`. */
@@ -25,7 +25,7 @@ export interface Chip {
 export type ChipAction =
   | { type: "add"; key: string; name: string; size?: number }
   | { type: "upload"; key: string; fraction: number }
-  | { type: "count"; name: string; fraction: number }
+  | { type: "count"; name: string; fraction: number; waiting?: boolean }
   | { type: "done"; key: string; file: UploadedFile }
   | { type: "fail"; key: string; message: string }
   | { type: "remove"; key: string }
@@ -47,7 +47,8 @@ export function chipsReducer(chips: Chip[], action: ChipAction): Chip[] {
     case "count": {
       // Progress events name the file; the first reading chip of that name gets it.
       const target = chips.find((c) => c.status === "reading" && c.name === action.name);
-      return chips.map((c) => (c === target ? { ...c, phase: "counting", progress: action.fraction } : c));
+      const phase = action.waiting ? "waiting" : "counting";
+      return chips.map((c) => (c === target ? { ...c, phase, progress: action.fraction } : c));
     }
     case "done":
       return chips.map((c) =>

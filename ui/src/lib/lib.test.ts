@@ -48,8 +48,10 @@ describe("chips", () => {
     expect(c[0]).toMatchObject({ status: "reading", phase: "uploading", progress: 0 });
     c = chipsReducer(c, { type: "upload", key: "k", fraction: 1 });
     expect(c[0]).toMatchObject({ phase: "counting" });
+    c = chipsReducer(c, { type: "count", name: "a.csv", fraction: 0, waiting: true });
+    expect(c[0]).toMatchObject({ phase: "waiting", progress: 0 });
     c = chipsReducer(c, { type: "count", name: "a.csv", fraction: 0.5 });
-    expect(c[0]!.progress).toBe(0.5);
+    expect(c[0]).toMatchObject({ phase: "counting", progress: 0.5 });
     c = chipsReducer(c, { type: "done", key: "k", file: uploaded("a.csv") });
     expect(c[0]).toMatchObject({ status: "ready", fileId: "file_a.csv" });
   });
