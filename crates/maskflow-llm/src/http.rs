@@ -271,6 +271,7 @@ impl HttpClient {
         let url = format!("{}{path}", self.endpoint.base_url);
         let text = body.to_string();
         let mut attempt = 0;
+        let mut resent = false;
         loop {
             call::record_request(&url, &text);
             let mut request = self
@@ -281,7 +282,17 @@ impl HttpClient {
             for (k, v) in headers {
                 request = request.header(*k, v);
             }
-            let response = request.send().await.map_err(|e| self.send_error(&e))?;
+            let response = match request.send().await {
+                Ok(response) => response,
+                // A kept-alive connection the server closed as it was
+                // reused ("connection closed before message completed"):
+                // sent once more, on a fresh connection.
+                Err(e) if !resent && dropped_before_answer(&e) => {
+                    resent = true;
+                    continue;
+                }
+                Err(e) => return Err(self.send_error(&e)),
+            };
             let status = response.status();
             if status.is_success() {
                 return Ok(response);
@@ -386,6 +397,12 @@ impl HttpClient {
             self.endpoint.base_url
         ))
     }
+}
+
+/// Whether a request failed because its connection closed before any
+/// answer: not a refused connection, a time-out or a bad URL.
+fn dropped_before_answer(e: &reqwest::Error) -> bool {
+    e.is_request() && !e.is_connect() && !e.is_timeout() && !e.is_builder()
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
@@ -657,6 +674,59 @@ impl<D: Dialect> Provider for D {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loopback server that closes its first `drops` connections once it
+    /// has read a request, and answers `{}` on the others; the number of
+    /// connections it accepted.
+    async fn dropping_server(
+        drops: usize,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = vec![0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                if n >= drops {
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                }
+            }
+        });
+        (base, accepted)
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_before_the_answer_is_sent_once_more_then_reported() {
+        use std::sync::atomic::Ordering;
+        let (base, accepted) = dropping_server(1).await;
+        let client = HttpClient::new("Test", Endpoint::new(base, "m")).expect("client");
+        let response = client.post_json("/x", &[], &serde_json::json!({})).await;
+        assert_eq!(
+            response
+                .expect("answered on the second connection")
+                .status(),
+            200
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+
+        // Once only: a server that always drops is reported, not retried forever.
+        let (base, accepted) = dropping_server(usize::MAX).await;
+        let client = HttpClient::new("Test", Endpoint::new(base, "m")).expect("client");
+        let err = client
+            .post_json("/x", &[], &serde_json::json!({}))
+            .await
+            .expect_err("dropped");
+        assert!(err.to_string().contains("closed"), "{err}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_http_dates_against_a_fixed_clock() {
