@@ -26,10 +26,16 @@ echo "== bench/check's collector on fake scripts (the benchmarks themselves stay
 bench/check --self-test
 export MASKFLOW_REQUIRE_LLM_SERVERS=1
 echo "== uv for the managed Python environments (issue 16): on PATH, the uv package of python3, or installed from PyPI"
-if ! command -v uv >/dev/null && ! python3 -c 'import uv' 2>/dev/null; then
-  uv_tool="$HOME/.cache/maskflow-test/uv-tool"
-  [ -x "$uv_tool/bin/uv" ] || python3 -m pip install --quiet --disable-pip-version-check --target "$uv_tool" uv
-  export MASKFLOW_UV="$uv_tool/bin/uv"
+# Named explicitly (MASKFLOW_UV), so every test finds the same one whether
+# it looks on PATH or not.
+if [ -z "${MASKFLOW_UV:-}" ]; then
+  MASKFLOW_UV=$(command -v uv || python3 -c 'import uv; print(uv.find_uv_bin())' 2>/dev/null || true)
+  if [ -z "$MASKFLOW_UV" ]; then
+    uv_tool="$HOME/.cache/maskflow-test/uv-tool"
+    [ -x "$uv_tool/bin/uv" ] || python3 -m pip install --quiet --disable-pip-version-check --target "$uv_tool" uv
+    MASKFLOW_UV="$uv_tool/bin/uv"
+  fi
+  export MASKFLOW_UV
 fi
 # uv's cache shared by every run of the tests, so reruns install from it.
 export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}"

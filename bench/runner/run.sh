@@ -16,9 +16,11 @@ else
 fi
 export SIZE
 if [ -z "${MASKFLOW_UV:-}" ] && ! command -v uv >/dev/null 2>&1; then
-  python3 -m pip install --quiet --user uv >/dev/null 2>&1 || python3 -m pip install --quiet uv
-  MASKFLOW_UV=$(python3 -c 'import uv; print(uv.find_uv_bin())')
-  export MASKFLOW_UV
+  # In a folder of its own, as scripts/test.sh does: a user-wide install
+  # would change which uv the app and the tests find.
+  uv_tool="$HOME/.cache/maskflow-test/uv-tool"
+  [ -x "$uv_tool/bin/uv" ] || python3 -m pip install --quiet --disable-pip-version-check --target "$uv_tool" uv
+  export MASKFLOW_UV="$uv_tool/bin/uv"
 fi
 CACHE=${UV_BENCH_CACHE:-${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}}
 lscpu | grep -E '^(Model name|CPU\(s\)|Flags)' | cut -c1-120 >&2 || true

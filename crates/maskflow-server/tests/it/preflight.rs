@@ -111,6 +111,8 @@ fn missing_uv_holds_the_first_message_and_a_failed_environment_retries_without_t
             ("MASKFLOW_UV", missing.as_os_str()),
             ("PATH", path.as_os_str()),
             ("UV_CACHE_DIR", cache.as_os_str()),
+            // Nor python3's own uv package, when one is installed for the user.
+            ("PYTHONNOUSERSITE", std::ffi::OsStr::new("1")),
         ],
     );
 
