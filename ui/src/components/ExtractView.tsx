@@ -1,5 +1,6 @@
 // One file's masked extract, as the user approves it: columns, masked
-// sample rows as a table, row count, sheets / pages / headings.
+// sample rows as a table, row count, sheets / pages / headings / a
+// document's tables.
 import type { FileExtract } from "../generated";
 import { kindLabel, rowsLabel, summary } from "../lib/extracts";
 
@@ -98,6 +99,17 @@ export function ExtractView({ extract }: { extract: FileExtract }) {
               </ul>
             </>
           )}
+          {e.document.tables?.map((t, i) => (
+            <div key={i} class="sheet">
+              <h4>
+                Table {i + 1}{" "}
+                <span class="muted">
+                  · {t.columns.length} columns · {rowsLabel(t.row_count)}
+                </span>
+              </h4>
+              <SampleTable columns={t.columns} rows={t.sample_rows} caption={`Table ${i + 1} of ${e.filename}`} />
+            </div>
+          ))}
           {e.document.text_preview && (
             <>
               <h4>Text preview (masked)</h4>

@@ -123,6 +123,8 @@ export function summary(e: FileExtract): string {
       parts.push(`${e.document.page_count} ${e.document.page_count === 1 ? "page" : "pages"}`);
     }
     if (e.document?.headings.length) parts.push(`${e.document.headings.length} headings`);
+    const tables = e.document?.tables?.length ?? 0;
+    if (tables) parts.push(`${tables} ${tables === 1 ? "table" : "tables"}`);
   }
   if (e.columns.length) {
     parts.push(rowsLabel(e.row_count));

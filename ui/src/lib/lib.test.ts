@@ -155,5 +155,14 @@ describe("extracts", () => {
     expect(bytesLabel(512)).toBe("512 B");
     expect(bytesLabel(2_500_000)).toBe("2.4 MB");
     expect(summary(extract("a.csv", 2))).toBe("2 rows · 2 columns");
+    const table = { columns: ["Name", "Total"], sample_rows: [["Aaa", "#.##"]], row_count: 3 };
+    const pdf: FileExtract = {
+      ...extract("r.pdf"),
+      kind: "pdf",
+      columns: [],
+      sample_rows: [],
+      document: { page_count: 2, headings: [], text_preview: "", tables: [table, table] },
+    };
+    expect(summary(pdf)).toBe("2 pages · 2 tables");
   });
 });

@@ -3,3 +3,4 @@
 mod csv;
 mod documents;
 mod excel;
+mod pdf_tables;

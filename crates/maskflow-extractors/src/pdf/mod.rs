@@ -1,22 +1,26 @@
 //! PDF documents through lopdf: the page count, a masked text preview of the
-//! first pages, and masked headings from the document outline (bookmarks).
+//! first pages, masked headings from the document outline (bookmarks), and
+//! the tables found from where the text sits on each page ([`tables`]).
 //!
 //! lopdf loads the whole file into memory; every stream it inflates is capped
 //! at [`MAX_STREAM_BYTES`], and the outline walk is bounded in depth and in
 //! size so a hostile file cannot loop or recurse without end.
 
-use std::collections::HashSet;
+mod layout;
+mod tables;
+
+use std::collections::{BTreeMap, HashSet};
 
 use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId};
 
 use crate::error::ExtractError;
-use crate::extract::{DocumentExtract, FileExtract, FileKind, Heading};
+use crate::extract::{DocumentExtract, FileExtract, FileKind, Heading, TableExtract};
 use crate::extractor::{Extractor, Input, Progress};
 use crate::limits::{ExtractOptions, MAX_VALUE_CHARS, PREVIEW_PAGES, TEXT_PREVIEW_CHARS};
 use crate::mask::mask;
 use crate::sniff;
-use crate::table::cut;
-use crate::values::{ValueOptions, ValueSink, visit_text};
+use crate::table::{TableSample, cut};
+use crate::values::{HEADER_VOTE_ROWS, ValueOptions, ValueSink, visit_table, visit_text};
 
 /// Largest size one PDF stream may inflate to, whether while loading or while
 /// reading a page's text.
@@ -27,6 +31,10 @@ const MAX_HEADINGS: usize = 500;
 const MAX_OUTLINE_DEPTH: usize = 32;
 /// Most outline nodes visited (a guard against huge or cyclic outlines).
 const MAX_OUTLINE_NODES: usize = 10_000;
+/// Most pages searched for tables.
+const MAX_TABLE_PAGES: usize = 1_000;
+/// Most tables shown in an extract (the rest are counted in a warning).
+const MAX_TABLES: usize = 50;
 
 /// Reads PDFs: page count, masked text preview, headings from the outline.
 #[derive(Debug, Clone, Copy, Default)]
@@ -40,7 +48,7 @@ impl Extractor for PdfExtractor {
     fn extract(
         &self,
         input: &Input<'_>,
-        _options: &ExtractOptions,
+        options: &ExtractOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<FileExtract, ExtractError> {
         let (doc, pages) = load(input)?;
@@ -67,11 +75,14 @@ impl Extractor for PdfExtractor {
             ));
         }
         let headings = outline_headings(&doc);
+        let found = page_tables(&doc, &pages);
+        extract.warnings.extend(found.warnings());
+        let tables = table_extracts(found.tables, options.samples, &mut extract.warnings);
         extract.document = Some(DocumentExtract {
             page_count: Some(u32::try_from(pages.len()).unwrap_or(u32::MAX)),
             headings,
             text_preview: mask(&cut(&text, TEXT_PREVIEW_CHARS)),
-            tables: Vec::new(),
+            tables,
         });
         progress(Progress {
             done: input.size,
@@ -92,9 +103,7 @@ impl Extractor for PdfExtractor {
 
 /// Loads the PDF `input` with every stream capped, refusing a truncated,
 /// encrypted or page-less file; returns the document and its pages.
-fn load(
-    input: &Input<'_>,
-) -> Result<(Document, std::collections::BTreeMap<u32, ObjectId>), ExtractError> {
+fn load(input: &Input<'_>) -> Result<(Document, BTreeMap<u32, ObjectId>), ExtractError> {
     let file = input.display;
     let bytes = std::fs::read(input.path).map_err(|e| ExtractError::io(file, e))?;
     let options = LoadOptions {
@@ -126,9 +135,11 @@ fn load(
     Ok((doc, pages))
 }
 
-/// Visits the text of every page, line by line.
+/// Visits the text of every page, line by line, then the cells of every
+/// table found (so the guard knows a cell as a value of its own).
 fn visit_pages(input: &Input<'_>, sink: &mut dyn ValueSink) -> Result<(), ExtractError> {
     let (doc, pages) = load(input)?;
+    let found = page_tables(&doc, &pages);
     for &number in pages.keys() {
         let mut text = String::new();
         for chunk in doc
@@ -140,7 +151,90 @@ fn visit_pages(input: &Input<'_>, sink: &mut dyn ValueSink) -> Result<(), Extrac
         }
         visit_text(sink, &text);
     }
+    for rows in found.tables {
+        let rest = rows.get(HEADER_VOTE_ROWS..).unwrap_or_default().to_vec();
+        let head = rows.into_iter().take(HEADER_VOTE_ROWS).collect();
+        visit_table(sink, None, head, &mut rest.into_iter());
+    }
     Ok(())
+}
+
+/// The tables found on a document's pages, and the pages that could not be read for them.
+struct FoundTables {
+    tables: Vec<Vec<Vec<String>>>,
+    unreadable_pages: usize,
+    unsearched_pages: usize,
+}
+
+impl FoundTables {
+    /// Notes for the user about pages not searched.
+    fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.unreadable_pages > 0 {
+            warnings.push(format!(
+                "{} page(s) could not be searched for tables (their content is damaged)",
+                self.unreadable_pages
+            ));
+        }
+        if self.unsearched_pages > 0 {
+            warnings.push(format!(
+                "only the first {MAX_TABLE_PAGES} pages were searched for tables; {} more were not",
+                self.unsearched_pages
+            ));
+        }
+        warnings
+    }
+}
+
+/// Finds the tables of each page in turn (a table never spans two pages here).
+fn page_tables(doc: &Document, pages: &BTreeMap<u32, ObjectId>) -> FoundTables {
+    let mut found = FoundTables {
+        tables: Vec::new(),
+        unreadable_pages: 0,
+        unsearched_pages: pages.len().saturating_sub(MAX_TABLE_PAGES),
+    };
+    for &page_id in pages.values().take(MAX_TABLE_PAGES) {
+        match layout::page_segments(doc, page_id) {
+            Ok(segments) => found.tables.extend(tables::find_tables(segments)),
+            Err(_) => found.unreadable_pages += 1,
+        }
+    }
+    found
+}
+
+/// Each table as an extract shows it: header decided as for a sheet,
+/// masked samples, the row count without the header.
+fn table_extracts(
+    tables: Vec<Vec<Vec<String>>>,
+    samples: usize,
+    warnings: &mut Vec<String>,
+) -> Vec<TableExtract> {
+    if tables.len() > MAX_TABLES {
+        warnings.push(format!(
+            "only the first {MAX_TABLES} tables are shown; {} more are not",
+            tables.len() - MAX_TABLES
+        ));
+    }
+    tables
+        .into_iter()
+        .take(MAX_TABLES)
+        .enumerate()
+        .map(|(i, rows)| {
+            let head = &rows[..rows.len().min(HEADER_VOTE_ROWS.max(samples + 1))];
+            let sample = TableSample::from_head(head, samples);
+            warnings.extend(
+                sample
+                    .warnings
+                    .into_iter()
+                    .map(|w| format!("table {}: {w}", i + 1)),
+            );
+            TableExtract {
+                columns: sample.columns,
+                sample_rows: sample.sample_rows,
+                row_count: (rows.len() as u64).saturating_sub(u64::from(sample.has_header)),
+            }
+        })
+        .collect()
 }
 
 /// Whether `%%EOF` appears near the end of the file (trailing junk after it is common).
@@ -182,10 +276,7 @@ fn load_error(file: &str, error: &lopdf::Error) -> ExtractError {
 
 /// The text of the first pages, whitespace-tidied and cut a little beyond
 /// the preview length; and whether some text could not be decoded.
-fn preview_text(
-    doc: &Document,
-    pages: &std::collections::BTreeMap<u32, ObjectId>,
-) -> (String, bool) {
+fn preview_text(doc: &Document, pages: &BTreeMap<u32, ObjectId>) -> (String, bool) {
     let mut text = String::new();
     let mut undecodable = false;
     for &number in pages.keys().take(PREVIEW_PAGES as usize) {
