@@ -793,6 +793,61 @@ macro_rules! api_calls {
                 returns maskflow_flows::Started,
                 errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_answer(&id, answer);
+
+            // ---- Models of the embedded back end (issue 32).
+
+            /// The installed models, the recommended list (size, memory need,
+            /// speed here), downloads in progress and whether this is the first start.
+            models_list: get "/api/models", tag "models", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(),
+                blocking |s| s.models();
+
+            /// Starts downloading a recommended model (`name`) or a URL with its
+            /// `sha256`; progress, the checksum and the end come as `model_progress`
+            /// events. An interrupted download resumes where it stopped.
+            models_pull: post "/api/models/pull", tag "models", json 202,
+                path(), query(), body(request: maskflow_core::service::PullModel),
+                returns maskflow_core::service::ModelsView,
+                errors(400 "An unknown name, a URL that is not http(s), or a missing or malformed sha256", 409 "The model is installed or already downloading", 507 "Not enough free disk"),
+                blocking |s| s.start_model_pull(request);
+
+            /// Adds a GGUF file from this machine (checked by its header; hard-linked
+            /// into the models folder, or copied when on another disk).
+            models_add_file: post "/api/models/file", tag "models", json 201,
+                path(), query(), body(input: maskflow_core::service::AddModelFile),
+                returns maskflow_core::service::ModelsView,
+                errors(400 "Not a file, not a GGUF model, or a bad name", 409 "A model of that name is installed"),
+                blocking |s| s.add_model_file(input);
+
+            /// Records the first start's choice (local model, cloud API or manual).
+            models_first_start: post "/api/models/first-start", tag "models", json 200,
+                path(), query(), body(input: maskflow_core::service::FirstStartInput),
+                returns maskflow_core::service::ModelsView,
+                errors(400 "A malformed body"),
+                blocking |s| s.first_start_choice(input);
+
+            /// Stops a download; its partial file stays, and the next pull resumes it.
+            models_cancel: post "/api/models/{name}/cancel", tag "models", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(404 "No such download"),
+                blocking |s| s.cancel_model_pull(&name);
+
+            /// Uses a model: the `local` back end points at it and answers the builder's roles.
+            models_use: post "/api/models/{name}/use", tag "models", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(404 "No such model", 409 "This build has no embedded back end, or the model's file is missing"),
+                blocking |s| s.use_model(&name);
+
+            /// Removes a model (or a partial download of one); refused while it is in use.
+            models_remove: delete "/api/models/{name}", tag "models", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(404 "No such model", 409 "The model is in use or downloading"),
+                blocking |s| s.remove_model(&name);
         }
     };
 }

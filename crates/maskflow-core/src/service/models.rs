@@ -138,9 +138,14 @@ pub struct FirstStartInput {
     pub choice: StartChoice,
 }
 
-/// A model name: 1–64 of `a-z A-Z 0-9 . _ -`, not starting with a dot.
+/// Names the API's own paths use (`/api/models/pull`, …).
+const RESERVED: [&str; 3] = ["pull", "file", "first-start"];
+
+/// A model name: 1–64 of `a-z A-Z 0-9 . _ -`, not starting with a dot,
+/// and not one of the API's own path segments.
 pub fn check_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
+    let ok = !RESERVED.contains(&name)
+        && !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')
         && name
@@ -150,7 +155,8 @@ pub fn check_name(name: &str) -> Result<()> {
         Ok(())
     } else {
         Err(CoreError::InvalidRequest(format!(
-            "model name {name:?} must be 1–64 letters, digits, '.', '_' or '-', not starting with '.'"
+            "model name {name:?} must be 1–64 letters, digits, '.', '_' or '-', not starting \
+             with '.', and not pull, file or first-start"
         )))
     }
 }
