@@ -221,7 +221,7 @@ pub enum Event {
         #[ts(type = "number")]
         done: u64,
         /// Bytes in all, when known.
-        #[ts(type = "number")]
+        #[ts(type = "number | null")]
         total: Option<u64>,
         /// What happened, in words (empty while downloading).
         message: String,

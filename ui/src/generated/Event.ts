@@ -259,7 +259,7 @@ done: number,
 /**
  * Bytes in all, when known.
  */
-total: number, 
+total: number | null, 
 /**
  * What happened, in words (empty while downloading).
  */

@@ -51,7 +51,8 @@ pub struct ModelsView {
     pub local_backend: bool,
     /// The installed model the `local` back end uses, if any.
     pub in_use: Option<String>,
-    /// No back end was chosen yet and the first start's choice was not made.
+    /// No back end was chosen yet and the first start's choice was not made
+    /// (false while the back ends are forced, as by `--replay`).
     pub first_start: bool,
     /// The recommended model for this machine's memory, if one fits.
     pub recommended: Option<String>,
@@ -279,8 +280,12 @@ impl Service {
         })
     }
 
-    /// No back end was ever saved and the first start's choice not made.
+    /// No back end was ever saved and the first start's choice not made
+    /// (a service whose back ends are forced, as by `--replay`, is past it).
     fn is_first_start(&self) -> Result<bool> {
+        if self.providers_overridden() {
+            return Ok(false);
+        }
         let db = self.db();
         Ok(
             store::settings::get(&db, crate::settings::SETTINGS_KEY)?.is_none()
