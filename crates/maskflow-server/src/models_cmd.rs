@@ -261,7 +261,10 @@ fn print_list(view: &ModelsView) {
     }
     println!("\nrecommended (maskflow models pull NAME):");
     for c in &view.catalog {
-        let mark = match (c.installed, view.recommended.as_deref() == Some(c.name.as_str())) {
+        let mark = match (
+            c.installed,
+            view.recommended.as_deref() == Some(c.name.as_str()),
+        ) {
             (true, _) => " [installed]",
             (false, true) => " [recommended here]",
             _ if !c.fits => " [needs more memory]",

@@ -24,7 +24,8 @@ local_backend: boolean,
  */
 in_use: string | null, 
 /**
- * No back end was chosen yet and the first start's choice was not made.
+ * No back end was chosen yet and the first start's choice was not made
+ * (false while the back ends are forced, as by `--replay`).
  */
 first_start: boolean, 
 /**

@@ -45,13 +45,13 @@ export function FirstStart() {
   }
 
   return (
-    <section class="card" aria-labelledby="first-start-h" data-testid="first-start">
+    <section class="card first-start" aria-labelledby="first-start-h" data-testid="first-start">
       <div class="card-head">
         <h2 id="first-start-h">How should Maskflow reach an AI?</h2>
       </div>
       {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
       <p class="small">Only masked extracts you approve and your own messages ever go to an AI. You can change this in Settings at any time.</p>
-      <ul class="environments">
+      <ul class="model-list">
         <li>
           <div class="output-head">
             <strong>A model on this machine{fits ? " (recommended)" : ""}</strong>

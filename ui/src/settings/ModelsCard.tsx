@@ -109,7 +109,7 @@ export function ModelsCard({ onSettingsChanged }: { onSettingsChanged?: () => un
       {view.installed.length === 0 ? (
         <p class="muted small">No model yet.</p>
       ) : (
-        <ul class="environments">
+        <ul class="model-list">
           {view.installed.map((m) => (
             <li key={m.name} data-testid="installed-model">
               <div class="output-head">
@@ -167,7 +167,7 @@ export function ModelsCard({ onSettingsChanged }: { onSettingsChanged?: () => un
       ))}
 
       <h3>Recommended</h3>
-      <ul class="environments">
+      <ul class="model-list">
         {view.catalog.map((c) => (
           <li key={c.name} data-testid="catalog-model">
             <div class="output-head">

@@ -38,7 +38,10 @@ fn sha256(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().expect("dir");
     let file = dir.path().join("f");
     std::fs::write(&file, bytes).expect("write");
-    let out = Command::new("sha256sum").arg(&file).output().expect("sha256sum");
+    let out = Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .expect("sha256sum");
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .next()
@@ -80,13 +83,17 @@ fn file_server(body: Vec<u8>, cut: usize) -> (String, Arc<Mutex<Vec<Option<Strin
                     len - start,
                     len - 1
                 ),
-                None => format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
-                ),
+                None => {
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n")
+                }
             };
             let _ = stream.write_all(head.as_bytes());
             let rest = &body[start..];
-            let end = if n == 0 { cut.min(rest.len()) } else { rest.len() };
+            let end = if n == 0 {
+                cut.min(rest.len())
+            } else {
+                rest.len()
+            };
             let _ = stream.write_all(&rest[..end]);
             let _ = stream.shutdown(std::net::Shutdown::Both);
         }
@@ -181,8 +188,8 @@ fn the_command_line_lists_pulls_resumes_uses_and_removes_a_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_pull_a_model_over_http_and_follow_its_progress() {
     let home = tempfile::tempdir().expect("home");
-    let service = Service::open(maskflow_core::ServiceConfig::from_settings(home.path()))
-        .expect("service");
+    let service =
+        Service::open(maskflow_core::ServiceConfig::from_settings(home.path())).expect("service");
     let mut events = service.subscribe();
     let app = app(service);
     let (status, view) = call(&app, "GET", "/api/models", None).await;

@@ -35,7 +35,9 @@ pub enum DownloadError {
         status: u16,
     },
     /// The connection failed, also after resuming.
-    #[error("downloading {url} failed after {attempts} attempt(s): {reason}; pull it again to resume")]
+    #[error(
+        "downloading {url} failed after {attempts} attempt(s): {reason}; pull it again to resume"
+    )]
     Network {
         /// The URL.
         url: String,

@@ -135,12 +135,13 @@ impl<R: Read> Reader<R> {
     }
 
     fn skip(&mut self, n: u64) -> Result<(), GgufError> {
-        let copied = std::io::copy(&mut (&mut self.inner).take(n), &mut std::io::sink()).map_err(
-            |e| GgufError::Read {
-                path: self.path.clone(),
-                source: e,
-            },
-        )?;
+        let copied =
+            std::io::copy(&mut (&mut self.inner).take(n), &mut std::io::sink()).map_err(|e| {
+                GgufError::Read {
+                    path: self.path.clone(),
+                    source: e,
+                }
+            })?;
         self.offset += copied;
         if copied != n {
             return Err(self.damaged("the header ends early"));
@@ -229,7 +230,9 @@ pub fn read(path: &Path) -> Result<GgufInfo, GgufError> {
     }
     let version = r.u32()?;
     if !(2..=3).contains(&version) {
-        return Err(r.damaged(format!("GGUF version {version} is not supported (2 or 3 are)")));
+        return Err(r.damaged(format!(
+            "GGUF version {version} is not supported (2 or 3 are)"
+        )));
     }
     let tensors = r.u64()?;
     let entries = r.u64()?;
@@ -348,7 +351,12 @@ mod tests {
         let mut bytes = MAGIC.to_vec();
         bytes.extend(9u32.to_le_bytes());
         let (_d, path) = write(&bytes);
-        assert!(read(&path).expect_err("v9").to_string().contains("version 9"));
+        assert!(
+            read(&path)
+                .expect_err("v9")
+                .to_string()
+                .contains("version 9")
+        );
         // A hostile length is refused, not allocated.
         let mut bytes = MAGIC.to_vec();
         bytes.extend(3u32.to_le_bytes());

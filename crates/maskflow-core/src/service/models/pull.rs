@@ -320,17 +320,21 @@ impl Service {
         let model = match result {
             Ok(model) => model,
             Err(e) => {
-                let stage = if *cancel.borrow() { "cancelled" } else { "failed" };
+                let stage = if *cancel.borrow() {
+                    "cancelled"
+                } else {
+                    "failed"
+                };
                 self.publish_model(&plan.name, stage, 0, None, e.to_string());
                 return Err(e);
             }
         };
         let model = self.measure_speed(model).await;
-        if plan.use_when_done {
-            if let Err(e) = self.use_model(&plan.name) {
-                self.publish_model(&plan.name, "failed", model.bytes, None, e.to_string());
-                return Err(e);
-            }
+        if plan.use_when_done
+            && let Err(e) = self.use_model(&plan.name)
+        {
+            self.publish_model(&plan.name, "failed", model.bytes, None, e.to_string());
+            return Err(e);
         }
         self.publish_model(
             &plan.name,

@@ -190,10 +190,7 @@ async fn a_pull_shows_progress_resumes_after_a_dropped_connection_and_keeps_a_ch
     assert!(downloading.iter().any(|d| *d > 0 && *d < body.len() as u64));
     assert_eq!(events.last().map(|e| e.0.as_str()), Some("ready"));
     let folder = s.models_folder();
-    assert_eq!(
-        std::fs::read(folder.join("tiny.gguf")).expect("kept"),
-        body
-    );
+    assert_eq!(std::fs::read(folder.join("tiny.gguf")).expect("kept"), body);
     assert!(!folder.join("tiny.gguf.part").exists());
     let view = s.models().expect("list");
     assert_eq!(view.installed.len(), 1);
@@ -389,11 +386,17 @@ fn use_points_the_local_back_end_at_the_model_and_rm_refuses_it_then() {
         name: Some("m".into()),
     })
     .expect("add");
-    assert!(matches!(s.use_model("nope"), Err(CoreError::NotFound { .. })));
+    assert!(matches!(
+        s.use_model("nope"),
+        Err(CoreError::NotFound { .. })
+    ));
     if !local_kind_known() {
         // Until this build has the embedded back end, `use` says so.
         let e = s.use_model("m").expect_err("no local kind");
-        assert!(e.to_string().contains("without the embedded back end"), "{e}");
+        assert!(
+            e.to_string().contains("without the embedded back end"),
+            "{e}"
+        );
         assert_eq!(s.models().expect("list").in_use, None);
         return;
     }
@@ -407,7 +410,10 @@ fn use_points_the_local_back_end_at_the_model_and_rm_refuses_it_then() {
         .expect("local back end");
     assert_eq!(local.kind.as_str(), LOCAL_KIND);
     let path = std::path::absolute(s.models_folder().join("m.gguf")).expect("abs");
-    assert_eq!(local.model.as_deref(), Some(path.display().to_string().as_str()));
+    assert_eq!(
+        local.model.as_deref(),
+        Some(path.display().to_string().as_str())
+    );
     for role in REQUIRED_ROLES {
         assert_eq!(settings.roles[role], LOCAL_ID);
     }
