@@ -7,6 +7,7 @@ import { Ledger } from "./screens/Ledger";
 import { Flows } from "./screens/Flows";
 import { Agents } from "./screens/Agents";
 import { SidebarConversations } from "./components/SidebarConversations";
+import { FirstStart } from "./settings/FirstStart";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -63,6 +64,7 @@ export function App() {
         </p>
       </nav>
       <main class="screen">
+        {route.screen !== "settings" && <FirstStart />}
         {route.screen === "flows" ? (
           <Flows flowName={route.flowName} runId={route.runId} />
         ) : route.screen === "agents" ? (

@@ -7,13 +7,16 @@
 //! Also here: the one error body of both shells ([`ErrorBody`]) and the
 //! small argument types that exist only on the wire.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use ts_rs::TS;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::error::{CoreError, ErrorCode};
 use maskflow_llm::ProviderError;
 use maskflow_privacy::GuardMatch;
+
+mod wire;
+pub use wire::{Confirm, ConversationQuery, KeyInput, LedgerQuery, ManualAnswer};
 
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
@@ -74,66 +77,6 @@ impl ErrorBody {
             detail,
         }
     }
-}
-
-/// `?confirm=TOKEN` of a two-step delete.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-pub struct Confirm {
-    /// The token from the first call's answer; absent on the first call.
-    #[serde(default)]
-    #[ts(optional)]
-    pub confirm: Option<String>,
-}
-
-impl Confirm {
-    /// The token, if one was given (an empty one counts as none).
-    pub fn token(&self) -> Option<&str> {
-        self.confirm.as_deref().filter(|t| !t.is_empty())
-    }
-}
-
-/// Ledger search and paging.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-pub struct LedgerQuery {
-    /// Text to look for in bodies, replies, roles, providers, models.
-    #[ts(optional)]
-    pub q: Option<String>,
-    /// Most entries (1–500, default 50).
-    #[ts(optional)]
-    pub limit: Option<u32>,
-    /// Entries to skip.
-    #[ts(optional)]
-    pub offset: Option<u32>,
-}
-
-/// `?flowName=` of the conversation list (seed 004).
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-pub struct ConversationQuery {
-    /// A flow's name: only its runs; `__none__`: only the conversations
-    /// without a flow name (the builder's); absent: everything.
-    #[serde(default)]
-    #[ts(optional)]
-    pub flow_name: Option<String>,
-}
-
-/// An API key to store.
-#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
-#[serde(deny_unknown_fields)]
-pub struct KeyInput {
-    /// The key (kept in the system keyring; never echoed).
-    pub key: String,
-}
-
-/// A pasted answer to a manual prompt.
-#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
-#[serde(deny_unknown_fields)]
-pub struct ManualAnswer {
-    /// The AI tool's reply, as pasted.
-    pub text: String,
 }
 
 /// One call of the list as data: what the UI's generated client and the
@@ -793,6 +736,61 @@ macro_rules! api_calls {
                 returns maskflow_flows::Started,
                 errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_answer(&id, answer);
+
+            // ---- Models of the embedded back end (issue 32).
+
+            /// The installed models, the recommended list (size, memory need,
+            /// speed here), downloads in progress and whether this is the first start.
+            models_list: get "/api/models", tag "models", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(),
+                blocking |s| s.models();
+
+            /// Starts downloading a recommended model (`name`) or a URL with its
+            /// `sha256`; progress, the checksum and the end come as `model_progress`
+            /// events. An interrupted download resumes where it stopped.
+            models_pull: post "/api/models/pull", tag "models", json 202,
+                path(), query(), body(request: maskflow_core::service::PullModel),
+                returns maskflow_core::service::ModelsView,
+                errors(400 "An unknown name, a URL that is not http(s), or a missing or malformed sha256", 409 "The model is installed or already downloading", 507 "Not enough free disk"),
+                blocking |s| s.start_model_pull(request);
+
+            /// Adds a GGUF file from this machine (checked by its header; hard-linked
+            /// into the models folder, or copied when on another disk).
+            models_add_file: post "/api/models/file", tag "models", json 201,
+                path(), query(), body(input: maskflow_core::service::AddModelFile),
+                returns maskflow_core::service::ModelsView,
+                errors(400 "Not a file, not a GGUF model, or a bad name", 409 "A model of that name is installed"),
+                blocking |s| s.add_model_file(input);
+
+            /// Records the first start's choice (local model, cloud API or manual).
+            models_first_start: post "/api/models/first-start", tag "models", json 200,
+                path(), query(), body(input: maskflow_core::service::FirstStartInput),
+                returns maskflow_core::service::ModelsView,
+                errors(400 "A malformed body"),
+                blocking |s| s.first_start_choice(input);
+
+            /// Stops a download; its partial file stays, and the next pull resumes it.
+            models_cancel: post "/api/models/{name}/cancel", tag "models", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(404 "No such download"),
+                blocking |s| s.cancel_model_pull(&name);
+
+            /// Uses a model: the `local` back end points at it and answers the builder's roles.
+            models_use: post "/api/models/{name}/use", tag "models", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(404 "No such model", 409 "This build has no embedded back end, or the model's file is missing"),
+                blocking |s| s.use_model(&name);
+
+            /// Removes a model (or a partial download of one); refused while it is in use.
+            models_remove: delete "/api/models/{name}", tag "models", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::ModelsView,
+                errors(404 "No such model", 409 "The model is in use or downloading"),
+                blocking |s| s.remove_model(&name);
         }
     };
 }

@@ -210,6 +210,22 @@ pub enum Event {
         /// The ledger row.
         entry: maskflow_privacy::ledger::LedgerEntry,
     },
+    /// A model download moved: `downloading` (with bytes), `verifying`,
+    /// `measuring`, `ready`, `failed` or `cancelled` (with why).
+    ModelProgress {
+        /// The model's name.
+        name: String,
+        /// Where it is.
+        stage: String,
+        /// Bytes so far.
+        #[ts(type = "number")]
+        done: u64,
+        /// Bytes in all, when known.
+        #[ts(type = "number | null")]
+        total: Option<u64>,
+        /// What happened, in words (empty while downloading).
+        message: String,
+    },
 }
 
 /// The sending side of the event stream.

@@ -5,6 +5,7 @@
 
 mod extract_cmd;
 mod flows_cmd;
+mod models_cmd;
 mod run_cmd;
 
 use maskflow_server::serve;
@@ -31,6 +32,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Run an approved workflow on local files; prints the output paths.
     Run(run_cmd::RunArgs),
+    /// List, download, add, remove and use models of the embedded back end.
+    Models(models_cmd::ModelsArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Flows(args) => flows_cmd::run(args),
+        Command::Models(args) => models_cmd::run(args),
     };
     match result {
         Ok(code) => code,

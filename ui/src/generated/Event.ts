@@ -243,4 +243,24 @@ workflow_id?: string, } | { "type": "ledger_entry",
 /**
  * The ledger row.
  */
-entry: LedgerEntry, };
+entry: LedgerEntry, } | { "type": "model_progress", 
+/**
+ * The model's name.
+ */
+name: string, 
+/**
+ * Where it is.
+ */
+stage: string, 
+/**
+ * Bytes so far.
+ */
+done: number, 
+/**
+ * Bytes in all, when known.
+ */
+total: number | null, 
+/**
+ * What happened, in words (empty while downloading).
+ */
+message: string, };

@@ -3,4 +3,4 @@
 /**
  * A kind of thing Maskflow keeps in its data folder.
  */
-export type StorageKind = "uploads" | "run_outputs" | "sessions" | "environments" | "package_cache" | "backups" | "database";
+export type StorageKind = "uploads" | "run_outputs" | "sessions" | "environments" | "package_cache" | "backups" | "models" | "database";

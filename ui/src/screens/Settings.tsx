@@ -14,6 +14,7 @@ import { NoticeBanner, Spinner } from "../components/ui";
 import { toSettings } from "../lib/settings";
 import { BackendsCard } from "../settings/BackendsCard";
 import { HouseRulesCard } from "../settings/HouseRulesCard";
+import { ModelsCard } from "../settings/ModelsCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
 import { useSettings } from "../settings/useSettings";
@@ -44,6 +45,7 @@ export function Settings() {
 
       <BackendsCard view={view} settings={settings} state={state} />
       <RolesCard view={view} settings={settings} save={save} />
+      <ModelsCard onSettingsChanged={state.load} />
 
       <BudgetSettings />
       <UsageCard />

@@ -27,6 +27,7 @@ import type {
   WorkflowPatch,
 } from "../generated";
 import type { Event, UploadedFile } from "../generated";
+import type { AddModelFile, PullModel, StartChoice } from "../generated";
 import type { FileSource, OnProgress, OutputLocation } from "./types";
 
 /** A call's arguments, by their names in the list. */
@@ -279,6 +280,29 @@ export abstract class CallTransport {
   }
   answerFlowRun(id: string, answer: GateAnswer) {
     return this.call("flow_run_answer", { id, answer });
+  }
+  // Models of the embedded back end (issue 32).
+  models() {
+    return this.call("models_list", {});
+  }
+  /** Starts a download; its progress comes as `model_progress` events. */
+  pullModel(request: PullModel) {
+    return this.call("models_pull", { request });
+  }
+  cancelModelPull(name: string) {
+    return this.call("models_cancel", { name });
+  }
+  addModelFile(input: AddModelFile) {
+    return this.call("models_add_file", { input });
+  }
+  useModel(name: string) {
+    return this.call("models_use", { name });
+  }
+  removeModel(name: string) {
+    return this.call("models_remove", { name });
+  }
+  chooseFirstStart(choice: StartChoice) {
+    return this.call("models_first_start", { input: { choice } });
   }
 }
 

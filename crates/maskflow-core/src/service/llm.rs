@@ -158,6 +158,12 @@ impl Service {
         &self.inner.llm
     }
 
+    /// Whether every role is answered by an explicit override (`--replay`,
+    /// tests) rather than the settings.
+    pub(super) fn providers_overridden(&self) -> bool {
+        matches!(self.llm_state().source, ProviderSource::Override(_))
+    }
+
     /// The manual back end (its prompts are served by `super::manual`).
     pub(super) fn llm_manual(&self) -> &Arc<ManualProvider> {
         &self.llm_state().manual

@@ -29,6 +29,7 @@ mod isolation;
 mod leases;
 mod llm;
 mod manual;
+mod models;
 mod outcomes;
 mod outputs;
 mod preflight;
@@ -64,6 +65,10 @@ pub use flows::FlowTask;
 pub use house_rules::{HouseRulesFile, HouseRulesInput, HouseRulesView};
 pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
+pub use models::{
+    AddModelFile, CatalogEntry, DownloadView, FirstStartInput, InstalledModel, ModelSource,
+    ModelSpeed, ModelsView, PullModel, StartChoice,
+};
 pub use preflight::{
     DISK_FLOOR_BYTES, PreflightAction, PreflightCheck, PreflightItem, PreflightView,
 };
@@ -185,6 +190,8 @@ struct Inner {
     confirmations: Mutex<deletes::Confirmations>,
     /// Where uploads are read: off the async workers, a bounded few at once.
     extract_pool: extract_pool::ExtractPool,
+    /// Model downloads in progress (issue 32).
+    models: models::Downloads,
 }
 
 /// Marks a workflow busy until dropped.
@@ -255,6 +262,7 @@ impl Service {
             runner: Mutex::new(None),
             confirmations: Mutex::new(Default::default()),
             extract_pool: extract_pool::ExtractPool::sized_from_cores(),
+            models: Default::default(),
         });
         let service = Service { inner };
         service

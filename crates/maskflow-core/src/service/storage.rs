@@ -52,19 +52,22 @@ pub enum StorageKind {
     PackageCache,
     /// Database backups (`backups/`).
     Backups,
+    /// Models of the embedded back end (`models/`).
+    Models,
     /// The database itself (never cleared here).
     Database,
 }
 
 impl StorageKind {
     /// Every kind, in the order the settings screen lists them.
-    pub const ALL: [StorageKind; 7] = [
+    pub const ALL: [StorageKind; 8] = [
         StorageKind::Uploads,
         StorageKind::RunOutputs,
         StorageKind::Sessions,
         StorageKind::Environments,
         StorageKind::PackageCache,
         StorageKind::Backups,
+        StorageKind::Models,
         StorageKind::Database,
     ];
 
@@ -76,6 +79,7 @@ impl StorageKind {
             StorageKind::Environments => &["python"],
             StorageKind::PackageCache => &["cache/uv"],
             StorageKind::Backups => &["backups"],
+            StorageKind::Models => &["models"],
             StorageKind::Database => &[],
         }
     }
@@ -88,6 +92,7 @@ impl StorageKind {
             StorageKind::Environments => "Python environments",
             StorageKind::PackageCache => "Python package cache",
             StorageKind::Backups => "Database backups",
+            StorageKind::Models => "Models",
             StorageKind::Database => "Database",
         }
     }
@@ -217,6 +222,10 @@ impl Service {
                         .to_owned(),
                 ),
                 StorageKind::Backups => (0, "Backups are managed in their own list.".to_owned()),
+                StorageKind::Models => (
+                    0,
+                    "Models are listed, used and removed in their own card.".to_owned(),
+                ),
                 StorageKind::Database => (
                     0,
                     "Workflows, versions, runs and the privacy ledger.".to_owned(),
@@ -300,7 +309,10 @@ impl Service {
                     remove_counted(&dir, &mut cleared)?;
                 }
             }
-            StorageKind::Environments | StorageKind::Backups | StorageKind::Database => {
+            StorageKind::Environments
+            | StorageKind::Backups
+            | StorageKind::Models
+            | StorageKind::Database => {
                 return Err(CoreError::InvalidRequest(format!(
                     "{} cannot be cleared here",
                     kind.label()

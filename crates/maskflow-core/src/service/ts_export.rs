@@ -76,6 +76,10 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::api::ConversationQuery::export_all_to(dir)?;
     crate::api::KeyInput::export_all_to(dir)?;
     crate::api::ManualAnswer::export_all_to(dir)?;
+    super::ModelsView::export_all_to(dir)?;
+    super::PullModel::export_all_to(dir)?;
+    super::AddModelFile::export_all_to(dir)?;
+    super::FirstStartInput::export_all_to(dir)?;
     Ok(())
 }
 
