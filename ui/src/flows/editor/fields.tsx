@@ -2,12 +2,13 @@
 // picker (the agents in `agents/`, or a new name) and the command picker
 // (the chosen agent's command files). Each writes one field of one step.
 import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
 import type { EditorAgent } from "../../generated";
 
 let ids = 0;
-/** A fresh id for a label's `for`. */
-export function fieldId(): string {
-  return `flow-field-${++ids}`;
+/** An id for a label's `for`, the same for the life of the field. */
+function useFieldId(): string {
+  return useState(() => `flow-field-${++ids}`)[0];
 }
 
 /** A labelled row; `error` is the loader's message for this field. */
@@ -43,7 +44,7 @@ export function TextField({
   error?: string;
   list?: string;
 }) {
-  const id = fieldId();
+  const id = useFieldId();
   const v = typeof value === "string" ? value : value == null ? "" : String(value);
   const common = {
     id,
@@ -62,7 +63,7 @@ export function TextField({
 
 /** A whole-number field; empty gives `undefined`. */
 export function NumberField({ label, value, onChange, error, min }: { label: string; value: unknown; onChange: (v: number | undefined) => void; error?: string; min?: number }) {
-  const id = fieldId();
+  const id = useFieldId();
   return (
     <Row id={id} label={label} error={error}>
       <input
@@ -83,7 +84,7 @@ export function NumberField({ label, value, onChange, error, min }: { label: str
 
 /** A choice among fixed values. */
 export function SelectField({ label, value, choices, onChange, error }: { label: string; value: unknown; choices: [string, string][]; onChange: (v: string) => void; error?: string }) {
-  const id = fieldId();
+  const id = useFieldId();
   const v = typeof value === "string" ? value : "";
   return (
     <Row id={id} label={label} error={error}>
