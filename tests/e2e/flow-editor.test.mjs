@@ -86,8 +86,20 @@ test("a flow built from scratch in the editor is checked by the loader, saved an
 
   // Reorder: the loop's two steps swap and swap back.
   await page.getByRole("button", { name: "Move Shorten down" }).click();
+  await card("steps[1].steps[1]").getByRole("heading", { name: /Shorten/ }).waitFor();
   assert.match(await card("steps[1].steps[1]").innerText(), /Shorten/);
   await page.getByRole("button", { name: "Move Shorten up" }).click();
+  // Nest and un-nest: a step after the loop moves into it, out again, and is removed.
+  await addStep("Add a step to steps", "gate");
+  await card("steps[2]").getByLabel("Label", { exact: true }).fill("Sign off");
+  await page.getByRole("button", { name: "Move Sign off into the step above" }).click();
+  await card("steps[1].steps[2]").getByRole("heading", { name: /Sign off/ }).waitFor();
+  await card("steps[2]").waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Move Sign off out of its loop" }).click();
+  await card("steps[2]").getByRole("heading", { name: /Sign off/ }).waitFor();
+  await card("steps[1].steps[2]").waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Remove Sign off" }).click();
+  await card("steps[2]").waitFor({ state: "detached" });
   await valid();
   await shot(page, "flow-editor-02-built.png");
 

@@ -287,7 +287,8 @@ impl Service {
     /// The step types and the agents (with their commands) the step forms offer.
     pub fn flow_editor_options(&self) -> Result<FlowEditorOptions> {
         let home = self.home();
-        let listed = agents::list_agents(home).map_err(|e| CoreError::InvalidRequest(e.to_string()))?;
+        let listed =
+            agents::list_agents(home).map_err(|e| CoreError::InvalidRequest(e.to_string()))?;
         let mut out: Vec<EditorAgent> = listed
             .into_iter()
             .filter(|a| valid_name(&a.name))

@@ -43,11 +43,16 @@ fn save(text: &str, base: Option<&str>) -> FlowSave {
 fn a_new_flow_is_checked_saved_loaded_and_reopened_with_its_revision() {
     let home = tempfile::tempdir().expect("tmp");
     let s = service(home.path());
-    let check = s.flow_validate(FlowDraft { text: GOOD.into() }).expect("check");
+    let check = s
+        .flow_validate(FlowDraft { text: GOOD.into() })
+        .expect("check");
     assert!(check.valid, "{:?}", check.messages);
     let diagram = check.mermaid.expect("a diagram");
     assert!(diagram.contains("Review loop"), "{diagram}");
-    assert!(!flow_file(home.path(), "review").exists(), "a check writes nothing");
+    assert!(
+        !flow_file(home.path(), "review").exists(),
+        "a check writes nothing"
+    );
 
     let saved = s.flow_save("review", save(GOOD, None)).expect("save");
     assert_eq!(saved.name, "review");
@@ -55,7 +60,11 @@ fn a_new_flow_is_checked_saved_loaded_and_reopened_with_its_revision() {
     let def = s.flow_definition("review").expect("loads");
     assert_eq!(def["steps"][1]["steps"][1]["breakOn"], "yes");
     let listed = s.flow_list().expect("list");
-    let entry = listed.flows.iter().find(|f| f.name == "review").expect("listed");
+    let entry = listed
+        .flows
+        .iter()
+        .find(|f| f.name == "review")
+        .expect("listed");
     assert!(!entry.disabled, "{:?}", entry.error);
 
     let source = s.flow_source("review").expect("source");
@@ -71,7 +80,12 @@ fn a_new_flow_is_checked_saved_loaded_and_reopened_with_its_revision() {
         .flow_save("review", save(&edited, Some(&source.revision)))
         .expect("second save");
     assert_ne!(again.revision, source.revision);
-    assert!(s.flow_source("review").expect("source").text.contains("Write a short draft."));
+    assert!(
+        s.flow_source("review")
+            .expect("source")
+            .text
+            .contains("Write a short draft.")
+    );
 }
 
 #[test]
@@ -81,13 +95,24 @@ fn the_loaders_own_messages_come_back_and_nothing_invalid_is_saved() {
     let cases = [
         ("{\"steps\": [", "not valid JSON"),
         ("steps:\n  - type: llm\n", "not valid JSON"),
-        (r#"{"steps": [{"type": "teleport"}]}"#, "unknown step type \"teleport\""),
-        (r#"{"steps": [{"type": "break", "agentType": "a", "identifier": "b", "question": "q", "breakOn": "yes"}]}"#, "inside a startLoop"),
-        (r#"{"steps": [{"type": "llm", "agentType": "a", "identifier": "b", "messages": []}]}"#, "at least one message"),
+        (
+            r#"{"steps": [{"type": "teleport"}]}"#,
+            "unknown step type \"teleport\"",
+        ),
+        (
+            r#"{"steps": [{"type": "break", "agentType": "a", "identifier": "b", "question": "q", "breakOn": "yes"}]}"#,
+            "inside a startLoop",
+        ),
+        (
+            r#"{"steps": [{"type": "llm", "agentType": "a", "identifier": "b", "messages": []}]}"#,
+            "at least one message",
+        ),
         (r#"{"steps": [], "extra": 1}"#, "extra"),
     ];
     for (text, expected) in cases {
-        let check = s.flow_validate(FlowDraft { text: text.into() }).expect("check");
+        let check = s
+            .flow_validate(FlowDraft { text: text.into() })
+            .expect("check");
         assert!(!check.valid, "{text} was accepted");
         assert!(check.mermaid.is_none());
         let shown: String = check
@@ -101,14 +126,23 @@ fn the_loaders_own_messages_come_back_and_nothing_invalid_is_saved() {
         assert_eq!(check.messages[0].message, loader.message);
         assert_eq!(check.messages[0].path, loader.path);
 
-        let err = s.flow_save("hostile", save(text, None)).expect_err("refused");
+        let err = s
+            .flow_save("hostile", save(text, None))
+            .expect_err("refused");
         assert!(matches!(err, CoreError::InvalidRequest(_)), "{err:?}");
         assert!(err.to_string().contains("flows/hostile.json"), "{err}");
         assert!(!flow_file(home.path(), "hostile").exists());
     }
-    let huge = format!("{{\"description\": \"{}\", \"steps\": []}}", "x".repeat(MAX_FLOW_TEXT));
+    let huge = format!(
+        "{{\"description\": \"{}\", \"steps\": []}}",
+        "x".repeat(MAX_FLOW_TEXT)
+    );
     let check = s.flow_validate(FlowDraft { text: huge }).expect("check");
-    assert!(check.messages[0].message.contains("at most"), "{:?}", check.messages);
+    assert!(
+        check.messages[0].message.contains("at most"),
+        "{:?}",
+        check.messages
+    );
 }
 
 #[test]
@@ -125,7 +159,10 @@ fn a_file_changed_outside_since_it_was_opened_is_not_overwritten() {
         .flow_save("review", save(&mine, Some(&opened.revision)))
         .expect_err("conflict");
     assert!(matches!(err, CoreError::Conflict(_)), "{err:?}");
-    assert!(err.to_string().contains("changed outside Maskflow"), "{err}");
+    assert!(
+        err.to_string().contains("changed outside Maskflow"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(flow_file(home.path(), "review")).expect("file"),
         outside,
@@ -136,7 +173,12 @@ fn a_file_changed_outside_since_it_was_opened_is_not_overwritten() {
     assert_ne!(now.revision, opened.revision);
     s.flow_save("review", save(&mine, Some(&now.revision)))
         .expect("overwrite on purpose");
-    assert!(s.flow_source("review").expect("source").text.contains("Edited in Maskflow."));
+    assert!(
+        s.flow_source("review")
+            .expect("source")
+            .text
+            .contains("Edited in Maskflow.")
+    );
 
     // A new flow does not replace one of the same name.
     let err = s.flow_save("review", save(GOOD, None)).expect_err("exists");
@@ -149,7 +191,10 @@ fn a_file_changed_outside_since_it_was_opened_is_not_overwritten() {
     let err = s
         .flow_save("review", save(GOOD, Some(&opened.revision)))
         .expect_err("removed");
-    assert!(err.to_string().contains("removed outside Maskflow"), "{err}");
+    assert!(
+        err.to_string().contains("removed outside Maskflow"),
+        "{err}"
+    );
     assert!(!flow_file(home.path(), "review").exists());
 }
 
@@ -174,7 +219,10 @@ fn names_cannot_leave_the_flows_folder() {
         &"n".repeat(129),
     ] {
         let err = s.flow_save(name, save(GOOD, None)).expect_err(name);
-        assert!(matches!(err, CoreError::InvalidRequest(_)), "{name}: {err:?}");
+        assert!(
+            matches!(err, CoreError::InvalidRequest(_)),
+            "{name}: {err:?}"
+        );
         assert!(err.to_string().contains("flow name"), "{name}: {err}");
         assert!(s.flow_source(name).is_err(), "{name}");
     }
@@ -188,7 +236,10 @@ fn names_cannot_leave_the_flows_folder() {
     assert_eq!(beside, vec![std::ffi::OsString::from("data")]);
     assert!(
         !inner.join("flows").exists()
-            || std::fs::read_dir(inner.join("flows")).expect("read").next().is_none()
+            || std::fs::read_dir(inner.join("flows"))
+                .expect("read")
+                .next()
+                .is_none()
     );
 }
 
