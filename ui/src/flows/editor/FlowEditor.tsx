@@ -63,6 +63,7 @@ export function FlowEditor({ name }: { name?: string }) {
               Open in Flows
             </a>
           )}
+          {ed.dirty && <span class="small muted" data-testid="editor-dirty">Unsaved changes</span>}
           <button type="button" class="button primary" disabled={ed.busy || !ed.loaded} onClick={() => void onSave()}>
             {ed.busy ? "Saving…" : "Save"}
           </button>

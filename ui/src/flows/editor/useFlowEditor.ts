@@ -55,7 +55,7 @@ export function useFlowEditor(name: string | undefined) {
     if (!name) return;
     setError(null);
     try {
-      const source = await api.call("flows_source", { name });
+      const source = await api.flowSource(name);
       adopt(source.text, source.revision);
       setCheck(source.check);
       setLoaded(true);
@@ -66,7 +66,7 @@ export function useFlowEditor(name: string | undefined) {
 
   useEffect(() => {
     void reload();
-    api.call("flows_editor_options", {}).then(setOptions).catch((e: unknown) => setError(toApiError(e).message));
+    api.flowEditorOptions().then(setOptions).catch((e: unknown) => setError(toApiError(e).message));
     api.listFlows().then((l) => setFlowNames(l.flows.map((f) => f.name))).catch(() => setFlowNames([]));
     // Once per flow: reload closes over name and api only.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -78,7 +78,7 @@ export function useFlowEditor(name: string | undefined) {
     let live = true;
     const timer = setTimeout(() => {
       api
-        .call("flows_validate", { draft: { text } })
+        .validateFlow(text)
         .then((c) => {
           if (!live) return;
           setCheck(c);
@@ -96,7 +96,7 @@ export function useFlowEditor(name: string | undefined) {
   const look = async () => {
     if (!name || base.current === null) return;
     try {
-      const source = await api.call("flows_source", { name });
+      const source = await api.flowSource(name);
       setDisk({ revision: source.revision, removed: false });
     } catch (e) {
       if (toApiError(e).code === "not_found") setDisk({ revision: null, removed: true });
@@ -113,6 +113,14 @@ export function useFlowEditor(name: string | undefined) {
     // look closes over name, api and a ref.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, name]);
+
+  // Closing or reloading the window with unsaved edits asks first.
+  useEffect(() => {
+    if (!dirty) return;
+    const ask = (e: BeforeUnloadEvent) => e.preventDefault();
+    window.addEventListener("beforeunload", ask);
+    return () => window.removeEventListener("beforeunload", ask);
+  }, [dirty]);
 
   /** Replaces the document (structured editing). */
   const setDoc = (d: FlowJson) => {
@@ -139,7 +147,7 @@ export function useFlowEditor(name: string | undefined) {
       // A new flow has no base; overwriting saves over what is on disk now
       // (or writes a removed file again), never over a change not yet seen.
       const baseRevision = !name ? undefined : overwrite ? (disk.removed ? undefined : disk.revision ?? undefined) : base.current ?? undefined;
-      const r = await api.call("flows_save", { name: target, save: { text, baseRevision } });
+      const r = await api.saveFlow(target, { text, baseRevision });
       base.current = r.revision;
       setDisk({ revision: r.revision, removed: false });
       setDismissed(null);
