@@ -89,6 +89,11 @@ test("a flow built from scratch in the editor is checked by the loader, saved an
   await card("steps[1].steps[1]").getByRole("heading", { name: /Shorten/ }).waitFor();
   assert.match(await card("steps[1].steps[1]").innerText(), /Shorten/);
   await page.getByRole("button", { name: "Move Shorten up" }).click();
+  // Drag and drop reorders too: the draft goes below the loop (and back up with its button).
+  await page.locator('[data-testid="drag-steps[0]"]').dragTo(card("steps[1]").locator(".step-head").first());
+  await card("steps[1]").getByRole("heading", { name: /Draft/ }).first().waitFor();
+  await page.getByRole("button", { name: "Move Draft up" }).click();
+  await card("steps[0]").getByRole("heading", { name: /Draft/ }).first().waitFor();
   // Nest and un-nest: a step after the loop moves into it, out again, and is removed.
   await addStep("Add a step to steps", "gate");
   await card("steps[2]").getByLabel("Label", { exact: true }).fill("Sign off");

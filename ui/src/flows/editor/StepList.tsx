@@ -43,11 +43,31 @@ export type ListContext = {
 /** The step list at `path` with its "add a step" control. */
 export function StepList({ ctx, path, title }: { ctx: ListContext; path: Path; title: string }) {
   const steps = (at(ctx.doc, path) as StepJson[] | undefined) ?? [];
+  const own = pathString(path);
+  const [over, setOver] = useState<number | null>(null);
   return (
     <div class="step-list">
       <ol aria-label={title}>
         {steps.map((s, i) => (
-          <li key={i}>
+          <li
+            key={i}
+            class={over === i ? "drop-target" : ""}
+            onDragOver={(e) => {
+              // Drags reorder within one list; nesting is the → and ← buttons.
+              if (dragging?.list !== own) return;
+              e.preventDefault();
+              setOver(i);
+            }}
+            onDragLeave={() => setOver(null)}
+            onDrop={(e) => {
+              if (dragging?.list !== own) return;
+              e.preventDefault();
+              e.stopPropagation();
+              setOver(null);
+              ctx.setDoc(move(ctx.doc, path, dragging.index, i));
+              dragging = null;
+            }}
+          >
             <StepCard ctx={ctx} listPath={path} index={i} count={steps.length} step={s} />
           </li>
         ))}
@@ -57,6 +77,9 @@ export function StepList({ ctx, path, title }: { ctx: ListContext; path: Path; t
     </div>
   );
 }
+
+/** The step being dragged: its list and index (one drag at a time in a window). */
+let dragging: { list: string; index: number } | null = null;
 
 /** A step type picker and its button. */
 function AddStep({ label, types, onAdd, button = "Add" }: { label: string; types: string[]; onAdd: (type: string) => void; button?: string }) {
@@ -86,6 +109,19 @@ function StepCard({ ctx, listPath, index, count, step }: { ctx: ListContext; lis
   return (
     <StepBody ctx={ctx} path={path} step={step} title={`${index + 1}. ${title}`}>
       <div class="step-actions" role="group" aria-label={`Move or remove step ${title}`}>
+        <span
+          class="drag-handle"
+          draggable
+          title="Drag to reorder (or use the arrows)"
+          data-testid={`drag-${pathString(path)}`}
+          onDragStart={(e) => {
+            dragging = { list: pathString(listPath), index };
+            e.dataTransfer?.setData("text/plain", title);
+          }}
+          onDragEnd={() => (dragging = null)}
+        >
+          ⠿
+        </span>
         <button type="button" class="icon-button" aria-label={`Move ${title} up`} title="Move up" disabled={index === 0} onClick={() => setDoc(move(doc, listPath, index, index - 1))}>
           ↑
         </button>
