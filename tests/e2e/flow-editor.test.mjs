@@ -21,6 +21,9 @@ before(async () => {
   server = await startServer(join(HERE, "flow-editor-replay.json"));
   mkdirSync(join(server.home, "agents"), { recursive: true });
   writeFileSync(join(server.home, "agents", "writer.json"), JSON.stringify({ displayName: "Release writer" }));
+  mkdirSync(join(server.home, "agents", "writer", "commands"), { recursive: true });
+  const polish = { messages: [{ role: "user", content: ["Polish the wording."] }] };
+  writeFileSync(join(server.home, "agents", "writer", "commands", "polish.json"), JSON.stringify(polish));
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   page = await context.newPage();
@@ -131,6 +134,14 @@ test("a file edited outside while the editor has it open is noticed, not overwri
   await page.getByRole("link", { name: "Edit", exact: true }).click();
   await page.getByRole("heading", { name: "Edit flow: release_notes" }).waitFor();
   await valid();
+  // The command picker offers the agent's command files.
+  await addStep("Add a step to steps", "command");
+  const command = card("steps[2]").getByLabel("Command", { exact: true });
+  assert.deepEqual(await command.locator("option").evaluateAll((os) => os.map((o) => o.value)), ["", "polish"]);
+  await command.selectOption("polish");
+  await valid();
+  await page.getByRole("button", { name: "Remove Run an agent command" }).click();
+  await card("steps[2]").waitFor({ state: "detached" });
   await page.getByLabel("Description").fill("Edited in Maskflow");
 
   const outside = JSON.parse(readFileSync(flowFile(), "utf8"));
