@@ -111,6 +111,7 @@ function StepCard({ ctx, listPath, index, count, step }: { ctx: ListContext; lis
       <div class="step-actions" role="group" aria-label={`Move or remove step ${title}`}>
         <span
           class="drag-handle"
+          aria-hidden="true"
           draggable
           title="Drag to reorder (or use the arrows)"
           data-testid={`drag-${pathString(path)}`}
