@@ -6,6 +6,7 @@ import { Settings } from "./screens/Settings";
 import { Ledger } from "./screens/Ledger";
 import { Flows } from "./screens/Flows";
 import { Agents } from "./screens/Agents";
+import { FlowEditor } from "./flows/editor/FlowEditor";
 import { SidebarConversations } from "./components/SidebarConversations";
 import { FirstStart } from "./settings/FirstStart";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
@@ -52,7 +53,7 @@ export function App() {
         <ul>
           {nav.map(([screen, label, href]) => (
             <li key={screen}>
-              <a href={href} class={route.screen === screen ? "active" : ""} aria-current={route.screen === screen ? "page" : undefined}>
+              <a href={href} class={route.screen === screen || (screen === "flows" && route.screen === "flow-editor") ? "active" : ""} aria-current={route.screen === screen ? "page" : undefined}>
                 {label}
               </a>
             </li>
@@ -65,7 +66,9 @@ export function App() {
       </nav>
       <main class="screen">
         {route.screen !== "settings" && <FirstStart />}
-        {route.screen === "flows" ? (
+        {route.screen === "flow-editor" ? (
+          <FlowEditor key={route.flowName ?? ""} name={route.flowName} />
+        ) : route.screen === "flows" ? (
           <Flows flowName={route.flowName} runId={route.runId} />
         ) : route.screen === "agents" ? (
           <Agents />

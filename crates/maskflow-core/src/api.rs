@@ -791,6 +791,36 @@ macro_rules! api_calls {
                 returns maskflow_core::service::ModelsView,
                 errors(404 "No such model", 409 "The model is in use or downloading"),
                 blocking |s| s.remove_model(&name);
+            // ---- The flow editor (issue 31): a flow's file with its revision, checks and saves.
+
+            /// A flow's file as written, its revision (SHA-256 of the file) and the loader's verdict.
+            flows_source: get "/api/flows/{name}/source", tag "flows", json 200,
+                path("name" name: String), query(), body(),
+                returns maskflow_core::service::FlowSource,
+                errors(400 "The name cannot name a flow file, or the file is not UTF-8", 404 "No such flow"),
+                blocking |s| s.flow_source(&name);
+
+            /// Checks a draft with the loader's own checks (its messages, or its Mermaid); nothing is written.
+            flows_validate: post "/api/flow-editor/validate", tag "flows", json 200,
+                path(), query(), body(draft: maskflow_core::service::FlowDraft),
+                returns maskflow_core::service::FlowCheck,
+                errors(400 "A malformed body"),
+                blocking |s| s.flow_validate(draft);
+
+            /// Saves a draft as `flows/{name}.json` through the loader's checks; `baseRevision` is the
+            /// revision the editor opened (absent: a new flow).
+            flows_save: put "/api/flows/{name}", tag "flows", json 200,
+                path("name" name: String), query(), body(save: maskflow_core::service::FlowSave),
+                returns maskflow_core::service::FlowSaved,
+                errors(400 "The loader refuses the draft (its message), or the name cannot name a flow file", 409 "The file changed or appeared on disk since the editor opened it"),
+                blocking |s| s.flow_save(&name, save);
+
+            /// The step types and the agents with their commands, for the editor's pickers.
+            flows_editor_options: get "/api/flow-editor/options", tag "flows", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::FlowEditorOptions,
+                errors(),
+                blocking |s| s.flow_editor_options();
         }
     };
 }

@@ -50,6 +50,7 @@ export function FlowHead({
         {run && (status === "stopped" || status === "failed" || interrupted) && (
           <button type="button" class="button" disabled={!ready || busy} onClick={resume}>Resume</button>
         )}
+        <a class="button" href={`#/flow-editor/${encodeURIComponent(flowName)}`}>Edit</a>
         <button type="button" class="button" onClick={exportMermaid} disabled={!mermaid}>Export Mermaid</button>
         <button type="button" class="button" onClick={exportBundle}>Export bundle</button>
       </div>

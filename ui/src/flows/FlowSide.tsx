@@ -28,6 +28,7 @@ export function FlowSide({
     <aside class="flows-side">
       <div class="pane-head">
         <h2>Flows</h2>
+        <a class="button small" href="#/flow-editor">New flow</a>
         <label class="button small" title="Import a Mermaid diagram (.mmd) or a bundle (.json)">
           Import…
           <input

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AddModelFile, AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FirstStartInput, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, ModelsView, OutputPreview, PreflightView, PullModel, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -86,13 +86,10 @@ export const calls = {
   flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
   flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
-  models_list: { method: "GET", path: "/api/models", pathParams: [], query: false, body: null, reply: "json" },
-  models_pull: { method: "POST", path: "/api/models/pull", pathParams: [], query: false, body: "request", reply: "json" },
-  models_add_file: { method: "POST", path: "/api/models/file", pathParams: [], query: false, body: "input", reply: "json" },
-  models_first_start: { method: "POST", path: "/api/models/first-start", pathParams: [], query: false, body: "input", reply: "json" },
-  models_cancel: { method: "POST", path: "/api/models/{name}/cancel", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
-  models_use: { method: "POST", path: "/api/models/{name}/use", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
-  models_remove: { method: "DELETE", path: "/api/models/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_source: { method: "GET", path: "/api/flows/{name}/source", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_validate: { method: "POST", path: "/api/flow-editor/validate", pathParams: [], query: false, body: "draft", reply: "json" },
+  flows_save: { method: "PUT", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: "save", reply: "json" },
+  flows_editor_options: { method: "GET", path: "/api/flow-editor/options", pathParams: [], query: false, body: null, reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -249,24 +246,15 @@ export interface Calls {
   /** Answers the gate the run waits at (`{option, input?}`), or a run that */
   /** needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
-  /** The installed models, the recommended list (size, memory need, */
-  /** speed here), downloads in progress and whether this is the first start. */
-  models_list: { args: {}; result: ModelsView };
-  /** Starts downloading a recommended model (`name`) or a URL with its */
-  /** `sha256`; progress, the checksum and the end come as `model_progress` */
-  /** events. An interrupted download resumes where it stopped. */
-  models_pull: { args: { request: PullModel }; result: ModelsView };
-  /** Adds a GGUF file from this machine (checked by its header; hard-linked */
-  /** into the models folder, or copied when on another disk). */
-  models_add_file: { args: { input: AddModelFile }; result: ModelsView };
-  /** Records the first start's choice (local model, cloud API or manual). */
-  models_first_start: { args: { input: FirstStartInput }; result: ModelsView };
-  /** Stops a download; its partial file stays, and the next pull resumes it. */
-  models_cancel: { args: { name: string }; result: ModelsView };
-  /** Uses a model: the `local` back end points at it and answers the builder's roles. */
-  models_use: { args: { name: string }; result: ModelsView };
-  /** Removes a model (or a partial download of one); refused while it is in use. */
-  models_remove: { args: { name: string }; result: ModelsView };
+  /** A flow's file as written, its revision (SHA-256 of the file) and the loader's verdict. */
+  flows_source: { args: { name: string }; result: FlowSource };
+  /** Checks a draft with the loader's own checks (its messages, or its Mermaid); nothing is written. */
+  flows_validate: { args: { draft: FlowDraft }; result: FlowCheck };
+  /** Saves a draft as `flows/{name}.json` through the loader's checks; `baseRevision` is the */
+  /** revision the editor opened (absent: a new flow). */
+  flows_save: { args: { name: string; save: FlowSave }; result: FlowSaved };
+  /** The step types and the agents with their commands, for the editor's pickers. */
+  flows_editor_options: { args: {}; result: FlowEditorOptions };
 }
 
 /** A call's name. */

@@ -1,5 +1,5 @@
 // Hash routes: `#/builder`, `#/builder/<workflow>`, `#/workflows`,
-// `#/workflows/<workflow>`, `#/flows/<flow>/<run>`, `#/agents`. Hash routing works the same under the Tauri
+// `#/workflows/<workflow>`, `#/flows/<flow>/<run>`, `#/flow-editor/<flow>`, `#/agents`. Hash routing works the same under the Tauri
 // protocol and under `maskflow serve`.
 
 export type Route =
@@ -8,7 +8,8 @@ export type Route =
   | { screen: "settings"; workflowId?: undefined }
   | { screen: "ledger"; workflowId?: undefined }
   | { screen: "agents"; workflowId?: undefined }
-  | { screen: "flows"; workflowId?: string; flowName?: string; runId?: string };
+  | { screen: "flows"; workflowId?: string; flowName?: string; runId?: string }
+  | { screen: "flow-editor"; workflowId?: undefined; flowName?: string };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -17,11 +18,13 @@ export function parseRoute(hash: string): Route {
   if (screen === "ledger") return { screen: "ledger" };
   if (screen === "agents") return { screen: "agents" };
   if (screen === "flows") return { screen: "flows", flowName: id, runId: parts[2] };
+  if (screen === "flow-editor") return { screen: "flow-editor", flowName: id };
   if (screen === "workflows") return id ? { screen: "workflows", workflowId: id } : { screen: "workflows" };
   return id && screen === "builder" ? { screen: "builder", workflowId: id } : { screen: "builder" };
 }
 
 export function routeHref(route: Route): string {
+  if (route.screen === "flow-editor") return "#/flow-editor" + (route.flowName ? "/" + encodeURIComponent(route.flowName) : "");
   if (route.screen === "flows") {
     return "#/flows" + [route.flowName, route.runId].filter(Boolean).map((p) => "/" + encodeURIComponent(p as string)).join("");
   }

@@ -12,6 +12,7 @@ import type {
   BackupRetention,
   CreateWorkflow,
   FlowImport,
+  FlowSave,
   FlowRunPatch,
   GateAnswer,
   GateRequest,
@@ -258,6 +259,20 @@ export abstract class CallTransport {
   }
   importFlow(request: FlowImport) {
     return this.call("flows_import", { request });
+  }
+  // The flow editor: a flow's file with its revision, the loader's checks, saves.
+  flowSource(name: string) {
+    return this.call("flows_source", { name });
+  }
+  validateFlow(text: string) {
+    return this.call("flows_validate", { draft: { text } });
+  }
+  /** Refused (`conflict`) when the file changed on disk since `save.baseRevision`. */
+  saveFlow(name: string, save: FlowSave) {
+    return this.call("flows_save", { name, save });
+  }
+  flowEditorOptions() {
+    return this.call("flows_editor_options", {});
   }
   runFlow(name: string, request: StartFlow) {
     return this.call("flows_run", { name, request });

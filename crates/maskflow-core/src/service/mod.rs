@@ -436,3 +436,12 @@ mod outcomes_tests;
 mod tests;
 #[cfg(test)]
 mod ts_export;
+
+// The flow editor (issue 31, point 1).
+pub mod flow_editor;
+pub use flow_editor::{
+    EditorAgent, FlowCheck, FlowDraft, FlowEditorOptions, FlowMessage, FlowSave, FlowSaved,
+    FlowSource,
+};
+#[cfg(test)]
+mod flow_editor_tests;

@@ -80,6 +80,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     super::PullModel::export_all_to(dir)?;
     super::AddModelFile::export_all_to(dir)?;
     super::FirstStartInput::export_all_to(dir)?;
+    super::flow_editor::export_ts(dir)?;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ mod cli_interrupt;
 mod context_fit;
 mod conversations;
 mod extract_cli;
+mod flow_editor;
 mod flow_steer;
 mod flows;
 mod flows_fanout;
