@@ -793,6 +793,30 @@ macro_rules! api_calls {
                 returns maskflow_flows::Started,
                 errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_answer(&id, answer);
+
+            // ---- Outside clients (`maskflow mcp`).
+
+            /// Files an outside (MCP) client asked to see, waiting for the user's
+            /// approval, each with the masked extract the client would get.
+            client_requests: get "/api/client-requests", tag "clients", json 200,
+                path(), query(), body(),
+                returns Vec<maskflow_core::service::ClientRequestView>,
+                errors(),
+                blocking |s| s.client_requests();
+
+            /// Approves a client's request: the client may now get the file's masked extract.
+            approve_client_request: post "/api/client-requests/{id}/approve", tag "clients", json 200,
+                path("id" id: String), query(), body(),
+                returns maskflow_core::service::ClientRequestView,
+                errors(404 "No such request", 409 "The request was already decided"),
+                blocking |s| s.approve_client_request(&id);
+
+            /// Declines a client's request: the client is told the user declined.
+            decline_client_request: post "/api/client-requests/{id}/decline", tag "clients", json 200,
+                path("id" id: String), query(), body(),
+                returns maskflow_core::service::ClientRequestView,
+                errors(404 "No such request", 409 "The request was already decided"),
+                blocking |s| s.decline_client_request(&id);
         }
     };
 }

@@ -31,6 +31,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Run an approved workflow on local files; prints the output paths.
     Run(run_cmd::RunArgs),
+    /// Serve AI clients over MCP (stdio, or HTTP on 127.0.0.1 with --http).
+    Mcp(maskflow_server::mcp::McpArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Flows(args) => flows_cmd::run(args),
+        Command::Mcp(args) => maskflow_server::mcp::run(args),
     };
     match result {
         Ok(code) => code,
