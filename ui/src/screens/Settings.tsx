@@ -13,6 +13,7 @@ import { AgentRoles } from "../components/AgentRoles";
 import { NoticeBanner, Spinner } from "../components/ui";
 import { toSettings } from "../lib/settings";
 import { BackendsCard } from "../settings/BackendsCard";
+import { ClientRequestsCard } from "../settings/ClientRequestsCard";
 import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
@@ -55,6 +56,7 @@ export function Settings() {
       <StorageSettings />
       <BackupsSetting />
       <EnvironmentsSetting />
+      <ClientRequestsCard />
     </div>
   );
 }

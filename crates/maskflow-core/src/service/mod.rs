@@ -423,6 +423,8 @@ pub(crate) mod api_client;
 #[cfg(test)]
 mod categories_tests;
 #[cfg(test)]
+mod clients_tests;
+#[cfg(test)]
 mod flow_privacy_tests;
 #[cfg(test)]
 mod names_tests;
