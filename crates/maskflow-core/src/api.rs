@@ -5,11 +5,11 @@
 //! Core names no shell: the list carries only names, paths and types.
 //!
 //! Also here: the one error body of both shells ([`ErrorBody`]) and the
-//! small argument types that exist only on the wire.
+//! small argument types that exist only on the wire (written in `api_args.rs`).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use ts_rs::TS;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::error::{CoreError, ErrorCode};
 use maskflow_llm::ProviderError;
@@ -76,65 +76,7 @@ impl ErrorBody {
     }
 }
 
-/// `?confirm=TOKEN` of a two-step delete.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-pub struct Confirm {
-    /// The token from the first call's answer; absent on the first call.
-    #[serde(default)]
-    #[ts(optional)]
-    pub confirm: Option<String>,
-}
-
-impl Confirm {
-    /// The token, if one was given (an empty one counts as none).
-    pub fn token(&self) -> Option<&str> {
-        self.confirm.as_deref().filter(|t| !t.is_empty())
-    }
-}
-
-/// Ledger search and paging.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-pub struct LedgerQuery {
-    /// Text to look for in bodies, replies, roles, providers, models.
-    #[ts(optional)]
-    pub q: Option<String>,
-    /// Most entries (1–500, default 50).
-    #[ts(optional)]
-    pub limit: Option<u32>,
-    /// Entries to skip.
-    #[ts(optional)]
-    pub offset: Option<u32>,
-}
-
-/// `?flowName=` of the conversation list (seed 004).
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-pub struct ConversationQuery {
-    /// A flow's name: only its runs; `__none__`: only the conversations
-    /// without a flow name (the builder's); absent: everything.
-    #[serde(default)]
-    #[ts(optional)]
-    pub flow_name: Option<String>,
-}
-
-/// An API key to store.
-#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
-#[serde(deny_unknown_fields)]
-pub struct KeyInput {
-    /// The key (kept in the system keyring; never echoed).
-    pub key: String,
-}
-
-/// A pasted answer to a manual prompt.
-#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
-#[serde(deny_unknown_fields)]
-pub struct ManualAnswer {
-    /// The AI tool's reply, as pasted.
-    pub text: String,
-}
+pub use crate::api_args::{Confirm, ConversationQuery, KeyInput, LedgerQuery, ManualAnswer};
 
 /// One call of the list as data: what the UI's generated client and the
 /// shells' tests read (the shells' handlers come from [`api_calls!`]).

@@ -98,10 +98,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 /// The token of a server on loopback (`serve`, `mcp --http`): `token`,
 /// else the first line of `token_file`, else `MASKFLOW_TOKEN`, else a
 /// random one; a given token must be at least 8 letters, digits, - or _.
-pub fn resolve_token(
-    token: Option<&str>,
-    token_file: Option<&Path>,
-) -> anyhow::Result<String> {
+pub fn resolve_token(token: Option<&str>, token_file: Option<&Path>) -> anyhow::Result<String> {
     let given = match (token, token_file) {
         (Some(t), _) => Some(t.to_owned()),
         (None, Some(file)) => Some(

@@ -249,11 +249,18 @@ impl Service {
 
     /// `raw`, canonical, if it is in one of the client's folders and not in
     /// the data folder; `file` says whether it must be a file (else a folder).
-    pub(super) fn client_path(&self, ctx: &ClientContext, raw: &str, file: bool) -> Result<PathBuf> {
+    pub(super) fn client_path(
+        &self,
+        ctx: &ClientContext,
+        raw: &str,
+        file: bool,
+    ) -> Result<PathBuf> {
         let bad = |m: String| CoreError::InvalidRequest(m);
         let given = Path::new(raw);
         if !given.is_absolute() {
-            return Err(bad(format!("{raw:?} is not an absolute path; give the whole path")));
+            return Err(bad(format!(
+                "{raw:?} is not an absolute path; give the whole path"
+            )));
         }
         let path = std::fs::canonicalize(given)
             .map_err(|_| bad(format!("there is no file or folder at {raw}")))?;
@@ -267,7 +274,11 @@ impl Service {
             let roots: Vec<String> = ctx.roots.iter().map(|r| r.display().to_string()).collect();
             return Err(bad(format!(
                 "{raw} is outside the folders this client may read ({}); start `maskflow mcp --root FOLDER` to allow one",
-                if roots.is_empty() { "none".into() } else { roots.join(", ") }
+                if roots.is_empty() {
+                    "none".into()
+                } else {
+                    roots.join(", ")
+                }
             )));
         }
         let kind_ok = if file { path.is_file() } else { path.is_dir() };
@@ -346,7 +357,8 @@ impl Service {
         if let Err(e) = store::llm_calls::insert(&self.db(), &entry) {
             eprintln!("maskflow: could not record an MCP answer in the ledger: {e}");
             return ClientReply {
-                text: "Maskflow could not record this answer in its ledger, so it was not sent".into(),
+                text: "Maskflow could not record this answer in its ledger, so it was not sent"
+                    .into(),
                 is_error: true,
             };
         }

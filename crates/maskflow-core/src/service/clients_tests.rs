@@ -46,7 +46,11 @@ async fn an_answer_holding_a_raw_value_is_blocked_and_ledgered_without_it() {
     for raw in ["Zebulon", "Quagmire", "Ouagadougou"] {
         assert!(!reply.text.contains(raw), "{}", reply.text);
     }
-    assert!(reply.text.contains("Aaaaaaa"), "the value, masked: {}", reply.text);
+    assert!(
+        reply.text.contains("Aaaaaaa"),
+        "the value, masked: {}",
+        reply.text
+    );
 
     let rows = service.ledger(None, 10, 0).expect("ledger");
     let blocked = rows
@@ -87,7 +91,10 @@ async fn a_declined_request_is_refused_and_a_decided_one_cannot_change() {
     assert_eq!(pending[0].file.extract["row_count"], 2);
     let id = pending[0].id.clone();
     service.decline_client_request(&id).expect("decline");
-    assert!(service.approve_client_request(&id).is_err(), "already decided");
+    assert!(
+        service.approve_client_request(&id).is_err(),
+        "already decided"
+    );
     let reply = service.client_extract(&ctx, &path).await;
     assert!(reply.is_error);
     assert!(reply.text.contains("declined"), "{}", reply.text);

@@ -43,8 +43,7 @@ pub struct RequestRow {
     pub decided_at: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, file_id, path, fingerprint, client, status, created_at, decided_at";
+const COLUMNS: &str = "id, file_id, path, fingerprint, client, status, created_at, decided_at";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RequestRow> {
     Ok(RequestRow {
@@ -171,7 +170,11 @@ mod tests {
             .expect("latest")
             .expect("found");
         assert_eq!(latest.status, "approved");
-        assert!(latest_for(&conn, "/x/p.csv", "4:1").expect("latest").is_none());
+        assert!(
+            latest_for(&conn, "/x/p.csv", "4:1")
+                .expect("latest")
+                .is_none()
+        );
         assert!(pending(&conn).expect("pending").is_empty());
     }
 

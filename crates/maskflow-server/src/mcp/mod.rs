@@ -58,11 +58,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     for r in &args.roots {
         let canonical = std::fs::canonicalize(r)
             .with_context(|| format!("--root {}: no such folder", r.display()))?;
-        anyhow::ensure!(
-            canonical.is_dir(),
-            "--root {} is not a folder",
-            r.display()
-        );
+        anyhow::ensure!(canonical.is_dir(), "--root {} is not a folder", r.display());
         roots.push(canonical);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -107,8 +103,8 @@ async fn http(args: McpArgs, roots: Vec<PathBuf>) -> anyhow::Result<()> {
         .port();
     let url = format!("http://127.0.0.1:{port}{MCP_PATH}");
     let tools = MaskflowTools::new(service.clone(), roots, url.clone());
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(["127.0.0.1", "localhost", "::1"]);
+    let config =
+        StreamableHttpServerConfig::default().with_allowed_hosts(["127.0.0.1", "localhost", "::1"]);
     let mcp = StreamableHttpService::new(
         move || Ok(tools.clone()),
         Arc::new(LocalSessionManager::default()),

@@ -151,10 +151,13 @@ impl MaskflowTools {
             .await
     }
 
-    #[tool(description = "List Maskflow's flows (multi-step automations): name, description, and whether each can run.")]
+    #[tool(
+        description = "List Maskflow's flows (multi-step automations): name, description, and whether each can run."
+    )]
     async fn list_flows(&self, peer: Peer<RoleServer>) -> CallToolResult {
         let ctx = self.context(&peer);
-        self.blocking("list_flows", move |s| s.client_flows(&ctx)).await
+        self.blocking("list_flows", move |s| s.client_flows(&ctx))
+            .await
     }
 
     #[tool(
@@ -185,7 +188,9 @@ impl MaskflowTools {
         )
     }
 
-    #[tool(description = "Start a run of a flow; returns its conversationId (the run id) to watch, answer or stop.")]
+    #[tool(
+        description = "Start a run of a flow; returns its conversationId (the run id) to watch, answer or stop."
+    )]
     async fn start_flow(
         &self,
         peer: Peer<RoleServer>,
@@ -207,8 +212,10 @@ impl MaskflowTools {
         Parameters(args): Parameters<RunIdArgs>,
     ) -> CallToolResult {
         let ctx = self.context(&peer);
-        self.blocking("watch_flow", move |s| s.client_flow_watch(&ctx, &args.run_id))
-            .await
+        self.blocking("watch_flow", move |s| {
+            s.client_flow_watch(&ctx, &args.run_id)
+        })
+        .await
     }
 
     #[tool(description = "Stop a flow run (the step in flight is cancelled).")]
@@ -221,7 +228,9 @@ impl MaskflowTools {
         result(self.service.client_flow_stop(&ctx, &args.run_id).await)
     }
 
-    #[tool(description = "Answer the gate a flow run waits at with one of its options (or retry, skip, stop when it needs attention).")]
+    #[tool(
+        description = "Answer the gate a flow run waits at with one of its options (or retry, skip, stop when it needs attention)."
+    )]
     async fn answer_flow(
         &self,
         peer: Peer<RoleServer>,

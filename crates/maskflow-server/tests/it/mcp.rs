@@ -113,7 +113,9 @@ fn client_python(uv: &Path) -> PathBuf {
     let dir_s = dir.display().to_string();
     let python_s = python.display().to_string();
     run(&["venv", "--quiet", &dir_s]);
-    run(&["pip", "install", "--quiet", "--python", &python_s, MCP_CLIENT]);
+    run(&[
+        "pip", "install", "--quiet", "--python", &python_s, MCP_CLIENT,
+    ]);
     assert!(works(&python), "the MCP client imports after installing");
     python
 }
@@ -246,7 +248,10 @@ fn replay(dir: &Path) -> PathBuf {
 
 /// Builds and approves the workflow through `serve`, as a user would.
 fn approved_workflow(server: &Serve) -> String {
-    let ids = upload(server.port, &[("people.csv", "text/csv", PEOPLE.as_bytes())]);
+    let ids = upload(
+        server.port,
+        &[("people.csv", "text/csv", PEOPLE.as_bytes())],
+    );
     let (status, created) = server.call("POST", "/api/workflows", Some(json!({"file_ids": ids})));
     assert_eq!(status, 201, "{created}");
     let wf = created["workflow_id"].as_str().expect("wf").to_owned();
@@ -306,7 +311,10 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
         "read_ledger",
     ] {
         assert!(
-            tools["tools"].as_array().expect("names").contains(&json!(name)),
+            tools["tools"]
+                .as_array()
+                .expect("names")
+                .contains(&json!(name)),
             "{name}: {tools}"
         );
     }
@@ -321,10 +329,19 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     let path = people.display().to_string();
     let asked = client.ok("get_masked_extract", json!({"path": path}));
     assert_eq!(asked["status"], "approval_required", "{asked}");
-    assert!(asked["message"].as_str().expect("message").contains("Approve in Maskflow"));
+    assert!(
+        asked["message"]
+            .as_str()
+            .expect("message")
+            .contains("Approve in Maskflow")
+    );
     let request = asked["request_id"].as_str().expect("request").to_owned();
     let again = client.ok("get_masked_extract", json!({"path": path}));
-    assert_eq!(again["request_id"], request.as_str(), "one request, not two");
+    assert_eq!(
+        again["request_id"],
+        request.as_str(),
+        "one request, not two"
+    );
     let (_, listed) = server.call("GET", "/api/client-requests", None);
     assert_eq!(listed[0]["id"], request.as_str(), "{listed}");
     assert_eq!(listed[0]["client"], CLIENT_NAME);
@@ -337,7 +354,10 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     assert_eq!(status, 200);
     let extract = client.ok("get_masked_extract", json!({"path": path}));
     assert_eq!(extract["status"], "approved", "{extract}");
-    assert_eq!(extract["extract"], listed[0]["file"]["extract"], "exactly what the user approved");
+    assert_eq!(
+        extract["extract"], listed[0]["file"]["extract"],
+        "exactly what the user approved"
+    );
     assert_eq!(extract["extract"]["columns"], json!(["name", "city"]));
 
     // An approved workflow on a new file: outputs stay on disk, previews masked.
@@ -348,10 +368,20 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     assert_eq!(ran["status"], "succeeded", "{ran}");
     let output = &ran["outputs"][0];
     let on_disk = std::fs::read_to_string(output["path"].as_str().expect("path")).expect("output");
-    assert!(on_disk.contains("Ulaanbaatar"), "the raw output stays on disk: {on_disk}");
+    assert!(
+        on_disk.contains("Ulaanbaatar"),
+        "the raw output stays on disk: {on_disk}"
+    );
     assert_eq!(output["size"], on_disk.len());
-    assert_eq!(output["preview"]["columns"], json!(["city", "people"]), "{ran}");
-    assert!(ran.to_string().contains("Aaaaaaaaaaa"), "a masked city: {ran}");
+    assert_eq!(
+        output["preview"]["columns"],
+        json!(["city", "people"]),
+        "{ran}"
+    );
+    assert!(
+        ran.to_string().contains("Aaaaaaaaaaa"),
+        "a masked city: {ran}"
+    );
 
     // A flow's gate, answered by the client.
     let started = client.ok("start_flow", json!({"name": "review"}));
@@ -386,7 +416,10 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
         .iter()
         .find(|r| {
             r["role"] == "mcp:get_masked_extract"
-                && r["request_body"].as_str().unwrap_or("").contains("\"approved\"")
+                && r["request_body"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("\"approved\"")
         })
         .expect("the approved extract's row");
     let sent: Value =
@@ -424,7 +457,10 @@ fn hostile_paths_get_a_clear_error_and_nothing_of_the_file() {
     let cases = [
         (secret.display().to_string(), "outside the folders"),
         (format!("{in_files}/link.csv"), "outside the folders"),
-        (format!("{in_files}/../outside/secret.csv"), "outside the folders"),
+        (
+            format!("{in_files}/../outside/secret.csv"),
+            "outside the folders",
+        ),
         (format!("{in_files}/missing.csv"), "no file or folder"),
         ("files/link.csv".to_owned(), "not an absolute path"),
         ("/etc/passwd".to_owned(), "outside the folders"),
@@ -433,7 +469,10 @@ fn hostile_paths_get_a_clear_error_and_nothing_of_the_file() {
     for (path, why) in &cases {
         let out = client.call("get_masked_extract", json!({"path": path}));
         assert_eq!(out["is_error"], true, "{path}: {out}");
-        assert!(out["text"].as_str().expect("text").contains(why), "{path}: {out}");
+        assert!(
+            out["text"].as_str().expect("text").contains(why),
+            "{path}: {out}"
+        );
     }
     let received = std::mem::take(&mut client.received);
     drop(client);
@@ -442,10 +481,16 @@ fn hostile_paths_get_a_clear_error_and_nothing_of_the_file() {
     let stored = data.join("stored.csv").display().to_string();
     let out = client.call("get_masked_extract", json!({"path": stored}));
     assert_eq!(out["is_error"], true, "{out}");
-    assert!(out["text"].as_str().expect("text").contains("data folder"), "{out}");
+    assert!(
+        out["text"].as_str().expect("text").contains("data folder"),
+        "{out}"
+    );
     let out = client.call("run_workflow", json!({"workflow": "nope", "inputs": {}}));
     assert_eq!(out["is_error"], true, "{out}");
-    assert!(out["text"].as_str().expect("text").contains("nope"), "{out}");
+    assert!(
+        out["text"].as_str().expect("text").contains("nope"),
+        "{out}"
+    );
     client.received.extend(received);
     assert_nothing_raw(&client.received, &[PEOPLE]);
 }
@@ -454,7 +499,9 @@ fn hostile_paths_get_a_clear_error_and_nothing_of_the_file() {
 /// any): the status and what came before the reply was complete.
 fn post_mcp(port: u16, auth: Option<&str>, body: &str) -> (u16, String) {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let auth = auth.map(|a| format!("Authorization: {a}\r\n")).unwrap_or_default();
+    let auth = auth
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
     let head = format!(
         "POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -510,7 +557,11 @@ fn the_http_transport_refuses_a_request_without_the_token() {
     let (status, _) = post_mcp(port, Some("Bearer wrong-token-123"), &init);
     assert_eq!(status, 401);
     // A page of another site is refused even with the token, as by `serve`.
-    let (status, body) = post_mcp(port, Some(&format!("Bearer {TOKEN}\r\nOrigin: http://evil.example")), &init);
+    let (status, body) = post_mcp(
+        port,
+        Some(&format!("Bearer {TOKEN}\r\nOrigin: http://evil.example")),
+        &init,
+    );
     assert_eq!(status, 403, "{body}");
     // With the token the same request is served.
     let (status, body) = post_mcp(port, Some(&format!("Bearer {TOKEN}")), &init);
