@@ -23,7 +23,7 @@ export function ClientRequestsCard() {
 
   const load = useCallback(
     () =>
-      transport.call("client_requests", {}).then(setRequests, (e) => setNotice(noticeOf(toApiError(e)))),
+      transport.clientRequests().then(setRequests, (e) => setNotice(noticeOf(toApiError(e)))),
     [transport],
   );
 
@@ -36,7 +36,7 @@ export function ClientRequestsCard() {
   async function decide(id: string, approve: boolean) {
     setBusy(id);
     try {
-      await transport.call(approve ? "approve_client_request" : "decline_client_request", { id });
+      await (approve ? transport.approveClientRequest(id) : transport.declineClientRequest(id));
       setNotice(null);
       await load();
     } catch (e) {

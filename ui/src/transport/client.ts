@@ -280,6 +280,17 @@ export abstract class CallTransport {
   answerFlowRun(id: string, answer: GateAnswer) {
     return this.call("flow_run_answer", { id, answer });
   }
+
+  // Outside clients (`maskflow mcp`): the files they asked to see.
+  clientRequests() {
+    return this.call("client_requests", {});
+  }
+  approveClientRequest(id: string) {
+    return this.call("approve_client_request", { id });
+  }
+  declineClientRequest(id: string) {
+    return this.call("decline_client_request", { id });
+  }
 }
 
 /** The calls of the list: `call` and every method of `CallTransport`. */
