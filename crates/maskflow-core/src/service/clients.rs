@@ -35,7 +35,7 @@ const OWN_WORDS: &str = "id name description label approved inputs type required
     inflightId modelId title pending turns role content step created_at provider model outcome \
     blocked request_body reply latency_ms truncated entries succeeded failed running started \
     stopped waiting completed gate attention kind prompt context option input truncated_body \
-    assistant user system approve Maskflow in the file extract of has not been yet";
+    assistant user system approve manual_prompts prompt_id messages schema answered Maskflow in the file extract of has not been yet";
 
 /// Who is asking, and which folders it may name files in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,9 +238,12 @@ impl Service {
             })
             .collect();
         let id = v.conversation_id.clone();
+        let (prompts, from_llm) = self.client_run_prompts(&id);
+        own.extend(from_llm);
         let mut a = Answer::new(json!({
             "conversationId": v.conversation_id, "flowName": v.flow_name, "title": v.title,
             "status": v.status, "error": v.error, "pending": v.pending, "turns": turns,
+            "manual_prompts": prompts,
         }))
         .own(own);
         a.flow_run_id = Some(id);

@@ -15,6 +15,7 @@ mod builds;
 mod cancel;
 mod clients;
 mod clients_files;
+mod clients_prompts;
 mod conversation;
 mod conversations;
 mod current;

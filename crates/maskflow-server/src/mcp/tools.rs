@@ -73,6 +73,15 @@ pub struct AnswerArgs {
     pub input: Option<String>,
 }
 
+/// `answer_prompt`'s arguments.
+#[derive(Deserialize, schemars::JsonSchema, Debug)]
+pub struct PromptArgs {
+    /// The prompt's id (`prompt_id` in `watch_flow`'s `manual_prompts`).
+    pub prompt_id: String,
+    /// The answer, as an AI tool would reply (JSON when the prompt has a schema).
+    pub text: String,
+}
+
 /// `read_ledger`'s arguments.
 #[derive(Deserialize, schemars::JsonSchema, Debug, Default)]
 pub struct LedgerArgs {
@@ -204,7 +213,7 @@ impl MaskflowTools {
     }
 
     #[tool(
-        description = "A flow run's status, what it waits for (pending: a gate's prompt and options, or a question needing attention) and its last transcript turns."
+        description = "A flow run's status, what it waits for (pending: a gate's prompt and options, or a question needing attention; manual_prompts: prompts of a manual back end to answer with answer_prompt) and its last transcript turns."
     )]
     async fn watch_flow(
         &self,
@@ -239,6 +248,21 @@ impl MaskflowTools {
         let ctx = self.context(&peer);
         self.blocking("answer_flow", move |s| {
             s.client_flow_answer(&ctx, &args.run_id, &args.option, args.input)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Answer a manual prompt a flow run waits on (watch_flow lists them under manual_prompts): your reply stands for the AI tool's."
+    )]
+    async fn answer_prompt(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(args): Parameters<PromptArgs>,
+    ) -> CallToolResult {
+        let ctx = self.context(&peer);
+        self.blocking("answer_prompt", move |s| {
+            s.client_answer_prompt(&ctx, &args.prompt_id, &args.text)
         })
         .await
     }

@@ -75,7 +75,11 @@ with open("outputs/by_city.csv", "w", newline="") as out:
         w.writerow([c, n])
 "#;
 
-const FLOW: &str = r#"{"description": "Asks the user before shipping.", "steps": [
+/// A step of an agent on the manual back end (the client answers its
+/// prompt), then a gate (the client answers it).
+const FLOW: &str = r#"{"description": "Drafts a note, then asks before shipping.", "steps": [
+    {"type": "llm", "label": "Draft", "agentType": "writer", "identifier": "x",
+     "messages": [{"role": "user", "content": ["Draft a one-line release note."]}]},
     {"type": "gate", "id": "g", "label": "Review", "prompt": "Ship it?",
      "options": [{"label": "Approve"}, {"label": "Reject"}]}]}"#;
 
@@ -308,6 +312,7 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
         "watch_flow",
         "stop_flow",
         "answer_flow",
+        "answer_prompt",
         "read_ledger",
     ] {
         assert!(
@@ -386,6 +391,23 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     // A flow's gate, answered by the client.
     let started = client.ok("start_flow", json!({"name": "review"}));
     let run = started["conversationId"].as_str().expect("run").to_owned();
+    let drafting = client.watch_until(&run, |v| {
+        v["manual_prompts"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    });
+    let prompt = &drafting["manual_prompts"][0];
+    assert!(
+        prompt
+            .to_string()
+            .contains("Draft a one-line release note."),
+        "{drafting}"
+    );
+    let prompt_id = prompt["prompt_id"].as_str().expect("prompt id").to_owned();
+    client.ok(
+        "answer_prompt",
+        json!({"prompt_id": prompt_id, "text": "Faster extracts."}),
+    );
     let waiting = client.watch_until(&run, |v| v["pending"]["kind"] == "gate");
     assert_eq!(waiting["pending"]["prompt"], "Ship it?", "{waiting}");
     client.ok("answer_flow", json!({"run_id": run, "option": "Approve"}));
@@ -402,6 +424,8 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
         "mcp:run_workflow",
         "mcp:start_flow",
         "mcp:answer_flow",
+        "mcp:answer_prompt",
+        "mcp:watch_flow",
         "mcp:read_ledger",
     ] {
         let row = rows
