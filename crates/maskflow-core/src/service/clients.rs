@@ -33,7 +33,7 @@ const OWN_WORDS: &str = "id name description label approved inputs type required
     workflows flows disabled error status request_id message file path extract approval_required \
     declined run_id workflow_id outputs size preview none reason conversationId flowName \
     inflightId modelId title pending turns role content step created_at provider model outcome \
-    blocked request_body reply latency_ms truncated entries succeeded failed running started \
+    blocked request_body reply latency_ms truncated entries withheld from clients holds value values your files succeeded failed running started \
     stopped waiting completed gate attention kind prompt context option input truncated_body \
     assistant user system approve manual_prompts prompt_id messages schema answered Maskflow in the file extract of has not been yet";
 
@@ -194,17 +194,28 @@ impl Service {
     ) -> ClientReply {
         let answer = self
             .ledger(q, limit.clamp(1, CLIENT_LEDGER_PAGE), offset)
-            .map(|entries| {
-                // What a row says was sent has left the machine already.
+            .and_then(|entries| {
+                let guard = self.flow_guard()?;
                 let mut own = Vec::new();
                 let rows: Vec<Value> = entries
                     .into_iter()
                     .map(|e| {
-                        own.extend([e.id.clone(), e.created_at.clone(), e.request_body.clone()]);
-                        own.extend(e.reply.clone());
-                        own.push(e.latency_ms.to_string());
+                        own.extend([e.id.clone(), e.created_at.clone()]);
                         let cut = e.request_body.chars().count() > LEDGER_BODY_CHARS;
-                        let body: String = e.request_body.chars().take(LEDGER_BODY_CHARS).collect();
+                        let mut body: String =
+                            e.request_body.chars().take(LEDGER_BODY_CHARS).collect();
+                        // A body sent to an LLM may hold a value the user let
+                        // go to that back end; a client is another party, so
+                        // each body is checked again and withheld on a hit.
+                        let found = guard.check_text(&body);
+                        if found.is_empty() {
+                            own.push(body.clone());
+                        } else {
+                            body = format!(
+                                "(withheld from clients: it holds {} value(s) of your files)",
+                                found.len()
+                            );
+                        }
                         json!({
                             "id": e.id, "created_at": e.created_at, "role": e.role,
                             "provider": e.provider, "model": e.model,
@@ -214,7 +225,7 @@ impl Service {
                         })
                     })
                     .collect();
-                Answer::new(json!({ "entries": rows })).own(own)
+                Ok(Answer::new(json!({ "entries": rows })).own(own))
             });
         self.deliver(ctx, "read_ledger", answer)
     }

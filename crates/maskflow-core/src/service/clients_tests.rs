@@ -100,3 +100,47 @@ async fn a_declined_request_is_refused_and_a_decided_one_cannot_change() {
     assert!(reply.text.contains("declined"), "{}", reply.text);
     assert!(service.client_requests().expect("requests").is_empty());
 }
+
+#[tokio::test]
+async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv");
+    service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    // What an LLM back end was sent with the user's consent (a confirmed value).
+    let sent = maskflow_privacy::ledger::LedgerEntry {
+        id: "call_sent".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        role: "clarifier".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        workflow_id: None,
+        url: None,
+        request_body: "{\"content\": \"only Zebulon Quagmire\"}".into(),
+        reply: None,
+        input_tokens: None,
+        output_tokens: None,
+        latency_ms: 1,
+        outcome: maskflow_privacy::ledger::CallOutcome::Ok,
+        blocked: false,
+        error: None,
+        deleted_workflow: None,
+        flow_run_id: None,
+        flow_step: None,
+    };
+    crate::store::llm_calls::insert(&service.db(), &sent).expect("row");
+    let reply = service.client_ledger(&ctx, None, 50, 0);
+    assert!(!reply.is_error, "{}", reply.text);
+    assert!(!reply.text.contains("Zebulon"), "{}", reply.text);
+    assert!(
+        reply.text.contains("withheld from clients"),
+        "{}",
+        reply.text
+    );
+    assert!(
+        reply.text.contains("approval_required"),
+        "a clean body is listed: {}",
+        reply.text
+    );
+}
