@@ -29,13 +29,15 @@ const TURNS_SHOWN: usize = 20;
 
 /// Maskflow's own words in the answers (keys and status words): never a
 /// value, so a file that holds one of them as a value does not block them.
+/// Sentences Maskflow writes into an answer are added where they are made.
 const OWN_WORDS: &str = "id name description label approved inputs type required options \
-    workflows flows disabled error status request_id message file path extract approval_required \
-    declined run_id workflow_id outputs size preview none reason conversationId flowName \
-    inflightId modelId title pending turns role content step created_at provider model outcome \
-    blocked request_body reply latency_ms truncated entries withheld from clients holds value values your files succeeded failed running started \
-    stopped waiting completed gate attention kind prompt context option input truncated_body \
-    assistant user system approve manual_prompts prompt_id messages schema answered Maskflow in the file extract of has not been yet";
+    workflows flows disabled error status request_id message file path extract \
+    approval_required declined run_id workflow_id outputs size preview none reason \
+    conversationId flowName inflightId modelId title pending turns role content step \
+    created_at provider model outcome blocked request_body truncated_body entries \
+    succeeded failed running started stopped waiting completed gate attention kind prompt \
+    context option input assistant user system manual_prompts prompt_id messages schema \
+    answered";
 
 /// Who is asking, and which folders it may name files in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,6 +217,7 @@ impl Service {
                                 "(withheld from clients: it holds {} value(s) of your files)",
                                 found.len()
                             );
+                            own.push(body.clone());
                         }
                         json!({
                             "id": e.id, "created_at": e.created_at, "role": e.role,

@@ -36,6 +36,11 @@ pub struct ClientRequestView {
     pub file: UploadedFile,
 }
 
+/// What a client is told while the user has not approved a file's extract.
+const APPROVE_IN_MASKFLOW: &str = "Approve in Maskflow: the user has not approved this file's \
+    masked extract yet. The request is listed in Maskflow (Settings, Client requests); ask \
+    again once it is approved.";
+
 /// Size and modification time: a file changed since it was approved is
 /// asked about again.
 fn fingerprint(path: &Path) -> Result<String> {
@@ -99,11 +104,9 @@ impl Service {
             ))),
             _ => Ok(Answer::new(json!({
                 "status": "approval_required", "request_id": request.id, "file": shown,
-                "message": "Approve in Maskflow: the user has not approved this file's masked \
-                    extract yet. The request is listed in Maskflow (Settings, Client requests); \
-                    ask again once it is approved.",
+                "message": APPROVE_IN_MASKFLOW,
             }))
-            .own(own)),
+            .own(own.chain([APPROVE_IN_MASKFLOW.to_owned()]))),
         }
     }
 
