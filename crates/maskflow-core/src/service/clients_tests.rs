@@ -144,3 +144,23 @@ async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
         reply.text
     );
 }
+
+#[tokio::test]
+async fn without_a_root_no_file_may_be_named_and_the_error_says_how() {
+    let (dir, service, mut ctx) = setup();
+    ctx.roots.clear();
+    let path = dir.path().join("files/people.csv");
+    let reply = service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    assert!(reply.is_error);
+    assert!(reply.text.contains("(none)"), "{}", reply.text);
+    assert!(reply.text.contains("--root"), "{}", reply.text);
+    assert!(service.client_requests().expect("requests").is_empty());
+    let rows = service.ledger(None, 10, 0).expect("ledger");
+    assert_eq!(
+        rows[0].outcome,
+        maskflow_privacy::ledger::CallOutcome::Error
+    );
+    assert_eq!(rows[0].request_body, reply.text, "the error as sent");
+}
