@@ -5,7 +5,7 @@
 //! Core names no shell: the list carries only names, paths and types.
 //!
 //! Also here: the one error body of both shells ([`ErrorBody`]) and the
-//! small argument types that exist only on the wire.
+//! small argument types that exist only on the wire (written in `api/wire.rs`).
 
 use serde::Serialize;
 use ts_rs::TS;
@@ -821,6 +821,29 @@ macro_rules! api_calls {
                 returns maskflow_core::service::FlowEditorOptions,
                 errors(),
                 blocking |s| s.flow_editor_options();
+            // ---- Outside clients (`maskflow mcp`).
+
+            /// Files an outside (MCP) client asked to see, waiting for the user's
+            /// approval, each with the masked extract the client would get.
+            client_requests: get "/api/client-requests", tag "clients", json 200,
+                path(), query(), body(),
+                returns Vec<maskflow_core::service::ClientRequestView>,
+                errors(),
+                blocking |s| s.client_requests();
+
+            /// Approves a client's request: the client may now get the file's masked extract.
+            approve_client_request: post "/api/client-requests/{id}/approve", tag "clients", json 200,
+                path("id" id: String), query(), body(),
+                returns maskflow_core::service::ClientRequestView,
+                errors(404 "No such request", 409 "The request was already decided"),
+                blocking |s| s.approve_client_request(&id);
+
+            /// Declines a client's request: the client is told the user declined.
+            decline_client_request: post "/api/client-requests/{id}/decline", tag "clients", json 200,
+                path("id" id: String), query(), body(),
+                returns maskflow_core::service::ClientRequestView,
+                errors(404 "No such request", 409 "The request was already decided"),
+                blocking |s| s.decline_client_request(&id);
         }
     };
 }

@@ -34,6 +34,8 @@ enum Command {
     Run(run_cmd::RunArgs),
     /// List, download, add, remove and use models of the embedded back end.
     Models(models_cmd::ModelsArgs),
+    /// Serve AI clients over MCP (stdio, or HTTP on 127.0.0.1 with --http).
+    Mcp(maskflow_server::mcp::McpArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Flows(args) => flows_cmd::run(args),
         Command::Models(args) => models_cmd::run(args),
+        Command::Mcp(args) => maskflow_server::mcp::run(args),
     };
     match result {
         Ok(code) => code,

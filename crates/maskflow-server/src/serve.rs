@@ -95,9 +95,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let given = match (&args.token, &args.token_file) {
-        (Some(t), _) => Some(t.clone()),
+/// The token of a server on loopback (`serve`, `mcp --http`): `token`,
+/// else the first line of `token_file`, else `MASKFLOW_TOKEN`, else a
+/// random one; a given token must be at least 8 letters, digits, - or _.
+pub fn resolve_token(token: Option<&str>, token_file: Option<&Path>) -> anyhow::Result<String> {
+    let given = match (token, token_file) {
+        (Some(t), _) => Some(t.to_owned()),
         (None, Some(file)) => Some(
             std::fs::read_to_string(file)
                 .with_context(|| format!("reading the token file {}", file.display()))?
@@ -109,7 +112,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ),
         (None, None) => maskflow_llm::keys::process_env("MASKFLOW_TOKEN"),
     };
-    let token = match given {
+    Ok(match given {
         Some(t) => {
             if t.len() < 8
                 || !t
@@ -123,7 +126,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             t
         }
         None => maskflow_clock::random_token(),
-    };
+    })
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let token = resolve_token(args.token.as_deref(), args.token_file.as_deref())?;
     let home = data_home()?;
     let forced = match &args.provider {
         Some(kind) => Some(provider_settings(

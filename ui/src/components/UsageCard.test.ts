@@ -13,5 +13,6 @@ describe("usage card", () => {
   it("names roles as people read them", () => {
     expect(roleLabel("agent:critic")).toBe("Flow agent critic");
     expect(roleLabel("validator")).toBe("Validator");
+    expect(roleLabel("mcp:run_workflow")).toBe("MCP client, run_workflow");
   });
 });

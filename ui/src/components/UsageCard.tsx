@@ -19,6 +19,7 @@ export function usageLine(r: UsageRow): string {
 /** A role key as people read it: `agent:critic` → "Flow agent critic". */
 export function roleLabel(key: string): string {
   if (key.startsWith("agent:")) return `Flow agent ${key.slice(6)}`;
+  if (key.startsWith("mcp:")) return `MCP client, ${key.slice(4)}`;
   return key.charAt(0).toUpperCase() + key.slice(1);
 }
 

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -86,10 +86,9 @@ export const calls = {
   flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
   flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
-  flows_source: { method: "GET", path: "/api/flows/{name}/source", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
-  flows_validate: { method: "POST", path: "/api/flow-editor/validate", pathParams: [], query: false, body: "draft", reply: "json" },
-  flows_save: { method: "PUT", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: "save", reply: "json" },
-  flows_editor_options: { method: "GET", path: "/api/flow-editor/options", pathParams: [], query: false, body: null, reply: "json" },
+  client_requests: { method: "GET", path: "/api/client-requests", pathParams: [], query: false, body: null, reply: "json" },
+  approve_client_request: { method: "POST", path: "/api/client-requests/{id}/approve", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  decline_client_request: { method: "POST", path: "/api/client-requests/{id}/decline", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -246,15 +245,13 @@ export interface Calls {
   /** Answers the gate the run waits at (`{option, input?}`), or a run that */
   /** needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
-  /** A flow's file as written, its revision (SHA-256 of the file) and the loader's verdict. */
-  flows_source: { args: { name: string }; result: FlowSource };
-  /** Checks a draft with the loader's own checks (its messages, or its Mermaid); nothing is written. */
-  flows_validate: { args: { draft: FlowDraft }; result: FlowCheck };
-  /** Saves a draft as `flows/{name}.json` through the loader's checks; `baseRevision` is the */
-  /** revision the editor opened (absent: a new flow). */
-  flows_save: { args: { name: string; save: FlowSave }; result: FlowSaved };
-  /** The step types and the agents with their commands, for the editor's pickers. */
-  flows_editor_options: { args: {}; result: FlowEditorOptions };
+  /** Files an outside (MCP) client asked to see, waiting for the user's */
+  /** approval, each with the masked extract the client would get. */
+  client_requests: { args: {}; result: Array<ClientRequestView> };
+  /** Approves a client's request: the client may now get the file's masked extract. */
+  approve_client_request: { args: { id: string }; result: ClientRequestView };
+  /** Declines a client's request: the client is told the user declined. */
+  decline_client_request: { args: { id: string }; result: ClientRequestView };
 }
 
 /** A call's name. */

@@ -20,6 +20,7 @@ export type { CategoryValue } from "./CategoryValue";
 export type { ChatMessage } from "./ChatMessage";
 export type { ChatRole } from "./ChatRole";
 export type { Cleared } from "./Cleared";
+export type { ClientRequestView } from "./ClientRequestView";
 export type { ColumnProfile } from "./ColumnProfile";
 export type { Confirm } from "./Confirm";
 export type { ConnectionTest } from "./ConnectionTest";

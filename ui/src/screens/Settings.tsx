@@ -13,6 +13,7 @@ import { AgentRoles } from "../components/AgentRoles";
 import { NoticeBanner, Spinner } from "../components/ui";
 import { toSettings } from "../lib/settings";
 import { BackendsCard } from "../settings/BackendsCard";
+import { ClientRequestsCard } from "../settings/ClientRequestsCard";
 import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { ModelsCard } from "../settings/ModelsCard";
 import { PythonCard } from "../settings/PythonCard";
@@ -57,6 +58,7 @@ export function Settings() {
       <StorageSettings />
       <BackupsSetting />
       <EnvironmentsSetting />
+      <ClientRequestsCard />
     </div>
   );
 }

@@ -318,6 +318,16 @@ export abstract class CallTransport {
   }
   chooseFirstStart(choice: StartChoice) {
     return this.call("models_first_start", { input: { choice } });
+
+  // Outside clients (`maskflow mcp`): the files they asked to see.
+  clientRequests() {
+    return this.call("client_requests", {});
+  }
+  approveClientRequest(id: string) {
+    return this.call("approve_client_request", { id });
+  }
+  declineClientRequest(id: string) {
+    return this.call("decline_client_request", { id });
   }
 }
 

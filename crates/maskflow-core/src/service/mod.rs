@@ -13,6 +13,9 @@ mod backups;
 mod budgets;
 mod builds;
 mod cancel;
+mod clients;
+mod clients_files;
+mod clients_prompts;
 mod conversation;
 mod conversations;
 mod current;
@@ -57,6 +60,8 @@ pub use backups::{BackupsView, RestoreReply};
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use cancel::CancelReply;
+pub use clients::{CLIENT_LEDGER_PAGE, ClientContext, ClientReply};
+pub use clients_files::ClientRequestView;
 pub use conversations::{ConversationKind, ConversationList, ConversationSummary, NO_FLOW};
 pub use current::InterfaceChange;
 pub use deletes::{CONFIRM_TTL_MS, DeleteReply};
@@ -426,6 +431,8 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
 pub(crate) mod api_client;
 #[cfg(test)]
 mod categories_tests;
+#[cfg(test)]
+mod clients_tests;
 #[cfg(test)]
 mod flow_privacy_tests;
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 pub mod backups;
 pub mod builds;
+pub mod client_requests;
 pub mod conversations;
 pub mod deletes;
 pub mod file_categories;

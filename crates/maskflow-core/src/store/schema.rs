@@ -241,6 +241,10 @@ ALTER TABLE workflow_messages_new RENAME TO workflow_messages;
 CREATE INDEX workflow_messages_by_workflow ON workflow_messages (workflow_id, id);
 "#;
 
+/// Migration: the files outside clients (MCP) asked to see, waiting for
+/// the user's approval; see [`crate::store::client_requests::MIGRATION`].
+pub const CLIENT_REQUESTS: &str = crate::store::client_requests::MIGRATION;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -265,5 +269,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(LEDGER_FLOW_STEP),
         M::up(FILE_CATEGORIES),
         M::up(MESSAGE_NOTICES),
+        M::up(CLIENT_REQUESTS),
     ]
 }

@@ -140,6 +140,9 @@ fn parameter_description(path: &str, name: &str) -> Option<&'static str> {
             "Manual prompt id, from its `manual_prompt` event"
         }
         "id" if path.starts_with("/api/providers/") => "Back end id, as Settings lists it",
+        "id" if path.starts_with("/api/client-requests/") => {
+            "Client request id (`creq_…`), as `GET /api/client-requests` lists it"
+        }
         _ => return None,
     })
 }

@@ -31,6 +31,7 @@ mod leases;
 mod manual_restart;
 mod manual_restart_phases;
 mod models;
+mod mcp;
 mod outcomes;
 mod preflight;
 mod python_envs;

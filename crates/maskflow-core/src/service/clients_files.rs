@@ -1,0 +1,239 @@
+//! The file tools of outside clients: the masked extract of a file the
+//! client names (only once the user approved it in Maskflow: until then the
+//! request waits in the app's list), and a run of an approved workflow on
+//! files, answered with its outputs' paths, sizes and masked previews (the
+//! raw outputs stay on disk).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use maskflow_privacy::GuardIndex;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::clients::{Answer, ClientContext, ClientReply};
+use super::{Service, UploadedFile};
+use crate::conversation::spec::FieldType;
+use crate::error::{CoreError, Result};
+use crate::store::{self, client_requests::RequestRow};
+
+/// A client's request to see a file's masked extract, as the app lists it.
+#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+pub struct ClientRequestView {
+    /// `creq_…`
+    pub id: String,
+    /// The client that asked.
+    pub client: String,
+    /// The file, where it lies on this machine.
+    pub path: String,
+    /// `pending`, `approved` or `declined`.
+    pub status: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// The file's id and masked extract: what the client gets if approved.
+    pub file: UploadedFile,
+}
+
+/// What a client is told while the user has not approved a file's extract.
+const APPROVE_IN_MASKFLOW: &str = "Approve in Maskflow: the user has not approved this file's \
+    masked extract yet. The request is listed in Maskflow (Settings, Client requests); ask \
+    again once it is approved.";
+
+/// Size and modification time: a file changed since it was approved is
+/// asked about again.
+fn fingerprint(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| CoreError::io(format!("reading {}", path.display()), e))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("{}:{modified}", meta.len()))
+}
+
+impl Service {
+    /// The masked extract of the file at `raw_path` once the user approved
+    /// it; until then an "approve in Maskflow" answer, the request listed in
+    /// the app.
+    pub async fn client_extract(&self, ctx: &ClientContext, raw_path: &str) -> ClientReply {
+        let answer = self.extract_answer(ctx, raw_path).await;
+        self.deliver(ctx, "get_masked_extract", answer)
+    }
+
+    async fn extract_answer(&self, ctx: &ClientContext, raw_path: &str) -> Result<Answer> {
+        let path = self.client_path(ctx, raw_path, true)?;
+        let shown = path.display().to_string();
+        let own = vec![raw_path.to_owned(), shown.clone()];
+        let print = fingerprint(&path)?;
+        let latest = store::client_requests::latest_for(&self.db(), &shown, &print)?;
+        let request = match latest {
+            Some(r) => r,
+            None => {
+                let file = self.add_local_file(path.clone()).await?;
+                let row = RequestRow {
+                    id: self.id("creq"),
+                    file_id: file.file_id,
+                    path: shown.clone(),
+                    fingerprint: print,
+                    client: ctx.name.clone(),
+                    status: "pending".into(),
+                    created_at: self.now(),
+                    decided_at: None,
+                };
+                store::client_requests::insert(&self.db(), &row)?;
+                row
+            }
+        };
+        let own = own.into_iter().chain([request.id.clone()]);
+        match request.status.as_str() {
+            "approved" => {
+                let row = store::get_file(&self.db(), &request.file_id)?
+                    .ok_or_else(|| CoreError::not_found("file", &request.file_id))?;
+                let file = UploadedFile::from(row);
+                Ok(Answer::new(json!({
+                    "status": "approved", "file": shown, "extract": file.extract,
+                }))
+                .own(own))
+            }
+            "declined" => Err(CoreError::InvalidRequest(format!(
+                "the user declined to share the extract of {shown} (request {})",
+                request.id
+            ))),
+            _ => Ok(Answer::new(json!({
+                "status": "approval_required", "request_id": request.id, "file": shown,
+                "message": APPROVE_IN_MASKFLOW,
+            }))
+            .own(own.chain([APPROVE_IN_MASKFLOW.to_owned()]))),
+        }
+    }
+
+    /// Runs workflow `workflow` (id or exact name) on `inputs` (field name →
+    /// paths, or values for fields that are not files); the outputs stay on
+    /// disk, the answer holds their paths, sizes and masked previews.
+    pub async fn client_run(
+        &self,
+        ctx: &ClientContext,
+        workflow: &str,
+        inputs: BTreeMap<String, Vec<String>>,
+        force: bool,
+    ) -> ClientReply {
+        let answer = self.run_answer_for(ctx, workflow, inputs, force).await;
+        self.deliver(ctx, "run_workflow", answer)
+    }
+
+    async fn run_answer_for(
+        &self,
+        ctx: &ClientContext,
+        workflow: &str,
+        mut inputs: BTreeMap<String, Vec<String>>,
+        force: bool,
+    ) -> Result<Answer> {
+        let workflow_id = self.find_workflow(workflow)?;
+        let fields = self.active_version(&workflow_id)?.fields;
+        let mut own = vec![workflow_id.clone()];
+        // The files this run reads are guarded too, though no workflow holds them yet.
+        let mut index = GuardIndex::new();
+        for (name, values) in inputs.iter_mut() {
+            let is_file = fields.iter().any(|f| {
+                &f.name == name && matches!(f.field_type, FieldType::File | FieldType::Files)
+            });
+            if !is_file {
+                continue;
+            }
+            for v in values.iter_mut() {
+                let p = self.client_path(ctx, v, true)?;
+                own.push(v.clone());
+                *v = p.display().to_string();
+                own.push(v.clone());
+                let file_name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                index.add_file(&p, &file_name.unwrap_or_default(), self.max_file_bytes());
+            }
+        }
+        let differences = self.check_local_inputs(&workflow_id, &inputs)?;
+        if !differences.is_empty() && !force {
+            return Err(CoreError::InputsDiffer(differences));
+        }
+        let run = self.run_workflow_local(&workflow_id, inputs).await?;
+        let mut outputs = Vec::new();
+        for o in &run.outputs {
+            let path = self.run_output(&run.id, &o.name)?;
+            let shown = path.display().to_string();
+            own.extend([shown.clone(), o.size.to_string()]);
+            outputs.push(json!({
+                "name": o.name, "path": shown, "size": o.size, "preview": masked_preview(&path),
+            }));
+        }
+        own.extend([run.id.clone(), run.status.clone()]);
+        let mut answer = Answer::new(json!({
+            "run_id": run.id, "workflow_id": workflow_id, "status": run.status,
+            "message": run.message, "outputs": outputs,
+        }))
+        .own(own);
+        answer.also.push(Arc::new(index));
+        answer.workflow_id = Some(workflow_id);
+        Ok(answer)
+    }
+
+    /// The clients' requests waiting for the user, oldest first.
+    pub fn client_requests(&self) -> Result<Vec<ClientRequestView>> {
+        let rows = store::client_requests::pending(&self.db())?;
+        rows.into_iter().map(|r| self.request_view(r)).collect()
+    }
+
+    /// Approves a client's request: the client may now get the extract.
+    pub fn approve_client_request(&self, id: &str) -> Result<ClientRequestView> {
+        self.decide_client_request(id, "approved")
+    }
+
+    /// Declines a client's request.
+    pub fn decline_client_request(&self, id: &str) -> Result<ClientRequestView> {
+        self.decide_client_request(id, "declined")
+    }
+
+    fn decide_client_request(&self, id: &str, status: &str) -> Result<ClientRequestView> {
+        let now = self.now();
+        let row = {
+            let db = self.db();
+            let row = store::client_requests::get(&db, id)?
+                .ok_or_else(|| CoreError::not_found("client request", id))?;
+            if !store::client_requests::decide(&db, id, status, &now)? {
+                return Err(CoreError::Conflict(format!(
+                    "client request {id} was already {}",
+                    row.status
+                )));
+            }
+            store::client_requests::get(&db, id)?
+                .ok_or_else(|| CoreError::not_found("client request", id))?
+        };
+        self.request_view(row)
+    }
+
+    fn request_view(&self, r: RequestRow) -> Result<ClientRequestView> {
+        let file = store::get_file(&self.db(), &r.file_id)?
+            .ok_or_else(|| CoreError::not_found("file", &r.file_id))?;
+        Ok(ClientRequestView {
+            id: r.id,
+            client: r.client,
+            path: r.path,
+            status: r.status,
+            created_at: r.created_at,
+            file: UploadedFile::from(file),
+        })
+    }
+}
+
+/// An output's masked extract as the approval view would show it, or why
+/// there is none.
+fn masked_preview(path: &Path) -> Value {
+    let options = maskflow_extractors::ExtractOptions::default();
+    match maskflow_extractors::extract_path(path, &options, &mut |_| {}) {
+        Ok(extract) => match serde_json::to_value(&extract) {
+            Ok(v) => crate::names::outbound(&v, &[]).extract,
+            Err(_) => json!({"none": "the preview could not be written"}),
+        },
+        Err(_) => json!({"none": "Maskflow cannot read this kind of file"}),
+    }
+}

@@ -1,0 +1,166 @@
+//! The clients' answers through the guard and the ledger: a value of the
+//! user's files in an answer blocks it (the client gets the value masked,
+//! the ledger a blocked row), and an answer that passes is recorded exactly.
+
+use std::sync::Arc;
+
+use maskflow_llm::ReplayProvider;
+use serde_json::json;
+
+use super::clients::{Answer, ClientContext};
+use super::tests::service_with;
+
+const PEOPLE: &str = "name,city\nZebulon Quagmire,Ouagadougou\nOttoline Fairweather,Tegucigalpa\n";
+
+fn setup() -> (tempfile::TempDir, super::Service, ClientContext) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    std::fs::write(files.join("people.csv"), PEOPLE).expect("csv");
+    let replay = ReplayProvider::from_value(&json!({})).expect("replay");
+    let service = service_with(&dir.path().join("data"), Arc::new(replay));
+    let ctx = ClientContext {
+        name: "test-client".into(),
+        transport: "stdio".into(),
+        roots: vec![std::fs::canonicalize(&files).expect("canonical")],
+    };
+    (dir, service, ctx)
+}
+
+#[tokio::test]
+async fn an_answer_holding_a_raw_value_is_blocked_and_ledgered_without_it() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv");
+    // Asking for the extract records the file: its values are guarded from now on.
+    let asked = service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    assert!(!asked.is_error, "{}", asked.text);
+    assert!(asked.text.contains("approval_required"), "{}", asked.text);
+    assert!(!asked.text.contains("Zebulon"), "{}", asked.text);
+
+    let leaked = Answer::new(json!({"preview": "Zebulon Quagmire lives in Ouagadougou"}));
+    let reply = service.deliver(&ctx, "run_workflow", Ok(leaked));
+    assert!(reply.is_error);
+    assert!(reply.text.contains("privacy guard"), "{}", reply.text);
+    for raw in ["Zebulon", "Quagmire", "Ouagadougou"] {
+        assert!(!reply.text.contains(raw), "{}", reply.text);
+    }
+    assert!(
+        reply.text.contains("Aaaaaaa"),
+        "the value, masked: {}",
+        reply.text
+    );
+
+    let rows = service.ledger(None, 10, 0).expect("ledger");
+    let blocked = rows
+        .iter()
+        .find(|r| r.role == "mcp:run_workflow")
+        .expect("the blocked answer is in the ledger");
+    assert!(blocked.blocked);
+    assert_eq!(blocked.request_body, "", "nothing was sent");
+    assert_eq!(blocked.provider, "mcp");
+    assert_eq!(blocked.model, "test-client");
+    let sent = rows
+        .iter()
+        .find(|r| r.role == "mcp:get_masked_extract")
+        .expect("the extract's answer is in the ledger");
+    assert_eq!(sent.request_body, asked.text, "exactly what the client got");
+}
+
+#[tokio::test]
+async fn an_error_quoting_a_raw_value_is_blocked_too() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv");
+    service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    let failed = crate::error::CoreError::InvalidRequest("no row for Tegucigalpa".into());
+    let reply = service.deliver(&ctx, "watch_flow", Err(failed));
+    assert!(reply.is_error);
+    assert!(!reply.text.contains("Tegucigalpa"), "{}", reply.text);
+}
+
+#[tokio::test]
+async fn a_declined_request_is_refused_and_a_decided_one_cannot_change() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv").display().to_string();
+    service.client_extract(&ctx, &path).await;
+    let pending = service.client_requests().expect("requests");
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].file.extract["row_count"], 2);
+    let id = pending[0].id.clone();
+    service.decline_client_request(&id).expect("decline");
+    assert!(
+        service.approve_client_request(&id).is_err(),
+        "already decided"
+    );
+    let reply = service.client_extract(&ctx, &path).await;
+    assert!(reply.is_error);
+    assert!(reply.text.contains("declined"), "{}", reply.text);
+    assert!(service.client_requests().expect("requests").is_empty());
+}
+
+#[tokio::test]
+async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv");
+    service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    // What an LLM back end was sent with the user's consent (a confirmed value).
+    let sent = maskflow_privacy::ledger::LedgerEntry {
+        id: "call_sent".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        role: "clarifier".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        workflow_id: None,
+        url: None,
+        request_body: "{\"content\": \"only Zebulon Quagmire\"}".into(),
+        reply: None,
+        input_tokens: None,
+        output_tokens: None,
+        latency_ms: 1,
+        outcome: maskflow_privacy::ledger::CallOutcome::Ok,
+        blocked: false,
+        error: None,
+        deleted_workflow: None,
+        flow_run_id: None,
+        flow_step: None,
+    };
+    crate::store::llm_calls::insert(&service.db(), &sent).expect("row");
+    let reply = service.client_ledger(&ctx, None, 50, 0);
+    assert!(!reply.is_error, "{}", reply.text);
+    assert!(!reply.text.contains("Zebulon"), "{}", reply.text);
+    assert!(
+        reply.text.contains("withheld from clients"),
+        "{}",
+        reply.text
+    );
+    assert!(
+        reply.text.contains("approval_required"),
+        "a clean body is listed: {}",
+        reply.text
+    );
+}
+
+#[tokio::test]
+async fn without_a_root_no_file_may_be_named_and_the_error_says_how() {
+    let (dir, service, mut ctx) = setup();
+    ctx.roots.clear();
+    let path = dir.path().join("files/people.csv");
+    let reply = service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    assert!(reply.is_error);
+    assert!(reply.text.contains("(none)"), "{}", reply.text);
+    assert!(reply.text.contains("--root"), "{}", reply.text);
+    assert!(service.client_requests().expect("requests").is_empty());
+    let rows = service.ledger(None, 10, 0).expect("ledger");
+    assert_eq!(
+        rows[0].outcome,
+        maskflow_privacy::ledger::CallOutcome::Error
+    );
+    assert_eq!(rows[0].request_body, reply.text, "the error as sent");
+}
