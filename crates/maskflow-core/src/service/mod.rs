@@ -40,6 +40,7 @@ pub(crate) mod storage;
 mod types;
 mod uploads;
 mod workflows;
+mod waiting;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -70,6 +71,7 @@ pub use preflight::{
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
+pub use waiting::{WaitingItem, WaitingKind, WaitingList};
 pub use types::{
     CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
     UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,

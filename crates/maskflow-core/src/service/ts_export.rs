@@ -76,6 +76,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     crate::api::ConversationQuery::export_all_to(dir)?;
     crate::api::KeyInput::export_all_to(dir)?;
     crate::api::ManualAnswer::export_all_to(dir)?;
+    WaitingList::export_all_to(dir)?;
     Ok(())
 }
 
