@@ -7,6 +7,7 @@ import { Ledger } from "./screens/Ledger";
 import { Flows } from "./screens/Flows";
 import { Agents } from "./screens/Agents";
 import { SidebarConversations } from "./components/SidebarConversations";
+import { WaitingBadge } from "./notifications/WaitingBadge";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -57,6 +58,7 @@ export function App() {
             </li>
           ))}
         </ul>
+        <WaitingBadge />
         <SidebarConversations route={route} />
         <p class="privacy-note">
           Your files stay on this machine. An AI only ever sees masked extracts you approved.
