@@ -2,7 +2,7 @@
 // manual prompts), live; opened, it lists them as links to each item. It
 // also hosts the notifications, so they run on every screen.
 import type { WaitingItem } from "../generated";
-import { itemHref } from "./decide";
+import { itemHref, itemKey } from "./decide";
 import { useWaiting } from "./useWaiting";
 import "./notifications.css";
 
@@ -30,7 +30,7 @@ export function WaitingBadge() {
       </summary>
       <ul aria-label="Waiting for you">
         {items.map((item) => (
-          <li key={`${item.kind}:${item.id}`}>
+          <li key={`${item.kind}:${item.id}`} data-key={itemKey(item)}>
             <a href={itemHref(item)}>{itemLabel(item)}</a>
           </li>
         ))}
