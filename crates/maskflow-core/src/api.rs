@@ -15,6 +15,9 @@ use crate::error::{CoreError, ErrorCode};
 use maskflow_llm::ProviderError;
 use maskflow_privacy::GuardMatch;
 
+mod bodies;
+pub use bodies::{KeyInput, ManualAnswer};
+
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
 
@@ -118,22 +121,6 @@ pub struct ConversationQuery {
     #[serde(default)]
     #[ts(optional)]
     pub flow_name: Option<String>,
-}
-
-/// An API key to store.
-#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
-#[serde(deny_unknown_fields)]
-pub struct KeyInput {
-    /// The key (kept in the system keyring; never echoed).
-    pub key: String,
-}
-
-/// A pasted answer to a manual prompt.
-#[derive(Deserialize, Serialize, Clone, Debug, ToSchema, TS)]
-#[serde(deny_unknown_fields)]
-pub struct ManualAnswer {
-    /// The AI tool's reply, as pasted.
-    pub text: String,
 }
 
 /// One call of the list as data: what the UI's generated client and the

@@ -6,7 +6,7 @@ import type { WaitingKind } from "./WaitingKind";
  */
 export type WaitingItem = { 
 /**
- * The flow run's id (`flow_…`) or the prompt's (`mp_…`).
+ * The flow run's id (`flow_…`), the prompt's (`mp_…`) or the version's (`wv_…`).
  */
 id: string, 
 /**
@@ -14,7 +14,8 @@ id: string,
  */
 kind: WaitingKind, 
 /**
- * The run's title, or who asks for the prompt (`builder`, `agent:<name>`).
+ * The run's title, who asks for the prompt (`builder`, `agent:<name>`),
+ * or the workflow's name (empty when it has none).
  */
 title: string, 
 /**
@@ -26,7 +27,7 @@ flowName?: string,
  */
 runId?: string, 
 /**
- * The workflow a prompt is for.
+ * The workflow a prompt or a build is for.
  */
 workflowId?: string, 
 /**

@@ -3,4 +3,4 @@
 /**
  * Why an item waits.
  */
-export type WaitingKind = "gate" | "attention" | "manual_prompt";
+export type WaitingKind = "gate" | "attention" | "manual_prompt" | "build_gate";

@@ -1,5 +1,5 @@
-// The sidebar's count of what waits for the user (gates, escalations,
-// manual prompts), live; opened, it lists them as links to each item. It
+// The sidebar's count of what waits for the user (flow and build gates,
+// escalations, manual prompts), live; opened, it lists them as links to each item. It
 // also hosts the notifications, so they run on every screen.
 import type { WaitingItem } from "../generated";
 import { itemHref, itemKey } from "./decide";
@@ -10,6 +10,7 @@ import "./notifications.css";
 export function itemLabel(item: WaitingItem): string {
   if (item.kind === "gate") return `${item.title}: your decision`;
   if (item.kind === "attention") return `${item.title}: needs attention`;
+  if (item.kind === "build_gate") return `The build of ${item.title || "a workflow"}: your decision`;
   const who = item.title.replace(/^agent:/, "");
   return item.flowName ? `${who} (flow ${item.flowName}): an answer` : `The ${who}: an answer`;
 }

@@ -4,7 +4,7 @@
 // (browsers that only allow asking on a click). A refusal is final here; the
 // badge still counts.
 import type { Note } from "./decide";
-import type { Notifier, Permission } from "./notifier";
+import type { Notifier, Permission } from "./types";
 
 /** Where this browser remembers that Maskflow asked. */
 export const ASKED_KEY = "maskflow.notifications.asked";

@@ -55,6 +55,14 @@ describe("waiting items", () => {
     expect(notes[1]?.href).toBe("#/flows/review/flow_3");
   });
 
+  test("a build at its gate opens its workflow in the builder", () => {
+    const build: WaitingItem = { id: "wv_1", kind: "build_gate", title: "Sales report", workflowId: "wf_1", since: "2026-01-01T00:00:02Z" };
+    const { notes } = fromWaiting(primed(), [build], away);
+    expect(notes).toEqual([
+      expect.objectContaining({ title: "The build of Sales report waits for your decision", href: "#/builder/wf_1" }),
+    ]);
+  });
+
   test("an item the user is looking at in a focused window is not announced", () => {
     const looking = { hash: "#/flows/review/flow_1", focused: true };
     expect(fromWaiting(primed(), [gate("flow_1")], looking).notes).toEqual([]);

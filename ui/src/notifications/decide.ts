@@ -1,5 +1,5 @@
 // What deserves a notification, decided without I/O: from the list of
-// waiting items (a new gate, escalation or manual prompt) and from events
+// waiting items (a new gate of a flow or a build, an escalation, a manual prompt) and from events
 // (a run that failed, a scheduled run that finished). Each item and each
 // run's end is told once; what the user did themselves in this window
 // (stopping a run, dismissing the prompt its step waited on) is never told
@@ -51,6 +51,8 @@ function itemNote(item: WaitingItem): Note {
   if (item.kind === "gate") return { key, href, title: `${item.title} waits for your decision`, body: "Open it to answer the gate." };
   if (item.kind === "attention")
     return { key, href, title: `${item.title} needs your attention`, body: "A step failed twice or retries are due: retry, skip or stop." };
+  if (item.kind === "build_gate")
+    return { key, href, title: `The build of ${item.title || "your workflow"} waits for your decision`, body: "Open it to approve or reject." };
   const who = item.title.replace(/^agent:/, "");
   return { key, href, title: `The ${who} needs an answer`, body: "Copy the prompt into your AI tool and paste its reply." };
 }

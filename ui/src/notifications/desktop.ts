@@ -5,7 +5,7 @@
 // what clicking the notification does where the desktop raises the app.
 import { isPermissionGranted, requestPermission, sendNotification } from "@tauri-apps/plugin-notification";
 import type { Note } from "./decide";
-import type { Notifier, Permission } from "./notifier";
+import type { Notifier, Permission } from "./types";
 
 /** OS notifications through the Tauri plugin. */
 export class DesktopNotifier implements Notifier {

@@ -10,7 +10,17 @@ import { fromEvent, fromOwnCall, fromWaiting, initialState, type Incoming, type 
 import { pickNotifier, type Notifier, type Permission } from "./notifier";
 
 /** Events after which the waiting list may differ. */
-const CHANGES = new Set(["flow_status", "turn_final", "manual_prompt", "manual_prompt_closed", "run_changed", "run_finished"]);
+const CHANGES = new Set([
+  "flow_status",
+  "turn_final",
+  "manual_prompt",
+  "manual_prompt_closed",
+  "run_changed",
+  "run_finished",
+  "build_changed",
+  "status_changed",
+  "workflow_deleted",
+]);
 
 const viewing = () => ({ hash: window.location.hash, focused: document.hasFocus() });
 

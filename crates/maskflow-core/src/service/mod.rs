@@ -39,8 +39,8 @@ mod runs;
 pub(crate) mod storage;
 mod types;
 mod uploads;
-mod workflows;
 mod waiting;
+mod workflows;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -71,11 +71,11 @@ pub use preflight::{
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
-pub use waiting::{WaitingItem, WaitingKind, WaitingList};
 pub use types::{
     CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
     UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
+pub use waiting::{WaitingItem, WaitingKind, WaitingList};
 
 use crate::conversation::prompts;
 use crate::conversation::spec::{Clarification, Feasibility, WorkflowSpec};

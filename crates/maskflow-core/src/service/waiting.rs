@@ -1,6 +1,6 @@
 //! What waits for a person right now, as one list: flow runs at a gate or
 //! needing attention (an escalation, or retries that were due when the run
-//! stopped) and the manual back end's prompts. The sidebar's badge counts
+//! stopped), builds stopped at a gate and the manual back end's prompts. The sidebar's badge counts
 //! it and the notifications link into it; it owns no state of its own and
 //! reads what the flows and the manual prompts already store.
 
@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 
 use super::Service;
 use crate::error::Result;
+use crate::store;
 use maskflow_flows::store as flow_store;
 use maskflow_llm::call::ManualWaiter;
 use maskflow_llm::manual::ManualPrompt;
@@ -29,17 +30,20 @@ pub enum WaitingKind {
     Attention,
     /// A manual prompt waits for a pasted answer.
     ManualPrompt,
+    /// A workflow's build waits at a gate (plan, review, packages, files).
+    BuildGate,
 }
 
 /// One thing that waits for a person.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq, ToSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WaitingItem {
-    /// The flow run's id (`flow_…`) or the prompt's (`mp_…`).
+    /// The flow run's id (`flow_…`), the prompt's (`mp_…`) or the version's (`wv_…`).
     pub id: String,
     /// Why it waits.
     pub kind: WaitingKind,
-    /// The run's title, or who asks for the prompt (`builder`, `agent:<name>`).
+    /// The run's title, who asks for the prompt (`builder`, `agent:<name>`),
+    /// or the workflow's name (empty when it has none).
     pub title: String,
     /// The flow whose run waits (a prompt's, when a flow run asked it).
     #[ts(optional)]
@@ -49,7 +53,7 @@ pub struct WaitingItem {
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// The workflow a prompt is for.
+    /// The workflow a prompt or a build is for.
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<String>,
@@ -67,9 +71,15 @@ pub struct WaitingList {
 
 impl Service {
     /// Every flow run at a gate or needing attention (top-level, not
-    /// archived) and every manual prompt, oldest first.
+    /// archived), every build at a gate and every manual prompt, oldest first.
     pub fn waiting_items(&self) -> Result<WaitingList> {
-        let outlines = flow_store::run_outlines(&self.db(), None)?;
+        let (outlines, builds) = {
+            let db = self.db();
+            (
+                flow_store::run_outlines(&db, None)?,
+                store::waiting::build_gates(&db)?,
+            )
+        };
         let names: HashMap<String, String> = outlines
             .iter()
             .map(|r| (r.id.clone(), r.flow_name.clone()))
@@ -94,6 +104,15 @@ impl Service {
                 })
             })
             .collect();
+        items.extend(builds.into_iter().map(|b| WaitingItem {
+            id: b.version_id,
+            kind: WaitingKind::BuildGate,
+            title: b.name.unwrap_or_default(),
+            flow_name: None,
+            run_id: None,
+            workflow_id: Some(b.workflow_id),
+            since: b.since,
+        }));
         for prompt in self.manual_prompts() {
             items.push(self.prompt_item(prompt, &names));
         }
