@@ -175,3 +175,43 @@ test("a dismissed question is never asked again unprompted; the user's click ask
   await count(page).waitFor({ state: "detached" });
   await page.context().close();
 });
+
+test("a run the user ended by dismissing its prompt is not announced; one ended elsewhere is", async () => {
+  writeFileSync(
+    join(server.home, "flows/draft.json"),
+    JSON.stringify({
+      steps: [{ type: "llm", label: "Draft", agentType: "writer", identifier: "x", messages: [{ role: "user", content: ["Draft the weekly notes."] }] }],
+    }),
+  );
+  const page = await openPage("grant");
+  await page.goto(server.url + "#/builder");
+  await page.getByRole("navigation", { name: "Main" }).waitFor();
+  const status = async (id) => (await api("GET", `/api/flow-runs/${id}`)).status;
+  const untilStatus = async (id, want) => {
+    for (let i = 0; i < 300 && (await status(id)) !== want; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await status(id), want);
+  };
+
+  // The step's manual prompt waits: counted and announced.
+  const mine = (await api("POST", "/api/flows/draft/run", {})).conversationId;
+  await page.waitForFunction(() => document.querySelector('[data-testid="waiting-count"]')?.textContent === "1");
+  await waitNotes(page, 1);
+  assert.equal((await notes(page))[0].title, "The writer needs an answer");
+
+  // The user dismisses it here (the builder lists prompts of no workflow): the run fails, quietly.
+  await page.locator('[data-testid="manual-prompt"]').getByRole("button", { name: "Dismiss" }).click();
+  await untilStatus(mine, "failed");
+  await count(page).waitFor({ state: "detached" });
+
+  // Dismissed elsewhere (another client), the same kind of end is news.
+  const other = (await api("POST", "/api/flows/draft/run", {})).conversationId;
+  await page.waitForFunction(() => document.querySelector('[data-testid="waiting-count"]')?.textContent === "1");
+  const asked = (await api("GET", "/api/manual")).find((p) => p.waiter?.run_id === other);
+  await api("DELETE", `/api/manual/${asked.id}`);
+  await untilStatus(other, "failed");
+  await page.waitForFunction(() => window.__notes.some((n) => n.title === "Flow draft failed"));
+  // Events arrive in order: the user's own run's failure came before, and was not told.
+  const titles = (await notes(page)).map((n) => n.title);
+  assert.deepEqual(titles, ["The writer needs an answer", "The writer needs an answer", "Flow draft failed"]);
+  await page.context().close();
+});
