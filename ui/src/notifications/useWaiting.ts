@@ -69,7 +69,7 @@ export function useWaiting() {
     const refresh = () => {
       const mine = ++seq;
       transport
-        .call("waiting_items", {})
+        .waitingItems()
         .then((list) => {
           // An older answer arriving after a newer one is stale.
           if (!live || mine !== seq) return;
