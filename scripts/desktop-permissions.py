@@ -33,7 +33,8 @@ def main() -> None:
     m = re.search(r'("permissions": \[\n)(.*?)(\n\s*\])', text, re.S)
     lines = m.group(2).split("\n")
     indent = re.match(r"\s*", lines[0]).group(0)
-    core = [l.strip().rstrip(",") for l in lines if l.strip().startswith('"core:')]
+    # Tauri's own and its plugins' permissions (`core:…`, `notification:…`) stay as written.
+    core = [l.strip().rstrip(",") for l in lines if l.strip() and not l.strip().startswith('"allow-')]
     allow = [f'"allow-{c.replace("_", "-")}"' for c in names]
     text = text[: m.start(2)] + ",\n".join(indent + x for x in core + allow) + text[m.end(2) :]
     json.loads(text)

@@ -48,6 +48,7 @@ fn main() {
         "manual_prompts",
         "answer_manual",
         "dismiss_manual",
+        "waiting_items",
         "list_backups",
         "create_backup",
         "set_backup_retention",

@@ -58,6 +58,9 @@ pub fn run() -> Result<(), StartError> {
         .map_err(|e| StartError(format!("opening the data folder {}: {e}", home.display())))?;
     let events = service.subscribe();
     tauri::Builder::default()
+        // OS notifications when a run waits for the user, fails, or a
+        // scheduled run ends (the UI's `notifications/` decides which).
+        .plugin(tauri_plugin_notification::init())
         .manage(service)
         .invoke_handler(commands::handler())
         .setup(move |app| {

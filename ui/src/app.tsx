@@ -9,6 +9,7 @@ import { Agents } from "./screens/Agents";
 import { FlowEditor } from "./flows/editor/FlowEditor";
 import { SidebarConversations } from "./components/SidebarConversations";
 import { FirstStart } from "./settings/FirstStart";
+import { WaitingBadge } from "./notifications/WaitingBadge";
 import { ROUTE_EVENT, go, parseRoute, type Route } from "./lib/router";
 
 export function App() {
@@ -59,6 +60,7 @@ export function App() {
             </li>
           ))}
         </ul>
+        <WaitingBadge />
         <SidebarConversations route={route} />
         <p class="privacy-note">
           Your files stay on this machine. An AI only ever sees masked extracts you approved.

@@ -573,6 +573,14 @@ macro_rules! api_calls {
                 errors(404 "No such prompt waiting", 409 "Its work is running and holds it"),
                 blocking |s| s.dismiss_manual(&id);
 
+            /// Everything waiting for a person (flow runs at a gate or needing
+            /// attention, manual prompts), oldest first: the sidebar's badge.
+            waiting_items: get "/api/waiting", tag "manual", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::WaitingList,
+                errors(),
+                blocking |s| s.waiting_items();
+
             // ---- Database backups.
 
             /// Every backup and the retention counts.

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -64,6 +64,7 @@ export const calls = {
   manual_prompts: { method: "GET", path: "/api/manual", pathParams: [], query: false, body: null, reply: "json" },
   answer_manual: { method: "POST", path: "/api/manual/{id}/answer", pathParams: [["id", "id"]], query: false, body: "answer", reply: "empty" },
   dismiss_manual: { method: "DELETE", path: "/api/manual/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "empty" },
+  waiting_items: { method: "GET", path: "/api/waiting", pathParams: [], query: false, body: null, reply: "json" },
   list_backups: { method: "GET", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
   create_backup: { method: "POST", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
   set_backup_retention: { method: "PUT", path: "/api/backups/retention", pathParams: [], query: false, body: "retention", reply: "json" },
@@ -86,9 +87,6 @@ export const calls = {
   flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
   flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
-  client_requests: { method: "GET", path: "/api/client-requests", pathParams: [], query: false, body: null, reply: "json" },
-  approve_client_request: { method: "POST", path: "/api/client-requests/{id}/approve", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
-  decline_client_request: { method: "POST", path: "/api/client-requests/{id}/decline", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -197,6 +195,9 @@ export interface Calls {
   answer_manual: { args: { id: string; answer: ManualAnswer }; result: void };
   /** Dismisses a pending manual prompt (its call fails as cancelled). */
   dismiss_manual: { args: { id: string }; result: void };
+  /** Everything waiting for a person (flow runs at a gate or needing */
+  /** attention, manual prompts), oldest first: the sidebar's badge. */
+  waiting_items: { args: {}; result: WaitingList };
   /** Every backup and the retention counts. */
   list_backups: { args: {}; result: BackupsView };
   /** Takes a backup now. */
@@ -245,13 +246,6 @@ export interface Calls {
   /** Answers the gate the run waits at (`{option, input?}`), or a run that */
   /** needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
-  /** Files an outside (MCP) client asked to see, waiting for the user's */
-  /** approval, each with the masked extract the client would get. */
-  client_requests: { args: {}; result: Array<ClientRequestView> };
-  /** Approves a client's request: the client may now get the file's masked extract. */
-  approve_client_request: { args: { id: string }; result: ClientRequestView };
-  /** Declines a client's request: the client is told the user declined. */
-  decline_client_request: { args: { id: string }; result: ClientRequestView };
 }
 
 /** A call's name. */

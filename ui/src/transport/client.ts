@@ -206,6 +206,10 @@ export abstract class CallTransport {
   dismissManual(id: string) {
     return this.call("dismiss_manual", { id });
   }
+  /** Everything waiting for a person: the sidebar's badge. */
+  waitingItems() {
+    return this.call("waiting_items", {});
+  }
   // Database backups.
   backups() {
     return this.call("list_backups", {});

@@ -43,6 +43,7 @@ mod runs;
 pub(crate) mod storage;
 mod types;
 mod uploads;
+mod waiting;
 mod workflows;
 
 use std::collections::{HashMap, HashSet};
@@ -84,6 +85,7 @@ pub use types::{
     CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
     UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
 };
+pub use waiting::{WaitingItem, WaitingKind, WaitingList};
 
 use crate::conversation::prompts;
 use crate::conversation::spec::{Clarification, Feasibility, WorkflowSpec};

@@ -82,6 +82,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     super::FirstStartInput::export_all_to(dir)?;
     super::flow_editor::export_ts(dir)?;
     super::ClientRequestView::export_all_to(dir)?;
+    WaitingList::export_all_to(dir)?;
     Ok(())
 }
 

@@ -24,6 +24,7 @@ pub mod python_locks;
 pub mod schema;
 pub mod settings;
 pub mod transitions;
+pub mod waiting;
 
 use std::path::Path;
 
