@@ -3,6 +3,8 @@
 //! Thin glue only: each subcommand parses its flags and delegates to one
 //! library call; errors get their context here (`anyhow`).
 
+mod build_cmd;
+mod build_io;
 mod extract_cmd;
 mod flows_cmd;
 mod run_cmd;
@@ -31,6 +33,12 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Run an approved workflow on local files; prints the output paths.
     Run(run_cmd::RunArgs),
+    /// Build a workflow from files on the terminal: masked extracts first, then the conversation.
+    Build(build_cmd::BuildArgs),
+    /// Approve a workflow's built version (it becomes the active one).
+    Approve(build_cmd::ApproveArgs),
+    /// Ask for changes to a workflow's built version; it is built again.
+    Reject(build_cmd::RejectArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -65,6 +73,9 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Flows(args) => flows_cmd::run(args),
+        Command::Build(args) => build_cmd::run(args),
+        Command::Approve(args) => build_cmd::approve(args),
+        Command::Reject(args) => build_cmd::reject(args),
     };
     match result {
         Ok(code) => code,

@@ -189,6 +189,7 @@ impl Service {
         };
         let now = self.now();
         let _ = rows::put_build(&self.db(), &row, &now);
+        self.write_session_state(workflow_id, version_id);
         self.inner.events.publish(Event::BuildChanged {
             workflow_id: workflow_id.to_owned(),
             version_id: version_id.to_owned(),
@@ -348,6 +349,7 @@ impl Service {
                 .and_then(|r| serde_json::from_value::<TestReport>(r).ok());
         }
         self.attach_interface_change(conn, view);
+        self.attach_input_hashes(conn, view);
     }
 
     /// The iterations of a version's session folder and their files.

@@ -241,6 +241,19 @@ ALTER TABLE workflow_messages_new RENAME TO workflow_messages;
 CREATE INDEX workflow_messages_by_workflow ON workflow_messages (workflow_id, id);
 "#;
 
+/// Migration (issue 31 point 4): the SHA-256 of each input file of an
+/// approved version, taken when it was approved, so a later run (or the
+/// user) can tell whether the files are still the ones it was built on.
+pub const VERSION_INPUT_HASHES: &str = r#"
+CREATE TABLE version_input_hashes (
+    version_id TEXT NOT NULL REFERENCES workflow_versions(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    filename TEXT NOT NULL,
+    sha256 TEXT,
+    PRIMARY KEY (version_id, position)
+);
+"#;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -265,5 +278,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(LEDGER_FLOW_STEP),
         M::up(FILE_CATEGORIES),
         M::up(MESSAGE_NOTICES),
+        M::up(VERSION_INPUT_HASHES),
     ]
 }
