@@ -409,6 +409,21 @@ macro_rules! api_calls {
                 errors(404 "No such workflow or version"),
                 blocking |s| s.sessions(&workflow_id, &version_id);
 
+            /// A workflow's build choices: plan first, AI review of the script,
+            /// and whether the AI reviewer approves the gates (all off by default).
+            get_build_options: get "/api/workflows/{id}/build-options", tag "workflows", json 200,
+                path("id" workflow_id: String), query(), body(),
+                returns maskflow_core::builder::options::BuildOptions,
+                errors(404 "No such workflow"),
+                blocking |s| s.build_options(&workflow_id);
+
+            /// Sets a workflow's build choices; the next build uses them.
+            set_build_options: put "/api/workflows/{id}/build-options", tag "workflows", json 200,
+                path("id" workflow_id: String), query(), body(options: maskflow_core::builder::options::BuildOptions),
+                returns maskflow_core::builder::options::BuildOptions,
+                errors(400 "A malformed body", 404 "No such workflow"),
+                blocking |s| s.set_build_options(&workflow_id, options);
+
             /// A preview of an output of a version's latest test run.
             test_output_preview: get "/api/workflows/{id}/versions/{version_id}/previews/{name}", tag "workflows", json 200,
                 path("id" workflow_id: String, "version_id" version_id: String, "name" name: String), query(), body(),

@@ -377,6 +377,7 @@ fn decide_gate(s: &mut Session, view: &WorkflowView) -> anyhow::Result<()> {
         decision: GateChoice::Approve,
         feedback: None,
         bindings: None,
+        plan: None,
     };
     if let Some(questions) = &build.pending_binding {
         let mut bindings = std::collections::BTreeMap::new();

@@ -53,6 +53,11 @@ pub struct GateRequest {
     #[serde(default)]
     #[ts(optional)]
     pub bindings: Option<BTreeMap<String, String>>,
+    /// The person's edit of a proposed plan they approve (the build's
+    /// `pending_plan`); without it the plan is approved as proposed.
+    #[serde(default)]
+    #[ts(optional)]
+    pub plan: Option<String>,
 }
 
 /// One file of a session folder.
@@ -95,6 +100,8 @@ pub(super) enum Drive {
         feedback: Option<String>,
         /// Which file feeds which input, when the build asked.
         bindings: BTreeMap<String, String>,
+        /// The person's edit of the proposed plan.
+        plan: Option<String>,
     },
     /// A restored version: test its copied workflow on the real files.
     Retest(Box<crate::conversation::spec::WorkflowSpec>),
@@ -175,6 +182,7 @@ impl Service {
             cancel: Default::default(),
             house_rules,
             current,
+            options: self.build_options_of(workflow_id)?,
         })
     }
 
@@ -242,9 +250,10 @@ impl Service {
                     approve,
                     feedback,
                     bindings,
+                    plan,
                 } => {
                     engine
-                        .resume(&job, &mut state, approve, feedback, bindings, &on)
+                        .resume(&job, &mut state, approve, feedback, bindings, plan, &on)
                         .await
                 }
                 Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
@@ -321,6 +330,9 @@ impl Service {
                 )
                 .map_err(CoreError::InvalidRequest)?;
             }
+            if let Some(edited) = &request.plan {
+                builder::plan::check_edited(edited).map_err(CoreError::InvalidRequest)?;
+            }
             if v.status != Status::Building || !rows::take_pending_gate(&db, version_id)? {
                 return Err(CoreError::Conflict(format!(
                     "version {version_id} has no build gate waiting for a decision"
@@ -333,6 +345,7 @@ impl Service {
             approve: request.decision == GateChoice::Approve,
             feedback: request.feedback,
             bindings: request.bindings.unwrap_or_default(),
+            plan: request.plan,
         };
         tokio::spawn(async move { service.run_build(&wf, &vid, drive).await });
         self.get_workflow(workflow_id)

@@ -11,6 +11,7 @@ mod agents;
 mod backends;
 mod backups;
 mod budgets;
+mod build_options;
 mod builds;
 mod cancel;
 mod conversation;
