@@ -19,6 +19,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use maskflow_core::builder::options::BuildOptions;
+use maskflow_core::builder::review::Verdict;
 use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest, SendMessage, WorkflowView};
 use maskflow_core::versions::Status;
 use maskflow_core::{CoreError, Service};
@@ -62,6 +64,17 @@ pub struct BuildArgs {
     /// `maskflow extract`).
     #[arg(long)]
     pub yes: bool,
+    /// Have the builder propose a plan (steps, inputs, outputs) for you to
+    /// approve or change before any code.
+    #[arg(long)]
+    pub plan: bool,
+    /// Have an LLM review each script before it runs on your files.
+    #[arg(long)]
+    pub review: bool,
+    /// Let the AI reviewer approve the plan and decide whether a script goes
+    /// to its test or back for one revision (its reasons are recorded).
+    #[arg(long)]
+    pub ai_approver: bool,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
@@ -177,6 +190,14 @@ pub fn run(args: BuildArgs) -> anyhow::Result<ExitCode> {
         ..CreateWorkflow::default()
     })?;
     let workflow_id = created.workflow_id;
+    s.service.set_build_options(
+        &workflow_id,
+        BuildOptions {
+            plan: args.plan,
+            review: args.review,
+            ai_approver: args.ai_approver,
+        },
+    )?;
     eprintln!(
         "maskflow build: workflow {} (version {})",
         safe_line(&workflow_id),
@@ -379,7 +400,13 @@ fn decide_gate(s: &mut Session, view: &WorkflowView) -> anyhow::Result<()> {
         bindings: None,
         plan: None,
     };
-    if let Some(questions) = &build.pending_binding {
+    if let Some(plan) = &build.pending_plan {
+        eprintln!("\nThe builder proposes this plan:\n\n{}\n", safe(plan));
+        if !s.term.yes("Approve this plan?")? {
+            request.decision = GateChoice::Reject;
+            request.feedback = Some(s.term.line("What should change? >")?);
+        }
+    } else if let Some(questions) = &build.pending_binding {
         let mut bindings = std::collections::BTreeMap::new();
         for q in questions {
             eprintln!(
@@ -439,6 +466,20 @@ fn report(service: &Service, view: &WorkflowView) -> anyhow::Result<ExitCode> {
         "maskflow build: session folder {}",
         safe_line(&session.display().to_string())
     );
+    for r in current.build.iter().flat_map(|b| b.reviews.iter()) {
+        let verdict = match r.verdict {
+            Some(Verdict::Approve) => "approved",
+            Some(Verdict::RequestChanges) => "asked for changes to",
+            None => "gave no usable verdict on",
+        };
+        let role = if r.decided_gate { "decided" } else { "advice" };
+        eprintln!(
+            "AI review: the reviewer {verdict} the {} (iteration {}, {role}): {}",
+            safe_line(&r.subject),
+            r.iteration,
+            safe(&r.notes)
+        );
+    }
     if let Some(r) = &current.test_report {
         eprintln!(
             "test on your files: {} — {}",

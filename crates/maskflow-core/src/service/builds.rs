@@ -159,6 +159,7 @@ impl Service {
         let history = self.history(workflow_id)?;
         // Read before taking the database below (it takes it too).
         let house_rules = self.house_rules_bundle()?;
+        let options = self.build_options_of(workflow_id)?;
         let db = self.db();
         let version = store::get_version(&db, version_id)?
             .ok_or_else(|| CoreError::not_found("version", version_id))?;
@@ -182,7 +183,7 @@ impl Service {
             cancel: Default::default(),
             house_rules,
             current,
-            options: self.build_options_of(workflow_id)?,
+            options,
         })
     }
 
