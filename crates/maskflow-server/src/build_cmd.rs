@@ -19,12 +19,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use maskflow_core::api::ErrorBody;
 use maskflow_core::builder::options::BuildOptions;
 use maskflow_core::builder::review::Verdict;
 use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest, SendMessage, WorkflowView};
 use maskflow_core::versions::Status;
-use maskflow_core::{CoreError, Service};
-use maskflow_llm::ProviderError;
+use maskflow_core::{CoreError, ErrorCode, Service};
 use maskflow_server::terminal::{safe, safe_json, safe_line};
 
 use crate::build_io::{ManualDesk, Terminal};
@@ -318,17 +318,21 @@ fn converse(s: &mut Session, workflow_id: &str, mut content: String) -> anyhow::
                     content = s.term.line(">")?;
                 }
             },
-            Err(CoreError::Provider(ProviderError::PrivacyBlocked(found))) => {
+            Err(e) if e.code() == ErrorCode::PrivacyBlocked => {
+                // The same body the HTTP API answers: each value masked, and where it is from.
+                let body = ErrorBody::from_core(e, "terminal");
                 eprintln!("maskflow build: not sent: it holds values from your files:");
-                for v in &found {
+                for v in body.matches.iter().flatten() {
                     eprintln!("  {} ({})", safe_line(&v.masked), safe_line(&v.source));
                 }
-                if found.iter().any(|v| !v.in_user_text) {
+                // Only the user's own text can be confirmed; a second block
+                // after confirming means values outside it.
+                if confirm_privacy {
                     bail!(
                         "the request holds values from your files outside your own text; nothing was sent"
                     );
                 }
-                if s.term.yes("This is your own text: send it anyway?")? {
+                if s.term.yes("If this is your own text: send it anyway?")? {
                     confirm_privacy = true;
                 } else {
                     content = s.term.line("Say it another way >")?;
