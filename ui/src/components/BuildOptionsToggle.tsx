@@ -24,7 +24,7 @@ export function BuildOptionsToggle({ workflowId }: { workflowId: string }) {
   useEffect(() => {
     let live = true;
     transport
-      .call("get_build_options", { workflow_id: workflowId })
+      .buildOptions(workflowId)
       .then((o) => live && setOptions(o))
       .catch((e: unknown) => live && setError(String(e)));
     return () => {
@@ -35,7 +35,7 @@ export function BuildOptionsToggle({ workflowId }: { workflowId: string }) {
     if (!options) return;
     setError(null);
     try {
-      setOptions(await transport.call("set_build_options", { workflow_id: workflowId, options: { ...options, [key]: on } }));
+      setOptions(await transport.setBuildOptions(workflowId, { ...options, [key]: on }));
     } catch (e) {
       setError(String(e));
     }
