@@ -3,8 +3,8 @@
 //! tmux session against an OpenAI-compatible back end on loopback (the
 //! recording server, configured with `--provider openai --base-url`); the
 //! test reads the pane, approves the masked extracts and answers the
-//! clarifier's question with `tmux send-keys`, then approves with
-//! `maskflow approve` and checks the approved version's input hashes, the
+//! clarifier's question with `tmux send-keys`, asks for changes with
+//! `maskflow reject`, then approves with `maskflow approve` and checks the approved version's input hashes, the
 //! session folder's `state.json`, and that no value of the file reached
 //! the back end.
 
@@ -252,6 +252,40 @@ fn maskflow_build_then_approve_on_a_terminal() {
         state["conversation"].to_string().contains(ANSWER),
         "{state}"
     );
+    drop(service);
+
+    // `maskflow reject` asks for changes: a new version, built again with
+    // the feedback as the next message, on the same back end.
+    let feedback = "sort the customers by their total";
+    let rejected = Command::new(BIN)
+        .args(["reject", &wf, "--feedback", feedback])
+        .args(["--provider", "openai", "--model", "x", "--base-url"])
+        .arg(format!("http://127.0.0.1:{}/v1", llm.port))
+        .env("MASKFLOW_HOME", &data)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("maskflow reject");
+    assert!(
+        rejected.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rejected.stderr)
+    );
+    let builder_calls = llm
+        .bodies()
+        .iter()
+        .filter(|b| b.contains("You are Maskflow's builder"))
+        .count();
+    assert_eq!(builder_calls, 2, "built again");
+    assert!(llm.bodies().last().is_some_and(|b| b.contains(feedback)));
+    let service = maskflow_server::serve::open_service(&data, None).expect("open");
+    let view = service.get_workflow(&wf).expect("workflow");
+    assert_eq!(view.current_version.version, 2);
+    assert_eq!(
+        view.current_version.status,
+        maskflow_core::Status::PendingUserApproval
+    );
+    let vid = view.current_version.id.clone();
+    let state_path = data.join("sessions").join(&vid).join("state.json");
     drop(service);
 
     // `maskflow approve` by name: approved, with the file's SHA-256.
