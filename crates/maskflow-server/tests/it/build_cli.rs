@@ -23,6 +23,7 @@ const CSV: &str = "customer,city,amount\nZelda Quimby,Oslo,12.50\nXavier Yonder,
 const CSV_SHA256: &str = "c96dc81d697d4638ae08cf1cf3e62ccde4f0d1b737979c57fcc3fb10b01fadf9";
 const QUESTION: &str = "Should the totals be rounded to cents?";
 const ANSWER: &str = "yes, two decimals please";
+const REVIEW_NOTES: &str = "Reads the sales through the contract and writes totals.csv only.";
 
 const SCRIPT: &str = r#"import csv, json, sys
 from collections import defaultdict
@@ -79,6 +80,11 @@ fn backend() -> Recorder {
             }
         } else if body.contains("You are Maskflow's builder") {
             spec()
+        } else if body.contains("You are Maskflow's planner") {
+            json!({"steps": ["Read the sales file", "Total the amount per customer"],
+                   "inputs": ["sales.csv"], "outputs": ["totals.csv"]})
+        } else if body.contains("You are Maskflow's reviewer") {
+            json!({"verdict": "approve", "notes": REVIEW_NOTES})
         } else {
             json!({})
         };
@@ -331,4 +337,91 @@ fn maskflow_build_then_approve_on_a_terminal() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
+}
+
+/// `--plan --review`: the plan is shown on the terminal and approved there
+/// before any code; the reviewer's verdict is printed with the outcome.
+#[test]
+fn maskflow_build_with_a_plan_and_a_review() {
+    let home = tempfile::tempdir().expect("home");
+    let data = home.path().join("data");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(work.join("sales.csv"), CSV).expect("csv");
+    let llm = backend();
+    let exe = std::fs::canonicalize(PathBuf::from(BIN)).expect("the maskflow binary");
+    let command = format!(
+        "cd {work} && env MASKFLOW_HOME={data} {exe} build sales.csv --yes --plan --review \
+         --message 'total the amount per customer' \
+         --provider openai --model x --base-url http://127.0.0.1:{port}/v1; \
+         echo maskflow-exit=$?; sleep 3600",
+        work = quoted(&work),
+        data = quoted(&data),
+        exe = quoted(&exe),
+        port = llm.port
+    );
+    let tmux = Tmux::new("plan");
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "cli",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "sh",
+        "-c",
+        &command,
+    ]);
+    let mut pane = tmux.wait_for_any(&[QUESTION, "Go ahead anyway?"]);
+    if !pane.contains(QUESTION) {
+        tmux.type_line("y");
+        pane = tmux.wait_for(QUESTION);
+    }
+    assert!(pane.contains(QUESTION), "{pane}");
+    tmux.type_line(ANSWER);
+    let pane = tmux.wait_for("Approve this plan?");
+    assert!(pane.contains("2. Total the amount per customer"), "{pane}");
+    let builder = |llm: &Recorder| {
+        llm.bodies()
+            .iter()
+            .filter(|b| b.contains("You are Maskflow's builder"))
+            .count()
+    };
+    assert_eq!(builder(&llm), 0, "no code before the plan is approved");
+    tmux.type_line("y");
+    let pane = tmux.wait_for("maskflow-exit=");
+    assert!(pane.contains("maskflow-exit=0"), "{pane}");
+    assert!(
+        pane.contains(&format!(
+            "the reviewer approved the script (iteration 1, advice): {REVIEW_NOTES}"
+        )),
+        "{pane}"
+    );
+    assert_eq!(builder(&llm), 1);
+    let plan_sent = llm
+        .bodies()
+        .iter()
+        .any(|b| b.contains("You are Maskflow's builder") && b.contains("which I approved"));
+    assert!(plan_sent, "the builder got the approved plan");
+    let wf = workflow_id(&pane);
+    let service = maskflow_server::serve::open_service(&data, None).expect("open");
+    let view = service.get_workflow(&wf).expect("workflow");
+    let vid = view.current_version.id;
+    for f in [
+        "plan.md",
+        "planning-prompt.md",
+        "planning-response.md",
+        "review-response.md",
+    ] {
+        assert!(
+            data.join("sessions")
+                .join(&vid)
+                .join("iteration-1")
+                .join(f)
+                .is_file(),
+            "{f}"
+        );
+    }
 }
