@@ -18,6 +18,8 @@ TESTS=0
 APT_PACKAGES=(build-essential pkg-config tesseract-ocr
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev)
 [ "$TESTS" -eq 1 ] && APT_PACKAGES+=(xvfb xauth chromium webkit2gtk-driver gnome-keyring dbus unzip)
+# `maskflow build` is driven on a terminal under tmux (issue 31).
+[ "$TESTS" -eq 1 ] && APT_PACKAGES+=(tmux)
 
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT

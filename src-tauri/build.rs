@@ -18,6 +18,8 @@ fn main() {
         "get_version",
         "resolve_gate",
         "sessions",
+        "get_build_options",
+        "set_build_options",
         "test_output_preview",
         "list_conversations",
         "run_workflow",

@@ -67,6 +67,19 @@ pub struct BuildView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub pending_binding: Option<Vec<crate::builder::inputs::BindingQuestion>>,
+    /// The plan the builder proposed, waiting for the person to approve or
+    /// edit it (`plan` of the gate's request) or to reject it with feedback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_plan: Option<String>,
+    /// The approved plan the builder follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub plan: Option<String>,
+    /// The AI reviewer's reviews (of the plan, of each script), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<crate::builder::review::ReviewNote>>")]
+    pub reviews: Vec<crate::builder::review::ReviewNote>,
 }
 
 impl From<&BuildState> for BuildView {
@@ -80,6 +93,9 @@ impl From<&BuildState> for BuildView {
             pending_packages: s.pending_packages.clone(),
             retryable: s.environment_failed().then_some(true),
             pending_binding: s.pending_binding.clone(),
+            pending_plan: s.pending_plan.clone(),
+            plan: s.plan.clone(),
+            reviews: s.reviews.clone(),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! Thin glue only: each subcommand parses its flags and delegates to one
 //! library call; errors get their context here (`anyhow`).
 
+mod build_cmd;
+mod build_io;
 mod extract_cmd;
 mod flows_cmd;
 mod models_cmd;
@@ -36,6 +38,12 @@ enum Command {
     Models(models_cmd::ModelsArgs),
     /// Serve AI clients over MCP (stdio, or HTTP on 127.0.0.1 with --http).
     Mcp(maskflow_server::mcp::McpArgs),
+    /// Build a workflow from files on the terminal: masked extracts first, then the conversation.
+    Build(build_cmd::BuildArgs),
+    /// Approve a workflow's built version (it becomes the active one).
+    Approve(build_cmd::ApproveArgs),
+    /// Ask for changes to a workflow's built version; it is built again.
+    Reject(build_cmd::RejectArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -72,6 +80,9 @@ fn main() -> ExitCode {
         Command::Flows(args) => flows_cmd::run(args),
         Command::Models(args) => models_cmd::run(args),
         Command::Mcp(args) => maskflow_server::mcp::run(args),
+        Command::Build(args) => build_cmd::run(args),
+        Command::Approve(args) => build_cmd::approve(args),
+        Command::Reject(args) => build_cmd::reject(args),
     };
     match result {
         Ok(code) => code,

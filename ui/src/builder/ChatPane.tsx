@@ -20,7 +20,7 @@ export function ChatPane({
   workflow: WorkflowView | null;
   chat: Chat;
   streaming: Streaming | null;
-  onGate: (decision: "approve" | "reject", feedback: string | null) => Promise<void>;
+  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>, plan?: string) => Promise<void>;
 }) {
   const { draft, setDraft, sending, send } = chat;
   const status = workflow?.current_version.status;

@@ -4,6 +4,8 @@ import { useEffect, useRef } from "preact/hooks";
 import { Spinner } from "../components/ui";
 import { LlmProgress, type Streaming } from "../components/LlmProgress";
 import { BuildProgress } from "../components/BuildProgress";
+import { BuildOptionsToggle } from "../components/BuildOptionsToggle";
+import { BuildReviews } from "../components/BuildReviews";
 import type { WorkflowView } from "../generated";
 import { STATUS, canChat } from "../lib/status";
 import type { Chat } from "./useChat";
@@ -20,7 +22,7 @@ export function Conversation({
   workflow: WorkflowView | null;
   chat: Chat;
   streaming: Streaming | null;
-  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>) => Promise<void>;
+  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>, plan?: string) => Promise<void>;
 }) {
   const { pendingText, sending, sentAt, cancelling, cancel } = chat;
   const status = workflow?.current_version.status;
@@ -59,6 +61,16 @@ export function Conversation({
       {status === "building" && (
         <li class="build-item">
           <BuildProgress workflowId={workflow?.id} build={workflow?.current_version.build} onGate={onGate} />
+        </li>
+      )}
+      {workflow && status !== "building" && (workflow.current_version.build?.reviews?.length || workflow.current_version.build?.plan) && (
+        <li class="build-item">
+          <BuildReviews build={workflow.current_version.build} />
+        </li>
+      )}
+      {workflow && status && status !== "building" && status !== "approved" && status !== "archived" && status !== "rejected" && (
+        <li class="build-item">
+          <BuildOptionsToggle workflowId={workflow.id} />
         </li>
       )}
       {status === "rejected" && workflow?.current_version.rejection_reason && (

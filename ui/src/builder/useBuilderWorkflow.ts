@@ -85,9 +85,9 @@ export function useBuilderWorkflow(
   }, [id, status, reload]);
 
   // A build gate's decision (approve the plan, or send feedback).
-  const onGate = async (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>) => {
+  const onGate = async (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>, plan?: string) => {
     try {
-      setWorkflow(await transport.resolveGate(workflow!.id, workflow!.current_version.id, { decision, feedback, bindings }));
+      setWorkflow(await transport.resolveGate(workflow!.id, workflow!.current_version.id, { decision, feedback, bindings, plan }));
     } catch (err) {
       setNotice(noticeOf(toApiError(err)));
     }

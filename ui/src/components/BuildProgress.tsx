@@ -8,6 +8,8 @@ import type { BuildView } from "../generated";
 import { bytesLabel } from "../lib/extracts";
 import { PHASES, phaseIndex } from "../lib/runs";
 import { BindingGate } from "./BindingGate";
+import { BuildReviews } from "./BuildReviews";
+import { PlanGate } from "./PlanGate";
 
 const PHASE_LABEL: Record<string, string> = {
   generate: "Write the script",
@@ -23,7 +25,7 @@ export function BuildProgress({
   workflowId,
 }: {
   build: BuildView | undefined;
-  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>) => Promise<void>;
+  onGate: (decision: "approve" | "reject", feedback: string | null, bindings?: Record<string, string>, plan?: string) => Promise<void>;
   /** Shows the progress of a Python environment being installed for it. */
   workflowId?: string;
 }) {
@@ -116,7 +118,9 @@ export function BuildProgress({
       {build?.pending_gate && build.pending_binding && (
         <BindingGate questions={build.pending_binding} onGate={onGate} />
       )}
-      {build?.pending_gate && !build.pending_packages && !build.pending_binding && (
+      {build?.pending_gate && build.pending_plan && <PlanGate key={build.pending_plan} proposed={build.pending_plan} onGate={onGate} />}
+      <BuildReviews build={build} />
+      {build?.pending_gate && !build.pending_packages && !build.pending_binding && !build.pending_plan && (
         <div class="gate" data-testid="gate">
           <strong>The build waits for you</strong>
           <p class="muted small">

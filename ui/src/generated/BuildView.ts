@@ -3,6 +3,7 @@ import type { BindingQuestion } from "./BindingQuestion";
 import type { ContextReduction } from "./ContextReduction";
 import type { PackageRequest } from "./PackageRequest";
 import type { Phase } from "./Phase";
+import type { ReviewNote } from "./ReviewNote";
 import type { Stage } from "./Stage";
 
 /**
@@ -43,4 +44,17 @@ retryable?: boolean,
  * Inputs whose file the names could not settle: the gate waits for the
  * user to pick each one's file (`bindings` of the gate's request).
  */
-pending_binding?: Array<BindingQuestion>, };
+pending_binding?: Array<BindingQuestion>, 
+/**
+ * The plan the builder proposed, waiting for the person to approve or
+ * edit it (`plan` of the gate's request) or to reject it with feedback.
+ */
+pending_plan?: string, 
+/**
+ * The approved plan the builder follows.
+ */
+plan?: string, 
+/**
+ * The AI reviewer's reviews (of the plan, of each script), oldest first.
+ */
+reviews?: Array<ReviewNote>, };

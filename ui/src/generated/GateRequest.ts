@@ -17,4 +17,9 @@ feedback: string | null,
  * Which file feeds which input (input name → file name), answering
  * the build's `pending_binding`.
  */
-bindings?: { [key in string]?: string }, };
+bindings?: { [key in string]?: string }, 
+/**
+ * The person's edit of a proposed plan they approve (the build's
+ * `pending_plan`); without it the plan is approved as proposed.
+ */
+plan?: string, };

@@ -3,6 +3,7 @@ import type { BuildView } from "./BuildView";
 import type { Execution } from "./Execution";
 import type { Field } from "./Field";
 import type { FileExtract } from "./FileExtract";
+import type { InputHash } from "./InputHash";
 import type { InterfaceChange } from "./InterfaceChange";
 import type { Status } from "./Status";
 import type { TestReport } from "./TestReport";
@@ -75,4 +76,9 @@ test_report?: TestReport,
  * For a version waiting for approval: how its inputs or outputs differ
  * from the approved version's, with the `maskflow run` lines.
  */
-interface_change?: InterfaceChange, };
+interface_change?: InterfaceChange, 
+/**
+ * For an approved version: the SHA-256 of each input file when it was
+ * approved (issue 31 point 4).
+ */
+input_hashes?: Array<InputHash>, };

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -34,6 +34,8 @@ export const calls = {
   get_version: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
   resolve_gate: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/gate", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: "request", reply: "json" },
   sessions: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/sessions", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  get_build_options: { method: "GET", path: "/api/workflows/{id}/build-options", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
+  set_build_options: { method: "PUT", path: "/api/workflows/{id}/build-options", pathParams: [["id", "workflow_id"]], query: false, body: "options", reply: "json" },
   test_output_preview: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/previews/{name}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"], ["name", "name"]], query: false, body: null, reply: "json" },
   list_conversations: { method: "GET", path: "/api/conversations", pathParams: [], query: true, body: null, reply: "json" },
   run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: "request", reply: "json" },
@@ -64,7 +66,6 @@ export const calls = {
   manual_prompts: { method: "GET", path: "/api/manual", pathParams: [], query: false, body: null, reply: "json" },
   answer_manual: { method: "POST", path: "/api/manual/{id}/answer", pathParams: [["id", "id"]], query: false, body: "answer", reply: "empty" },
   dismiss_manual: { method: "DELETE", path: "/api/manual/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "empty" },
-  waiting_items: { method: "GET", path: "/api/waiting", pathParams: [], query: false, body: null, reply: "json" },
   list_backups: { method: "GET", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
   create_backup: { method: "POST", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
   set_backup_retention: { method: "PUT", path: "/api/backups/retention", pathParams: [], query: false, body: "retention", reply: "json" },
@@ -130,6 +131,11 @@ export interface Calls {
   resolve_gate: { args: { workflow_id: string; version_id: string; request: GateRequest }; result: WorkflowView };
   /** A version's build session folder: the iterations and their files. */
   sessions: { args: { workflow_id: string; version_id: string }; result: Array<SessionIteration> };
+  /** A workflow's build choices: plan first, AI review of the script, */
+  /** and whether the AI reviewer approves the gates (all off by default). */
+  get_build_options: { args: { workflow_id: string }; result: BuildOptions };
+  /** Sets a workflow's build choices; the next build uses them. */
+  set_build_options: { args: { workflow_id: string; options: BuildOptions }; result: BuildOptions };
   /** A preview of an output of a version's latest test run. */
   test_output_preview: { args: { workflow_id: string; version_id: string; name: string }; result: OutputPreview };
   /** Builder conversations and flow runs together, most recent activity first */
@@ -195,9 +201,6 @@ export interface Calls {
   answer_manual: { args: { id: string; answer: ManualAnswer }; result: void };
   /** Dismisses a pending manual prompt (its call fails as cancelled). */
   dismiss_manual: { args: { id: string }; result: void };
-  /** Everything waiting for a person (flow runs at a gate or needing */
-  /** attention, manual prompts), oldest first: the sidebar's badge. */
-  waiting_items: { args: {}; result: WaitingList };
   /** Every backup and the retention counts. */
   list_backups: { args: {}; result: BackupsView };
   /** Takes a backup now. */

@@ -10,6 +10,7 @@ import type { CallName, Calls } from "../generated/api";
 import type {
   AgentInput,
   BackupRetention,
+  BuildOptions,
   CreateWorkflow,
   FlowImport,
   FlowSave,
@@ -99,6 +100,13 @@ export abstract class CallTransport {
   }
   resolveGate(workflow_id: string, version_id: string, request: GateRequest) {
     return this.call("resolve_gate", { workflow_id, version_id, request });
+  }
+  /** A workflow's build choices: plan first, AI review, AI approval of the gates. */
+  buildOptions(workflow_id: string) {
+    return this.call("get_build_options", { workflow_id });
+  }
+  setBuildOptions(workflow_id: string, options: BuildOptions) {
+    return this.call("set_build_options", { workflow_id, options });
   }
   sessions(workflow_id: string, version_id: string) {
     return this.call("sessions", { workflow_id, version_id });

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 mod autotest;
 mod job;
+mod plan_review;
 mod session;
 
 use super::gate::{Approver, Decision, GateInput};
@@ -62,6 +63,9 @@ impl Engine {
     /// Runs a new build from the start until it ends or pauses.
     pub async fn start(&self, job: &BuildJob, state: &mut BuildState, on: OnChange<'_>) -> Outcome {
         *state = BuildState::default();
+        if job.options.plan {
+            return self.start_planned(job, state, None, on).await;
+        }
         self.drive(job, state, Command::Start, on).await
     }
 
@@ -150,7 +154,9 @@ impl Engine {
     }
 
     /// Resolves the pending gate with a person's decision and continues;
-    /// `bindings` answers a pending question of which file feeds which input.
+    /// `bindings` answers a pending question of which file feeds which
+    /// input, `plan` is the person's edit of a proposed plan they approve.
+    #[allow(clippy::too_many_arguments)] // the gate's whole answer, as the request has it
     pub async fn resume(
         &self,
         job: &BuildJob,
@@ -158,9 +164,15 @@ impl Engine {
         approve: bool,
         feedback: Option<String>,
         bindings: std::collections::BTreeMap<String, String>,
+        plan: Option<String>,
         on: OnChange<'_>,
     ) -> Outcome {
         state.pending_gate = false;
+        if let Some(proposed) = state.pending_plan.take() {
+            return self
+                .resume_plan(job, state, proposed, (approve, feedback, plan), on)
+                .await;
+        }
         if let Some(questions) = state.pending_binding.take() {
             let answered = super::inputs::check_answers(&questions, &bindings);
             if !approve || answered.is_err() {
@@ -263,9 +275,12 @@ impl Engine {
                     },
                     Err(reason) => fail(state, reason),
                 },
-                Action::RunTest => match self.test_step(job, state).await {
-                    Some(c) => c,
-                    None => return self.pause(state, on),
+                Action::RunTest => match self.review_before_test(job, state, on).await {
+                    plan_review::Reviewed::Revise => Command::Reject,
+                    plan_review::Reviewed::Test => match self.test_step(job, state).await {
+                        Some(c) => c,
+                        None => return self.pause(state, on),
+                    },
                 },
                 Action::JudgeTest => self.judge(job, state),
                 Action::Finish => {
@@ -291,9 +306,14 @@ impl Engine {
     }
 
     fn context(&self, job: &BuildJob, state: &BuildState) -> ProfileContext {
+        // The approved plan goes with the conversation, as the person's words.
+        let mut history = job.history.clone();
+        if let Some(plan) = &state.plan {
+            history.push(super::plan::approved_message(plan));
+        }
         ProfileContext {
             extracts: job.extracts.clone(),
-            history: job.history.clone(),
+            history,
             previous: state.spec.clone(),
             feedback: state.feedback.clone(),
             iteration: state.iteration,

@@ -13,8 +13,11 @@ pub mod engine;
 pub mod gate;
 pub mod inputs;
 pub mod mask;
+pub mod options;
 pub mod output_shape;
+pub mod plan;
 pub mod profile;
+pub mod review;
 pub mod script_builder;
 pub mod table;
 

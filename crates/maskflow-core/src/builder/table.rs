@@ -126,6 +126,12 @@ pub const TRANSITIONS: &[Row] = &[
         (Review, Some(Response), JudgeTest),
     ),
     ((Review, Some(Prompt)), GiveUp, (Failed, None, FailBuild)),
+    // The AI reviewer, deciding the gate, sent the script back before its test.
+    (
+        (Review, Some(Prompt)),
+        Reject,
+        (Revise, Some(Prompt), CreateRevisionPrompt),
+    ),
     ((Review, Some(Response)), Pass, (Complete, None, Finish)),
     (
         (Review, Some(Response)),

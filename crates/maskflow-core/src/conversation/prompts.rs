@@ -10,7 +10,7 @@ use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
 /// [`maskflow_runner::CONTRACT`].
 pub const RUNNER_CONTRACT: &str = maskflow_runner::CONTRACT;
 
-fn extracts_block(extracts: &Value) -> String {
+pub(crate) fn extracts_block(extracts: &Value) -> String {
     let joins = super::profile_text::join_keys(extracts);
     let shown = super::profile_text::compact(extracts);
     // One compact line per file: indentation costs a small model's context

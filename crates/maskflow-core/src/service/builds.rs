@@ -53,6 +53,11 @@ pub struct GateRequest {
     #[serde(default)]
     #[ts(optional)]
     pub bindings: Option<BTreeMap<String, String>>,
+    /// The person's edit of a proposed plan they approve (the build's
+    /// `pending_plan`); without it the plan is approved as proposed.
+    #[serde(default)]
+    #[ts(optional)]
+    pub plan: Option<String>,
 }
 
 /// One file of a session folder.
@@ -95,6 +100,8 @@ pub(super) enum Drive {
         feedback: Option<String>,
         /// Which file feeds which input, when the build asked.
         bindings: BTreeMap<String, String>,
+        /// The person's edit of the proposed plan.
+        plan: Option<String>,
     },
     /// A restored version: test its copied workflow on the real files.
     Retest(Box<crate::conversation::spec::WorkflowSpec>),
@@ -152,6 +159,7 @@ impl Service {
         let history = self.history(workflow_id)?;
         // Read before taking the database below (it takes it too).
         let house_rules = self.house_rules_bundle()?;
+        let options = self.build_options_of(workflow_id)?;
         let db = self.db();
         let version = store::get_version(&db, version_id)?
             .ok_or_else(|| CoreError::not_found("version", version_id))?;
@@ -175,6 +183,7 @@ impl Service {
             cancel: Default::default(),
             house_rules,
             current,
+            options,
         })
     }
 
@@ -189,6 +198,7 @@ impl Service {
         };
         let now = self.now();
         let _ = rows::put_build(&self.db(), &row, &now);
+        self.write_session_state(workflow_id, version_id);
         self.inner.events.publish(Event::BuildChanged {
             workflow_id: workflow_id.to_owned(),
             version_id: version_id.to_owned(),
@@ -241,9 +251,10 @@ impl Service {
                     approve,
                     feedback,
                     bindings,
+                    plan,
                 } => {
                     engine
-                        .resume(&job, &mut state, approve, feedback, bindings, &on)
+                        .resume(&job, &mut state, approve, feedback, bindings, plan, &on)
                         .await
                 }
                 Drive::Retest(spec) => engine.retest(&job, &mut state, *spec, &on).await,
@@ -320,6 +331,9 @@ impl Service {
                 )
                 .map_err(CoreError::InvalidRequest)?;
             }
+            if let Some(edited) = &request.plan {
+                builder::plan::check_edited(edited).map_err(CoreError::InvalidRequest)?;
+            }
             if v.status != Status::Building || !rows::take_pending_gate(&db, version_id)? {
                 return Err(CoreError::Conflict(format!(
                     "version {version_id} has no build gate waiting for a decision"
@@ -332,6 +346,7 @@ impl Service {
             approve: request.decision == GateChoice::Approve,
             feedback: request.feedback,
             bindings: request.bindings.unwrap_or_default(),
+            plan: request.plan,
         };
         tokio::spawn(async move { service.run_build(&wf, &vid, drive).await });
         self.get_workflow(workflow_id)
@@ -348,6 +363,7 @@ impl Service {
                 .and_then(|r| serde_json::from_value::<TestReport>(r).ok());
         }
         self.attach_interface_change(conn, view);
+        self.attach_input_hashes(conn, view);
     }
 
     /// The iterations of a version's session folder and their files.

@@ -69,6 +69,7 @@ impl Service {
         tx.commit()?;
         drop(db);
         self.publish_status(&workflow_id, &version_id, versions::INITIAL, None);
+        self.write_session_state(&workflow_id, &version_id);
         Ok(CreatedVersion {
             workflow_id,
             version_id,
@@ -218,6 +219,7 @@ impl Service {
                 Status::Rejected,
                 Some(reason.clone()),
             );
+            self.write_session_state(workflow_id, &version.id);
             return Ok(Some(MessageReply {
                 status: Status::Rejected,
                 message: reason,
@@ -229,6 +231,7 @@ impl Service {
         drop(db);
         self.publish_messages(workflow_id, [user]);
         self.publish_status(workflow_id, &version.id, version.status, None);
+        self.write_session_state(workflow_id, &version.id);
         Ok(None)
     }
 
@@ -300,6 +303,7 @@ impl Service {
         drop(db);
         self.publish_messages(workflow_id, published);
         self.publish_status(workflow_id, &version.id, version.status, None);
+        self.write_session_state(workflow_id, &version.id);
         if version.status == Status::Building {
             let service = self.clone();
             let (wf, vid) = (workflow_id.to_owned(), version.id.clone());
@@ -463,6 +467,7 @@ impl Service {
         drop(db);
         self.publish_messages(workflow_id, published);
         self.publish_status(workflow_id, version_id, version.status, reason);
+        self.write_session_state(workflow_id, version_id);
         Ok(())
     }
 }

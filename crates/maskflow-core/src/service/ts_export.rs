@@ -31,6 +31,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     RunView::export_all_to(dir)?;
     SessionIteration::export_all_to(dir)?;
     GateRequest::export_all_to(dir)?;
+    crate::builder::options::BuildOptions::export_all_to(dir)?;
     RunInputs::export_all_to(dir)?;
     super::EnvironmentsView::export_all_to(dir)?;
     maskflow_extractors::preview::OutputPreview::export_all_to(dir)?;

@@ -211,6 +211,11 @@ pub struct VersionView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub interface_change: Option<super::current::InterfaceChange>,
+    /// For an approved version: the SHA-256 of each input file when it was
+    /// approved (issue 31 point 4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<super::input_hashes::InputHash>>")]
+    pub input_hashes: Vec<super::input_hashes::InputHash>,
 }
 
 impl VersionView {
@@ -246,6 +251,7 @@ impl VersionView {
             build: None,
             test_report: None,
             interface_change: None,
+            input_hashes: Vec::new(),
         })
     }
 }

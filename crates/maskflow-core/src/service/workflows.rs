@@ -10,6 +10,8 @@ impl Service {
         self.check_version_of(workflow_id, version_id)?;
         let workflow_id = workflow_id.to_owned();
         let _busy = self.claim(&workflow_id)?;
+        // Read before the transaction: hashing a large file takes a while.
+        let hashes = self.hash_inputs(version_id)?;
         let now = self.now();
         let mut db = self.db();
         let tx = db.transaction()?;
@@ -35,12 +37,14 @@ impl Service {
         }
         target.is_active = true;
         move_version(&tx, &mut target, VersionEvent::Approve, &now)?;
+        store::input_hashes::put(&tx, version_id, &hashes)?;
         tx.commit()?;
         drop(db);
         for id in archived {
             self.publish_status(&workflow_id, &id, Status::Archived, None);
         }
         self.publish_status(&workflow_id, version_id, Status::Approved, None);
+        self.write_session_state(&workflow_id, version_id);
         self.get_workflow(&workflow_id)
     }
 
@@ -66,6 +70,7 @@ impl Service {
         tx.commit()?;
         drop(db);
         self.publish_status(&workflow_id, &next.id, next.status, None);
+        self.write_session_state(&workflow_id, &next.id);
         Ok(CreatedVersion {
             workflow_id,
             version_id: next.id,

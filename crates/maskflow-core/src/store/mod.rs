@@ -14,6 +14,7 @@ pub mod deletes;
 pub mod file_categories;
 pub mod flow_storage;
 pub mod input_files;
+pub mod input_hashes;
 #[cfg(any(test, feature = "testing"))]
 pub mod inspect;
 pub mod leases;

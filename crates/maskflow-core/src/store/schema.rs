@@ -244,6 +244,18 @@ CREATE INDEX workflow_messages_by_workflow ON workflow_messages (workflow_id, id
 /// Migration: the files outside clients (MCP) asked to see, waiting for
 /// the user's approval; see [`crate::store::client_requests::MIGRATION`].
 pub const CLIENT_REQUESTS: &str = crate::store::client_requests::MIGRATION;
+/// Migration (issue 31 point 4): the SHA-256 of each input file of an
+/// approved version, taken when it was approved, so a later run (or the
+/// user) can tell whether the files are still the ones it was built on.
+pub const VERSION_INPUT_HASHES: &str = r#"
+CREATE TABLE version_input_hashes (
+    version_id TEXT NOT NULL REFERENCES workflow_versions(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    filename TEXT NOT NULL,
+    sha256 TEXT,
+    PRIMARY KEY (version_id, position)
+);
+"#;
 
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
@@ -270,5 +282,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(FILE_CATEGORIES),
         M::up(MESSAGE_NOTICES),
         M::up(CLIENT_REQUESTS),
+        M::up(VERSION_INPUT_HASHES),
     ]
 }

@@ -342,6 +342,7 @@ async fn a_manual_back_end_s_pasted_reply_is_not_gated_again() {
                 decision: GateChoice::Approve,
                 feedback: None,
                 bindings: None,
+                plan: None,
             },
         )
         .expect_err("no gate");

@@ -4,6 +4,7 @@
 mod common;
 
 mod build;
+mod build_plan_review;
 mod providers;
 mod real_roles;
 mod real_servers;

@@ -10,6 +10,7 @@ mod api_list;
 mod backends;
 mod budgets;
 mod build_cancel;
+mod build_cli;
 mod build_run;
 mod cancel;
 mod checkpoint_retention;

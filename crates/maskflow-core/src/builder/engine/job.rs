@@ -65,6 +65,22 @@ pub struct BuildState {
     /// is pending while this is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_binding: Option<Vec<BindingQuestion>>,
+    /// The plan the builder proposed, waiting for a person to approve or
+    /// edit it (the gate is pending while this is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_plan: Option<String>,
+    /// The plan approved (maybe edited), which the builder follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// The AI reviewer's reviews so far, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviews: Vec<crate::builder::review::ReviewNote>,
+    /// The iteration whose script was reviewed last (0: none).
+    #[serde(default)]
+    pub reviewed_iteration: u32,
+    /// Revisions the reviewer asked for (one at most is made).
+    #[serde(default)]
+    pub review_revisions: u32,
 }
 
 impl BuildState {
@@ -93,6 +109,11 @@ impl Default for BuildState {
             environment_failed: false,
             bindings: BTreeMap::new(),
             pending_binding: None,
+            pending_plan: None,
+            plan: None,
+            reviews: Vec::new(),
+            reviewed_iteration: 0,
+            review_revisions: 0,
         }
     }
 }
@@ -117,6 +138,8 @@ pub struct BuildJob {
     /// The workflow as it stands (the version an edit starts from, else the
     /// approved one): the builder is shown its script, inputs and outputs.
     pub current: Option<WorkflowSpec>,
+    /// The workflow's build choices: plan first, AI review, AI approval.
+    pub options: crate::builder::options::BuildOptions,
 }
 
 /// What the auto-test did (local only: it holds real output).
