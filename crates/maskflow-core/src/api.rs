@@ -7,9 +7,7 @@
 //! Also here: the one error body of both shells ([`ErrorBody`]) and the
 //! small argument types that exist only on the wire (written in `api/wire.rs`).
 
-use serde::Serialize;
 use ts_rs::TS;
-use utoipa::ToSchema;
 
 mod error_body;
 pub use error_body::ErrorBody;
