@@ -265,5 +265,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(LEDGER_FLOW_STEP),
         M::up(FILE_CATEGORIES),
         M::up(MESSAGE_NOTICES),
+        M::up(super::schedules::MIGRATION),
     ]
 }

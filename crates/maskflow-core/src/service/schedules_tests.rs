@@ -1,0 +1,1 @@
+//! Schedules end to end in the service (issue 30).
