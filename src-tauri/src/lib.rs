@@ -57,6 +57,7 @@ pub fn run() -> Result<(), StartError> {
     let service = Service::open(service_config(&home, &Backends::from_env())?)
         .map_err(|e| StartError(format!("opening the data folder {}: {e}", home.display())))?;
     let events = service.subscribe();
+    service.start_scheduler();
     tauri::Builder::default()
         .manage(service)
         .invoke_handler(commands::handler())

@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod schedule_units;
 pub mod serve;
 pub mod spinner;
 pub mod terminal;

@@ -6,6 +6,9 @@
 mod extract_cmd;
 mod flows_cmd;
 mod run_cmd;
+mod schedule_cmd;
+#[cfg(any(target_os = "macos", windows))]
+mod schedule_os;
 
 use maskflow_server::serve;
 
@@ -31,6 +34,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Run an approved workflow on local files; prints the output paths.
     Run(run_cmd::RunArgs),
+    /// List, add, pause, resume, remove and install schedules (cron or a watched folder).
+    Schedule(schedule_cmd::ScheduleArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Flows(args) => flows_cmd::run(args),
+        Command::Schedule(args) => schedule_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -107,7 +107,9 @@ impl Service {
     pub async fn run_due_schedules(&self) -> Result<Vec<String>> {
         let now = self.now_ms_i64();
         let mut started = Vec::new();
-        for row in rows::list(&self.db())? {
+        // Read first: a guard in the loop's head would be held through it.
+        let all = rows::list(&self.db())?;
+        for row in all {
             if row.paused {
                 continue;
             }
