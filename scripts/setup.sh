@@ -18,6 +18,8 @@ TESTS=0
 APT_PACKAGES=(build-essential pkg-config tesseract-ocr
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev)
 [ "$TESTS" -eq 1 ] && APT_PACKAGES+=(xvfb xauth chromium webkit2gtk-driver gnome-keyring dbus unzip)
+# systemd-analyze checks the timer `maskflow schedule install --dry-run` prints (~15 MB).
+[ "$TESTS" -eq 1 ] && APT_PACKAGES+=(systemd)
 
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT

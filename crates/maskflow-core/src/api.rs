@@ -291,7 +291,8 @@ macro_rules! api_calls {
         }
     };
     ($callback:ident) => {
-        $crate::api_calls! { @normalise $callback
+        // The list goes on in `api_more.rs` (this file is at its size limit).
+        $crate::api_calls_more! { $callback [
             // ---- Workflows, versions and the conversation.
 
             /// Every workflow, newest first.
@@ -448,43 +449,6 @@ macro_rules! api_calls {
                 returns maskflow_extractors::preview::OutputPreview,
                 errors(404 "No such run or output"),
                 blocking |s| s.run_output_preview(&run_id, &name);
-
-            // ---- Schedules (issue 30): cron expressions and watched folders.
-
-            /// Every schedule, with its last run, last error and next run.
-            list_schedules: get "/api/schedules", tag "schedules", json 200,
-                path(), query(), body(),
-                returns Vec<maskflow_core::service::ScheduleView>,
-                errors(),
-                blocking |s| s.list_schedules();
-
-            /// Schedules an approved workflow or a flow: a cron expression or a watched folder.
-            create_schedule: post "/api/schedules", tag "schedules", json 201,
-                path(), query(), body(input: maskflow_core::service::ScheduleInput),
-                returns maskflow_core::service::ScheduleView,
-                errors(400 "A bad name, cron expression or folder, or a workflow a schedule cannot run", 404 "No such workflow or flow", 409 "The name is taken, or the workflow is not approved"),
-                blocking |s| s.create_schedule(input);
-
-            /// Pauses a schedule: it runs nothing until resumed.
-            pause_schedule: post "/api/schedules/{id}/pause", tag "schedules", json 200,
-                path("id" id: String), query(), body(),
-                returns maskflow_core::service::ScheduleView,
-                errors(404 "No such schedule"),
-                blocking |s| s.pause_schedule(&id);
-
-            /// Resumes a schedule from its next time; the back-off starts over.
-            resume_schedule: post "/api/schedules/{id}/resume", tag "schedules", json 200,
-                path("id" id: String), query(), body(),
-                returns maskflow_core::service::ScheduleView,
-                errors(404 "No such schedule"),
-                blocking |s| s.resume_schedule(&id);
-
-            /// Removes a schedule (its runs stay in the history); answers the rest.
-            delete_schedule: delete "/api/schedules/{id}", tag "schedules", json 200,
-                path("id" id: String), query(), body(),
-                returns Vec<maskflow_core::service::ScheduleView>,
-                errors(404 "No such schedule"),
-                blocking |s| s.delete_schedule(&id);
 
             // ---- Settings: back ends, keys, Python, isolation, budgets, storage.
 
@@ -830,7 +794,7 @@ macro_rules! api_calls {
                 returns maskflow_flows::Started,
                 errors(400 "Unknown option or missing input", 404 "No such run", 409 "The run is not waiting for an answer", 410 "The run is archived"),
                 blocking |s| s.flow_answer(&id, answer);
-        }
+        ] }
     };
 }
 

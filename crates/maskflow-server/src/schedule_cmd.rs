@@ -127,7 +127,8 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One schedule on one line: name, state, target, trigger, next, last.
+/// One schedule on one line, fields two spaces apart: name, state,
+/// target, trigger, next run, last run (and its error).
 fn line(s: &ScheduleView) -> String {
     let trigger = match (&s.cron, &s.folder) {
         (Some(c), _) => format!("cron {c:?}"),
@@ -136,7 +137,7 @@ fn line(s: &ScheduleView) -> String {
     };
     let state = if s.paused { "paused" } else { "active" };
     let mut text = format!(
-        "{}\t{state}\t{} {}\t{trigger}\tnext {}\tlast {} {}",
+        "{}  {state}  {} {}  {trigger}  next {}  last {} {}",
         s.name,
         s.target_kind,
         s.target_label,
@@ -145,7 +146,7 @@ fn line(s: &ScheduleView) -> String {
         s.last_status.as_deref().unwrap_or("-"),
     );
     if let Some(e) = &s.last_error {
-        text.push_str(&format!("\terror ({} in a row): {e}", s.failures));
+        text.push_str(&format!("  error ({} in a row): {e}", s.failures));
     }
     text
 }
@@ -162,6 +163,7 @@ fn command(s: &ScheduleView, home: &Path) -> anyhow::Result<(Vec<String>, String
             };
             cmd.extend(["run".into(), s.target.clone(), "--out".into()]);
             cmd.push(out.display().to_string());
+            cmd.extend(["--schedule".into(), s.name.clone()]);
             format!("run workflow {}", s.target_label)
         }
         _ => {

@@ -16,6 +16,7 @@ import { BackendsCard } from "../settings/BackendsCard";
 import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
+import { SchedulesCard } from "../settings/SchedulesCard";
 import { useSettings } from "../settings/useSettings";
 
 /** The Settings page. */
@@ -55,6 +56,7 @@ export function Settings() {
       <StorageSettings />
       <BackupsSetting />
       <EnvironmentsSetting />
+      <SchedulesCard />
     </div>
   );
 }

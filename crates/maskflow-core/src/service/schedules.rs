@@ -84,6 +84,7 @@ pub struct ScheduleView {
     /// Why it last failed (cleared by a success).
     pub last_error: Option<String>,
     /// Failures in a row.
+    #[ts(type = "number")]
     pub failures: i64,
 }
 
@@ -354,6 +355,32 @@ impl Service {
                 file: None,
             },
         }
+    }
+
+    /// Records that `run_id` was started by the operating system's timer of
+    /// schedule `id_or_name` (`maskflow run --schedule`, which `maskflow
+    /// schedule install` writes): its trigger, and the schedule's last run.
+    pub fn record_timer_run(&self, id_or_name: &str, run_id: &str, status: &str, error: Option<&str>) -> Result<()> {
+        let row = self.schedule_row(id_or_name)?;
+        let trigger = rows::TriggerRow {
+            run_id: run_id.to_owned(),
+            schedule_id: Some(row.id.clone()),
+            kind: "cron".into(),
+            file: None,
+        };
+        let now = self.now();
+        let db = self.db();
+        rows::put_trigger(&db, &trigger, &now)?;
+        let outcome = rows::Outcome {
+            run_id: Some(run_id),
+            status,
+            error,
+            failures: if error.is_some() { row.failures + 1 } else { 0 },
+            retry_at_ms: None,
+            at: &now,
+        };
+        rows::record_outcome(&db, &row.id, &outcome)?;
+        Ok(())
     }
 
     pub(super) fn now_ms_i64(&self) -> i64 {
