@@ -63,4 +63,4 @@ last_error: string | null,
 /**
  * Failures in a row.
  */
-failures: bigint, };
+failures: number, };

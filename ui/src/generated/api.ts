@@ -39,11 +39,6 @@ export const calls = {
   run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: "request", reply: "json" },
   list_runs: { method: "GET", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
   run_output_preview: { method: "GET", path: "/api/runs/{run_id}/previews/{name}", pathParams: [["run_id", "run_id"], ["name", "name"]], query: false, body: null, reply: "json" },
-  list_schedules: { method: "GET", path: "/api/schedules", pathParams: [], query: false, body: null, reply: "json" },
-  create_schedule: { method: "POST", path: "/api/schedules", pathParams: [], query: false, body: "input", reply: "json" },
-  pause_schedule: { method: "POST", path: "/api/schedules/{id}/pause", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
-  resume_schedule: { method: "POST", path: "/api/schedules/{id}/resume", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
-  delete_schedule: { method: "DELETE", path: "/api/schedules/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
   settings: { method: "GET", path: "/api/settings", pathParams: [], query: false, body: null, reply: "json" },
   update_settings: { method: "PUT", path: "/api/settings", pathParams: [], query: false, body: "settings", reply: "json" },
   set_key: { method: "PUT", path: "/api/providers/{id}/key", pathParams: [["id", "id"]], query: false, body: "input", reply: "empty" },
@@ -91,6 +86,11 @@ export const calls = {
   flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
   flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
+  list_schedules: { method: "GET", path: "/api/schedules", pathParams: [], query: false, body: null, reply: "json" },
+  create_schedule: { method: "POST", path: "/api/schedules", pathParams: [], query: false, body: "input", reply: "json" },
+  pause_schedule: { method: "POST", path: "/api/schedules/{id}/pause", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  resume_schedule: { method: "POST", path: "/api/schedules/{id}/resume", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  delete_schedule: { method: "DELETE", path: "/api/schedules/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -147,16 +147,6 @@ export interface Calls {
   list_runs: { args: { workflow_id: string }; result: Array<RunView> };
   /** A preview of a run's output: an image, a table per sheet, or text. */
   run_output_preview: { args: { run_id: string; name: string }; result: OutputPreview };
-  /** Every schedule, with its last run, last error and next run. */
-  list_schedules: { args: {}; result: Array<ScheduleView> };
-  /** Schedules an approved workflow or a flow: a cron expression or a watched folder. */
-  create_schedule: { args: { input: ScheduleInput }; result: ScheduleView };
-  /** Pauses a schedule: it runs nothing until resumed. */
-  pause_schedule: { args: { id: string }; result: ScheduleView };
-  /** Resumes a schedule from its next time; the back-off starts over. */
-  resume_schedule: { args: { id: string }; result: ScheduleView };
-  /** Removes a schedule (its runs stay in the history); answers the rest. */
-  delete_schedule: { args: { id: string }; result: Array<ScheduleView> };
   /** The LLM settings (never a key, only where it comes from). */
   settings: { args: {}; result: SettingsView };
   /** Replaces the LLM settings. */
@@ -257,6 +247,16 @@ export interface Calls {
   /** Answers the gate the run waits at (`{option, input?}`), or a run that */
   /** needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
+  /** Every schedule, with its last run, last error and next run. */
+  list_schedules: { args: {}; result: Array<ScheduleView> };
+  /** Schedules an approved workflow or a flow: a cron expression or a watched folder. */
+  create_schedule: { args: { input: ScheduleInput }; result: ScheduleView };
+  /** Pauses a schedule: it runs nothing until resumed. */
+  pause_schedule: { args: { id: string }; result: ScheduleView };
+  /** Resumes a schedule from its next time; the back-off starts over. */
+  resume_schedule: { args: { id: string }; result: ScheduleView };
+  /** Removes a schedule (its runs stay in the history); answers the rest. */
+  delete_schedule: { args: { id: string }; result: Array<ScheduleView> };
 }
 
 /** A call's name. */
