@@ -96,7 +96,9 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
                 let p = if p.is_absolute() {
                     p
                 } else {
-                    std::env::current_dir().context("reading the current folder")?.join(p)
+                    std::env::current_dir()
+                        .context("reading the current folder")?
+                        .join(p)
                 };
                 Ok(p.display().to_string())
             };

@@ -20,7 +20,10 @@ pub fn install_launchd(spec: &UnitSpec, dry_run: bool) -> anyhow::Result<()> {
     let path = dir.join(format!("com.maskflow.schedule.{}.plist", spec.name));
     std::fs::write(&path, plist).with_context(|| format!("writing {}", path.display()))?;
     println!("{}", path.display());
-    eprintln!("maskflow schedule: to start it: launchctl load {}", path.display());
+    eprintln!(
+        "maskflow schedule: to start it: launchctl load {}",
+        path.display()
+    );
     Ok(())
 }
 

@@ -57,7 +57,10 @@ fn numeric(field: &str, min: u32, max: u32, what: &str, names: &[&str]) -> Resul
     let mut parts = Vec::new();
     for item in field.split(',') {
         let (range, step) = match item.split_once('/') {
-            Some((r, s)) => (r, Some(s.parse::<u32>().map_err(|_| format!("{what} step {s:?}"))?)),
+            Some((r, s)) => (
+                r,
+                Some(s.parse::<u32>().map_err(|_| format!("{what} step {s:?}"))?),
+            ),
             None => (item, None),
         };
         if step == Some(0) {
@@ -142,7 +145,10 @@ pub fn on_calendar(cron: &str) -> Result<String, Unconvertible> {
             "give 5 fields: minute hour day-of-month month day-of-week".into(),
         ));
     };
-    if let Some(c) = expanded.chars().find(|c| matches!(c, 'L' | 'W' | '#' | '?')) {
+    if let Some(c) = expanded
+        .chars()
+        .find(|c| matches!(c, 'L' | 'W' | '#' | '?'))
+    {
         return Err(refuse(format!("{c:?} has no systemd equivalent")));
     }
     if *dom != "*" && *dow != "*" {
@@ -249,7 +255,10 @@ fn expand(field: &str, min: u32, max: u32) -> Result<Option<Vec<u32>>, String> {
             Some((r, s)) => (r, s.parse::<u32>().map_err(|_| format!("step {s:?}"))?),
             None => (item, 1),
         };
-        let num = |v: &str| v.parse::<u32>().map_err(|_| format!("{v:?} is not a number"));
+        let num = |v: &str| {
+            v.parse::<u32>()
+                .map_err(|_| format!("{v:?} is not a number"))
+        };
         let (a, b) = match range.split_once('-') {
             _ if range == "*" => (min, max),
             Some((a, b)) => (num(a)?, num(b)?),
@@ -271,34 +280,61 @@ fn expand(field: &str, min: u32, max: u32) -> Result<Option<Vec<u32>>, String> {
 /// names (numeric fields only; at most 1000 entries).
 #[cfg(any(target_os = "macos", test))]
 pub fn launchd_plist(spec: &UnitSpec) -> Result<String, Unconvertible> {
-    let refuse = |reason: String| Unconvertible { cron: spec.cron.clone(), reason };
+    let refuse = |reason: String| Unconvertible {
+        cron: spec.cron.clone(),
+        reason,
+    };
     let fields: Vec<&str> = spec.cron.split_whitespace().collect();
     let [minute, hour, dom, month, dow] = fields.as_slice() else {
-        return Err(refuse("give 5 numeric fields (launchd takes no @names or month names)".into()));
+        return Err(refuse(
+            "give 5 numeric fields (launchd takes no @names or month names)".into(),
+        ));
     };
     if *dom != "*" && *dow != "*" {
         return Err(refuse("a day of month together with a day of week".into()));
     }
-    let keys = [("Minute", minute, 0, 59), ("Hour", hour, 0, 23), ("Day", dom, 1, 31),
-                ("Month", month, 1, 12), ("Weekday", dow, 0, 7)];
+    let keys = [
+        ("Minute", minute, 0, 59),
+        ("Hour", hour, 0, 23),
+        ("Day", dom, 1, 31),
+        ("Month", month, 1, 12),
+        ("Weekday", dow, 0, 7),
+    ];
     let mut entries: Vec<Vec<(&str, u32)>> = vec![Vec::new()];
     for (key, field, min, max) in keys {
         if let Some(values) = expand(field, min, max).map_err(&refuse)? {
             entries = entries
                 .into_iter()
-                .flat_map(|e| values.iter().map(move |v| [e.clone(), vec![(key, *v)]].concat()))
+                .flat_map(|e| {
+                    values
+                        .iter()
+                        .map(move |v| [e.clone(), vec![(key, *v)]].concat())
+                })
                 .collect();
             if entries.len() > 1000 {
-                return Err(refuse("more than 1000 times; launchd lists each one".into()));
+                return Err(refuse(
+                    "more than 1000 times; launchd lists each one".into(),
+                ));
             }
         }
     }
-    let xml = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    let args: String = spec.command.iter().map(|a| format!("<string>{}</string>", xml(a))).collect();
+    let xml = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let args: String = spec
+        .command
+        .iter()
+        .map(|a| format!("<string>{}</string>", xml(a)))
+        .collect();
     let times: String = entries
         .iter()
         .map(|e| {
-            let inner: String = e.iter().map(|(k, v)| format!("<key>{k}</key><integer>{v}</integer>")).collect();
+            let inner: String = e
+                .iter()
+                .map(|(k, v)| format!("<key>{k}</key><integer>{v}</integer>"))
+                .collect();
             format!("<dict>{inner}</dict>")
         })
         .collect();
@@ -320,10 +356,15 @@ pub fn launchd_plist(spec: &UnitSpec) -> Result<String, Unconvertible> {
 /// cron time (`M H * * *` or `M H * * D,…`); anything else is refused.
 #[cfg(any(windows, test))]
 pub fn schtasks_xml(spec: &UnitSpec) -> Result<String, Unconvertible> {
-    let refuse = |reason: &str| Unconvertible { cron: spec.cron.clone(), reason: reason.into() };
+    let refuse = |reason: &str| Unconvertible {
+        cron: spec.cron.clone(),
+        reason: reason.into(),
+    };
     let fields: Vec<&str> = spec.cron.split_whitespace().collect();
     let [minute, hour, "*", "*", dow] = fields.as_slice() else {
-        return Err(refuse("Task Scheduler entries take \"M H * * *\" or \"M H * * D,…\" only"));
+        return Err(refuse(
+            "Task Scheduler entries take \"M H * * *\" or \"M H * * D,…\" only",
+        ));
     };
     let (Ok(m), Ok(h)) = (minute.parse::<u32>(), hour.parse::<u32>()) else {
         return Err(refuse("give one minute and one hour"));
@@ -331,20 +372,45 @@ pub fn schtasks_xml(spec: &UnitSpec) -> Result<String, Unconvertible> {
     if m > 59 || h > 23 {
         return Err(refuse("the minute or hour is out of range"));
     }
-    const NAMES: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+    const NAMES: [&str; 7] = [
+        "Sunday",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+    ];
     let schedule = if *dow == "*" {
         "<ScheduleByDay><DaysInterval>1</DaysInterval></ScheduleByDay>".to_owned()
     } else {
         let mut days = String::new();
         for d in dow.split(',') {
-            let n = d.parse::<usize>().ok().filter(|n| *n <= 7).ok_or_else(|| refuse("days of week as numbers 0-7"))?;
+            let n = d
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= 7)
+                .ok_or_else(|| refuse("days of week as numbers 0-7"))?;
             days.push_str(&format!("<{}/>", NAMES[n % 7]));
         }
-        format!("<ScheduleByWeek><WeeksInterval>1</WeeksInterval><DaysOfWeek>{days}</DaysOfWeek></ScheduleByWeek>")
+        format!(
+            "<ScheduleByWeek><WeeksInterval>1</WeeksInterval><DaysOfWeek>{days}</DaysOfWeek></ScheduleByWeek>"
+        )
     };
-    let xml = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
-    let (program, args) = spec.command.split_first().ok_or_else(|| refuse("no command"))?;
-    let args: Vec<String> = args.iter().map(|a| format!("\"{}\"", a.replace('"', "\\\""))).collect();
+    let xml = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let (program, args) = spec
+        .command
+        .split_first()
+        .ok_or_else(|| refuse("no command"))?;
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| format!("\"{}\"", a.replace('"', "\\\"")))
+        .collect();
     Ok(format!(
         "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n\
          <Task version=\"1.2\" xmlns=\"http://schemas.microsoft.com/windows/2004/02/mit/task\">\n\
@@ -403,7 +469,12 @@ mod tests {
             name: "daily".into(),
             what: "run flow report".into(),
             cron: cron.into(),
-            command: vec!["/usr/bin/maskflow".into(), "flows".into(), "run".into(), "a&b".into()],
+            command: vec![
+                "/usr/bin/maskflow".into(),
+                "flows".into(),
+                "run".into(),
+                "a&b".into(),
+            ],
             home: "/data".into(),
         }
     }
@@ -411,11 +482,18 @@ mod tests {
     #[test]
     fn launchd_lists_each_time_and_task_scheduler_takes_daily_or_weekly() {
         let plist = launchd_plist(&spec("0,30 7 * * 1-5")).expect("plist");
-        assert_eq!(plist.matches("<dict><key>Minute</key>").count(), 10, "{plist}");
+        assert_eq!(
+            plist.matches("<dict><key>Minute</key>").count(),
+            10,
+            "{plist}"
+        );
         assert!(plist.contains("<string>a&amp;b</string>"), "{plist}");
         assert!(launchd_plist(&spec("0 7 1 * 1")).is_err());
         let task = schtasks_xml(&spec("30 8 * * 1,5")).expect("task");
-        assert!(task.contains("T08:30:00") && task.contains("<Monday/><Friday/>"), "{task}");
+        assert!(
+            task.contains("T08:30:00") && task.contains("<Monday/><Friday/>"),
+            "{task}"
+        );
         assert!(schtasks_xml(&spec("*/5 * * * *")).is_err());
     }
 

@@ -417,7 +417,10 @@ impl Service {
             .into_iter()
             .map(|r| {
                 let trigger = Some(self.run_trigger(&r.id));
-                RunView { trigger, ..r.into() }
+                RunView {
+                    trigger,
+                    ..r.into()
+                }
             })
             .collect())
     }

@@ -230,7 +230,12 @@ impl Service {
             None | Some("") => None,
             Some(f) => Some(checked_folder("output folder", f)?),
         };
-        let blank = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        let blank = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
         let (workflow_id, flow_name) = match (blank(&input.workflow), blank(&input.flow)) {
             (Some(wf), None) => (Some(self.find_workflow(&wf)?), None),
             (None, Some(flow)) => {
@@ -246,7 +251,11 @@ impl Service {
                 (Some(expr), None, Some(next_after(&parsed, now)?))
             }
             (None, Some(folder)) => (None, Some(checked_folder("watched folder", &folder)?), None),
-            _ => return Err(bad("give either a cron expression or a folder to watch".into())),
+            _ => {
+                return Err(bad(
+                    "give either a cron expression or a folder to watch".into()
+                ));
+            }
         };
         if let Some(wf) = &workflow_id {
             self.check_schedulable(wf, folder.is_some())?;
@@ -256,7 +265,9 @@ impl Service {
             ));
         }
         if rows::get(&self.db(), &name)?.is_some() {
-            return Err(CoreError::Conflict(format!("a schedule named {name:?} exists")));
+            return Err(CoreError::Conflict(format!(
+                "a schedule named {name:?} exists"
+            )));
         }
         let row = ScheduleRow {
             id: self.id("sch"),
@@ -301,7 +312,11 @@ impl Service {
             )));
         }
         if !needs.is_empty() {
-            let how = if watched { "a watched folder" } else { "a cron schedule" };
+            let how = if watched {
+                "a watched folder"
+            } else {
+                "a cron schedule"
+            };
             return Err(bad(format!(
                 "workflow {workflow_id} needs input(s) {} that {how} cannot give",
                 needs.join(", ")
@@ -360,7 +375,13 @@ impl Service {
     /// Records that `run_id` was started by the operating system's timer of
     /// schedule `id_or_name` (`maskflow run --schedule`, which `maskflow
     /// schedule install` writes): its trigger, and the schedule's last run.
-    pub fn record_timer_run(&self, id_or_name: &str, run_id: &str, status: &str, error: Option<&str>) -> Result<()> {
+    pub fn record_timer_run(
+        &self,
+        id_or_name: &str,
+        run_id: &str,
+        status: &str,
+        error: Option<&str>,
+    ) -> Result<()> {
         let row = self.schedule_row(id_or_name)?;
         let trigger = rows::TriggerRow {
             run_id: run_id.to_owned(),
@@ -411,7 +432,10 @@ mod tests {
         let t = 1_700_000_000_000_i64; // 22:13:20 UTC
         let next = next_after(&every_quarter, t).expect("next");
         assert_eq!(next, 1_700_000_100_000, "22:15:00");
-        assert_eq!(next_after(&every_quarter, next).expect("next"), next + 900_000);
+        assert_eq!(
+            next_after(&every_quarter, next).expect("next"),
+            next + 900_000
+        );
     }
 
     #[test]

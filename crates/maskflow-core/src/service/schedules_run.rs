@@ -39,10 +39,7 @@ fn stat(path: &Path) -> Option<(i64, i64)> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
         .as_millis();
-    Some((
-        i64::try_from(meta.len()).ok()?,
-        i64::try_from(mtime).ok()?,
-    ))
+    Some((i64::try_from(meta.len()).ok()?, i64::try_from(mtime).ok()?))
 }
 
 fn sha256(path: &Path) -> Result<String> {
@@ -93,7 +90,11 @@ fn wanted(path: &Path, accept: &[String]) -> bool {
         || accept.iter().any(|a| {
             let a = a.trim().to_ascii_lowercase();
             let a = a.strip_prefix('*').unwrap_or(&a);
-            let dotted = if a.starts_with('.') { a.to_owned() } else { format!(".{a}") };
+            let dotted = if a.starts_with('.') {
+                a.to_owned()
+            } else {
+                format!(".{a}")
+            };
             lower.ends_with(&dotted)
         })
 }
@@ -183,8 +184,12 @@ impl Service {
     /// with the same bytes) is recorded again and skipped.
     fn new_files(&self, row: &ScheduleRow, folder: &Path) -> Result<Vec<PathBuf>> {
         let accept = self.accepted_types(row)?;
-        let entries = std::fs::read_dir(folder)
-            .map_err(|e| CoreError::io(format!("reading the watched folder {}", folder.display()), e))?;
+        let entries = std::fs::read_dir(folder).map_err(|e| {
+            CoreError::io(
+                format!("reading the watched folder {}", folder.display()),
+                e,
+            )
+        })?;
         let mut paths: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| wanted(p, &accept))
@@ -192,7 +197,9 @@ impl Service {
         paths.sort();
         let mut fresh = Vec::new();
         for path in paths {
-            let Some((size, mtime_ms)) = stat(&path) else { continue };
+            let Some((size, mtime_ms)) = stat(&path) else {
+                continue;
+            };
             let key = path.display().to_string();
             let known = rows::seen(&self.db(), &row.id, &key)?;
             match known {
@@ -200,7 +207,12 @@ impl Service {
                 Some(k) if k.size == size => {
                     let hash = sha256(&path)?;
                     if hash == k.sha256 {
-                        let again = SeenFile { path: key, size, mtime_ms, sha256: hash };
+                        let again = SeenFile {
+                            path: key,
+                            size,
+                            mtime_ms,
+                            sha256: hash,
+                        };
                         rows::put_seen(&self.db(), &row.id, &again, None)?;
                     } else {
                         fresh.push(path);
@@ -214,7 +226,9 @@ impl Service {
 
     /// The file types the scheduled workflow's file input accepts (none: any).
     fn accepted_types(&self, row: &ScheduleRow) -> Result<Vec<String>> {
-        let Some(wf) = &row.workflow_id else { return Ok(Vec::new()) };
+        let Some(wf) = &row.workflow_id else {
+            return Ok(Vec::new());
+        };
         let fields = self.active_version(wf)?.fields;
         Ok(fields
             .into_iter()
@@ -225,7 +239,9 @@ impl Service {
 
     /// The files present when a watched folder is scheduled count as seen.
     pub(super) fn mark_present_files_seen(&self, row: &ScheduleRow) -> Result<()> {
-        let Some(folder) = &row.folder else { return Ok(()) };
+        let Some(folder) = &row.folder else {
+            return Ok(());
+        };
         for path in self.new_files(row, Path::new(folder))? {
             if let Some(file) = seen_now(&path)? {
                 rows::put_seen(&self.db(), &row.id, &file, None)?;
@@ -248,7 +264,10 @@ impl Service {
                 self.flow_start(flow, request)
                     .map(|s| (s.conversation_id, "started".to_owned(), None))
             }
-            (None, None) => Err(CoreError::Corrupt(format!("schedule {} has no target", row.id))),
+            (None, None) => Err(CoreError::Corrupt(format!(
+                "schedule {} has no target",
+                row.id
+            ))),
         };
         match result {
             Ok((run_id, status, error)) => {
@@ -262,7 +281,11 @@ impl Service {
                 if let Err(e) = recorded {
                     eprintln!("maskflow: recording the trigger of {run_id}: {e}");
                 }
-                Fired { run_id: Some(run_id), status, error }
+                Fired {
+                    run_id: Some(run_id),
+                    status,
+                    error,
+                }
             }
             Err(e) => Fired {
                 run_id: None,
@@ -296,7 +319,13 @@ impl Service {
         let run = self.run_workflow_local(workflow_id, inputs).await?;
         if run.status != "succeeded" {
             let why = match file {
-                Some(f) => format!("{}: run {} {}: {}", f.display(), run.id, run.status, run.message),
+                Some(f) => format!(
+                    "{}: run {} {}: {}",
+                    f.display(),
+                    run.id,
+                    run.status,
+                    run.message
+                ),
                 None => format!("run {} {}: {}", run.id, run.status, run.message),
             };
             return Ok((run.id, run.status, Some(why)));
@@ -312,7 +341,12 @@ impl Service {
     /// as `<stem>.<output>`; a cron run's go into the output folder by
     /// name. Outputs written into the watched folder are recorded as seen,
     /// so they never run the workflow themselves.
-    fn place_outputs(&self, row: &ScheduleRow, run: &super::RunView, file: Option<&Path>) -> Result<()> {
+    fn place_outputs(
+        &self,
+        row: &ScheduleRow,
+        run: &super::RunView,
+        file: Option<&Path>,
+    ) -> Result<()> {
         let dir = match (&row.output_folder, file.and_then(Path::parent)) {
             (Some(out), _) => PathBuf::from(out),
             (None, Some(parent)) => parent.to_owned(),
@@ -358,15 +392,23 @@ impl Service {
                 }
                 Ok(())
             }
-            Some(error) => {
-                self.record_failure(row, fired.run_id.as_deref(), &fired.status, &error)
-            }
+            Some(error) => self.record_failure(row, fired.run_id.as_deref(), &fired.status, &error),
         }
     }
 
-    fn record_failure(&self, row: &ScheduleRow, run_id: Option<&str>, status: &str, error: &str) -> Result<()> {
+    fn record_failure(
+        &self,
+        row: &ScheduleRow,
+        run_id: Option<&str>,
+        status: &str,
+        error: &str,
+    ) -> Result<()> {
         // The row may have moved on since it was read (a claim, an earlier failure).
-        let failures = self.schedule_row(&row.id).map(|r| r.failures).unwrap_or(row.failures) + 1;
+        let failures = self
+            .schedule_row(&row.id)
+            .map(|r| r.failures)
+            .unwrap_or(row.failures)
+            + 1;
         let retry_at = self.now_ms_i64().saturating_add(backoff_ms(failures));
         let outcome = Outcome {
             run_id,

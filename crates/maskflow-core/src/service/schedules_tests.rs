@@ -117,7 +117,10 @@ fn input(value: Value) -> ScheduleInput {
 /// Writes `text` to `path` with the modification time `at` seconds after T0.
 fn write(path: &Path, text: &str, at: u64) {
     std::fs::write(path, text).expect("write");
-    let file = std::fs::File::options().write(true).open(path).expect("open");
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open");
     let when = SystemTime::UNIX_EPOCH + Duration::from_millis(T0) + Duration::from_secs(at);
     file.set_modified(when).expect("mtime");
 }
@@ -129,9 +132,13 @@ fn triggers(s: &Service, wf: &str) -> Vec<(String, Option<String>)> {
         .into_iter()
         .map(|r| r.trigger.expect("a trigger"))
         .map(|t| {
-            let file = t
-                .file
-                .map(|f| Path::new(&f).file_name().expect("name").to_string_lossy().into_owned());
+            let file = t.file.map(|f| {
+                Path::new(&f)
+                    .file_name()
+                    .expect("name")
+                    .to_string_lossy()
+                    .into_owned()
+            });
             (t.kind, file)
         })
         .collect();
@@ -157,21 +164,38 @@ async fn a_watched_folder_runs_each_new_file_once_and_puts_the_results_where_cho
 
     // Three files dropped one after another: each runs once.
     for (i, name) in ["a.csv", "b.csv", "c.csv"].iter().enumerate() {
-        write(&inbox.path().join(name), &"row\n".repeat(i + 1), 10 + i as u64);
+        write(
+            &inbox.path().join(name),
+            &"row\n".repeat(i + 1),
+            10 + i as u64,
+        );
         let runs = s.scan_watched_folder("inbox").await.expect("scan");
         assert_eq!(runs.len(), 1, "{name} ran once: {runs:?}");
     }
     // Rewritten with the same bytes (a new mtime): not again.
     write(&inbox.path().join("a.csv"), "row\n", 50);
-    assert!(s.scan_watched_folder("inbox").await.expect("scan").is_empty());
+    assert!(
+        s.scan_watched_folder("inbox")
+            .await
+            .expect("scan")
+            .is_empty()
+    );
     // Nothing new: nothing runs.
-    assert!(s.scan_watched_folder("inbox").await.expect("scan").is_empty());
+    assert!(
+        s.scan_watched_folder("inbox")
+            .await
+            .expect("scan")
+            .is_empty()
+    );
     for (stem, lines) in [("a", 1), ("b", 2), ("c", 3)] {
         let summary = std::fs::read_to_string(out.path().join(format!("{stem}.summary.txt")))
             .expect("the result in the chosen folder");
         assert_eq!(summary, format!("lines={lines}"));
     }
-    assert!(!out.path().join("old.summary.txt").exists(), "a file present before is not run");
+    assert!(
+        !out.path().join("old.summary.txt").exists(),
+        "a file present before is not run"
+    );
     // Changed content runs again.
     write(&inbox.path().join("a.csv"), "row\nrow\nrow\nrow\n", 60);
     assert_eq!(s.scan_watched_folder("inbox").await.expect("scan").len(), 1);
@@ -192,15 +216,25 @@ async fn a_watched_folder_runs_each_new_file_once_and_puts_the_results_where_cho
     // Results next to the file do not run the workflow themselves.
     s.delete_schedule("inbox").expect("delete");
     let beside = tempfile::tempdir().expect("beside");
-    s.create_schedule(input(json!({"name": "beside", "workflow": wf, "folder": beside.path()})))
-        .expect("create");
+    s.create_schedule(input(
+        json!({"name": "beside", "workflow": wf, "folder": beside.path()}),
+    ))
+    .expect("create");
     write(&beside.path().join("d.csv"), "a\nb\n", 70);
-    assert_eq!(s.scan_watched_folder("beside").await.expect("scan").len(), 1);
+    assert_eq!(
+        s.scan_watched_folder("beside").await.expect("scan").len(),
+        1
+    );
     assert_eq!(
         std::fs::read_to_string(beside.path().join("d.summary.txt")).expect("beside the file"),
         "lines=2"
     );
-    assert!(s.scan_watched_folder("beside").await.expect("scan").is_empty());
+    assert!(
+        s.scan_watched_folder("beside")
+            .await
+            .expect("scan")
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -215,11 +249,20 @@ async fn a_cron_schedule_fires_under_a_hand_clock_and_a_failing_one_backs_off() 
             "output_folder": out.path()
         })))
         .expect("create");
-    assert_eq!(view.next_run_at.as_deref(), Some("2023-11-14T22:15:00.000Z"));
-    assert!(s.run_due_schedules().await.expect("tick").is_empty(), "not yet");
+    assert_eq!(
+        view.next_run_at.as_deref(),
+        Some("2023-11-14T22:15:00.000Z")
+    );
+    assert!(
+        s.run_due_schedules().await.expect("tick").is_empty(),
+        "not yet"
+    );
     hand.advance(100_000);
     assert_eq!(s.run_due_schedules().await.expect("tick").len(), 1, "due");
-    assert!(s.run_due_schedules().await.expect("tick").is_empty(), "once");
+    assert!(
+        s.run_due_schedules().await.expect("tick").is_empty(),
+        "once"
+    );
     assert_eq!(
         std::fs::read_to_string(out.path().join("summary.txt")).expect("output"),
         "lines=0"
@@ -227,7 +270,10 @@ async fn a_cron_schedule_fires_under_a_hand_clock_and_a_failing_one_backs_off() 
     // Three hours later: one run, not one per time missed.
     hand.advance(3 * 3_600_000);
     assert_eq!(s.run_due_schedules().await.expect("tick").len(), 1);
-    assert_eq!(triggers(&s, &wf), vec![("cron".into(), None), ("cron".into(), None)]);
+    assert_eq!(
+        triggers(&s, &wf),
+        vec![("cron".into(), None), ("cron".into(), None)]
+    );
 
     // Paused: nothing runs; resumed: from its next time on.
     s.pause_schedule("quarterly").expect("pause");
@@ -247,13 +293,23 @@ async fn a_cron_schedule_fires_under_a_hand_clock_and_a_failing_one_backs_off() 
     let why = failed.last_error.clone().expect("the reason");
     assert!(why.contains("summary.txt"), "{why}");
     hand.advance(59_000);
-    assert!(s.run_due_schedules().await.expect("tick").is_empty(), "backing off");
+    assert!(
+        s.run_due_schedules().await.expect("tick").is_empty(),
+        "backing off"
+    );
     hand.advance(1_000);
-    assert_eq!(s.run_due_schedules().await.expect("tick").len(), 1, "retried");
+    assert_eq!(
+        s.run_due_schedules().await.expect("tick").len(),
+        1,
+        "retried"
+    );
     assert_eq!(s.get_schedule("quarterly").expect("view").failures, 2);
     std::fs::create_dir_all(out.path()).expect("mkdir");
     hand.advance(119_000);
-    assert!(s.run_due_schedules().await.expect("tick").is_empty(), "120 s now");
+    assert!(
+        s.run_due_schedules().await.expect("tick").is_empty(),
+        "120 s now"
+    );
     hand.advance(1_000);
     assert_eq!(s.run_due_schedules().await.expect("tick").len(), 1);
     let ok = s.get_schedule("quarterly").expect("view");
@@ -267,20 +323,29 @@ async fn a_failing_file_backs_the_folder_off_and_runs_again_after() {
     let inbox = tempfile::tempdir().expect("inbox");
     let (s, hand) = service(home.path());
     let wf = approved(&s).await;
-    s.create_schedule(input(json!({"name": "inbox", "workflow": wf, "folder": inbox.path()})))
-        .expect("create");
+    s.create_schedule(input(
+        json!({"name": "inbox", "workflow": wf, "folder": inbox.path()}),
+    ))
+    .expect("create");
     write(&inbox.path().join("bad.csv"), "FAIL\n", 1);
     assert_eq!(s.scan_watched_folder("inbox").await.expect("scan").len(), 1);
     let view = s.get_schedule("inbox").expect("view");
     assert_eq!(view.failures, 1);
     assert!(
-        view.last_error.as_deref().is_some_and(|e| e.contains("bad.csv")),
+        view.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("bad.csv")),
         "{view:?}"
     );
     assert!(view.next_run_at.is_some(), "the retry is shown");
     // A new file waits for the back-off too.
     write(&inbox.path().join("good.csv"), "ok\n", 2);
-    assert!(s.scan_watched_folder("inbox").await.expect("scan").is_empty());
+    assert!(
+        s.scan_watched_folder("inbox")
+            .await
+            .expect("scan")
+            .is_empty()
+    );
     // Fixed, and the back-off over: both run, once.
     write(&inbox.path().join("bad.csv"), "fixed\n", 3);
     hand.advance(60_000);
@@ -294,15 +359,21 @@ async fn schedules_are_refused_clearly() {
     let home = tempfile::tempdir().expect("home");
     let (s, _hand) = service(home.path());
     let wf = approved(&s).await;
-    let err = |v: Value| s.create_schedule(input(v)).expect_err("refused").to_string();
+    let err = |v: Value| {
+        s.create_schedule(input(v))
+            .expect_err("refused")
+            .to_string()
+    };
     assert!(err(json!({"name": "x", "workflow": wf, "cron": "every day"})).contains("5 fields"));
     assert!(err(json!({"name": "x", "workflow": wf})).contains("cron expression or a folder"));
     assert!(err(json!({"name": "x", "cron": "* * * * *"})).contains("workflow or a flow"));
     assert!(err(json!({"name": "x y", "workflow": wf, "cron": "* * * * *"})).contains("name"));
     assert!(err(json!({"name": "x", "workflow": wf, "folder": "relative"})).contains("absolute"));
     assert!(err(json!({"name": "x", "workflow": "nope", "cron": "* * * * *"})).contains("nope"));
-    s.create_schedule(input(json!({"name": "x", "workflow": wf, "cron": "0 7 * * *"})))
-        .expect("create");
+    s.create_schedule(input(
+        json!({"name": "x", "workflow": wf, "cron": "0 7 * * *"}),
+    ))
+    .expect("create");
     assert!(err(json!({"name": "x", "workflow": wf, "cron": "0 7 * * *"})).contains("exists"));
     assert_eq!(s.list_schedules().expect("list").len(), 1);
 }

@@ -60,7 +60,9 @@ async fn scheduler_loop(weak: Weak<Inner>) {
     let mut debouncer = match debouncer {
         Ok(d) => Some(d),
         Err(e) => {
-            eprintln!("maskflow: watching folders is not available ({e}); watched folders are read at each tick");
+            eprintln!(
+                "maskflow: watching folders is not available ({e}); watched folders are read at each tick"
+            );
             None
         }
     };

@@ -241,7 +241,11 @@ pub struct SeenFile {
 }
 
 /// The record of `path` in a schedule's folder.
-pub fn seen(conn: &Connection, schedule_id: &str, path: &str) -> rusqlite::Result<Option<SeenFile>> {
+pub fn seen(
+    conn: &Connection,
+    schedule_id: &str,
+    path: &str,
+) -> rusqlite::Result<Option<SeenFile>> {
     conn.query_row(
         "SELECT path, size, mtime_ms, sha256 FROM schedule_files WHERE schedule_id = ?1 AND path = ?2",
         params![schedule_id, path],

@@ -7,7 +7,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const FLOWS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/flows/seed004");
+const FLOWS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/flows/seed004"
+);
 
 fn cli(home: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_maskflow"))
@@ -28,7 +31,11 @@ fn ok(out: &Output) -> String {
 }
 
 fn refused(out: &Output) -> String {
-    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -59,8 +66,22 @@ fn schedules_are_added_listed_paused_and_installed_as_a_valid_systemd_timer() {
     let home = tempfile::tempdir().expect("home");
     copy_dir(Path::new(FLOWS), home.path());
     let h = home.path();
-    let added = ok(&cli(h, &["schedule", "add", "weekday", "--flow", "seed_example", "--cron", "30 8 * * 1-5"]));
-    assert!(added.starts_with("weekday  active  flow seed_example  cron \"30 8 * * 1-5\"  next "), "{added}");
+    let added = ok(&cli(
+        h,
+        &[
+            "schedule",
+            "add",
+            "weekday",
+            "--flow",
+            "seed_example",
+            "--cron",
+            "30 8 * * 1-5",
+        ],
+    ));
+    assert!(
+        added.starts_with("weekday  active  flow seed_example  cron \"30 8 * * 1-5\"  next "),
+        "{added}"
+    );
     assert!(ok(&cli(h, &["schedule", "list"])).contains("cron \"30 8 * * 1-5\""));
     assert!(ok(&cli(h, &["schedule", "pause", "weekday"])).contains("  paused  "));
     assert!(ok(&cli(h, &["schedule", "resume", "weekday"])).contains("  active  "));
@@ -69,12 +90,22 @@ fn schedules_are_added_listed_paused_and_installed_as_a_valid_systemd_timer() {
     let (timer, service) = units
         .split_once("# maskflow-weekday.service\n")
         .expect("both units are printed");
-    let timer = timer.strip_prefix("# maskflow-weekday.timer\n").expect("the timer first");
-    assert!(timer.contains("\n[Timer]\nOnCalendar=Mon..Fri *-*-* 08:30:00\n"), "{timer}");
-    assert!(timer.contains("Unit=maskflow-weekday.service\n") && timer.contains("WantedBy=timers.target"));
+    let timer = timer
+        .strip_prefix("# maskflow-weekday.timer\n")
+        .expect("the timer first");
+    assert!(
+        timer.contains("\n[Timer]\nOnCalendar=Mon..Fri *-*-* 08:30:00\n"),
+        "{timer}"
+    );
+    assert!(
+        timer.contains("Unit=maskflow-weekday.service\n")
+            && timer.contains("WantedBy=timers.target")
+    );
     let exe = env!("CARGO_BIN_EXE_maskflow");
     assert!(
-        service.contains(&format!("ExecStart=\"{exe}\" \"flows\" \"run\" \"seed_example\"\n")),
+        service.contains(&format!(
+            "ExecStart=\"{exe}\" \"flows\" \"run\" \"seed_example\"\n"
+        )),
         "{service}"
     );
     assert!(service.contains(&format!("Environment=\"MASKFLOW_HOME={}\"", h.display())));
@@ -82,30 +113,83 @@ fn schedules_are_added_listed_paused_and_installed_as_a_valid_systemd_timer() {
 
     if let Some(tool) = systemd_analyze() {
         let dir = tempfile::tempdir().expect("units");
-        let (t, s) = (dir.path().join("maskflow-weekday.timer"), dir.path().join("maskflow-weekday.service"));
+        let (t, s) = (
+            dir.path().join("maskflow-weekday.timer"),
+            dir.path().join("maskflow-weekday.service"),
+        );
         std::fs::write(&t, timer).expect("timer");
         std::fs::write(&s, service).expect("service");
-        let verify = Command::new(tool).arg("verify").arg(&t).arg(&s).output().expect("verify");
+        let verify = Command::new(tool)
+            .arg("verify")
+            .arg(&t)
+            .arg(&s)
+            .output()
+            .expect("verify");
         let said = String::from_utf8_lossy(&verify.stderr).into_owned();
-        assert!(verify.status.success() && said.trim().is_empty(), "systemd-analyze verify: {said}");
+        assert!(
+            verify.status.success() && said.trim().is_empty(),
+            "systemd-analyze verify: {said}"
+        );
         let calendar = Command::new(tool)
             .args(["calendar", "Mon..Fri *-*-* 08:30:00"])
             .output()
             .expect("calendar");
         assert!(calendar.status.success());
-        assert!(String::from_utf8_lossy(&calendar.stdout).contains("Normalized form: Mon..Fri *-*-* 08:30:00"));
+        assert!(
+            String::from_utf8_lossy(&calendar.stdout)
+                .contains("Normalized form: Mon..Fri *-*-* 08:30:00")
+        );
     }
 
     // What a timer cannot do is refused, naming why.
-    ok(&cli(h, &["schedule", "add", "either", "--flow", "seed_example", "--cron", "0 7 1 * 1"]));
+    ok(&cli(
+        h,
+        &[
+            "schedule",
+            "add",
+            "either",
+            "--flow",
+            "seed_example",
+            "--cron",
+            "0 7 1 * 1",
+        ],
+    ));
     let why = refused(&cli(h, &["schedule", "install", "either", "--dry-run"]));
-    assert!(why.contains("EITHER the day of month or the day of week"), "{why}");
-    let why = refused(&cli(h, &["schedule", "add", "bad", "--flow", "seed_example", "--cron", "0 25 * * *"]));
+    assert!(
+        why.contains("EITHER the day of month or the day of week"),
+        "{why}"
+    );
+    let why = refused(&cli(
+        h,
+        &[
+            "schedule",
+            "add",
+            "bad",
+            "--flow",
+            "seed_example",
+            "--cron",
+            "0 25 * * *",
+        ],
+    ));
     assert!(why.contains("cron \"0 25 * * *\""), "{why}");
-    let why = refused(&cli(h, &["schedule", "add", "nope", "--flow", "no_such_flow", "--cron", "0 7 * * *"]));
+    let why = refused(&cli(
+        h,
+        &[
+            "schedule",
+            "add",
+            "nope",
+            "--flow",
+            "no_such_flow",
+            "--cron",
+            "0 7 * * *",
+        ],
+    ));
     assert!(why.contains("no_such_flow"), "{why}");
 
     ok(&cli(h, &["schedule", "rm", "weekday"]));
     let left = ok(&cli(h, &["schedule", "list"]));
-    assert!(!left.contains("weekday") && left.contains("either"), "{left}");
+    assert!(
+        !left.contains("weekday") && left.contains("either"),
+        "{left}"
+    );
 }
