@@ -19,7 +19,7 @@ export function ScheduleWorkflow({ workflowId }: { workflowId: string }) {
   async function create(input: ScheduleInput) {
     setBusy(true);
     try {
-      const view = await transport.call("create_schedule", { input });
+      const view = await transport.createSchedule(input);
       setMade(view.name);
       setNotice(null);
     } catch (e) {

@@ -33,7 +33,7 @@ export function SchedulesCard() {
     }
   }
   useEffect(() => {
-    transport.call("list_schedules", {}).then(setList, (e) => setNotice(noticeOf(toApiError(e))));
+    transport.listSchedules().then(setList, (e) => setNotice(noticeOf(toApiError(e))));
   }, [transport]);
 
   const replace = (one: ScheduleView) => setList((all) => (all ?? []).map((s) => (s.id === one.id ? one : s)));
@@ -87,7 +87,7 @@ export function SchedulesCard() {
                     disabled={busy}
                     onClick={() =>
                       void act(async () =>
-                        replace(await transport.call(s.paused ? "resume_schedule" : "pause_schedule", { id: s.id })),
+                        replace(await (s.paused ? transport.resumeSchedule(s.id) : transport.pauseSchedule(s.id))),
                       )
                     }
                   >
@@ -97,7 +97,7 @@ export function SchedulesCard() {
                     type="button"
                     class="button small danger"
                     disabled={busy}
-                    onClick={() => void act(async () => setList(await transport.call("delete_schedule", { id: s.id })))}
+                    onClick={() => void act(async () => setList(await transport.deleteSchedule(s.id)))}
                   >
                     Remove
                   </button>
@@ -108,7 +108,7 @@ export function SchedulesCard() {
         </table>
       )}
       <ScheduleForm busy={busy} onCreate={(input) => act(async () => {
-        const made = await transport.call("create_schedule", { input });
+        const made = await transport.createSchedule(input);
         setList((all) => [...(all ?? []), made].sort((a, b) => a.name.localeCompare(b.name)));
       })} />
     </section>

@@ -140,6 +140,7 @@ fn parameter_description(path: &str, name: &str) -> Option<&'static str> {
             "Manual prompt id, from its `manual_prompt` event"
         }
         "id" if path.starts_with("/api/providers/") => "Back end id, as Settings lists it",
+        "id" if path.starts_with("/api/schedules/") => "Schedule id (`sch_…`) or name",
         _ => return None,
     })
 }
