@@ -377,3 +377,31 @@ async fn schedules_are_refused_clearly() {
     assert!(err(json!({"name": "x", "workflow": wf, "cron": "0 7 * * *"})).contains("exists"));
     assert_eq!(s.list_schedules().expect("list").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduler_thread_watches_the_folder_and_runs_a_new_file() {
+    let home = tempfile::tempdir().expect("home");
+    let inbox = tempfile::tempdir().expect("inbox");
+    let (s, _hand) = service(home.path());
+    let wf = approved(&s).await;
+    s.create_schedule(input(
+        json!({"name": "inbox", "workflow": wf, "folder": inbox.path()}),
+    ))
+    .expect("create");
+    s.start_scheduler();
+    write(&inbox.path().join("new.csv"), "a\nb\nc\n", 1);
+    // The watcher (or its first look at the folder) runs it; the schedule
+    // records the outcome last, after the trigger and the result: wait for
+    // that, however long the machine takes (no deadline asserted).
+    while s.get_schedule("inbox").expect("view").last_run_at.is_none() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        triggers(&s, &wf),
+        vec![("folder".into(), Some("new.csv".into()))]
+    );
+    assert_eq!(
+        std::fs::read_to_string(inbox.path().join("new.summary.txt")).expect("beside the file"),
+        "lines=3"
+    );
+}
