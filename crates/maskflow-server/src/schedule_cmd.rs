@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use maskflow_core::service::{ScheduleInput, ScheduleView};
-use maskflow_server::schedule_units::{UnitSpec, systemd_units};
+use maskflow_server::schedule_units::UnitSpec;
 use maskflow_server::terminal::safe_line;
 
 /// Flags of `maskflow schedule`.
@@ -201,7 +201,7 @@ fn install(s: &ScheduleView, home: &Path, dry_run: bool) -> anyhow::Result<()> {
     return crate::schedule_os::install_schtasks(&spec, dry_run);
     #[cfg(not(any(target_os = "macos", windows)))]
     {
-        let units = systemd_units(&spec)?;
+        let units = maskflow_server::schedule_units::systemd_units(&spec)?;
         if dry_run {
             for (file, text) in &units {
                 println!("# {file}\n{text}");
