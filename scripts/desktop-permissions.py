@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrites the desktop's command list (src-tauri/build.rs) and the main
 window's permissions (tauri.conf.json) from core's list of calls
-(crates/maskflow-core/src/api.rs) plus the hand-written commands.
+(crates/maskflow-core/src/api.rs and api_more.rs) plus the hand-written commands.
 
 Run after adding a call; the desktop test
 `every_command_has_a_permission_that_the_window_is_given` fails until then.
@@ -16,7 +16,8 @@ SPECIAL = ["extract_path", "upload_file", "run_output", "test_output", "session_
 
 
 def calls() -> list[str]:
-    api = (ROOT / "crates/maskflow-core/src/api.rs").read_text()
+    # api.rs, then its continuation(s) (api_more.rs), in the list's order.
+    api = "".join(p.read_text() for p in sorted((ROOT / "crates/maskflow-core/src").glob("api*.rs")))
     return re.findall(r"^\s+([a-z_]+): (?:get|post|put|patch|delete) ", api, re.M) + SPECIAL
 
 

@@ -20,6 +20,8 @@ APT_PACKAGES=(build-essential pkg-config tesseract-ocr
 [ "$TESTS" -eq 1 ] && APT_PACKAGES+=(xvfb xauth chromium webkit2gtk-driver gnome-keyring dbus unzip)
 # `maskflow build` is driven on a terminal under tmux (issue 31).
 [ "$TESTS" -eq 1 ] && APT_PACKAGES+=(tmux)
+# systemd-analyze checks the timer `maskflow schedule install --dry-run` prints (~15 MB).
+[ "$TESTS" -eq 1 ] && APT_PACKAGES+=(systemd)
 
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT

@@ -57,6 +57,7 @@ pub fn run() -> Result<(), StartError> {
     let service = Service::open(service_config(&home, &Backends::from_env())?)
         .map_err(|e| StartError(format!("opening the data folder {}: {e}", home.display())))?;
     let events = service.subscribe();
+    service.start_scheduler();
     tauri::Builder::default()
         // OS notifications when a run waits for the user, fails, or a
         // scheduled run ends (the UI's `notifications/` decides which).

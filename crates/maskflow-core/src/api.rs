@@ -173,7 +173,8 @@ macro_rules! api_calls {
         }
     };
     ($callback:ident) => {
-        $crate::api_calls! { @normalise $callback
+        // The list goes on in `api_more.rs` (this file is at its size limit).
+        $crate::api_calls_more! { $callback [
             // ---- Workflows, versions and the conversation.
 
             /// Every workflow, newest first.
@@ -806,7 +807,7 @@ macro_rules! api_calls {
                 returns maskflow_core::service::ClientRequestView,
                 errors(404 "No such request", 409 "The request was already decided"),
                 blocking |s| s.decline_client_request(&id);
-        }
+        ] }
     };
 }
 

@@ -16,6 +16,7 @@
 extern crate self as maskflow_core;
 
 pub mod api;
+mod api_more;
 pub mod builder;
 pub mod categories;
 pub mod conversation;

@@ -9,6 +9,9 @@ mod extract_cmd;
 mod flows_cmd;
 mod models_cmd;
 mod run_cmd;
+mod schedule_cmd;
+#[cfg(any(target_os = "macos", windows))]
+mod schedule_os;
 
 use maskflow_server::serve;
 
@@ -44,6 +47,8 @@ enum Command {
     Approve(build_cmd::ApproveArgs),
     /// Ask for changes to a workflow's built version; it is built again.
     Reject(build_cmd::RejectArgs),
+    /// List, add, pause, resume, remove and install schedules (cron or a watched folder).
+    Schedule(schedule_cmd::ScheduleArgs),
 }
 
 /// How many malloc arenas glibc may keep: its default (8 per core) let the
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Build(args) => build_cmd::run(args),
         Command::Approve(args) => build_cmd::approve(args),
         Command::Reject(args) => build_cmd::reject(args),
+        Command::Schedule(args) => schedule_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// the one the workflow was approved with.
     #[arg(long)]
     pub force: bool,
+    /// Record the run as this schedule's (what `maskflow schedule install`'s timer passes).
+    #[arg(long, value_name = "NAME")]
+    pub schedule: Option<String>,
 }
 
 /// The exit code when a file differs from the approved one (before any script ran).
@@ -53,6 +56,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let workflow_id = service.find_workflow(&args.workflow)?;
+    if let Some(name) = &args.schedule {
+        service.get_schedule(name)?;
+    }
     // A file of another shape is named here, before any script runs.
     let differences = service.check_local_inputs(&workflow_id, &inputs)?;
     if !differences.is_empty() {
@@ -90,6 +96,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     eprintln!("maskflow run: running {}…", safe_line(&workflow_id));
     let _ = std::io::stderr().flush();
     let run = runtime.block_on(service.run_workflow_local(&workflow_id, inputs))?;
+    if let Some(name) = &args.schedule {
+        let failed = (run.status != "succeeded").then_some(run.message.as_str());
+        service.record_timer_run(name, &run.id, &run.status, failed)?;
+    }
     eprintln!(
         "maskflow run: {} {} ({} ms): {}",
         safe_line(&run.id),

@@ -141,6 +141,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let service = open_service(&home, args.replay.as_deref())?;
+    service.start_scheduler();
     if let Some(settings) = forced {
         service
             .update_settings(settings)

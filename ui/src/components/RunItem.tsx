@@ -19,6 +19,13 @@ export function RunItem({ run }: { run: RunView }) {
           {new Date(run.started_at).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" })} · {durationLabel(run.duration_ms)}
         </span>
         <span class="run-msg">{run.message}</span>
+        {run.trigger && run.trigger.kind !== "manual" && (
+          <span class="badge" data-testid="run-trigger" title={run.trigger.file ?? undefined}>
+            {run.trigger.kind === "cron" ? "scheduled" : "watched folder"}
+            {run.trigger.schedule ? `: ${run.trigger.schedule}` : ""}
+            {run.trigger.file ? ` · ${run.trigger.file.split(/[\\/]/).pop()}` : ""}
+          </span>
+        )}
       </div>
       {ranUnisolated(run.limits) && <UnisolatedBanner />}
       {inputs.length > 0 && (

@@ -9,6 +9,7 @@ import { toApiError } from "../transport";
 import { EmptyState, NoticeBanner, Spinner } from "./ui";
 import { FieldInput } from "./FieldInput";
 import { RunItem } from "./RunItem";
+import { ScheduleWorkflow } from "../settings/ScheduleWorkflow";
 
 /** The Run tab: a form from the active version's fields, and the run history. */
 export function RunPanel({ workflow }: { workflow: WorkflowView }) {
@@ -122,6 +123,7 @@ export function RunPanel({ workflow }: { workflow: WorkflowView }) {
           ))}
         </ul>
       )}
+      {activeId && <ScheduleWorkflow workflowId={workflow.id} />}
     </div>
   );
 }

@@ -2,6 +2,7 @@
 import type { LimitState } from "./LimitState";
 import type { OutputFile } from "./OutputFile";
 import type { RefusedOutput } from "./RefusedOutput";
+import type { RunTrigger } from "./RunTrigger";
 
 /**
  * A run, as shown.
@@ -63,4 +64,8 @@ stderr: string,
 /**
  * Every limit and how it was enforced.
  */
-limits: Array<LimitState>, };
+limits: Array<LimitState>, 
+/**
+ * What started it: by hand, or a schedule (cron, or a watched folder's file).
+ */
+trigger?: RunTrigger, };

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, ScheduleInput, ScheduleView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -34,8 +34,6 @@ export const calls = {
   get_version: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
   resolve_gate: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/gate", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: "request", reply: "json" },
   sessions: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/sessions", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
-  get_build_options: { method: "GET", path: "/api/workflows/{id}/build-options", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
-  set_build_options: { method: "PUT", path: "/api/workflows/{id}/build-options", pathParams: [["id", "workflow_id"]], query: false, body: "options", reply: "json" },
   test_output_preview: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/previews/{name}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"], ["name", "name"]], query: false, body: null, reply: "json" },
   list_conversations: { method: "GET", path: "/api/conversations", pathParams: [], query: true, body: null, reply: "json" },
   run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: "request", reply: "json" },
@@ -88,6 +86,11 @@ export const calls = {
   flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
   flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
+  list_schedules: { method: "GET", path: "/api/schedules", pathParams: [], query: false, body: null, reply: "json" },
+  create_schedule: { method: "POST", path: "/api/schedules", pathParams: [], query: false, body: "input", reply: "json" },
+  pause_schedule: { method: "POST", path: "/api/schedules/{id}/pause", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  resume_schedule: { method: "POST", path: "/api/schedules/{id}/resume", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  delete_schedule: { method: "DELETE", path: "/api/schedules/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -131,11 +134,6 @@ export interface Calls {
   resolve_gate: { args: { workflow_id: string; version_id: string; request: GateRequest }; result: WorkflowView };
   /** A version's build session folder: the iterations and their files. */
   sessions: { args: { workflow_id: string; version_id: string }; result: Array<SessionIteration> };
-  /** A workflow's build choices: plan first, AI review of the script, */
-  /** and whether the AI reviewer approves the gates (all off by default). */
-  get_build_options: { args: { workflow_id: string }; result: BuildOptions };
-  /** Sets a workflow's build choices; the next build uses them. */
-  set_build_options: { args: { workflow_id: string; options: BuildOptions }; result: BuildOptions };
   /** A preview of an output of a version's latest test run. */
   test_output_preview: { args: { workflow_id: string; version_id: string; name: string }; result: OutputPreview };
   /** Builder conversations and flow runs together, most recent activity first */
@@ -249,6 +247,16 @@ export interface Calls {
   /** Answers the gate the run waits at (`{option, input?}`), or a run that */
   /** needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
+  /** Every schedule, with its last run, last error and next run. */
+  list_schedules: { args: {}; result: Array<ScheduleView> };
+  /** Schedules an approved workflow or a flow: a cron expression or a watched folder. */
+  create_schedule: { args: { input: ScheduleInput }; result: ScheduleView };
+  /** Pauses a schedule: it runs nothing until resumed. */
+  pause_schedule: { args: { id: string }; result: ScheduleView };
+  /** Resumes a schedule from its next time; the back-off starts over. */
+  resume_schedule: { args: { id: string }; result: ScheduleView };
+  /** Removes a schedule (its runs stay in the history); answers the rest. */
+  delete_schedule: { args: { id: string }; result: Array<ScheduleView> };
 }
 
 /** A call's name. */

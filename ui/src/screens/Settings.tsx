@@ -18,6 +18,7 @@ import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { ModelsCard } from "../settings/ModelsCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
+import { SchedulesCard } from "../settings/SchedulesCard";
 import { useSettings } from "../settings/useSettings";
 
 /** The Settings page. */
@@ -59,6 +60,7 @@ export function Settings() {
       <BackupsSetting />
       <EnvironmentsSetting />
       <ClientRequestsCard />
+      <SchedulesCard />
     </div>
   );
 }

@@ -23,6 +23,7 @@ import type {
   PythonInput,
   RoleBudgets,
   RunInputs,
+  ScheduleInput,
   StartFlow,
   StorageInput,
   StorageKind,
@@ -127,6 +128,23 @@ export abstract class CallTransport {
   }
   listRuns(workflow_id: string) {
     return this.call("list_runs", { workflow_id });
+  }
+  // Schedules: cron expressions and watched folders.
+  listSchedules() {
+    return this.call("list_schedules", {});
+  }
+  createSchedule(input: ScheduleInput) {
+    return this.call("create_schedule", { input });
+  }
+  pauseSchedule(id: string) {
+    return this.call("pause_schedule", { id });
+  }
+  resumeSchedule(id: string) {
+    return this.call("resume_schedule", { id });
+  }
+  /** Removes a schedule (its runs stay in the history); answers the rest. */
+  deleteSchedule(id: string) {
+    return this.call("delete_schedule", { id });
   }
   // Settings.
   settings() {

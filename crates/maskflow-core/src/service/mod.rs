@@ -43,6 +43,9 @@ mod restore;
 mod run_checks;
 mod runs;
 mod session_state;
+mod schedules;
+mod schedules_run;
+mod schedules_watch;
 pub(crate) mod storage;
 mod types;
 mod uploads;
@@ -84,6 +87,7 @@ pub use preflight::{
 };
 pub use python::{PythonInput, PythonView};
 pub use runs::{RunInputs, RunView};
+pub use schedules::{RunTrigger, ScheduleInput, ScheduleView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
 pub use types::{
     CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
@@ -445,6 +449,8 @@ mod flow_privacy_tests;
 mod names_tests;
 #[cfg(test)]
 mod outcomes_tests;
+#[cfg(test)]
+mod schedules_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -70,6 +70,10 @@ pub struct RunView {
     pub stderr: String,
     /// Every limit and how it was enforced.
     pub limits: Vec<LimitState>,
+    /// What started it: by hand, or a schedule (cron, or a watched folder's file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub trigger: Option<super::RunTrigger>,
 }
 
 impl From<RunRow> for RunView {
@@ -92,6 +96,7 @@ impl From<RunRow> for RunView {
             started_at: r.started_at,
             finished_at: r.finished_at,
             duration_ms: r.duration_ms,
+            trigger: None,
         }
     }
 }
@@ -406,9 +411,17 @@ impl Service {
     pub fn list_runs(&self, workflow_id: &str) -> Result<Vec<RunView>> {
         let db = self.db();
         self.versions_or_404(&db, workflow_id)?;
-        Ok(store::builds::runs_of(&db, workflow_id)?
+        let runs = store::builds::runs_of(&db, workflow_id)?;
+        drop(db);
+        Ok(runs
             .into_iter()
-            .map(RunView::from)
+            .map(|r| {
+                let trigger = Some(self.run_trigger(&r.id));
+                RunView {
+                    trigger,
+                    ..r.into()
+                }
+            })
             .collect())
     }
 

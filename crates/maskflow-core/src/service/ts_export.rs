@@ -29,6 +29,8 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     UploadedFile::export_all_to(dir)?;
     Event::export_all_to(dir)?;
     RunView::export_all_to(dir)?;
+    ScheduleView::export_all_to(dir)?;
+    ScheduleInput::export_all_to(dir)?;
     SessionIteration::export_all_to(dir)?;
     GateRequest::export_all_to(dir)?;
     crate::builder::options::BuildOptions::export_all_to(dir)?;

@@ -22,6 +22,7 @@ pub mod llm_calls;
 pub mod manual_prompts;
 pub mod privacy_confirmations;
 pub mod python_locks;
+pub mod schedules;
 pub mod schema;
 pub mod settings;
 pub mod transitions;

@@ -283,5 +283,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(MESSAGE_NOTICES),
         M::up(CLIENT_REQUESTS),
         M::up(VERSION_INPUT_HASHES),
+        M::up(super::schedules::MIGRATION),
     ]
 }

@@ -143,6 +143,7 @@ fn parameter_description(path: &str, name: &str) -> Option<&'static str> {
         "id" if path.starts_with("/api/client-requests/") => {
             "Client request id (`creq_…`), as `GET /api/client-requests` lists it"
         }
+        "id" if path.starts_with("/api/schedules/") => "Schedule id (`sch_…`) or name",
         _ => return None,
     })
 }

@@ -39,6 +39,7 @@ mod python_envs;
 mod python_setting;
 mod run_shape;
 mod sandbox;
+mod schedule_cli;
 mod secrets;
 mod storage;
 mod tasks;

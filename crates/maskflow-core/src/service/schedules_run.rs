@@ -1,0 +1,445 @@
+//! Firing schedules: a cron schedule whose time came runs its workflow or
+//! starts its flow; a watched folder's new or changed files each run the
+//! workflow once. A file is known by (path, size, mtime, SHA-256): the same
+//! size and mtime skip it unread, the same content under a new mtime (a
+//! rewrite) skips it too. Results land next to the file, or in the chosen
+//! folder, as `<file stem>.<output name>`. A failure backs the schedule off
+//! (doubling, capped) and is kept as its last error; every run started here
+//! records its trigger for the run history.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::Service;
+use super::schedules::{backoff_ms, next_after, parse_cron};
+use crate::conversation::spec::FieldType;
+use crate::error::{CoreError, Result};
+use crate::store::schedules::{self as rows, Outcome, ScheduleRow, SeenFile, TriggerRow};
+use maskflow_flows::StartFlow;
+
+/// What one firing did.
+struct Fired {
+    run_id: Option<String>,
+    status: String,
+    error: Option<String>,
+}
+
+/// The state of a file on disk, hashed only when asked.
+fn stat(path: &Path) -> Option<(i64, i64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_millis();
+    Some((i64::try_from(meta.len()).ok()?, i64::try_from(mtime).ok()?))
+}
+
+fn sha256(path: &Path) -> Result<String> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| CoreError::io(format!("reading {}", path.display()), e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0_u8; 64 * 1024];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| CoreError::io(format!("reading {}", path.display()), e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
+fn seen_now(path: &Path) -> Result<Option<SeenFile>> {
+    let Some((size, mtime_ms)) = stat(path) else {
+        return Ok(None);
+    };
+    Ok(Some(SeenFile {
+        path: path.display().to_string(),
+        size,
+        mtime_ms,
+        sha256: sha256(path)?,
+    }))
+}
+
+/// Whether a file in a watched folder is one to run: not hidden, not a
+/// partial download or an editor's backup, of an accepted type.
+fn wanted(path: &Path, accept: &[String]) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let lower = name.to_ascii_lowercase();
+    if name.starts_with('.')
+        || name.ends_with('~')
+        || [".part", ".tmp", ".crdownload", ".swp"]
+            .iter()
+            .any(|s| lower.ends_with(s))
+    {
+        return false;
+    }
+    accept.is_empty()
+        || accept.iter().any(|a| {
+            let a = a.trim().to_ascii_lowercase();
+            let a = a.strip_prefix('*').unwrap_or(&a);
+            let dotted = if a.starts_with('.') {
+                a.to_owned()
+            } else {
+                format!(".{a}")
+            };
+            lower.ends_with(&dotted)
+        })
+}
+
+impl Service {
+    /// Runs every schedule due at the clock's time: cron schedules whose
+    /// time came (once each, however many times were missed), and watched
+    /// folders whose back-off after a failure is over. The scheduler calls
+    /// it on every tick; a test calls it after moving the clock. Answers the
+    /// runs started.
+    pub async fn run_due_schedules(&self) -> Result<Vec<String>> {
+        let now = self.now_ms_i64();
+        let mut started = Vec::new();
+        // Read first: a guard in the loop's head would be held through it.
+        let all = rows::list(&self.db())?;
+        for row in all {
+            if row.paused {
+                continue;
+            }
+            if let Some(expr) = &row.cron {
+                let Some(due) = row.next_run_ms else { continue };
+                if now < due {
+                    continue;
+                }
+                let next = match parse_cron(expr).and_then(|c| next_after(&c, now)) {
+                    Ok(next) => next,
+                    Err(e) => {
+                        self.record_failure(&row, None, "error", &e.to_string())?;
+                        continue;
+                    }
+                };
+                // Claimed once, here or in another process on this data folder.
+                if !rows::claim_firing(&self.db(), &row.id, due, next)? {
+                    continue;
+                }
+                let fired = self.fire(&row, None).await;
+                started.extend(fired.run_id.clone());
+                self.settle(&row, fired, Some(next))?;
+            } else if row.retry_at_ms.is_some_and(|at| now >= at) {
+                started.extend(self.scan_watched_folder(&row.id).await?);
+            }
+        }
+        Ok(started)
+    }
+
+    /// Runs the workflow of a watched-folder schedule on each new or
+    /// changed file of its input's types, once each (the watcher calls it
+    /// when files settle). Stops at the first failure and backs off; the
+    /// failed file runs again when the back-off is over. Answers the runs.
+    pub async fn scan_watched_folder(&self, id_or_name: &str) -> Result<Vec<String>> {
+        let row = self.schedule_row(id_or_name)?;
+        let Some(folder) = row.folder.clone() else {
+            return Err(CoreError::InvalidRequest(format!(
+                "schedule {} watches no folder",
+                row.name
+            )));
+        };
+        if row.paused || row.retry_at_ms.is_some_and(|at| self.now_ms_i64() < at) {
+            return Ok(Vec::new());
+        }
+        // One scan at a time across processes on this data folder.
+        let Ok(_lease) = self.lease(format!("schedule {}", row.id)) else {
+            return Ok(Vec::new());
+        };
+        let mut started = Vec::new();
+        for path in self.new_files(&row, Path::new(&folder))? {
+            let file = match seen_now(&path)? {
+                Some(file) => file,
+                None => continue,
+            };
+            let fired = self.fire(&row, Some(&path)).await;
+            started.extend(fired.run_id.clone());
+            let ok = fired.error.is_none();
+            if ok {
+                rows::put_seen(&self.db(), &row.id, &file, fired.run_id.as_deref())?;
+            }
+            self.settle(&row, fired, None)?;
+            if !ok {
+                break;
+            }
+        }
+        Ok(started)
+    }
+
+    /// The files of `folder` not run yet, oldest name first. A file whose
+    /// content is unchanged since it was seen (only touched, or rewritten
+    /// with the same bytes) is recorded again and skipped.
+    fn new_files(&self, row: &ScheduleRow, folder: &Path) -> Result<Vec<PathBuf>> {
+        let accept = self.accepted_types(row)?;
+        let entries = std::fs::read_dir(folder).map_err(|e| {
+            CoreError::io(
+                format!("reading the watched folder {}", folder.display()),
+                e,
+            )
+        })?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| wanted(p, &accept))
+            .collect();
+        paths.sort();
+        let mut fresh = Vec::new();
+        for path in paths {
+            let Some((size, mtime_ms)) = stat(&path) else {
+                continue;
+            };
+            let key = path.display().to_string();
+            let known = rows::seen(&self.db(), &row.id, &key)?;
+            match known {
+                Some(k) if k.size == size && k.mtime_ms == mtime_ms => {}
+                Some(k) if k.size == size => {
+                    let hash = sha256(&path)?;
+                    if hash == k.sha256 {
+                        let again = SeenFile {
+                            path: key,
+                            size,
+                            mtime_ms,
+                            sha256: hash,
+                        };
+                        rows::put_seen(&self.db(), &row.id, &again, None)?;
+                    } else {
+                        fresh.push(path);
+                    }
+                }
+                _ => fresh.push(path),
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// The file types the scheduled workflow's file input accepts (none: any).
+    fn accepted_types(&self, row: &ScheduleRow) -> Result<Vec<String>> {
+        let Some(wf) = &row.workflow_id else {
+            return Ok(Vec::new());
+        };
+        let fields = self.active_version(wf)?.fields;
+        Ok(fields
+            .into_iter()
+            .find(|f| matches!(f.field_type, FieldType::File | FieldType::Files))
+            .and_then(|f| f.accept)
+            .unwrap_or_default())
+    }
+
+    /// The files present when a watched folder is scheduled count as seen.
+    pub(super) fn mark_present_files_seen(&self, row: &ScheduleRow) -> Result<()> {
+        let Some(folder) = &row.folder else {
+            return Ok(());
+        };
+        for path in self.new_files(row, Path::new(folder))? {
+            if let Some(file) = seen_now(&path)? {
+                rows::put_seen(&self.db(), &row.id, &file, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the schedule's target once (on `file` for a watched folder) and
+    /// records the trigger; never fails: a failure is the answer's error.
+    async fn fire(&self, row: &ScheduleRow, file: Option<&Path>) -> Fired {
+        let kind = if file.is_some() { "folder" } else { "cron" };
+        let result = match (&row.workflow_id, &row.flow_name) {
+            (Some(wf), _) => self.fire_workflow(row, wf, file).await,
+            (None, Some(flow)) => {
+                let request = StartFlow {
+                    working_folder: row.output_folder.clone(),
+                    ..StartFlow::default()
+                };
+                self.flow_start(flow, request)
+                    .map(|s| (s.conversation_id, "started".to_owned(), None))
+            }
+            (None, None) => Err(CoreError::Corrupt(format!(
+                "schedule {} has no target",
+                row.id
+            ))),
+        };
+        match result {
+            Ok((run_id, status, error)) => {
+                let trigger = TriggerRow {
+                    run_id: run_id.clone(),
+                    schedule_id: Some(row.id.clone()),
+                    kind: kind.into(),
+                    file: file.map(|f| f.display().to_string()),
+                };
+                let recorded = rows::put_trigger(&self.db(), &trigger, &self.now());
+                if let Err(e) = recorded {
+                    eprintln!("maskflow: recording the trigger of {run_id}: {e}");
+                }
+                Fired {
+                    run_id: Some(run_id),
+                    status,
+                    error,
+                }
+            }
+            Err(e) => Fired {
+                run_id: None,
+                status: "error".into(),
+                error: Some(match file {
+                    Some(f) => format!("{}: {e}", f.display()),
+                    None => e.to_string(),
+                }),
+            },
+        }
+    }
+
+    /// Runs the workflow and places its outputs; (run id, status, error).
+    async fn fire_workflow(
+        &self,
+        row: &ScheduleRow,
+        workflow_id: &str,
+        file: Option<&Path>,
+    ) -> Result<(String, String, Option<String>)> {
+        let mut inputs = BTreeMap::new();
+        if let Some(file) = file {
+            let fields = self.active_version(workflow_id)?.fields;
+            let field = fields
+                .iter()
+                .find(|f| matches!(f.field_type, FieldType::File | FieldType::Files))
+                .ok_or_else(|| {
+                    CoreError::InvalidRequest(format!("workflow {workflow_id} takes no file"))
+                })?;
+            inputs.insert(field.name.clone(), vec![file.display().to_string()]);
+        }
+        let run = self.run_workflow_local(workflow_id, inputs).await?;
+        if run.status != "succeeded" {
+            let why = match file {
+                Some(f) => format!(
+                    "{}: run {} {}: {}",
+                    f.display(),
+                    run.id,
+                    run.status,
+                    run.message
+                ),
+                None => format!("run {} {}: {}", run.id, run.status, run.message),
+            };
+            return Ok((run.id, run.status, Some(why)));
+        }
+        let place = self.place_outputs(row, &run, file);
+        Ok(match place {
+            Ok(()) => (run.id, run.status, None),
+            Err(e) => (run.id, "error".into(), Some(e.to_string())),
+        })
+    }
+
+    /// Copies a run's outputs next to `file` (or into the output folder)
+    /// as `<stem>.<output>`; a cron run's go into the output folder by
+    /// name. Outputs written into the watched folder are recorded as seen,
+    /// so they never run the workflow themselves.
+    fn place_outputs(
+        &self,
+        row: &ScheduleRow,
+        run: &super::RunView,
+        file: Option<&Path>,
+    ) -> Result<()> {
+        let dir = match (&row.output_folder, file.and_then(Path::parent)) {
+            (Some(out), _) => PathBuf::from(out),
+            (None, Some(parent)) => parent.to_owned(),
+            (None, None) => return Ok(()),
+        };
+        let stem = file
+            .and_then(Path::file_stem)
+            .map(|s| s.to_string_lossy().into_owned());
+        for o in &run.outputs {
+            let src = self.run_output(&run.id, &o.name)?;
+            let flat = o.name.replace('/', "_");
+            let dst = dir.join(match &stem {
+                Some(stem) => format!("{stem}.{flat}"),
+                None => flat,
+            });
+            std::fs::copy(&src, &dst)
+                .map_err(|e| CoreError::io(format!("copying an output to {}", dst.display()), e))?;
+            if row.folder.as_deref().is_some_and(|f| Path::new(f) == dir)
+                && let Some(seen) = seen_now(&dst)?
+            {
+                rows::put_seen(&self.db(), &row.id, &seen, Some(&run.id))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a firing's outcome: a success clears the back-off, a failure
+    /// doubles it (capped) and, for cron, retries when it is over.
+    fn settle(&self, row: &ScheduleRow, fired: Fired, cron_next: Option<i64>) -> Result<()> {
+        match fired.error {
+            None => {
+                let outcome = Outcome {
+                    run_id: fired.run_id.as_deref(),
+                    status: &fired.status,
+                    error: None,
+                    failures: 0,
+                    retry_at_ms: None,
+                    at: &self.now(),
+                };
+                rows::record_outcome(&self.db(), &row.id, &outcome)?;
+                if let Some(next) = cron_next {
+                    rows::set_next_run(&self.db(), &row.id, Some(next))?;
+                }
+                Ok(())
+            }
+            Some(error) => self.record_failure(row, fired.run_id.as_deref(), &fired.status, &error),
+        }
+    }
+
+    fn record_failure(
+        &self,
+        row: &ScheduleRow,
+        run_id: Option<&str>,
+        status: &str,
+        error: &str,
+    ) -> Result<()> {
+        // The row may have moved on since it was read (a claim, an earlier failure).
+        let failures = self
+            .schedule_row(&row.id)
+            .map(|r| r.failures)
+            .unwrap_or(row.failures)
+            + 1;
+        let retry_at = self.now_ms_i64().saturating_add(backoff_ms(failures));
+        let outcome = Outcome {
+            run_id,
+            status,
+            error: Some(error),
+            failures,
+            retry_at_ms: Some(retry_at),
+            at: &self.now(),
+        };
+        rows::record_outcome(&self.db(), &row.id, &outcome)?;
+        if row.cron.is_some() {
+            rows::set_next_run(&self.db(), &row.id, Some(retry_at))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_settled_files_of_accepted_types_are_wanted() {
+        let csv = vec![".csv".to_owned()];
+        assert!(wanted(Path::new("/in/a.csv"), &csv));
+        assert!(wanted(Path::new("/in/A.CSV"), &csv));
+        assert!(!wanted(Path::new("/in/a.xlsx"), &csv));
+        assert!(!wanted(Path::new("/in/.a.csv"), &csv));
+        assert!(!wanted(Path::new("/in/a.csv.part"), &[]));
+        assert!(!wanted(Path::new("/in/a.csv~"), &[]));
+        assert!(wanted(Path::new("/in/a.xlsx"), &[]));
+        assert!(wanted(Path::new("/in/a.csv"), &["csv".to_owned()]));
+    }
+}
