@@ -786,8 +786,9 @@ macro_rules! api_calls {
                 errors(404 "No such run", 409 "The run is not running or waiting"),
                 async |s| s.flow_stop(&id);
 
-            /// Answers the gate the run waits at (`{option, input?}`), or a run that
-            /// needs attention (`retry`, `skip`, `stop`).
+            /// Answers the gate or manual task the run waits at (`{option | decision,
+            /// input?, result?}`: the person's result is text or JSON), or a run
+            /// that needs attention (`retry`, `skip`, `stop`).
             flow_run_answer: post "/api/flow-runs/{conversationId}/gate", tag "flows", json 202,
                 path("conversationId" id: String), query(), body(answer: maskflow_flows::GateAnswer),
                 returns maskflow_flows::Started,

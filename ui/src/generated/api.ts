@@ -239,8 +239,9 @@ export interface Calls {
   flow_run_delete: { args: { id: string } & Confirm; result: DeleteReply };
   /** Stops a run: the step in flight is cancelled and `stopped` recorded. */
   flow_run_stop: { args: { id: string }; result: FlowRunView };
-  /** Answers the gate the run waits at (`{option, input?}`), or a run that */
-  /** needs attention (`retry`, `skip`, `stop`). */
+  /** Answers the gate or manual task the run waits at (`{option | decision, */
+  /** input?, result?}`: the person's result is text or JSON), or a run */
+  /** that needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
 }
 

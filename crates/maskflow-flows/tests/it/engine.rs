@@ -239,6 +239,7 @@ async fn a_decision_routes_on_output_score() {
                 GateAnswer {
                     option: "done".into(),
                     input: None,
+                    result: None,
                 },
             )
             .expect("answer");
@@ -360,6 +361,7 @@ async fn foreach_runs_100_items_4_at_a_time_and_join_reports_the_failure() {
             GateAnswer {
                 option: "skip".into(),
                 input: None,
+                result: None,
             },
         )
         .expect("skip");
@@ -438,6 +440,7 @@ async fn a_failed_postcondition_retries_with_feedback_then_asks_the_user() {
         GateAnswer {
             option: "maybe".into(),
             input: None,
+            result: None,
         },
     );
     assert!(matches!(bad, Err(Error::InvalidRequest(_))));
@@ -448,6 +451,7 @@ async fn a_failed_postcondition_retries_with_feedback_then_asks_the_user() {
             GateAnswer {
                 option: "retry".into(),
                 input: None,
+                result: None,
             },
         )
         .expect("retry");
@@ -767,6 +771,7 @@ async fn resume_uses_the_stored_definition_and_checks_agent_ownership() {
             GateAnswer {
                 option: "YES".into(),
                 input: None,
+                result: None,
             },
         )
         .expect("answer");

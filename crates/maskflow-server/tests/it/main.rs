@@ -29,6 +29,7 @@ mod inputs_by_name;
 mod leases;
 mod manual_restart;
 mod manual_restart_phases;
+mod manual_task;
 mod outcomes;
 mod preflight;
 mod python_envs;
