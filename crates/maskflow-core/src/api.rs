@@ -699,12 +699,13 @@ macro_rules! api_calls {
                 errors(400 "Unknown or mistyped fields, a rename or a back end that is not configured (each one named)", 404 "No such agent"),
                 blocking |s| s.agent_update(&name, input);
 
-            /// Deletes an agent; refused while a flow names it (the message names the flows).
-            agents_delete: delete "/api/agents/{name}", tag "agents", empty 204,
-                path("name" name: String), query(), body(),
-                returns (),
-                errors(400 "The name cannot name an agent file", 404 "No such agent", 409 "Flows use the agent"),
-                blocking |s| s.agent_delete(&name);
+            /// Deletes an agent in two steps (see `delete_workflow`); refused while a
+            /// flow names it (the message names the flows).
+            agents_delete: delete "/api/agents/{name}", tag "agents", delete 200,
+                path("name" name: String), query(confirm: maskflow_core::api::Confirm), body(),
+                returns maskflow_core::service::DeleteReply,
+                errors(400 "The name cannot name an agent file", 404 "No such agent"),
+                blocking |s| s.agent_delete(&name, confirm.token());
 
             // ---- Flows (seed 004).
 
@@ -721,6 +722,13 @@ macro_rules! api_calls {
                 returns maskflow_core::api::JsonValue,
                 errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_definition(&name);
+
+            /// One step of a flow by its id (seed 003's stage id), nested steps included.
+            flows_step: get "/api/flows/{name}/steps/{stageId}", tag "flows", json 200,
+                path("name" name: String, "stageId" stage_id: String), query(), body(),
+                returns maskflow_core::api::JsonValue,
+                errors(400 "The flow is invalid", 404 "No such flow or step"),
+                blocking |s| s.flow_step(&name, &stage_id);
 
             /// Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`).
             flows_run: post "/api/flows/{name}/run", tag "flows", json 202,

@@ -73,7 +73,7 @@ export const calls = {
   agents_get: { method: "GET", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   agents_create: { method: "POST", path: "/api/agents", pathParams: [], query: false, body: "input", reply: "json" },
   agents_update: { method: "PUT", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: "input", reply: "json" },
-  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "empty" },
+  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: true, body: null, reply: "delete" },
   flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: false, body: null, reply: "json" },
   flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
@@ -214,8 +214,9 @@ export interface Calls {
   agents_create: { args: { input: AgentInput }; result: AgentView };
   /** Replaces an agent's prompt, back end and model (absent fields are unset). */
   agents_update: { args: { name: string; input: AgentInput }; result: AgentView };
-  /** Deletes an agent; refused while a flow names it (the message names the flows). */
-  agents_delete: { args: { name: string }; result: void };
+  /** Deletes an agent in two steps (see `delete_workflow`); refused while a */
+  /** flow names it (the message names the flows). */
+  agents_delete: { args: { name: string } & Confirm; result: DeleteReply };
   /** Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`. */
   flows_list: { args: {}; result: FlowList };
   /** A flow's definition. */

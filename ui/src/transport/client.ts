@@ -237,9 +237,9 @@ export abstract class CallTransport {
   updateAgent(name: string, input: AgentInput) {
     return this.call("agents_update", { name, input });
   }
-  /** Refused (`conflict`) while a flow uses the agent. */
-  deleteAgent(name: string) {
-    return this.call("agents_delete", { name });
+  /** Two steps, like `deleteWorkflow`; refused (`conflict`) while a flow uses the agent. */
+  deleteAgent(name: string, confirm?: string) {
+    return this.call("agents_delete", { name, confirm });
   }
   // Flows (their turns and statuses arrive through `onEvent`).
   listFlows() {

@@ -19,6 +19,7 @@ mod conversations;
 mod extract_cli;
 mod flow_steer;
 mod flows;
+mod flows_contract;
 mod flows_fanout;
 mod flows_mermaid;
 mod flows_seed_imports;
