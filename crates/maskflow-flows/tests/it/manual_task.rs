@@ -170,10 +170,9 @@ async fn a_decision_the_step_does_not_offer_is_refused_by_name() {
         input: None,
         result: None,
     };
-    let err = engine
-        .prepare_answer(&view.conversation_id, wrong)
-        .err()
-        .expect("refused");
+    let Err(err) = engine.prepare_answer(&view.conversation_id, wrong) else {
+        panic!("a decision the step does not offer is refused");
+    };
     let text = err.to_string();
     assert!(
         text.contains("\"approve\"") && text.contains("Ship it"),
