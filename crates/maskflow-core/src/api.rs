@@ -15,6 +15,9 @@ use crate::error::{CoreError, ErrorCode};
 use maskflow_llm::ProviderError;
 use maskflow_privacy::GuardMatch;
 
+mod confirm;
+pub use confirm::Confirm;
+
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
 
@@ -73,23 +76,6 @@ impl ErrorBody {
             matches,
             detail,
         }
-    }
-}
-
-/// `?confirm=TOKEN` of a two-step delete.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
-#[into_params(parameter_in = Query)]
-pub struct Confirm {
-    /// The token from the first call's answer; absent on the first call.
-    #[serde(default)]
-    #[ts(optional)]
-    pub confirm: Option<String>,
-}
-
-impl Confirm {
-    /// The token, if one was given (an empty one counts as none).
-    pub fn token(&self) -> Option<&str> {
-        self.confirm.as_deref().filter(|t| !t.is_empty())
     }
 }
 

@@ -76,6 +76,7 @@ export const calls = {
   agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: true, body: null, reply: "delete" },
   flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: false, body: null, reply: "json" },
   flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_step: { method: "GET", path: "/api/flows/{name}/steps/{stageId}", pathParams: [["name", "name"], ["stageId", "stage_id"]], query: false, body: null, reply: "json" },
   flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
   flows_runs: { method: "GET", path: "/api/flows/{name}/runs", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   flows_mermaid: { method: "GET", path: "/api/flows/{name}/mermaid", pathParams: [["name", "name"]], query: false, body: null, reply: "text" },
@@ -221,6 +222,8 @@ export interface Calls {
   flows_list: { args: {}; result: FlowList };
   /** A flow's definition. */
   flows_definition: { args: { name: string }; result: unknown };
+  /** One step of a flow by its id (seed 003's stage id), nested steps included. */
+  flows_step: { args: { name: string; stage_id: string }; result: unknown };
   /** Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`). */
   flows_run: { args: { name: string; request: StartFlow }; result: FlowStarted };
   /** A flow's runs, newest first. */
