@@ -249,6 +249,10 @@ export abstract class CallTransport {
   async flowDefinition(name: string) {
     return ((await this.call("flows_definition", { name })) ?? {}) as Record<string, unknown>;
   }
+  /** One step of a flow by its id (seed 003's stage id). */
+  flowStep(name: string, stage_id: string) {
+    return this.call("flows_step", { name, stage_id });
+  }
   flowMermaid(name: string) {
     return this.call("flows_mermaid", { name });
   }
