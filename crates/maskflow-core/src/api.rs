@@ -15,6 +15,7 @@ pub use error_body::ErrorBody;
 mod wire;
 pub use wire::{Confirm, ConversationQuery, KeyInput, LedgerQuery, ManualAnswer};
 
+
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
 
@@ -605,12 +606,13 @@ macro_rules! api_calls {
                 errors(400 "Unknown or mistyped fields, a rename or a back end that is not configured (each one named)", 404 "No such agent"),
                 blocking |s| s.agent_update(&name, input);
 
-            /// Deletes an agent; refused while a flow names it (the message names the flows).
-            agents_delete: delete "/api/agents/{name}", tag "agents", empty 204,
-                path("name" name: String), query(), body(),
-                returns (),
-                errors(400 "The name cannot name an agent file", 404 "No such agent", 409 "Flows use the agent"),
-                blocking |s| s.agent_delete(&name);
+            /// Deletes an agent in two steps (see `delete_workflow`); refused while a
+            /// flow names it (the message names the flows).
+            agents_delete: delete "/api/agents/{name}", tag "agents", delete 200,
+                path("name" name: String), query(confirm: maskflow_core::api::Confirm), body(),
+                returns maskflow_core::service::DeleteReply,
+                errors(400 "The name cannot name an agent file", 404 "No such agent"),
+                blocking |s| s.agent_delete(&name, confirm.token());
 
             // ---- Flows (seed 004).
 
@@ -627,6 +629,13 @@ macro_rules! api_calls {
                 returns maskflow_core::api::JsonValue,
                 errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_definition(&name);
+
+            /// One step of a flow by its id (seed 003's stage id), nested steps included.
+            flows_step: get "/api/flows/{name}/steps/{stageId}", tag "flows", json 200,
+                path("name" name: String, "stageId" stage_id: String), query(), body(),
+                returns maskflow_core::api::JsonValue,
+                errors(400 "The flow is invalid", 404 "No such flow or step"),
+                blocking |s| s.flow_step(&name, &stage_id);
 
             /// Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`).
             flows_run: post "/api/flows/{name}/run", tag "flows", json 202,
@@ -692,8 +701,9 @@ macro_rules! api_calls {
                 errors(404 "No such run", 409 "The run is not running or waiting"),
                 async |s| s.flow_stop(&id);
 
-            /// Answers the gate the run waits at (`{option, input?}`), or a run that
-            /// needs attention (`retry`, `skip`, `stop`).
+            /// Answers the gate or manual task the run waits at (`{option | decision,
+            /// input?, result?}`: the person's result is text or JSON), or a run
+            /// that needs attention (`retry`, `skip`, `stop`).
             flow_run_answer: post "/api/flow-runs/{conversationId}/gate", tag "flows", json 202,
                 path("conversationId" id: String), query(), body(answer: maskflow_flows::GateAnswer),
                 returns maskflow_flows::Started,

@@ -320,7 +320,8 @@ pub fn agents_dir(home: &Path) -> PathBuf {
     home.join("agents")
 }
 
-fn agent_path(home: &Path, name: &str) -> PathBuf {
+/// `agents/<name>.json` under `home` (the name unchecked).
+pub fn agent_path(home: &Path, name: &str) -> PathBuf {
     agents_dir(home).join(format!("{name}.json"))
 }
 

@@ -267,11 +267,19 @@ pub struct RunView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GateAnswer {
-    /// The option's label (or `retry`, `skip`, `stop` for a run that needs attention).
+    /// The option's label, i.e. the person's decision (or `retry`, `skip`,
+    /// `stop` for a run that needs attention); `decision` is accepted too.
+    #[serde(alias = "decision")]
     pub option: String,
     /// Text, for options that require it.
     #[serde(default)]
     pub input: Option<String>,
+    /// The person's result (text or JSON), which later steps read like an
+    /// agent's output (`output.result`, and an object's own keys).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
+    pub result: Option<Value>,
 }
 
 /// `PATCH /api/flow-runs/{conversationId}`.

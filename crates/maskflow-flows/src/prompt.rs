@@ -111,13 +111,36 @@ pub fn parse_break(text: &str) -> Result<YesNo, FlowError> {
 
 /// The structured output of an agent reply.
 pub fn parse_output(text: &str) -> Value {
-    if let Some(v) = parse_sections(text) {
-        return v;
-    }
-    if let Ok(v @ Value::Object(_)) = extract_json(text) {
-        return v;
-    }
-    json!({ "text": text.trim() })
+    let mut v = if let Some(v) = parse_sections(text) {
+        v
+    } else if let Ok(v @ Value::Object(_)) = extract_json(text) {
+        v
+    } else {
+        return json!({ "text": text.trim() });
+    };
+    keep_suggested_tags(&mut v);
+    v
+}
+
+/// Seed 003's `suggested_tags` (in the reply's JSON or its `## Metadata`)
+/// kept at the top of the step's output, as `suggested_tags`, so later
+/// steps and conditions read them as `steps.<id>.suggested_tags`. Only
+/// strings are tags; anything else in the list is left out.
+fn keep_suggested_tags(output: &mut Value) {
+    let Some(obj) = output.as_object_mut() else {
+        return;
+    };
+    let named = |m: &Map<String, Value>| {
+        ["suggested_tags", "suggestedTags"]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(Value::as_array).cloned())
+    };
+    let meta = obj.get("metadata").and_then(Value::as_object);
+    let Some(list) = named(obj).or_else(|| meta.and_then(named)) else {
+        return;
+    };
+    let tags: Vec<Value> = list.into_iter().filter(Value::is_string).collect();
+    obj.insert("suggested_tags".into(), Value::Array(tags));
 }
 
 /// The `## Heading` sections of a reply: (heading in lower case, trimmed body).

@@ -208,3 +208,23 @@ fn steering_fields_survive_a_mermaid_round_trip() {
     assert_eq!(s.next_stages.len(), 1);
     assert_eq!(s.confidence_threshold.map(|c| c.get()), Some(0.6));
 }
+
+#[test]
+fn suggested_tags_are_kept_with_the_steps_output() {
+    let sections = md(
+        "SUCCESS",
+        "COMPLETE",
+        r#"{"confidence": 0.9, "suggested_tags": ["billing", 3, "urgent"]}"#,
+    );
+    let r = read_reply(&sections).expect("reads");
+    assert_eq!(r.output["suggested_tags"], json!(["billing", "urgent"]));
+    assert_eq!(
+        r.output["metadata"]["suggested_tags"],
+        json!(["billing", 3, "urgent"])
+    );
+    let r = read_reply(r#"{"answer": 1, "suggestedTags": ["a"]}"#).expect("reads");
+    assert_eq!(r.output["suggested_tags"], json!(["a"]));
+    assert_eq!(r.output["answer"], 1);
+    let r = read_reply(r#"{"answer": 1}"#).expect("reads");
+    assert!(r.output.get("suggested_tags").is_none());
+}

@@ -69,11 +69,22 @@ enum FlowsCommand {
     Answer {
         /// The run's id (`flow_…`).
         id: String,
-        /// The option's label.
-        option: String,
+        /// The option's label (or give it as `--decision`).
+        #[arg(required_unless_present = "decision", conflicts_with = "decision")]
+        option: Option<String>,
+        /// The person's decision at a manual task: one of its options
+        /// (approve, request changes, reject, or the flow's own).
+        #[arg(long)]
+        decision: Option<String>,
         /// Text, for options that require it.
         #[arg(long)]
         text: Option<String>,
+        /// The person's result as text; later steps read it as `output.result`.
+        #[arg(long, conflicts_with = "json")]
+        result: Option<String>,
+        /// The person's result as JSON; later steps read its keys like an agent's output.
+        #[arg(long, value_name = "JSON")]
+        json: Option<String>,
         /// Answer agents from this replay file instead of the settings' back ends.
         #[arg(long, value_name = "FILE")]
         replay: Option<PathBuf>,
@@ -212,15 +223,27 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
             FlowsCommand::Answer {
                 id,
                 option,
+                decision,
                 text,
+                result,
+                json,
                 replay,
                 answers: file,
             } => {
+                let result = match (result, json) {
+                    (Some(t), _) => Some(serde_json::Value::String(t)),
+                    (None, Some(j)) => Some(
+                        serde_json::from_str(&j)
+                            .with_context(|| format!("--json is not valid JSON: {j}"))?,
+                    ),
+                    (None, None) => None,
+                };
                 let service = open(replay.as_ref())?;
                 let events = service.subscribe();
                 let answer = GateAnswer {
-                    option,
+                    option: option.or(decision).unwrap_or_default(),
                     input: text,
+                    result,
                 };
                 match service.flow_answer_to_end(&id, answer)? {
                     (started, Some(task)) => {

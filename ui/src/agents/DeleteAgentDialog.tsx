@@ -1,9 +1,11 @@
-// Asks before an agent's file is deleted. While flows name the agent the
-// delete is refused (the server says so too): the dialog names them.
+// Asks before an agent's file is deleted, in two steps like a workflow's:
+// the first call answers a confirmation token, "Delete" sends it back. While
+// flows name the agent the delete is refused (the server says so too): the
+// dialog names them.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { NoticeBanner } from "../components/ui";
 import { useTransport } from "../context";
-import type { AgentView } from "../generated";
+import type { AgentView, DeleteReply } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
 import { toApiError } from "../transport";
 import { usedByText } from "./agents";
@@ -15,6 +17,18 @@ export function DeleteAgentDialog({ agent, onDone, onCancel }: { agent: AgentVie
   const [busy, setBusy] = useState(false);
   const cancel = useRef<HTMLButtonElement>(null);
   const used = agent.usedBy.length > 0;
+  const [preview, setPreview] = useState<DeleteReply | null>(null);
+
+  const refused = (e: unknown) => {
+    const err = toApiError(e);
+    setNotice(err.code === "conflict" ? { tone: "warning", title: "The agent is in use", detail: err.message } : noticeOf(err));
+  };
+  // The first step once per dialog: nothing is deleted, a token comes back.
+  useEffect(() => {
+    if (used) return;
+    api.deleteAgent(agent.name).then((reply) => (reply.deleted ? onDone() : setPreview(reply)), refused);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
 
   useEffect(() => {
     cancel.current?.focus();
@@ -24,14 +38,20 @@ export function DeleteAgentDialog({ agent, onDone, onCancel }: { agent: AgentVie
   }, [onCancel]);
 
   async function remove() {
+    if (!preview?.confirm_token) return;
     setBusy(true);
     setNotice(null);
     try {
-      await api.deleteAgent(agent.name);
-      onDone();
+      const reply = await api.deleteAgent(agent.name, preview.confirm_token);
+      if (reply.deleted) {
+        onDone();
+      } else {
+        // Expired, or the agent changed since: a new token, confirm again.
+        setPreview(reply);
+        setNotice({ tone: "warning", title: "Please confirm again", detail: reply.message });
+      }
     } catch (e) {
-      const err = toApiError(e);
-      setNotice(err.code === "conflict" ? { tone: "warning", title: "The agent is in use", detail: err.message } : noticeOf(err));
+      refused(e);
     } finally {
       setBusy(false);
     }
@@ -56,7 +76,7 @@ export function DeleteAgentDialog({ agent, onDone, onCancel }: { agent: AgentVie
           <button ref={cancel} type="button" class="button" onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" class="button danger" disabled={busy || used} onClick={() => void remove()}>
+          <button type="button" class="button danger" disabled={busy || used || !preview?.confirm_token} onClick={() => void remove()}>
             Delete
           </button>
         </div>

@@ -12,6 +12,7 @@ const zero = {
   backups: 0,
   bytes: 0,
   ledger_entries_kept: 0,
+  agents: 0,
 };
 
 describe("countLines", () => {
@@ -27,6 +28,7 @@ describe("countLines", () => {
       "1 transcript turn",
     ]);
     expect(countLines({ ...zero, backups: 1, bytes: 2048 })).toEqual(["1 backup file (2.0 KB)"]);
+    expect(countLines({ ...zero, agents: 1, bytes: 300 })).toEqual(["1 agent file"]);
   });
 });
 

@@ -18,6 +18,7 @@ export function countLines(c: DeleteCounts): string[] {
   if (c.flow_runs) lines.push(plural(c.flow_runs, "flow run"));
   if (c.checkpoints) lines.push(plural(c.checkpoints, "checkpoint"));
   if (c.turns) lines.push(plural(c.turns, "transcript turn"));
+  if (c.agents) lines.push(plural(c.agents, "agent file"));
   if (c.backups) lines.push(`${plural(c.backups, "backup file")} (${formatBytes(c.bytes)})`);
   return lines;
 }

@@ -3,7 +3,7 @@
 import type { FlowRunView, TurnView } from "../generated";
 import { ManualPrompts } from "../components/ManualPrompts";
 import type { Pending } from "./labels";
-import { PendingPanel } from "./PendingPanel";
+import { type OnAnswer, PendingPanel } from "./PendingPanel";
 import { stepOf } from "./state";
 
 /** The transcript card of the Flows page. */
@@ -16,7 +16,7 @@ export function FlowTranscript({
   run: FlowRunView | null;
   stream: string;
   busy: boolean;
-  onAnswer: (o: string, input?: string) => void;
+  onAnswer: OnAnswer;
 }) {
   const status = run ? String(run.status) : null;
   const pending = (run?.pending ?? null) as Pending | null;

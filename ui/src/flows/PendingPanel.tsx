@@ -2,40 +2,16 @@
 // or a failed step's retry / skip / stop, or a fan-out item's retry that was
 // due when the run stopped (never run without the person's word).
 import { useState } from "preact/hooks";
+import { decisionLabel, readResult, type ResultMode } from "./decision";
 import { dueRetries, type Pending } from "./labels";
 
+/** Answers a waiting run: the option, a note some options require, the person's result. */
+export type OnAnswer = (option: string, input?: string, result?: unknown) => void;
+
 /** The controls that answer a waiting run. */
-export function PendingPanel({ pending, busy, onAnswer }: { pending: Pending; busy: boolean; onAnswer: (o: string, input?: string) => void }) {
-  const [input, setInput] = useState("");
+export function PendingPanel({ pending, busy, onAnswer }: { pending: Pending; busy: boolean; onAnswer: OnAnswer }) {
   if (pending.kind === "gate") {
-    const p = pending as Extract<Pending, { kind: "gate" }>;
-    const ctx = Array.isArray(p.context) ? p.context.map((c) => [c.path, c.value] as const) : Object.entries(p.context ?? {});
-    const needsInput = p.options.some((o) => o.requiresInput);
-    return (
-      <div class="gate" role="group" aria-label="Your decision">
-        <h3>{p.prompt}</h3>
-        {ctx.length > 0 && (
-          <dl class="gate-context">
-            {ctx.map(([k, v]) => (
-              <>
-                <dt>{k}</dt>
-                <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
-              </>
-            ))}
-          </dl>
-        )}
-        {needsInput && (
-          <textarea placeholder="Your note (required for some choices)" aria-label="Your note" value={input} onInput={(e) => setInput((e.currentTarget as HTMLTextAreaElement).value)} />
-        )}
-        <div class="actions">
-          {p.options.map((o) => (
-            <button key={o.label} type="button" class="button" disabled={busy || (!!o.requiresInput && !input.trim())} onClick={() => onAnswer(o.label, o.requiresInput ? input : undefined)}>
-              {o.label}
-            </button>
-          ))}
-        </div>
-      </div>
-    );
+    return <DecisionForm pending={pending as Extract<Pending, { kind: "gate" }>} busy={busy} onAnswer={onAnswer} />;
   }
   if (pending.kind === "attention" && (pending as { reason?: unknown }).reason === "retry pending") {
     return <DueRetryPanel pending={pending as { step?: string; error?: string; options?: string[] }} busy={busy} onAnswer={onAnswer} />;
@@ -59,6 +35,73 @@ export function PendingPanel({ pending, busy, onAnswer }: { pending: Pending; bu
   return <p class="muted small">Waiting ({pending.kind})…</p>;
 }
 
+/**
+ * A gate or manual task: a button per decision, and an optional result
+ * (text, or JSON the later steps read like an agent's output).
+ */
+function DecisionForm({ pending: p, busy, onAnswer }: { pending: Extract<Pending, { kind: "gate" }>; busy: boolean; onAnswer: OnAnswer }) {
+  const [text, setText] = useState("");
+  const [mode, setMode] = useState<ResultMode>("text");
+  const ctx = Array.isArray(p.context) ? p.context.map((c) => [c.path, c.value] as const) : Object.entries(p.context ?? {});
+  const needsInput = p.options.some((o) => o.requiresInput);
+  const read = readResult(text, mode);
+  const hasText = mode === "text" && !!text.trim();
+  return (
+    <div class="gate" role="group" aria-label="Your decision">
+      <h3>{p.prompt}</h3>
+      {ctx.length > 0 && (
+        <dl class="gate-context">
+          {ctx.map(([k, v]) => (
+            <>
+              <dt>{k}</dt>
+              <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+      <label class="small" for="decision-result">
+        {needsInput ? "Your note (required for some choices)" : "Your result (optional)"}
+      </label>
+      <textarea
+        id="decision-result"
+        aria-label={needsInput ? "Your note" : "Your result"}
+        placeholder={mode === "json" ? '{"notes": "…"}' : "What the next steps should know"}
+        value={text}
+        onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+      />
+      <div class="decision-mode small" role="radiogroup" aria-label="The result is">
+        <label>
+          <input type="radio" name="decision-mode" checked={mode === "text"} onChange={() => setMode("text")} /> Text
+        </label>
+        <label>
+          <input type="radio" name="decision-mode" checked={mode === "json"} onChange={() => setMode("json")} /> JSON
+        </label>
+      </div>
+      {!read.ok && (
+        <p class="flow-error" role="alert">
+          {read.error}
+        </p>
+      )}
+      <div class="actions">
+        {p.options.map((o) => (
+          <button
+            key={o.label}
+            type="button"
+            class="button"
+            disabled={busy || !read.ok || (!!o.requiresInput && !hasText)}
+            onClick={() => {
+              // Text goes as the note (what an agent's pause takes too); JSON as the result.
+              if (read.ok) onAnswer(o.label, mode === "text" ? (read.value as string | undefined) : undefined, mode === "json" ? read.value : undefined);
+            }}
+          >
+            {decisionLabel(o.label)}
+          </button>
+        ))}
+      </div>
+    </div>
+  );
+}
+
 /** What each answer to a due retry does, in the person's words. */
 const DUE_RETRY_ANSWERS: Record<string, { label: string; hint: string }> = {
   retry: { label: "Retry now", hint: "run the failed item again" },
@@ -67,7 +110,7 @@ const DUE_RETRY_ANSWERS: Record<string, { label: string; hint: string }> = {
 };
 
 /** A fan-out item's retry that was due when the run stopped or Maskflow quit. */
-function DueRetryPanel({ pending, busy, onAnswer }: { pending: { step?: string; error?: string; options?: string[] }; busy: boolean; onAnswer: (o: string) => void }) {
+function DueRetryPanel({ pending, busy, onAnswer }: { pending: { step?: string; error?: string; options?: string[] }; busy: boolean; onAnswer: OnAnswer }) {
   const due = dueRetries(pending.error ?? "");
   return (
     <div class="gate attention" role="group" aria-label="A retry is waiting for you">

@@ -8,6 +8,7 @@ import { download } from "../lib/download";
 import { go } from "../lib/router";
 import { importedNotice, readImport } from "./importFile";
 import type { FlowsData } from "./useFlowsData";
+import { decisionAnswer } from "./decision";
 
 /** The Flows page's actions on the route's flow, with `folder` as the working folder of a new run. */
 export function useFlowActions(data: FlowsData, flowName: string | undefined, folder: string) {
@@ -48,10 +49,10 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
       if (api && run) setRun(await api.stopFlowRun(run.conversationId));
       refreshRuns();
     });
-  const answer = (option: string, input?: string) =>
+  const answer = (option: string, input?: string, result?: unknown) =>
     act(async () => {
       if (!api || !run) return;
-      await api.answerFlowRun(run.conversationId, { option, input: input ?? null });
+      await api.answerFlowRun(run.conversationId, decisionAnswer(option, input, result));
       refreshRun(run.conversationId);
     });
 

@@ -43,4 +43,8 @@ bytes: number,
 /**
  * Privacy-ledger entries that stay on record (they are never deleted).
  */
-ledger_entries_kept: number, };
+ledger_entries_kept: number, 
+/**
+ * Agent files (`agents/<name>.json`).
+ */
+agents: number, };

@@ -5,10 +5,16 @@
  */
 export type GateAnswer = { 
 /**
- * The option's label (or `retry`, `skip`, `stop` for a run that needs attention).
+ * The option's label, i.e. the person's decision (or `retry`, `skip`,
+ * `stop` for a run that needs attention); `decision` is accepted too.
  */
 option: string, 
 /**
  * Text, for options that require it.
  */
-input: string | null, };
+input: string | null, 
+/**
+ * The person's result (text or JSON), which later steps read like an
+ * agent's output (`output.result`, and an object's own keys).
+ */
+result?: unknown, };

@@ -73,9 +73,10 @@ export const calls = {
   agents_get: { method: "GET", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   agents_create: { method: "POST", path: "/api/agents", pathParams: [], query: false, body: "input", reply: "json" },
   agents_update: { method: "PUT", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: "input", reply: "json" },
-  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "empty" },
+  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: true, body: null, reply: "delete" },
   flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: false, body: null, reply: "json" },
   flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_step: { method: "GET", path: "/api/flows/{name}/steps/{stageId}", pathParams: [["name", "name"], ["stageId", "stage_id"]], query: false, body: null, reply: "json" },
   flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
   flows_runs: { method: "GET", path: "/api/flows/{name}/runs", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   flows_mermaid: { method: "GET", path: "/api/flows/{name}/mermaid", pathParams: [["name", "name"]], query: false, body: null, reply: "text" },
@@ -219,12 +220,15 @@ export interface Calls {
   agents_create: { args: { input: AgentInput }; result: AgentView };
   /** Replaces an agent's prompt, back end and model (absent fields are unset). */
   agents_update: { args: { name: string; input: AgentInput }; result: AgentView };
-  /** Deletes an agent; refused while a flow names it (the message names the flows). */
-  agents_delete: { args: { name: string }; result: void };
+  /** Deletes an agent in two steps (see `delete_workflow`); refused while a */
+  /** flow names it (the message names the flows). */
+  agents_delete: { args: { name: string } & Confirm; result: DeleteReply };
   /** Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`. */
   flows_list: { args: {}; result: FlowList };
   /** A flow's definition. */
   flows_definition: { args: { name: string }; result: unknown };
+  /** One step of a flow by its id (seed 003's stage id), nested steps included. */
+  flows_step: { args: { name: string; stage_id: string }; result: unknown };
   /** Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`). */
   flows_run: { args: { name: string; request: StartFlow }; result: FlowStarted };
   /** A flow's runs, newest first. */
@@ -244,8 +248,9 @@ export interface Calls {
   flow_run_delete: { args: { id: string } & Confirm; result: DeleteReply };
   /** Stops a run: the step in flight is cancelled and `stopped` recorded. */
   flow_run_stop: { args: { id: string }; result: FlowRunView };
-  /** Answers the gate the run waits at (`{option, input?}`), or a run that */
-  /** needs attention (`retry`, `skip`, `stop`). */
+  /** Answers the gate or manual task the run waits at (`{option | decision, */
+  /** input?, result?}`: the person's result is text or JSON), or a run */
+  /** that needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
   /** Every schedule, with its last run, last error and next run. */
   list_schedules: { args: {}; result: Array<ScheduleView> };

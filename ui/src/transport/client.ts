@@ -269,9 +269,9 @@ export abstract class CallTransport {
   updateAgent(name: string, input: AgentInput) {
     return this.call("agents_update", { name, input });
   }
-  /** Refused (`conflict`) while a flow uses the agent. */
-  deleteAgent(name: string) {
-    return this.call("agents_delete", { name });
+  /** Two steps, like `deleteWorkflow`; refused (`conflict`) while a flow uses the agent. */
+  deleteAgent(name: string, confirm?: string) {
+    return this.call("agents_delete", { name, confirm });
   }
   // Flows (their turns and statuses arrive through `onEvent`).
   listFlows() {
@@ -280,6 +280,10 @@ export abstract class CallTransport {
   /** A flow's definition (`steps` list form or `nodes` graph form). */
   async flowDefinition(name: string) {
     return ((await this.call("flows_definition", { name })) ?? {}) as Record<string, unknown>;
+  }
+  /** One step of a flow by its id (seed 003's stage id). */
+  flowStep(name: string, stage_id: string) {
+    return this.call("flows_step", { name, stage_id });
   }
   flowMermaid(name: string) {
     return this.call("flows_mermaid", { name });

@@ -18,8 +18,10 @@ use ts_rs::TS;
 use utoipa::ToSchema;
 
 use super::Service;
+use super::deletes::DeleteReply;
 use crate::error::{CoreError, Result};
 use crate::settings;
+use crate::store::deletes::DeleteCounts;
 use maskflow_flows::agents::{self as files, AgentDef};
 use maskflow_flows::definition::Text;
 use maskflow_llm::config::{ProviderConfig, ProviderKind};
@@ -375,9 +377,11 @@ impl Service {
         self.agent_get(&name)
     }
 
-    /// Deletes `agents/<name>.json`, refused (409) while a flow names the
-    /// agent; its commands folder stays.
-    pub fn agent_delete(&self, name: &str) -> Result<()> {
+    /// Deletes `agents/<name>.json` in two steps like a workflow (see
+    /// `service::deletes`): without `confirm` nothing is deleted and the
+    /// answer holds a token; refused (409) while a flow names the agent. Its
+    /// commands folder stays.
+    pub fn agent_delete(&self, name: &str, confirm: Option<&str>) -> Result<DeleteReply> {
         Self::agent_name(name)?;
         let _one = super::lock(&self.inner.agent_writes);
         if !files::agent_file_exists(self.home(), name) {
@@ -391,8 +395,28 @@ impl Service {
                 if flows.len() == 1 { "it" } else { "them" },
             )));
         }
+        // The file's size is in the counts: an agent edited since the
+        // confirmation is confirmed again.
+        let path = files::agent_path(self.home(), name);
+        let bytes = std::fs::metadata(&path)
+            .map_err(|e| CoreError::io(format!("reading {}", path.display()), e))?
+            .len();
+        let counts = DeleteCounts {
+            agents: 1,
+            bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
+            ..DeleteCounts::default()
+        };
+        if let Some(preview) = self.check_confirmation(&format!("agent:{name}"), counts, confirm) {
+            return Ok(preview);
+        }
         files::delete_agent(self.home(), name)?;
-        Ok(())
+        Ok(DeleteReply {
+            deleted: true,
+            would_delete: counts,
+            confirm_token: None,
+            expires_at: None,
+            message: format!("deleted agent {name}"),
+        })
     }
 }
 

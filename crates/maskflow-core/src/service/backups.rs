@@ -85,7 +85,7 @@ impl Service {
         copy_into(&source, &mut db)?;
         drop(source);
         store::reconfigure(&mut db)?;
-        store::schema::migrations().to_latest(&mut db)?;
+        store::guard::migrate(&mut db, &store::schema::migrations())?;
         for b in &records {
             if std::path::Path::new(&b.path).exists() {
                 backups::record(&db, b)?;

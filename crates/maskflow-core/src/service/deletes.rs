@@ -111,7 +111,7 @@ impl Service {
 
     /// `None` when `confirm` is a live token for exactly this delete (it is
     /// used up); else the preview to show, with a new token.
-    fn check_confirmation(
+    pub(super) fn check_confirmation(
         &self,
         target: &str,
         counts: DeleteCounts,

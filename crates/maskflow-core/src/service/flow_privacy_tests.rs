@@ -121,6 +121,7 @@ async fn a_script_step_reading_an_unuploaded_file_cannot_hand_its_rows_to_an_age
     let answer = GateAnswer {
         option: "Name".into(),
         input: Some("Zebulon Okonkwo".into()),
+        result: None,
     };
     let (_, handle) = s.flow_prepare_answer(&id, answer).expect("answer");
     handle.expect("a handle").run().await;
@@ -168,6 +169,7 @@ async fn a_script_step_reading_an_unuploaded_file_cannot_hand_its_rows_to_an_age
     let answer = GateAnswer {
         option: "Name".into(),
         input: Some("a regular customer".into()),
+        result: None,
     };
     let (_, handle) = s.flow_prepare_answer(&id, answer).expect("answer");
     handle.expect("a handle").run().await;
@@ -266,6 +268,7 @@ async fn a_raw_value_planted_in_an_llm_steps_prompt_is_blocked_and_ledgered() {
     let answer = GateAnswer {
         option: "Name".into(),
         input: Some("Marisol Quarrington".into()),
+        result: None,
     };
     let (_, handle) = s.flow_prepare_answer(&id, answer).expect("answer");
     handle.expect("a handle").run().await;

@@ -32,6 +32,11 @@ impl Service {
         Ok(self.flows().definition(name)?)
     }
 
+    /// The step of flow `name` whose id is `stage_id`.
+    pub fn flow_step(&self, name: &str, stage_id: &str) -> Result<Value> {
+        Ok(self.flows().step(name, stage_id)?)
+    }
+
     /// Starts a run, or resumes one; the run goes on in the background.
     pub fn flow_start(&self, name: &str, request: StartFlow) -> Result<Started> {
         Ok(self.flows().start(name, request)?)

@@ -197,6 +197,7 @@ fn copy_to_file_with(
 
 fn write_backup(conn: &Connection, target: &Path) -> Result<()> {
     let mut dst = Connection::open(target)?;
+    super::guard::protect(&dst)?;
     rusqlite::backup::Backup::new(conn, &mut dst)?.run_to_completion(
         256,
         std::time::Duration::from_millis(20),
@@ -353,6 +354,7 @@ pub fn open_checked(b: &Backup, known: i64) -> Result<Connection> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| bad(format!("cannot be opened: {e}")))?;
+    super::guard::protect(&conn)?;
     let check: String = conn
         .query_row("PRAGMA quick_check", [], |r| r.get(0))
         .map_err(|e| bad(format!("is not a database: {e}")))?;

@@ -38,6 +38,8 @@ pub struct DeleteCounts {
     pub bytes: i64,
     /// Privacy-ledger entries that stay on record (they are never deleted).
     pub ledger_entries_kept: u32,
+    /// Agent files (`agents/<name>.json`).
+    pub agents: u32,
 }
 
 fn count(conn: &Connection, sql: &str, id: &str) -> Result<u32> {

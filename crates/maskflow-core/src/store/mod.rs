@@ -13,6 +13,7 @@ pub mod conversations;
 pub mod deletes;
 pub mod file_categories;
 pub mod flow_storage;
+pub mod guard;
 pub mod input_files;
 pub mod input_hashes;
 #[cfg(any(test, feature = "testing"))]
@@ -59,12 +60,13 @@ pub(crate) fn open_with(home: &Path, stamp: &str, migrations: &Migrations) -> Re
     let existed = path.exists();
     let mut conn = Connection::open(&path)?;
     configure(&mut conn)?;
+    guard::protect(&conn)?;
     let taken = if existed && migrations.pending_migrations(&conn)? > 0 {
         Some(backups::copy_to_file(&conn, &home.join("backups"), stamp)?)
     } else {
         None
     };
-    migrations.to_latest(&mut conn)?;
+    guard::migrate(&mut conn, migrations)?;
     if let Some(path) = taken
         && has_backups_table(&conn)?
     {
@@ -97,7 +99,8 @@ pub(crate) fn reconfigure(conn: &mut Connection) -> Result<()> {
 pub fn open_in_memory() -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
     configure(&mut conn)?;
-    schema::migrations().to_latest(&mut conn)?;
+    guard::protect(&conn)?;
+    guard::migrate(&mut conn, &schema::migrations())?;
     Ok(conn)
 }
 

@@ -10,8 +10,10 @@
 //! - An automated `task` is an `llm` step of the agent `defaultAssigneeId`
 //!   (or `agentType`; default `assistant`) whose message is the `prompt` (or,
 //!   without one, the step's name: seed 003's daemon gives the agent the
-//!   task's title). A manual task waits for the person: a `gate` with one
-//!   `Done` option (a person assignee has no meaning in a one-user app).
+//!   task's title). A manual task waits for the person: a `gate` whose
+//!   options are the flow's `options`, or [`MANUAL_DECISIONS`] (a person
+//!   assignee has no meaning in a one-user app). The decision and the
+//!   person's optional result become the step's output.
 //! - A `foreach` runs such an `llm` step per item; `{{index}}` (from 0) and
 //!   `{{total}}` are in its prompt's context.
 //! - A `join` gathers the `foreach` before it, which is what seed 003's
@@ -29,6 +31,9 @@ use super::{DefinitionError, FlowDef};
 
 /// The `stepType` values of seed 003.
 pub const SEED_STEP_TYPES: &[&str] = &["task", "decision", "foreach", "join", "subflow"];
+
+/// The decisions a manual task offers when its flow names no `options`.
+pub const MANUAL_DECISIONS: &[&str] = &["approve", "request changes", "reject"];
 
 /// Most times a back edge of a seed decision may be taken when the seed sets no limit.
 pub const SEED_BACK_EDGE_LIMIT: u32 = 10;
@@ -153,8 +158,14 @@ fn manual_task(
         .ok_or_else(|| at("prompt", "a manual task needs a prompt or a name"))?;
     step.insert("type".into(), json!("gate"));
     step.insert("prompt".into(), json!(prompt));
-    step.entry("options")
-        .or_insert_with(|| json!([{"label": "Done"}]));
+    step.entry("options").or_insert_with(|| {
+        Value::Array(
+            MANUAL_DECISIONS
+                .iter()
+                .map(|d| json!({"label": d}))
+                .collect(),
+        )
+    });
     Ok(())
 }
 

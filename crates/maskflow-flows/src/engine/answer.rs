@@ -36,17 +36,28 @@ impl FlowEngine {
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_owned);
+        let result = answer.result.filter(|r| !r.is_null());
         let mut next = row.state.clone();
         let cursor = next
             .cursor
             .ok_or_else(|| Error::Conflict(format!("run {id} has no step waiting")))?;
         let node = &run.program.nodes[cursor];
         let (turns, stop) = match (row.status, &row.pending) {
+            (_, _) if result.is_some() && !matches!(node.op, Op::Gate { .. }) => {
+                return Err(Error::InvalidRequest(format!(
+                    "run {id} does not wait at a person's step; a result is only taken there"
+                )));
+            }
             (RunStatus::Waiting, Some(Pending::Gate { .. })) if steer::is_agent(node) => {
                 steer::answer_pause(&run, cursor, &mut next, &option, input)?
             }
             (RunStatus::Waiting, Some(Pending::Gate { .. })) => {
-                let turn = answer_gate(&run, node, &mut next, &option, input)?;
+                let answer = Decision {
+                    option: &option,
+                    input,
+                    result,
+                };
+                let turn = answer_gate(&run, node, &mut next, answer)?;
                 (vec![turn], false)
             }
             (RunStatus::NeedsAttention, pending) => {
@@ -140,15 +151,48 @@ impl FlowEngine {
     }
 }
 
-/// The answer to a gate: the chosen option (and its input) becomes the
-/// step's output and `gate`, and the run moves to the option's target.
+/// A person's answer at a gate: the option picked, its note, their result.
+struct Decision<'a> {
+    option: &'a str,
+    input: Option<String>,
+    result: Option<Value>,
+}
+
+/// The step output a person's decision becomes: `decision` (and `option`,
+/// its older name), `input`, `result` (the note when no JSON was given),
+/// and, when the result is a JSON
+/// object, its own keys, so conditions read it like an agent's output.
+fn decision_output(label: &str, input: &Option<String>, result: &Option<Value>) -> Value {
+    let mut out = Map::new();
+    if let Some(Value::Object(fields)) = result {
+        out.extend(fields.clone());
+    }
+    out.insert("decision".into(), json!(label));
+    out.insert("option".into(), json!(label));
+    out.insert("input".into(), json!(input));
+    // A note typed as text is the person's result when no JSON was given.
+    let result = result
+        .clone()
+        .or_else(|| input.clone().map(Value::String))
+        .unwrap_or(Value::Null);
+    out.insert("result".into(), result);
+    Value::Object(out)
+}
+
+/// The answer to a gate: the chosen option (its input and the person's
+/// result) becomes the step's output and `gate`, and the run moves to the
+/// option's target.
 fn answer_gate(
     run: &Loaded,
     node: &compile::Node,
     next: &mut RunState,
-    option: &str,
-    input: Option<String>,
+    answer: Decision<'_>,
 ) -> Result<TurnRow> {
+    let Decision {
+        option,
+        mut input,
+        result,
+    } = answer;
     let Op::Gate { step, targets } = &node.op else {
         return Err(Error::Corrupt(format!(
             "run {} waits at a step that is not a gate",
@@ -166,13 +210,20 @@ fn answer_gate(
         )));
     };
     let chosen = &step.options[i];
+    // A text result is the note an option asks for when no note was given.
+    if input.is_none()
+        && let Some(Value::String(t)) = &result
+        && !t.trim().is_empty()
+    {
+        input = Some(t.trim().to_owned());
+    }
     if chosen.requires_input && input.is_none() {
         return Err(Error::InvalidRequest(format!(
             "option {:?} requires input",
             chosen.label.as_str()
         )));
     }
-    let decision = json!({"option": chosen.label.as_str(), "input": input});
+    let decision = decision_output(chosen.label.as_str(), &input, &result);
     next.output = decision.clone();
     next.local.remove("output");
     next.gate = Some(decision.clone());
@@ -188,10 +239,13 @@ fn answer_gate(
         Target::Node(n) => Some(*n),
     };
     enter(&run.program, next, target);
-    let content = match &input {
+    let mut content = match &input {
         Some(t) => format!("{}: {t}", chosen.label),
         None => chosen.label.to_string(),
     };
+    if let Some(r) = result.as_ref().filter(|r| !r.is_string()) {
+        content.push_str(&format!("\n{r}"));
+    }
     Ok(TurnRow {
         role: TurnRole::User,
         content,

@@ -121,3 +121,17 @@ impl FlowEngine {
             .map(|f| f.inflight_id.clone())
     }
 }
+
+impl FlowEngine {
+    /// The step of flow `name` whose `id` is `stage_id` (seed 003's "step by
+    /// stage ID"), as written in the flow, nested steps included.
+    pub fn step(&self, name: &str, stage_id: &str) -> Result<Value> {
+        let def = agents::load_flow(&self.inner.home, name).map_err(load_error)?;
+        let step = def
+            .all_steps()
+            .into_iter()
+            .find(|s| s.common().id.is_some_and(|i| i.as_str() == stage_id))
+            .ok_or_else(|| Error::not_found("flow step", &format!("{name}/{stage_id}")))?;
+        serde_json::to_value(step).map_err(|e| Error::Corrupt(e.to_string()))
+    }
+}

@@ -137,20 +137,19 @@ impl FlowEngine {
                     if let std::collections::btree_map::Entry::Vacant(slot) =
                         snap.commands.entry(key)
                     {
-                        let cmd = agents::load_command(
+                        // Seed 004: an unknown command starts the run, whose
+                        // step then fails (`turn_final` failed, naming it).
+                        match agents::load_command(
                             &self.inner.home,
                             c.agent_type.as_str(),
                             c.command_name.as_str(),
-                        )
-                        .map_err(|e| match e {
-                            LoadError::Missing { .. } => Error::InvalidRequest(format!(
-                                "unknown command {:?} of agent {:?}: {e}",
-                                c.command_name.as_str(),
-                                c.agent_type.as_str()
-                            )),
-                            other => Error::InvalidRequest(other.to_string()),
-                        })?;
-                        slot.insert(cmd);
+                        ) {
+                            Ok(cmd) => {
+                                slot.insert(cmd);
+                            }
+                            Err(LoadError::Missing { .. }) => {}
+                            Err(other) => return Err(Error::InvalidRequest(other.to_string())),
+                        }
                     }
                 }
             }
@@ -244,6 +243,30 @@ impl FlowEngine {
         Ok((self.load(&row)?, state))
     }
 
+    /// Writes why a resume was refused into the run's transcript (seed 004:
+    /// an agent mismatch is in the transcript), the run otherwise unchanged.
+    fn note_refused_resume(&self, row: &RunRow, message: &str, now: &str) -> Result<()> {
+        let turn = TurnRow {
+            role: TurnRole::System,
+            content: format!("Resume refused: {message}"),
+            command: crate::turn::StepMeta::flow(),
+        };
+        fstore::commit_step(
+            &mut self.db(),
+            &StepCommit {
+                run_id: &row.id,
+                status: row.status,
+                state: &row.state,
+                pending: row.pending.as_ref(),
+                error: row.error.as_deref(),
+                turns: &[turn],
+                agent_messages: &[],
+                now,
+            },
+        )?;
+        Ok(())
+    }
+
     pub(super) fn prepare_resume(
         &self,
         name: &str,
@@ -303,9 +326,11 @@ impl FlowEngine {
             let stored_owner = fstore::conversation_agent(&self.db(), conv)?;
             for o in [owner, stored_owner].into_iter().flatten() {
                 if o != wanted {
-                    return Err(Error::AgentMismatch(format!(
+                    let message = format!(
                         "conversation {conv} stored for {key:?} belongs to agent {o:?}, not {wanted:?}"
-                    )));
+                    );
+                    self.note_refused_resume(&row, &message, now)?;
+                    return Err(Error::AgentMismatch(message));
                 }
             }
         }

@@ -271,9 +271,8 @@ fn gate_edges(
         })
         .unwrap_or_default();
     for e in outgoing {
-        if let Some(l) = &e.label
-            && !options.iter().any(|o| o == l)
-        {
+        let Some(l) = &e.label else { continue };
+        if !options.iter().any(|o| o == l.trim()) {
             return Err(err(
                 Some(e.line),
                 format!(
@@ -281,6 +280,20 @@ fn gate_edges(
                     options.join(", ")
                 ),
             ));
+        }
+        // A labelled edge routes its option, unless the config already does;
+        // one to the gate's own next is what an option without one does.
+        let to = ids.orig(&e.to);
+        if cfg.get("next").and_then(Value::as_str) == Some(to.as_str()) {
+            continue;
+        }
+        let all = cfg.get_mut("options").and_then(Value::as_array_mut);
+        let option = all.into_iter().flatten().find_map(|o| match o {
+            Value::Object(o) if o.get("label").and_then(Value::as_str) == Some(l.trim()) => Some(o),
+            _ => None,
+        });
+        if let Some(o) = option {
+            o.entry("next").or_insert_with(|| json!(to));
         }
     }
     Ok(())

@@ -239,6 +239,7 @@ async fn a_decision_routes_on_output_score() {
                 GateAnswer {
                     option: "done".into(),
                     input: None,
+                    result: None,
                 },
             )
             .expect("answer");
@@ -360,6 +361,7 @@ async fn foreach_runs_100_items_4_at_a_time_and_join_reports_the_failure() {
             GateAnswer {
                 option: "skip".into(),
                 input: None,
+                result: None,
             },
         )
         .expect("skip");
@@ -438,6 +440,7 @@ async fn a_failed_postcondition_retries_with_feedback_then_asks_the_user() {
         GateAnswer {
             option: "maybe".into(),
             input: None,
+            result: None,
         },
     );
     assert!(matches!(bad, Err(Error::InvalidRequest(_))));
@@ -448,6 +451,7 @@ async fn a_failed_postcondition_retries_with_feedback_then_asks_the_user() {
             GateAnswer {
                 option: "retry".into(),
                 input: None,
+                result: None,
             },
         )
         .expect("retry");
@@ -767,6 +771,7 @@ async fn resume_uses_the_stored_definition_and_checks_agent_ownership() {
             GateAnswer {
                 option: "YES".into(),
                 input: None,
+                result: None,
             },
         )
         .expect("answer");
@@ -794,16 +799,36 @@ async fn resume_uses_the_stored_definition_and_checks_agent_ownership() {
         },
     );
     assert!(matches!(r, Err(Error::AgentMismatch(_))), "{r:?}");
+    // Seed 004: the mismatch is written to the run's transcript.
+    let after = env.engine.get_run(&view.conversation_id).expect("view");
+    let last = after.turns.last().expect("a turn");
+    assert!(
+        last.content.starts_with("Resume refused: conversation")
+            && last.content.contains("belongs to agent \"b\""),
+        "{}",
+        last.content
+    );
+    assert_eq!(after.status, view.status, "the run is otherwise unchanged");
 }
 
 #[tokio::test]
-async fn unknown_commands_are_refused_before_the_run_starts() {
+async fn an_unknown_command_starts_a_run_that_fails_naming_it() {
+    // Seed 004: the run starts, and ends failed (`turn_final` failed).
     let flow = json!({"steps": [{"type": "command", "agentType": "p", "identifier": "x", "commandName": "nope"}]});
     let env = env_with(replay(json!({})), &[("c", flow)]);
-    let r = env.engine.prepare("c", StartFlow::default());
+    let view = env.run("c").await;
+    assert_eq!(view.status, RunStatus::Failed, "{view:?}");
+    let error = view.error.clone().unwrap_or_default();
     assert!(
-        matches!(&r, Err(Error::InvalidRequest(m)) if m.contains("unknown command \"nope\"")),
-        "{r:?}"
+        error.contains("unknown command \"nope\" of agent \"p\""),
+        "{error}"
+    );
+    assert!(
+        view.turns
+            .last()
+            .is_some_and(|t| t.content.contains("unknown command")),
+        "the transcript says why: {:?}",
+        view.turns
     );
     let r = env.engine.prepare(
         "c",

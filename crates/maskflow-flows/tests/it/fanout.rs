@@ -21,6 +21,7 @@ async fn answer(engine: &FlowEngine, id: &str, option: &str) -> RunView {
             GateAnswer {
                 option: option.into(),
                 input: None,
+                result: None,
             },
         )
         .expect("answer");

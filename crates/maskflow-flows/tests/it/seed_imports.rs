@@ -92,8 +92,9 @@ fn seed_003_edge_label_diagram_imports_without_a_config_block() {
         panic!("D(Human Review) is a manual task: a gate")
     };
     assert_eq!(g.prompt.as_str(), "Human Review");
-    assert_eq!(g.options.len(), 1);
-    assert_eq!(g.options[0].label.as_str(), "Done");
+    // Issue 31 point 2: a manual task asks for a decision.
+    let labels: Vec<&str> = g.options.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels, ["approve", "request changes", "reject"]);
     assert_eq!(ask(&n[4]).2, "Reject");
     assert!(
         n[2..].iter().all(|s| next(s).is_none()),

@@ -181,6 +181,7 @@ async fn escalate_waits_with_the_reason_and_resumes_after_the_answer() {
         GateAnswer {
             option: "Reply".into(),
             input: None,
+            result: None,
         },
     );
     assert!(matches!(no_text, Err(Error::InvalidRequest(m)) if m.contains("requires input")));
@@ -189,6 +190,7 @@ async fn escalate_waits_with_the_reason_and_resumes_after_the_answer() {
         GateAnswer {
             option: "maybe".into(),
             input: None,
+            result: None,
         },
     );
     assert!(matches!(odd, Err(Error::InvalidRequest(m)) if m.contains("Continue, Reply or Stop")));

@@ -94,6 +94,7 @@ pub async fn answer(engine: &FlowEngine, id: &str, option: &str, input: Option<&
     let answer = GateAnswer {
         option: option.into(),
         input: input.map(str::to_owned),
+        result: None,
     };
     let (_, handle) = engine.prepare_answer(id, answer).expect("answer");
     if let Some(h) = handle {

@@ -121,6 +121,7 @@ fn parameter_description(path: &str, name: &str) -> Option<&'static str> {
         "version_id" => "Version id (`wv_…`)",
         "conversationId" => "Flow run id (`flow_…`), the run's conversation id",
         "run_id" => "Run id (`run_…`)",
+        "stageId" => "A step's id in the flow (seed 003's stage id)",
         "kind" => {
             "What to clear: `uploads`, `run_outputs`, `sessions`, `environments` or `backups`"
         }

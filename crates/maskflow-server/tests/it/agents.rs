@@ -127,8 +127,21 @@ async fn agents_are_created_fetched_listed_updated_and_deleted_through_the_api()
     configure(&app, true).await;
 
     std::fs::remove_file(home.path().join("flows/review.json")).expect("rm flow");
+    // Two steps, like a workflow's delete (issue 31 point 7): the first
+    // deletes nothing and answers a token bound to this agent.
     let (status, body) = call(&app, "DELETE", "/api/agents/reviewer", None).await;
-    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "confirmation_required", "{body}");
+    assert_eq!(body["would_delete"]["agents"], 1, "{body}");
+    assert!(home.path().join("agents/reviewer.json").exists());
+    let token = body["confirm_token"].as_str().expect("token").to_owned();
+    let (status, body) = call(&app, "DELETE", "/api/agents/reviewer?confirm=wrong", None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(home.path().join("agents/reviewer.json").exists());
+    let uri = format!("/api/agents/reviewer?confirm={token}");
+    let (status, body) = call(&app, "DELETE", &uri, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["deleted"], true, "{body}");
     assert!(!home.path().join("agents/reviewer.json").exists());
     let (status, body) = call(&app, "GET", "/api/agents/reviewer", None).await;
     assert_eq!(

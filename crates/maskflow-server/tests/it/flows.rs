@@ -107,16 +107,19 @@ async fn seed_004_example_lists_runs_and_reports_its_metadata_through_the_api() 
         (status, body["error"].as_str()),
         (StatusCode::BAD_REQUEST, Some("invalid_request"))
     );
+    // Seed 004: an unknown command starts a run that ends failed, naming it.
+    let mut nocmd_events = service.subscribe();
     let (status, body) = call(&app, "POST", "/api/flows/nocmd/run", Some(json!({}))).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("invalid_request"))
-    );
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let nocmd = body["conversationId"].as_str().expect("id").to_owned();
+    assert_eq!(settled(&mut nocmd_events, &nocmd).await, RunStatus::Failed);
+    let (_, run) = call(&app, "GET", &format!("/api/flow-runs/{nocmd}"), None).await;
     assert!(
-        body["message"]
+        run["error"]
             .as_str()
-            .expect("message")
-            .contains("unknown command")
+            .expect("error")
+            .contains("unknown command \"missing\""),
+        "{run}"
     );
     let (status, _) = call(
         &app,
