@@ -176,6 +176,7 @@ impl Service {
             let gate = maskflow_flows::GateAnswer {
                 option: option.to_owned(),
                 input,
+                result: None,
             };
             let started = self.flow_answer(id, gate)?;
             let own = vec![started.conversation_id.clone(), started.inflight_id.clone()];
