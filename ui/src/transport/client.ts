@@ -352,6 +352,7 @@ export abstract class CallTransport {
   }
   chooseFirstStart(choice: StartChoice) {
     return this.call("models_first_start", { input: { choice } });
+  }
 
   // Outside clients (`maskflow mcp`): the files they asked to see.
   clientRequests() {
