@@ -14,6 +14,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use crate::sizing::{available_memory, context_size, default_threads, kv_bytes_per_token};
 use crate::{EngineOptions, Event, Generation, Job, LocalError, Request, Sink, Status};
@@ -22,6 +24,8 @@ use crate::{EngineOptions, Event, Generation, Job, LocalError, Request, Sink, St
 /// long prompt is seen within a few milliseconds, large enough to keep
 /// llama.cpp's matrix kernels busy.
 const PROMPT_BATCH: usize = 64;
+/// How far back the DRY sampler looks for a repeated sequence.
+const DRY_LAST_N: i32 = 1024;
 /// The fewest reply tokens a prompt must leave room for.
 const MIN_REPLY: u32 = 64;
 
@@ -219,7 +223,7 @@ impl<'m> Loaded<'m> {
             });
         }
         let limit = request.max_tokens.min(self.window - prompt_tokens);
-        let mut sampler = sampler(self.model, request)?;
+        let mut sampler = Sampling::new(self.model, request)?;
         // Keep the cached prefix; at least the last prompt token is decoded
         // again, for its logits.
         let mut keep = self
@@ -257,9 +261,7 @@ impl<'m> Loaded<'m> {
             if cancel.load(Ordering::Relaxed) {
                 return Err(LocalError::Cancelled);
             }
-            // `sample` also accepts the token into every sampler (the
-            // grammar included): accepting it again would abort.
-            let token = sampler.sample(&self.ctx, batch.n_tokens() - 1);
+            let token = sampler.next(&self.ctx, batch.n_tokens() - 1)?;
             if vocab.is_eog(token) {
                 ended = true;
                 break;
@@ -298,25 +300,82 @@ impl<'m> Loaded<'m> {
     }
 }
 
-/// The sampler chain: the schema's grammar first (so only JSON that
-/// matches can be drawn), then greedy at temperature 0, else top-k/top-p
-/// and the temperature.
-fn sampler(model: &LlamaModel, request: &Request) -> Result<LlamaSampler, LocalError> {
-    let mut chain = Vec::new();
-    if let Some(schema) = &request.schema {
-        let gbnf = crate::grammar::schema_grammar(schema)?;
-        chain.push(
-            LlamaSampler::grammar(model, &gbnf, "root")
-                .map_err(|e| LocalError::Grammar(e.to_string()))?,
-        );
+/// How the next token is drawn: the chain (DRY, so a small model cannot
+/// loop on one phrase until its budget is gone; then greedy at temperature
+/// 0, else top-k/top-p and the temperature) and, for a structured reply, the
+/// grammar of its schema. The grammar is checked against the chain's pick
+/// first and applied to the whole vocabulary only when it refuses that
+/// pick (what llama.cpp's own server does: filtering ~50,000 candidates
+/// through the grammar at every token made generation several times slower).
+struct Sampling {
+    chain: LlamaSampler,
+    grammar: Option<LlamaSampler>,
+}
+
+impl Sampling {
+    fn new(model: &LlamaModel, request: &Request) -> Result<Self, LocalError> {
+        let grammar = match &request.schema {
+            Some(schema) => {
+                let gbnf = crate::grammar::schema_grammar(schema)?;
+                Some(
+                    LlamaSampler::grammar(model, &gbnf, "root")
+                        .map_err(|e| LocalError::Grammar(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
+        // llama.cpp's DRY defaults (multiplier 0.8, base 1.75, allowed
+        // length 2, its sequence breakers) over the last 1,024 tokens (a
+        // negative "whole context" disables it in this API).
+        let mut chain = vec![LlamaSampler::dry(
+            model,
+            0.8,
+            1.75,
+            2,
+            DRY_LAST_N,
+            ["\n", ":", "\"", "*"],
+        )];
+        // Ollama's default repeat penalty (1.1 over the last 64 tokens):
+        // DRY alone lets a list go on item after item.
+        chain.push(LlamaSampler::penalties(model.n_vocab(), 64, 1.1, 0.0, 0.0));
+        if request.temperature <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            chain.push(LlamaSampler::top_k(40));
+            chain.push(LlamaSampler::top_p(0.95, 1));
+            chain.push(LlamaSampler::temp(request.temperature));
+            chain.push(LlamaSampler::dist(0x6d61_736b));
+        }
+        Ok(Self {
+            chain: LlamaSampler::chain_simple(chain),
+            grammar,
+        })
     }
-    if request.temperature <= 0.0 {
-        chain.push(LlamaSampler::greedy());
-    } else {
-        chain.push(LlamaSampler::top_k(40));
-        chain.push(LlamaSampler::top_p(0.95, 1));
-        chain.push(LlamaSampler::temp(request.temperature));
-        chain.push(LlamaSampler::dist(0x6d61_736b));
+
+    /// The next token from the logits of batch position `idx`, accepted
+    /// into the chain and the grammar (once: accepting twice aborts).
+    fn next(&mut self, ctx: &LlamaContext<'_>, idx: i32) -> Result<LlamaToken, LocalError> {
+        let none = || LocalError::Engine("the sampler chose no token".into());
+        let mut candidates = ctx.token_data_array_ith(idx);
+        candidates.apply_sampler(&mut self.chain);
+        let mut token = candidates.selected_token().ok_or_else(none)?;
+        if let Some(grammar) = &mut self.grammar {
+            let mut pick =
+                LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+            pick.apply_sampler(grammar);
+            if pick
+                .data
+                .first()
+                .is_none_or(|d| d.logit() == f32::NEG_INFINITY)
+            {
+                let mut all = ctx.token_data_array_ith(idx);
+                all.apply_sampler(grammar);
+                all.apply_sampler(&mut self.chain);
+                token = all.selected_token().ok_or_else(none)?;
+            }
+            grammar.accept(token);
+        }
+        self.chain.accept(token);
+        Ok(token)
     }
-    Ok(LlamaSampler::chain_simple(chain))
 }

@@ -71,10 +71,24 @@ fn extracts() -> Value {
 async fn first_try<T: DeserializeOwned>(p: &dyn Provider, request: LlmRequest) -> (T, String) {
     assert!(request.schema.is_some(), "a structured role has a schema");
     let role = request.role.key();
+    let streamed = std::sync::Mutex::new(String::new());
     let reply = p
-        .complete(&request, &|_| {})
+        .complete(&request, &|d| {
+            streamed.lock().expect("lock").push_str(d);
+        })
         .await
-        .unwrap_or_else(|e| panic!("{role}: {e}"));
+        .unwrap_or_else(|e| {
+            let text = streamed.lock().expect("lock").clone();
+            let tail: String = text
+                .chars()
+                .rev()
+                .take(600)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            panic!("{role}: {e}; the reply so far ends: {tail}")
+        });
     let parsed = serde_json::from_str::<T>(&reply.text)
         .unwrap_or_else(|e| panic!("{role}: not its schema's JSON ({e}): {}", reply.text));
     (parsed, reply.text)
