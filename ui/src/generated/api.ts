@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -49,6 +49,8 @@ export const calls = {
   set_python: { method: "PUT", path: "/api/settings/python", pathParams: [], query: false, body: "input", reply: "json" },
   isolation: { method: "GET", path: "/api/settings/isolation", pathParams: [], query: false, body: null, reply: "json" },
   set_isolation: { method: "PUT", path: "/api/settings/isolation", pathParams: [], query: false, body: "input", reply: "json" },
+  embedded: { method: "GET", path: "/api/settings/embedded", pathParams: [], query: false, body: null, reply: "json" },
+  set_embedded: { method: "PUT", path: "/api/settings/embedded", pathParams: [], query: false, body: "input", reply: "json" },
   role_budgets: { method: "GET", path: "/api/settings/budgets", pathParams: [], query: false, body: null, reply: "json" },
   set_role_budgets: { method: "PUT", path: "/api/settings/budgets", pathParams: [], query: false, body: "budgets", reply: "json" },
   house_rules: { method: "GET", path: "/api/settings/house-rules", pathParams: [], query: false, body: null, reply: "json" },
@@ -163,6 +165,10 @@ export interface Calls {
   isolation: { args: {}; result: IsolationView };
   /** Allows or forbids running scripts without isolation on this machine. */
   set_isolation: { args: { input: IsolationInput }; result: IsolationView };
+  /** The embedded model's settings (idle unload time) and what this machine runs it with. */
+  embedded: { args: {}; result: EmbeddedView };
+  /** Sets how many idle minutes the embedded model stays loaded. */
+  set_embedded: { args: { input: EmbeddedInput }; result: EmbeddedView };
   /** The output budget of each LLM role. */
   role_budgets: { args: {}; result: BudgetsView };
   /** Sets the output budgets of the LLM roles. */

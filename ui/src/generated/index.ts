@@ -34,6 +34,8 @@ export type { DeleteCounts } from "./DeleteCounts";
 export type { DeleteReply } from "./DeleteReply";
 export type { Detected } from "./Detected";
 export type { DocumentExtract } from "./DocumentExtract";
+export type { EmbeddedInput } from "./EmbeddedInput";
+export type { EmbeddedView } from "./EmbeddedView";
 export type { EnvironmentEntry } from "./EnvironmentEntry";
 export type { EnvironmentInfo } from "./EnvironmentInfo";
 export type { EnvironmentsView } from "./EnvironmentsView";

@@ -13,6 +13,7 @@ import { AgentRoles } from "../components/AgentRoles";
 import { NoticeBanner, Spinner } from "../components/ui";
 import { toSettings } from "../lib/settings";
 import { BackendsCard } from "../settings/BackendsCard";
+import { EmbeddedCard } from "../settings/EmbeddedCard";
 import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
@@ -44,6 +45,7 @@ export function Settings() {
 
       <BackendsCard view={view} settings={settings} state={state} />
       <RolesCard view={view} settings={settings} save={save} />
+      <EmbeddedCard />
 
       <BudgetSettings />
       <UsageCard />
