@@ -4,77 +4,19 @@
 //! serve`) or a line of the UI's typed client (`ui/src/generated/api.ts`).
 //! Core names no shell: the list carries only names, paths and types.
 //!
-//! Also here: the one error body of both shells ([`ErrorBody`]) and the
-//! small argument types that exist only on the wire.
+//! Also here: the one error body of both shells ([`ErrorBody`], in
+//! `api/error_body.rs`) and the small argument types that exist only on
+//! the wire.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::error::{CoreError, ErrorCode};
-use maskflow_llm::ProviderError;
-use maskflow_privacy::GuardMatch;
+mod error_body;
+pub use error_body::ErrorBody;
 
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
-
-/// A failed call as both shells answer it.
-#[derive(Serialize, Clone, Debug, ToSchema, TS)]
-pub struct ErrorBody {
-    /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
-    /// `archived`, `payload_too_large`, `provider_error`, `provider_timeout`,
-    /// `cancelled`, `privacy_blocked`,
-    /// `keyring_unavailable`, `agent_mismatch`, `disk_full` or `internal`.
-    pub code: String,
-    /// What went wrong, for people.
-    pub message: String,
-    /// For `privacy_blocked`: each value found, masked, and where it came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub matches: Option<Vec<GuardMatch>>,
-    /// A finer code the UI branches on, e.g. `RUN_IN_PROGRESS`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub detail: Option<String>,
-}
-
-impl ErrorBody {
-    /// An error with a code and a sentence only.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-            matches: None,
-            detail: None,
-        }
-    }
-
-    /// The body of a service error. Internal errors are logged to stderr
-    /// and shown as a sentence pointing at `log` (the server's or the app's
-    /// log): their text may name paths or database details.
-    pub fn from_core(e: CoreError, log: &str) -> Self {
-        let code = e.code();
-        let detail = e.detail_code().map(str::to_owned);
-        if code == ErrorCode::Internal {
-            eprintln!("maskflow: internal error: {e}");
-            return Self::new(
-                code.as_str(),
-                format!("something went wrong inside Maskflow; see the {log}"),
-            );
-        }
-        let message = e.to_string();
-        let matches = match e {
-            CoreError::Provider(ProviderError::PrivacyBlocked(m)) => Some(m),
-            _ => None,
-        };
-        Self {
-            code: code.as_str().to_owned(),
-            message,
-            matches,
-            detail,
-        }
-    }
-}
 
 /// `?confirm=TOKEN` of a two-step delete.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, IntoParams, TS)]
