@@ -570,6 +570,24 @@ mod tests {
         assert!(s.validate().expect_err("dup").contains("twice"));
     }
 
+    #[test]
+    fn a_local_setting_names_an_absolute_model_file_and_no_url() {
+        let mut p = ProviderConfig::manual();
+        p.id = "embedded".into();
+        p.kind = ProviderKind::Local;
+        p.model = Some("models/smol.gguf".into());
+        let s = LlmSettings::every_role(p.clone());
+        assert!(s.validate().expect_err("relative").contains("absolute path"));
+        p.model = Some("/models/smol.gguf".into());
+        p.base_url = Some("http://127.0.0.1:8080".into());
+        let s = LlmSettings::every_role(p.clone());
+        assert!(s.validate().expect_err("url").contains("no base URL"));
+        p.base_url = None;
+        assert_eq!(LlmSettings::every_role(p).validate(), Ok(()));
+        assert_eq!(ProviderKind::parse("local"), Some(ProviderKind::Local));
+        assert_eq!(ProviderKind::Local.as_str(), "local");
+    }
+
     #[tokio::test]
     async fn nothing_is_detected_where_nothing_listens() {
         // Port 9 (discard) on loopback has no HTTP server.
