@@ -17,6 +17,9 @@ TESTS=0
 
 APT_PACKAGES=(build-essential pkg-config tesseract-ocr
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev)
+# The embedded model: llama-cpp-2 builds its vendored llama.cpp with cmake
+# and generates its bindings with libclang.
+APT_PACKAGES+=(cmake clang libclang-dev)
 [ "$TESTS" -eq 1 ] && APT_PACKAGES+=(xvfb xauth chromium webkit2gtk-driver gnome-keyring dbus unzip)
 # `maskflow build` is driven on a terminal under tmux (issue 31).
 [ "$TESTS" -eq 1 ] && APT_PACKAGES+=(tmux)

@@ -64,7 +64,9 @@ LAYERS = {
     "maskflow-clock": (),
     "maskflow-runner": (),
     "maskflow-pyenv": ("maskflow-runner",),
-    "maskflow-llm": ("maskflow-clock",),
+    # The embedded model (llama.cpp): below the back ends, above nothing.
+    "maskflow-local": (),
+    "maskflow-llm": ("maskflow-clock", "maskflow-local"),
     "maskflow-privacy": ("maskflow-clock", "maskflow-extractors", "maskflow-llm"),
     "maskflow-table": (),
     "maskflow-flows": (
@@ -117,6 +119,8 @@ FORBIDDEN = {
     ),
     "maskflow-extractors": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-clock": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
+    # The embedded model never reaches the network, the store or a shell.
+    "maskflow-local": ("axum", "tauri", "tao", "wry", "hyper", "reqwest", "rusqlite"),
     "maskflow-runner": ("axum", "tauri", "hyper", "reqwest", "wry", "rusqlite"),
     "maskflow-pyenv": ("axum", "tauri", "tao", "wry", "rusqlite"),
     "maskflow-core": ("axum", "tauri", "tao", "wry"),

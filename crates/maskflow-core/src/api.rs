@@ -421,6 +421,20 @@ macro_rules! api_calls {
                 errors(400 "A malformed body"),
                 blocking |s| s.set_isolation(input);
 
+            /// The embedded model's settings (idle unload time) and what this machine runs it with.
+            embedded: get "/api/settings/embedded", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::EmbeddedView,
+                errors(),
+                blocking |s| s.embedded();
+
+            /// Sets how many idle minutes the embedded model stays loaded.
+            set_embedded: put "/api/settings/embedded", tag "settings", json 200,
+                path(), query(), body(input: maskflow_core::service::EmbeddedInput),
+                returns maskflow_core::service::EmbeddedView,
+                errors(400 "The idle time is out of bounds"),
+                blocking |s| s.set_embedded(input);
+
             /// The output budget of each LLM role.
             role_budgets: get "/api/settings/budgets", tag "settings", json 200,
                 path(), query(), body(),

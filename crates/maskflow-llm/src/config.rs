@@ -44,6 +44,9 @@ pub enum ProviderKind {
     Ollama,
     /// The user pastes answers from any AI tool.
     Manual,
+    /// The embedded model (llama.cpp in this process); `model` is the
+    /// absolute path of its GGUF file.
+    Local,
 }
 
 impl ProviderKind {
@@ -54,6 +57,7 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
             ProviderKind::Manual => "manual",
+            ProviderKind::Local => "local",
         }
     }
 
@@ -64,6 +68,7 @@ impl ProviderKind {
             "anthropic" => Some(Self::Anthropic),
             "ollama" => Some(Self::Ollama),
             "manual" => Some(Self::Manual),
+            "local" => Some(Self::Local),
             _ => None,
         }
     }
@@ -74,7 +79,7 @@ impl ProviderKind {
             ProviderKind::Openai => Some(OPENAI_BASE_URL),
             ProviderKind::Anthropic => Some(anthropic::DEFAULT_BASE_URL),
             ProviderKind::Ollama => Some(ollama::DEFAULT_BASE_URL),
-            ProviderKind::Manual => None,
+            ProviderKind::Manual | ProviderKind::Local => None,
         }
     }
 }
@@ -212,6 +217,9 @@ impl LlmSettings {
                 if p.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
                     return Err(format!("provider {:?} needs a model", p.id));
                 }
+                if p.kind == ProviderKind::Local {
+                    local_setting_ok(p)?;
+                }
                 if let Some(url) = &p.base_url
                     && !(url.starts_with("http://") || url.starts_with("https://"))
                 {
@@ -320,7 +328,37 @@ pub fn build_provider(
         ProviderKind::Openai => Arc::new(OpenAiProvider::new(endpoint())?),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(endpoint())?),
         ProviderKind::Ollama => Arc::new(OllamaProvider::new(endpoint())?),
+        ProviderKind::Local => crate::local::build(local_settings(config), budgets)?,
     })
+}
+
+/// The embedded back end's settings of a `local` provider.
+fn local_settings(config: &ProviderConfig) -> crate::local::LocalSettings {
+    crate::local::LocalSettings {
+        model: config.model.clone().unwrap_or_default().into(),
+        temperature: config.temperature,
+        max_tokens: config.max_tokens,
+        context_window: config.context_window,
+        idle_minutes: crate::local::idle_minutes(),
+    }
+}
+
+/// A `local` setting names an absolute `.gguf` path and no URL.
+fn local_setting_ok(p: &ProviderConfig) -> Result<(), String> {
+    let model = p.model.as_deref().unwrap_or_default();
+    if !std::path::Path::new(model).is_absolute() {
+        return Err(format!(
+            "the model of local provider {:?} must be the absolute path of a GGUF file (it is {model:?})",
+            p.id
+        ));
+    }
+    if p.base_url.is_some() {
+        return Err(format!(
+            "local provider {:?} runs in this process and takes no base URL",
+            p.id
+        ));
+    }
+    Ok(())
 }
 
 /// Tries a setting: lists the server's models with the key.
@@ -339,6 +377,16 @@ pub async fn test_connection(config: &ProviderConfig, key: Option<ApiKey>) -> Co
             return ConnectionTest {
                 ok: true,
                 message: "the manual back end needs no connection".to_owned(),
+            };
+        }
+        ProviderKind::Local => {
+            let model = config.model.clone().unwrap_or_default();
+            return match crate::local::check(std::path::Path::new(&model)) {
+                Ok(message) => ConnectionTest { ok: true, message },
+                Err(e) => ConnectionTest {
+                    ok: false,
+                    message: e.to_string(),
+                },
             };
         }
         ProviderKind::Openai => OpenAiProvider::new(endpoint).map(|p| Box::new(p) as _),
@@ -520,6 +568,24 @@ mod tests {
         assert!(s.validate().is_ok());
         s.providers.push(ProviderConfig::manual());
         assert!(s.validate().expect_err("dup").contains("twice"));
+    }
+
+    #[test]
+    fn a_local_setting_names_an_absolute_model_file_and_no_url() {
+        let mut p = ProviderConfig::manual();
+        p.id = "embedded".into();
+        p.kind = ProviderKind::Local;
+        p.model = Some("models/smol.gguf".into());
+        let s = LlmSettings::every_role(p.clone());
+        assert!(s.validate().expect_err("relative").contains("absolute path"));
+        p.model = Some("/models/smol.gguf".into());
+        p.base_url = Some("http://127.0.0.1:8080".into());
+        let s = LlmSettings::every_role(p.clone());
+        assert!(s.validate().expect_err("url").contains("no base URL"));
+        p.base_url = None;
+        assert_eq!(LlmSettings::every_role(p).validate(), Ok(()));
+        assert_eq!(ProviderKind::parse("local"), Some(ProviderKind::Local));
+        assert_eq!(ProviderKind::Local.as_str(), "local");
     }
 
     #[tokio::test]

@@ -27,6 +27,7 @@ pub mod context;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod keys;
+pub mod local;
 pub mod manual;
 #[cfg(feature = "http")]
 pub mod ollama;
@@ -247,6 +248,12 @@ pub trait Provider: Send + Sync + Debug {
     /// Whether a person answers instead of a model (the manual back end):
     /// the build pipeline lets a human gate wait for it.
     fn is_manual(&self) -> bool {
+        false
+    }
+
+    /// Whether the model runs in this process (the embedded back end):
+    /// nothing is sent anywhere, and the ledger says so.
+    fn is_local(&self) -> bool {
         false
     }
 

@@ -99,6 +99,10 @@ pub struct LedgerEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub flow_step: Option<String>,
+    /// Whether the call ran on the embedded model in this process: nothing
+    /// left the machine (the guard checked it all the same).
+    #[serde(default)]
+    pub local: bool,
 }
 
 /// The note on a call's row while it is in flight (and after, if it never ends).

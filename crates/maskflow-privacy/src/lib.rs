@@ -153,6 +153,7 @@ impl GuardedProvider {
             deleted_workflow: None,
             flow_run_id: self.flow_step.as_ref().map(|(run, _)| run.clone()),
             flow_step: self.flow_step.as_ref().map(|(_, step)| step.clone()),
+            local: self.inner.is_local(),
         }
     }
 
@@ -309,6 +310,10 @@ impl Provider for GuardedProvider {
 
     fn is_manual(&self) -> bool {
         self.inner.is_manual()
+    }
+
+    fn is_local(&self) -> bool {
+        self.inner.is_local()
     }
 
     // A probe carries no text of the user's: it only asks the back end

@@ -34,7 +34,7 @@ pub struct ServeArgs {
     pub replay: Option<PathBuf>,
     /// Use this back end for every role (stored in the settings); the key
     /// comes from the keyring or MASKFLOW_<PROVIDER>_API_KEY.
-    #[arg(long, value_parser = ["openai", "anthropic", "ollama", "manual"])]
+    #[arg(long, value_parser = ["openai", "anthropic", "ollama", "manual", "local"])]
     pub provider: Option<String>,
     /// The back end's base URL (with --provider).
     #[arg(long, value_name = "URL", requires = "provider")]

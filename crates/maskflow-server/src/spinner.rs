@@ -161,6 +161,7 @@ mod tests {
             deleted_workflow: None,
             flow_run_id: None,
             flow_step: None,
+            local: false,
         };
         let mut other = entry.clone();
         other.id = "call_0".into();

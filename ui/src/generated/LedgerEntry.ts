@@ -78,4 +78,9 @@ flow_run_id?: string,
 /**
  * The step of that run that asked: its label and path (`summarize [2, 0]`).
  */
-flow_step?: string, };
+flow_step?: string, 
+/**
+ * Whether the call ran on the embedded model in this process: nothing
+ * left the machine (the guard checked it all the same).
+ */
+local: boolean, };

@@ -3,4 +3,4 @@
 /**
  * The kind of a back end.
  */
-export type ProviderKind = "openai" | "anthropic" | "ollama" | "manual";
+export type ProviderKind = "openai" | "anthropic" | "ollama" | "manual" | "local";

@@ -3,14 +3,14 @@ import type { LedgerEntry } from "../generated";
 import type { Tone } from "./status";
 
 /** The badge of an entry's outcome. */
-export function outcomeBadge(e: Pick<LedgerEntry, "outcome" | "blocked">): { label: string; tone: Tone } {
+export function outcomeBadge(e: Pick<LedgerEntry, "outcome" | "blocked"> & { local?: boolean }): { label: string; tone: Tone } {
   if (e.blocked) return { label: "Blocked by privacy guard", tone: "bad" };
   // Exhaustive over the generated CallOutcome: a new outcome fails the type-check here.
   switch (e.outcome) {
     case "blocked":
       return { label: "Blocked by privacy guard", tone: "bad" };
     case "ok":
-      return { label: "Sent", tone: "good" };
+      return e.local ? { label: "Answered on this computer", tone: "good" } : { label: "Sent", tone: "good" };
     case "error":
       return { label: "Failed", tone: "bad" };
     case "cancelled":
@@ -18,6 +18,13 @@ export function outcomeBadge(e: Pick<LedgerEntry, "outcome" | "blocked">): { lab
     case "in_flight":
       return { label: "Waiting for the reply", tone: "neutral" };
   }
+}
+
+/** Where a call went, as the ledger says it. */
+export function destination(e: Pick<LedgerEntry, "url" | "provider" | "local">): string {
+  if (e.local) return "Nowhere: the embedded model on this computer (nothing left the machine)";
+  if (e.url) return e.url;
+  return e.provider === "manual" ? "You (copied by hand)" : "—";
 }
 
 /** A body as people read it: JSON pretty-printed, anything else as is. */

@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import type { Field, LedgerEntry, LlmSettings, ManualPrompt, SettingsView } from "../generated";
 import { ApiError } from "../transport";
 import { errorFromResponse } from "../transport/http";
-import { matchesQuery, mergeEntry, outcomeBadge, prettyBody } from "./ledger";
+import { destination, matchesQuery, mergeEntry, outcomeBadge, prettyBody } from "./ledger";
 import { addPrompt, canAnswer, manualPromptText, promptsFor } from "./manual";
 import { parseRoute, routeHref } from "./router";
 import { durationLabel, initialValues, phaseIndex, runRequest } from "./runs";
-import { assignRole, parseWindow, providerFromDetected, providerProblem, removeProvider, toSettings, upsertProvider, windowLabel } from "./settings";
+import { assignRole, idleProblem, parseWindow, providerFromDetected, providerProblem, providerSummary, removeProvider, toSettings, upsertProvider, windowLabel } from "./settings";
 
 const base: LlmSettings = {
   providers: [
@@ -34,6 +34,15 @@ describe("settings", () => {
     expect(providerProblem({ id: "x", kind: "openai", model: "m", context_window: 100 }, [])).toMatch(/context window.*256/);
     expect(providerProblem({ id: "x", kind: "openai", model: "m", context_window: 2048.5 }, [])).toMatch(/whole number/);
     expect(providerProblem({ id: "x", kind: "openai", model: "m", context_window: 4096 }, [])).toBeNull();
+    expect(providerProblem({ id: "x", kind: "local", model: "" }, [])).toMatch(/\.gguf/);
+    expect(providerProblem({ id: "x", kind: "local", model: "models/m.gguf" }, [])).toMatch(/absolute/);
+    expect(providerProblem({ id: "x", kind: "local", model: "/m/m.gguf", base_url: "http://x" }, [])).toMatch(/base URL/);
+    expect(providerProblem({ id: "x", kind: "local", model: "/m/m.gguf" }, [])).toBeNull();
+    expect(providerSummary({ id: "x", kind: "local", model: "/m/m.gguf" })).toMatch(/nothing leaves this computer/);
+    expect(idleProblem("10")).toBeNull();
+    expect(idleProblem("0")).toMatch(/1 to 1440/);
+    expect(idleProblem("2.5")).toMatch(/whole number/);
+    expect(idleProblem("")).toMatch(/minutes/);
   });
   it("reads and shows a provider's context window", () => {
     expect(parseWindow(" ")).toBeNull();
@@ -74,6 +83,7 @@ const entry = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
   outcome: "ok",
   blocked: false,
   error: null,
+  local: false,
   ...over,
 });
 
@@ -83,6 +93,12 @@ describe("ledger", () => {
     expect(outcomeBadge({ outcome: "in_flight", blocked: false }).label).toBe("Waiting for the reply");
     expect(outcomeBadge({ outcome: "blocked", blocked: true }).tone).toBe("bad");
     expect(outcomeBadge({ outcome: "cancelled", blocked: false }).tone).toBe("muted");
+    expect(outcomeBadge({ outcome: "ok", blocked: false, local: true }).label).toBe("Answered on this computer");
+  });
+  it("says where a call went: the embedded model sent nothing anywhere", () => {
+    expect(destination(entry("a", { local: true, provider: "local" }))).toMatch(/nothing left the machine/);
+    expect(destination(entry("b", { url: "http://127.0.0.1:8080/v1/chat/completions" }))).toBe("http://127.0.0.1:8080/v1/chat/completions");
+    expect(destination(entry("c", { provider: "manual" }))).toBe("You (copied by hand)");
   });
   it("pretty-prints JSON bodies and leaves text", () => {
     expect(prettyBody('{"a":1}')).toBe('{\n  "a": 1\n}');

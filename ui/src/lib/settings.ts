@@ -14,7 +14,13 @@ export const KINDS: { kind: ProviderKind; label: string; needsKey: boolean; defa
   { kind: "ollama", label: "Ollama", needsKey: false, defaultUrl: "http://127.0.0.1:11434" },
   { kind: "openai", label: "OpenAI-compatible", needsKey: true, defaultUrl: "https://api.openai.com/v1" },
   { kind: "anthropic", label: "Anthropic", needsKey: true, defaultUrl: "https://api.anthropic.com" },
+  { kind: "local", label: "Embedded model (on this computer)", needsKey: false, defaultUrl: "" },
 ];
+
+/** Whether a kind reaches a server (and so has a URL and maybe a key). */
+export function isNetworkKind(kind: ProviderKind): boolean {
+  return kind !== "manual" && kind !== "local";
+}
 
 export function kindLabel(kind: ProviderKind): string {
   return KINDS.find((k) => k.kind === kind)?.label ?? kind;
@@ -39,7 +45,9 @@ export function providerProblem(config: ProviderConfig, others: ProviderConfig[]
   const c = clean(config);
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(c.id)) return "Give it a short id: letters, digits, - _ or . (e.g. local-llama).";
   if (others.some((o) => o.id === c.id)) return `A back end named “${c.id}” already exists.`;
-  if (c.kind !== "manual" && !c.model) return "Say which model to ask.";
+  if (c.kind !== "manual" && !c.model) return c.kind === "local" ? "Give the model file's path (a .gguf file)." : "Say which model to ask.";
+  if (c.kind === "local" && !/^(\/|[A-Za-z]:[\\/])/.test(c.model ?? "")) return "The model file's path must be absolute (e.g. /home/me/models/model.gguf).";
+  if (c.kind === "local" && c.base_url) return "The embedded model runs on this computer: leave the base URL empty.";
   if (c.base_url && !/^https?:\/\/[^\s]+$/.test(c.base_url)) return "The base URL must start with http:// or https://.";
   if (c.context_window != null && !(Number.isInteger(c.context_window) && c.context_window >= MIN_WINDOW && c.context_window <= MAX_WINDOW))
     return `The context window must be a whole number of tokens from ${MIN_WINDOW.toLocaleString("en-US")} to ${MAX_WINDOW.toLocaleString("en-US")}, or blank to learn it from the server.`;
@@ -90,6 +98,20 @@ export const MAX_WINDOW = 10_000_000;
 export function parseWindow(text: string): number | null {
   const t = text.trim();
   return t === "" ? null : Number(t);
+}
+
+/** Checks the embedded model's idle-minutes input; returns the problem, or null. */
+export function idleProblem(text: string): string | null {
+  const n = Number(text.trim());
+  if (text.trim() === "" || !Number.isInteger(n) || n < 1 || n > 1440) return "Give a whole number of minutes from 1 to 1440.";
+  return null;
+}
+
+/** The one line under a provider's name on its card. */
+export function providerSummary(p: ProviderConfig): string {
+  if (p.kind === "manual") return "You copy each prompt to an AI tool of your choice and paste its answer back.";
+  if (p.kind === "local") return `${p.model ?? "no model file"} · runs in this process; nothing leaves this computer${windowLabel(p)}`;
+  return `${p.model ?? "no model"} · ${p.base_url || KINDS.find((k) => k.kind === p.kind)?.defaultUrl}${windowLabel(p)}`;
 }
 
 /** " · 4,096-token window (set)" on a provider card, when one is set. */

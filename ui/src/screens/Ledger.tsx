@@ -6,7 +6,7 @@ import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { useTransport } from "../context";
 import type { LedgerEntry } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
-import { matchesQuery, mergeEntry, outcomeBadge, prettyBody } from "../lib/ledger";
+import { destination, matchesQuery, mergeEntry, outcomeBadge, prettyBody } from "../lib/ledger";
 import { toApiError } from "../transport";
 
 const PAGE = 50;
@@ -29,6 +29,11 @@ function Entry({ e }: { e: LedgerEntry }) {
           {e.model ? ` · ${e.model}` : ""}
         </span>
         <span class={`badge tone-${badge.tone}`}>{badge.label}</span>
+        {e.local && (
+          <span class="badge tone-good" data-testid="ledger-local" title="The embedded model answered in this process; the privacy guard checked the prompt all the same">
+            local
+          </span>
+        )}
         {e.deleted_workflow != null && (
           <span class="badge tone-muted" data-testid="ledger-deleted" title="The workflow was deleted; its ledger entries stay">
             deleted: {e.deleted_workflow}
@@ -43,7 +48,7 @@ function Entry({ e }: { e: LedgerEntry }) {
         <div class="ledger-body">
           <dl class="ledger-meta">
             <dt>Sent to</dt>
-            <dd>{e.url ?? (e.provider === "manual" ? "You (copied by hand)" : "—")}</dd>
+            <dd>{destination(e)}</dd>
             <dt>Workflow</dt>
             <dd>{e.deleted_workflow != null ? `${e.deleted_workflow} (deleted; was ${e.workflow_id ?? "?"})` : (e.workflow_id ?? "—")}</dd>
             <dt>Time taken</dt>

@@ -14,6 +14,7 @@ import { NoticeBanner, Spinner } from "../components/ui";
 import { toSettings } from "../lib/settings";
 import { BackendsCard } from "../settings/BackendsCard";
 import { ClientRequestsCard } from "../settings/ClientRequestsCard";
+import { EmbeddedCard } from "../settings/EmbeddedCard";
 import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { ModelsCard } from "../settings/ModelsCard";
 import { PythonCard } from "../settings/PythonCard";
@@ -48,6 +49,7 @@ export function Settings() {
       <BackendsCard view={view} settings={settings} state={state} />
       <RolesCard view={view} settings={settings} save={save} />
       <ModelsCard onSettingsChanged={state.load} />
+      <EmbeddedCard />
 
       <BudgetSettings />
       <UsageCard />

@@ -2,7 +2,7 @@
 // network back end its URL, model and context window.
 import { useState } from "preact/hooks";
 import type { ProviderConfig } from "../generated";
-import { KINDS, parseWindow, providerProblem } from "../lib/settings";
+import { KINDS, isNetworkKind, parseWindow, providerProblem } from "../lib/settings";
 
 /** Edits `initial`; `others` are the back ends its name must not clash with. */
 export function ProviderForm({
@@ -52,18 +52,25 @@ export function ProviderForm({
       </label>
       {c.kind !== "manual" && (
         <>
+          {isNetworkKind(c.kind) && (
+            <label>
+              <span>Base URL</span>
+              <input
+                name="base_url"
+                value={c.base_url ?? ""}
+                placeholder={kind?.defaultUrl}
+                onInput={(e) => setC({ ...c, base_url: e.currentTarget.value })}
+              />
+            </label>
+          )}
           <label>
-            <span>Base URL</span>
+            <span>{c.kind === "local" ? "Model file (GGUF)" : "Model"}</span>
             <input
-              name="base_url"
-              value={c.base_url ?? ""}
-              placeholder={kind?.defaultUrl}
-              onInput={(e) => setC({ ...c, base_url: e.currentTarget.value })}
+              name="model"
+              value={c.model ?? ""}
+              placeholder={c.kind === "local" ? "/home/me/models/model.gguf" : "e.g. llama3.1:8b"}
+              onInput={(e) => setC({ ...c, model: e.currentTarget.value })}
             />
-          </label>
-          <label>
-            <span>Model</span>
-            <input name="model" value={c.model ?? ""} placeholder="e.g. llama3.1:8b" onInput={(e) => setC({ ...c, model: e.currentTarget.value })} />
           </label>
           <label>
             <span>Context window (tokens)</span>
@@ -73,7 +80,7 @@ export function ProviderForm({
               min={256}
               step={1}
               value={c.context_window ?? ""}
-              placeholder="learned from the server"
+              placeholder={c.kind === "local" ? "from the model and this computer's memory" : "learned from the server"}
               onInput={(e) => setC({ ...c, context_window: parseWindow(e.currentTarget.value) })}
             />
           </label>

@@ -1,7 +1,7 @@
 // One AI back end in the list: what it is, which roles use it, where its key
 // comes from, the last connection test, and test / edit / remove.
 import type { ConnectionTest, ProviderView, SettingsView } from "../generated";
-import { KINDS, ROLES, kindLabel, windowLabel } from "../lib/settings";
+import { ROLES, isNetworkKind, kindLabel, providerSummary } from "../lib/settings";
 import { KeyEntry } from "./KeyEntry";
 import type { SettingsState } from "./useSettings";
 
@@ -25,9 +25,9 @@ export function ProviderItem({ p, view, state, onRemove }: { p: ProviderView; vi
           {roles.length > 0 && <span class="muted small">used by {roles.join(", ")}</span>}
         </div>
         <div class="muted small">
-          {p.kind === "manual" ? "You copy each prompt to an AI tool of your choice and paste its answer back." : `${p.model ?? "no model"} · ${p.base_url || KINDS.find((k) => k.kind === p.kind)?.defaultUrl}${windowLabel(p)}`}
+          {providerSummary(p)}
         </div>
-        {p.kind !== "manual" && (
+        {isNetworkKind(p.kind) && (
           <div class="provider-key">
             <span class={`badge tone-${KEY_SOURCE[p.key].tone}`} data-testid="key-source">
               {KEY_SOURCE[p.key].label}

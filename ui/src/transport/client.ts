@@ -12,6 +12,7 @@ import type {
   BackupRetention,
   BuildOptions,
   CreateWorkflow,
+  EmbeddedInput,
   FlowImport,
   FlowSave,
   FlowRunPatch,
@@ -178,6 +179,13 @@ export abstract class CallTransport {
   }
   setIsolation(input: IsolationInput) {
     return this.call("set_isolation", { input });
+  }
+  /** The embedded model's idle time, and what this machine runs it with. */
+  embedded() {
+    return this.call("embedded", {});
+  }
+  setEmbedded(input: EmbeddedInput) {
+    return this.call("set_embedded", { input });
   }
   /** The most reply tokens of each LLM role, and the defaults. */
   roleBudgets() {

@@ -174,6 +174,7 @@ impl Service {
         if !matches!(self.llm_state().source, ProviderSource::Settings) {
             return Ok(());
         }
+        self.apply_embedded();
         let settings = settings::load(&self.db())?;
         let mut built = HashMap::new();
         for p in &settings.providers {
@@ -191,7 +192,9 @@ impl Service {
     }
 
     fn key_of(&self, id: &str, kind: &str) -> (Option<ApiKey>, KeySource, Option<String>) {
-        if kind == "manual" {
+        // Neither the manual nor the embedded back end takes a key (and
+        // asking the keyring would open a D-Bus socket for nothing).
+        if kind == "manual" || kind == "local" {
             return (None, KeySource::None, None);
         }
         match keys::resolve(
@@ -509,10 +512,11 @@ impl Service {
     /// Stores the API key of provider `id` in the system keyring.
     pub fn set_key(&self, id: &str, key: &str) -> Result<()> {
         let config = self.provider_config(id)?;
-        if config.kind == ProviderKind::Manual {
-            return Err(CoreError::InvalidRequest(
-                "the manual back end takes no key".into(),
-            ));
+        if matches!(config.kind, ProviderKind::Manual | ProviderKind::Local) {
+            return Err(CoreError::InvalidRequest(format!(
+                "the {} back end takes no key",
+                config.kind.as_str()
+            )));
         }
         self.llm_state().keys.set(id, key)?;
         self.reload_providers()

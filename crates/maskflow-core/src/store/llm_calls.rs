@@ -26,7 +26,12 @@ pub const FLOW_STEP_MIGRATION: &str = "ALTER TABLE llm_calls ADD COLUMN flow_run
 ALTER TABLE llm_calls ADD COLUMN flow_step TEXT;";
 
 const COLS: &str = "id, created_at, role, provider, model, workflow_id, url, request_body, reply, \
-input_tokens, output_tokens, latency_ms, outcome, blocked, error, flow_run_id, flow_step";
+input_tokens, output_tokens, latency_ms, outcome, blocked, error, flow_run_id, flow_step, local";
+
+/// Migration (issue 32): a call to the embedded model is marked local
+/// (nothing left the machine); every earlier row went out, or was stopped.
+pub const LOCAL_MIGRATION: &str =
+    "ALTER TABLE llm_calls ADD COLUMN local INTEGER NOT NULL DEFAULT 0;";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
     Ok(LedgerEntry {
@@ -47,7 +52,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
         error: r.get(14)?,
         flow_run_id: r.get(15)?,
         flow_step: r.get(16)?,
-        deleted_workflow: r.get(17)?,
+        local: r.get(17)?,
+        deleted_workflow: r.get(18)?,
     })
 }
 
@@ -66,11 +72,11 @@ fn outcome(r: &Row<'_>, i: usize) -> rusqlite::Result<CallOutcome> {
 /// Appends an entry.
 pub fn insert(conn: &Connection, e: &LedgerEntry) -> rusqlite::Result<()> {
     conn.execute(
-        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
+        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
         params![
             e.id, e.created_at, e.role, e.provider, e.model, e.workflow_id, e.url, e.request_body,
             e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome.as_str(), e.blocked, e.error,
-            e.flow_run_id, e.flow_step
+            e.flow_run_id, e.flow_step, e.local
         ],
     )?;
     Ok(())
@@ -201,7 +207,25 @@ mod tests {
             deleted_workflow: None,
             flow_run_id: None,
             flow_step: None,
+            local: false,
         }
+    }
+
+    #[test]
+    fn a_call_to_the_embedded_model_stays_marked_local() {
+        let conn = crate::store::open_in_memory().expect("db");
+        let mut local = entry("call_01", "masked prompt");
+        local.provider = "local".into();
+        local.url = None;
+        local.local = true;
+        insert(&conn, &local).expect("insert");
+        insert(&conn, &entry("call_02", "other")).expect("insert");
+        let rows = list(&conn, None, 10, 0).expect("list");
+        let flags: Vec<(String, bool)> = rows.into_iter().map(|e| (e.id, e.local)).collect();
+        assert_eq!(
+            flags,
+            vec![("call_02".into(), false), ("call_01".into(), true)]
+        );
     }
 
     #[test]

@@ -214,6 +214,8 @@ pub const FLOW_CHECKPOINT_DELTAS: &str = maskflow_flows::store::DELTA_MIGRATION;
 /// flow agent's ledger row names its run and step. See
 /// [`crate::store::llm_calls::FLOW_STEP_MIGRATION`].
 pub const LEDGER_FLOW_STEP: &str = crate::store::llm_calls::FLOW_STEP_MIGRATION;
+/// Issue 32: calls to the embedded model are marked local in the ledger.
+pub const LEDGER_LOCAL: &str = crate::store::llm_calls::LOCAL_MIGRATION;
 
 /// Migration (issue 28): the category columns of each uploaded file, local
 /// only. See [`crate::store::file_categories`].
@@ -284,5 +286,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(CLIENT_REQUESTS),
         M::up(VERSION_INPUT_HASHES),
         M::up(super::schedules::MIGRATION),
+        M::up(LEDGER_LOCAL),
     ]
 }

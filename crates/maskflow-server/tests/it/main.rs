@@ -30,6 +30,7 @@ mod hostile;
 mod house_rules;
 mod inputs_by_name;
 mod leases;
+mod local_backend;
 mod manual_restart;
 mod manual_restart_phases;
 mod models;
