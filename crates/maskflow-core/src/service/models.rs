@@ -162,9 +162,11 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
-/// Whether the settings document of this build knows the `local` kind.
+/// Whether this build can run the `local` kind (the embedded back end is
+/// compiled in); without it, "Use" would point at a back end that only errs.
 pub fn local_kind_known() -> bool {
     maskflow_llm::config::ProviderKind::parse(LOCAL_KIND).is_some()
+        && maskflow_llm::local::capabilities().supported
 }
 
 /// The setting `use` writes: the `local` back end on `path`. Built from
