@@ -15,7 +15,6 @@ pub use error_body::ErrorBody;
 mod wire;
 pub use wire::{Confirm, ConversationQuery, KeyInput, LedgerQuery, ManualAnswer};
 
-
 /// Any JSON (a flow's definition is passed through as written).
 pub use serde_json::Value as JsonValue;
 

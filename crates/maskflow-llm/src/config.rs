@@ -577,7 +577,11 @@ mod tests {
         p.kind = ProviderKind::Local;
         p.model = Some("models/smol.gguf".into());
         let s = LlmSettings::every_role(p.clone());
-        assert!(s.validate().expect_err("relative").contains("absolute path"));
+        assert!(
+            s.validate()
+                .expect_err("relative")
+                .contains("absolute path")
+        );
         p.model = Some("/models/smol.gguf".into());
         p.base_url = Some("http://127.0.0.1:8080".into());
         let s = LlmSettings::every_role(p.clone());

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, CancelReply, Cleared, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, FlowBundle, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, OutputPreview, PreflightView, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AddModelFile, AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, FirstStartInput, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, ModelsView, OutputPreview, PreflightView, PullModel, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, ScheduleInput, ScheduleView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -34,6 +34,8 @@ export const calls = {
   get_version: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
   resolve_gate: { method: "POST", path: "/api/workflows/{id}/versions/{version_id}/gate", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: "request", reply: "json" },
   sessions: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/sessions", pathParams: [["id", "workflow_id"], ["version_id", "version_id"]], query: false, body: null, reply: "json" },
+  get_build_options: { method: "GET", path: "/api/workflows/{id}/build-options", pathParams: [["id", "workflow_id"]], query: false, body: null, reply: "json" },
+  set_build_options: { method: "PUT", path: "/api/workflows/{id}/build-options", pathParams: [["id", "workflow_id"]], query: false, body: "options", reply: "json" },
   test_output_preview: { method: "GET", path: "/api/workflows/{id}/versions/{version_id}/previews/{name}", pathParams: [["id", "workflow_id"], ["version_id", "version_id"], ["name", "name"]], query: false, body: null, reply: "json" },
   list_conversations: { method: "GET", path: "/api/conversations", pathParams: [], query: true, body: null, reply: "json" },
   run_workflow: { method: "POST", path: "/api/workflows/{id}/runs", pathParams: [["id", "workflow_id"]], query: false, body: "request", reply: "json" },
@@ -66,6 +68,7 @@ export const calls = {
   manual_prompts: { method: "GET", path: "/api/manual", pathParams: [], query: false, body: null, reply: "json" },
   answer_manual: { method: "POST", path: "/api/manual/{id}/answer", pathParams: [["id", "id"]], query: false, body: "answer", reply: "empty" },
   dismiss_manual: { method: "DELETE", path: "/api/manual/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "empty" },
+  waiting_items: { method: "GET", path: "/api/waiting", pathParams: [], query: false, body: null, reply: "json" },
   list_backups: { method: "GET", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
   create_backup: { method: "POST", path: "/api/backups", pathParams: [], query: false, body: null, reply: "json" },
   set_backup_retention: { method: "PUT", path: "/api/backups/retention", pathParams: [], query: false, body: "retention", reply: "json" },
@@ -75,9 +78,10 @@ export const calls = {
   agents_get: { method: "GET", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   agents_create: { method: "POST", path: "/api/agents", pathParams: [], query: false, body: "input", reply: "json" },
   agents_update: { method: "PUT", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: "input", reply: "json" },
-  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "empty" },
+  agents_delete: { method: "DELETE", path: "/api/agents/{name}", pathParams: [["name", "name"]], query: true, body: null, reply: "delete" },
   flows_list: { method: "GET", path: "/api/flows", pathParams: [], query: false, body: null, reply: "json" },
   flows_definition: { method: "GET", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_step: { method: "GET", path: "/api/flows/{name}/steps/{stageId}", pathParams: [["name", "name"], ["stageId", "stage_id"]], query: false, body: null, reply: "json" },
   flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
   flows_runs: { method: "GET", path: "/api/flows/{name}/runs", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   flows_mermaid: { method: "GET", path: "/api/flows/{name}/mermaid", pathParams: [["name", "name"]], query: false, body: null, reply: "text" },
@@ -88,6 +92,25 @@ export const calls = {
   flow_run_delete: { method: "DELETE", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: true, body: null, reply: "delete" },
   flow_run_stop: { method: "POST", path: "/api/flow-runs/{conversationId}/stop", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_answer: { method: "POST", path: "/api/flow-runs/{conversationId}/gate", pathParams: [["conversationId", "id"]], query: false, body: "answer", reply: "json" },
+  models_list: { method: "GET", path: "/api/models", pathParams: [], query: false, body: null, reply: "json" },
+  models_pull: { method: "POST", path: "/api/models/pull", pathParams: [], query: false, body: "request", reply: "json" },
+  models_add_file: { method: "POST", path: "/api/models/file", pathParams: [], query: false, body: "input", reply: "json" },
+  models_first_start: { method: "POST", path: "/api/models/first-start", pathParams: [], query: false, body: "input", reply: "json" },
+  models_cancel: { method: "POST", path: "/api/models/{name}/cancel", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  models_use: { method: "POST", path: "/api/models/{name}/use", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  models_remove: { method: "DELETE", path: "/api/models/{name}", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_source: { method: "GET", path: "/api/flows/{name}/source", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_validate: { method: "POST", path: "/api/flow-editor/validate", pathParams: [], query: false, body: "draft", reply: "json" },
+  flows_save: { method: "PUT", path: "/api/flows/{name}", pathParams: [["name", "name"]], query: false, body: "save", reply: "json" },
+  flows_editor_options: { method: "GET", path: "/api/flow-editor/options", pathParams: [], query: false, body: null, reply: "json" },
+  client_requests: { method: "GET", path: "/api/client-requests", pathParams: [], query: false, body: null, reply: "json" },
+  approve_client_request: { method: "POST", path: "/api/client-requests/{id}/approve", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  decline_client_request: { method: "POST", path: "/api/client-requests/{id}/decline", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  list_schedules: { method: "GET", path: "/api/schedules", pathParams: [], query: false, body: null, reply: "json" },
+  create_schedule: { method: "POST", path: "/api/schedules", pathParams: [], query: false, body: "input", reply: "json" },
+  pause_schedule: { method: "POST", path: "/api/schedules/{id}/pause", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  resume_schedule: { method: "POST", path: "/api/schedules/{id}/resume", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
+  delete_schedule: { method: "DELETE", path: "/api/schedules/{id}", pathParams: [["id", "id"]], query: false, body: null, reply: "json" },
 } as const satisfies Record<string, CallSpec>;
 
 /** Each call's arguments (by their Tauri names) and result. */
@@ -131,6 +154,11 @@ export interface Calls {
   resolve_gate: { args: { workflow_id: string; version_id: string; request: GateRequest }; result: WorkflowView };
   /** A version's build session folder: the iterations and their files. */
   sessions: { args: { workflow_id: string; version_id: string }; result: Array<SessionIteration> };
+  /** A workflow's build choices: plan first, AI review of the script, */
+  /** and whether the AI reviewer approves the gates (all off by default). */
+  get_build_options: { args: { workflow_id: string }; result: BuildOptions };
+  /** Sets a workflow's build choices; the next build uses them. */
+  set_build_options: { args: { workflow_id: string; options: BuildOptions }; result: BuildOptions };
   /** A preview of an output of a version's latest test run. */
   test_output_preview: { args: { workflow_id: string; version_id: string; name: string }; result: OutputPreview };
   /** Builder conversations and flow runs together, most recent activity first */
@@ -200,6 +228,9 @@ export interface Calls {
   answer_manual: { args: { id: string; answer: ManualAnswer }; result: void };
   /** Dismisses a pending manual prompt (its call fails as cancelled). */
   dismiss_manual: { args: { id: string }; result: void };
+  /** Everything waiting for a person (flow runs at a gate or needing */
+  /** attention, manual prompts), oldest first: the sidebar's badge. */
+  waiting_items: { args: {}; result: WaitingList };
   /** Every backup and the retention counts. */
   list_backups: { args: {}; result: BackupsView };
   /** Takes a backup now. */
@@ -220,12 +251,15 @@ export interface Calls {
   agents_create: { args: { input: AgentInput }; result: AgentView };
   /** Replaces an agent's prompt, back end and model (absent fields are unset). */
   agents_update: { args: { name: string; input: AgentInput }; result: AgentView };
-  /** Deletes an agent; refused while a flow names it (the message names the flows). */
-  agents_delete: { args: { name: string }; result: void };
+  /** Deletes an agent in two steps (see `delete_workflow`); refused while a */
+  /** flow names it (the message names the flows). */
+  agents_delete: { args: { name: string } & Confirm; result: DeleteReply };
   /** Every flow in `flows/` (re-read now); invalid ones are `disabled` with their `error`. */
   flows_list: { args: {}; result: FlowList };
   /** A flow's definition. */
   flows_definition: { args: { name: string }; result: unknown };
+  /** One step of a flow by its id (seed 003's stage id), nested steps included. */
+  flows_step: { args: { name: string; stage_id: string }; result: unknown };
   /** Starts a run, or resumes one (`conversationId`, optional `resumeStepPath`). */
   flows_run: { args: { name: string; request: StartFlow }; result: FlowStarted };
   /** A flow's runs, newest first. */
@@ -245,9 +279,54 @@ export interface Calls {
   flow_run_delete: { args: { id: string } & Confirm; result: DeleteReply };
   /** Stops a run: the step in flight is cancelled and `stopped` recorded. */
   flow_run_stop: { args: { id: string }; result: FlowRunView };
-  /** Answers the gate the run waits at (`{option, input?}`), or a run that */
-  /** needs attention (`retry`, `skip`, `stop`). */
+  /** Answers the gate or manual task the run waits at (`{option | decision, */
+  /** input?, result?}`: the person's result is text or JSON), or a run */
+  /** that needs attention (`retry`, `skip`, `stop`). */
   flow_run_answer: { args: { id: string; answer: GateAnswer }; result: FlowStarted };
+  /** The installed models, the recommended list (size, memory need, */
+  /** speed here), downloads in progress and whether this is the first start. */
+  models_list: { args: {}; result: ModelsView };
+  /** Starts downloading a recommended model (`name`) or a URL with its */
+  /** `sha256`; progress, the checksum and the end come as `model_progress` */
+  /** events. An interrupted download resumes where it stopped. */
+  models_pull: { args: { request: PullModel }; result: ModelsView };
+  /** Adds a GGUF file from this machine (checked by its header; hard-linked */
+  /** into the models folder, or copied when on another disk). */
+  models_add_file: { args: { input: AddModelFile }; result: ModelsView };
+  /** Records the first start's choice (local model, cloud API or manual). */
+  models_first_start: { args: { input: FirstStartInput }; result: ModelsView };
+  /** Stops a download; its partial file stays, and the next pull resumes it. */
+  models_cancel: { args: { name: string }; result: ModelsView };
+  /** Uses a model: the `local` back end points at it and answers the builder's roles. */
+  models_use: { args: { name: string }; result: ModelsView };
+  /** Removes a model (or a partial download of one); refused while it is in use. */
+  models_remove: { args: { name: string }; result: ModelsView };
+  /** A flow's file as written, its revision (SHA-256 of the file) and the loader's verdict. */
+  flows_source: { args: { name: string }; result: FlowSource };
+  /** Checks a draft with the loader's own checks (its messages, or its Mermaid); nothing is written. */
+  flows_validate: { args: { draft: FlowDraft }; result: FlowCheck };
+  /** Saves a draft as `flows/{name}.json` through the loader's checks; `baseRevision` is the */
+  /** revision the editor opened (absent: a new flow). */
+  flows_save: { args: { name: string; save: FlowSave }; result: FlowSaved };
+  /** The step types and the agents with their commands, for the editor's pickers. */
+  flows_editor_options: { args: {}; result: FlowEditorOptions };
+  /** Files an outside (MCP) client asked to see, waiting for the user's */
+  /** approval, each with the masked extract the client would get. */
+  client_requests: { args: {}; result: Array<ClientRequestView> };
+  /** Approves a client's request: the client may now get the file's masked extract. */
+  approve_client_request: { args: { id: string }; result: ClientRequestView };
+  /** Declines a client's request: the client is told the user declined. */
+  decline_client_request: { args: { id: string }; result: ClientRequestView };
+  /** Every schedule, with its last run, last error and next run. */
+  list_schedules: { args: {}; result: Array<ScheduleView> };
+  /** Schedules an approved workflow or a flow: a cron expression or a watched folder. */
+  create_schedule: { args: { input: ScheduleInput }; result: ScheduleView };
+  /** Pauses a schedule: it runs nothing until resumed. */
+  pause_schedule: { args: { id: string }; result: ScheduleView };
+  /** Resumes a schedule from its next time; the back-off starts over. */
+  resume_schedule: { args: { id: string }; result: ScheduleView };
+  /** Removes a schedule (its runs stay in the history); answers the rest. */
+  delete_schedule: { args: { id: string }; result: Array<ScheduleView> };
 }
 
 /** A call's name. */

@@ -343,6 +343,8 @@ impl Service {
                 CallOutcome::Ok
             },
             blocked: false,
+            // An MCP client is an outside party (often a cloud LLM's app).
+            local: false,
             error: None,
             deleted_workflow: None,
             flow_run_id: run,

@@ -124,6 +124,7 @@ async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
         latency_ms: 1,
         outcome: maskflow_privacy::ledger::CallOutcome::Ok,
         blocked: false,
+        local: false,
         error: None,
         deleted_workflow: None,
         flow_run_id: None,
