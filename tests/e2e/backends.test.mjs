@@ -48,7 +48,7 @@ test("the back end chosen in Settings answers every role", async () => {
   await form.getByLabel("Name").fill("recorder");
   await form.getByLabel("Kind").selectOption("openai");
   await form.getByLabel("Base URL").fill(llm.baseUrl);
-  await form.getByLabel("Model").fill("e2e-model");
+  await form.getByLabel("Model", { exact: true }).fill("e2e-model");
   await form.getByRole("button", { name: "Save back end" }).click();
   await page.getByTestId("provider").filter({ hasText: "recorder" }).waitFor();
   for (const role of ["validator", "clarifier", "builder"]) {

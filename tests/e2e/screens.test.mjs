@@ -42,7 +42,7 @@ test("settings: add a back end; testing a dead URL says clearly why it failed", 
   await form.getByLabel("Name").fill("dead-llm");
   await form.getByLabel("Kind").selectOption("openai");
   await form.getByLabel("Base URL").fill("http://127.0.0.1:9/v1");
-  await form.getByLabel("Model").fill("gpt-test");
+  await form.getByLabel("Model", { exact: true }).fill("gpt-test");
   await form.getByRole("button", { name: "Save back end" }).click();
   const card = page.getByTestId("provider").filter({ hasText: "dead-llm" });
   await card.waitFor();
