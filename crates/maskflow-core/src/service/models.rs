@@ -169,23 +169,27 @@ pub fn local_kind_known() -> bool {
         && maskflow_llm::local::capabilities().supported
 }
 
-/// The setting `use` writes: the `local` back end on `path`. Built from
-/// the settings document's own spelling, so this manager needs nothing of
-/// the embedded back end but the kind's name.
+/// The setting `use` writes: the `local` back end on `path`. Refused by a
+/// build without the embedded back end: the kind parses everywhere (a
+/// settings file moves between builds), but only such a build can run it.
 fn local_setting(path: &Path) -> Result<ProviderConfig> {
-    serde_json::from_value(serde_json::json!({
-        "id": LOCAL_ID,
-        "kind": LOCAL_KIND,
-        "model": path.display().to_string(),
-    }))
-    .map_err(|_| {
+    let without = || {
         CoreError::Conflict(
             "this Maskflow was built without the embedded back end (the `local` kind); \
              use a build with it, or serve the model with llama-server and add it as an \
              OpenAI-compatible back end"
                 .into(),
         )
-    })
+    };
+    if !local_kind_known() {
+        return Err(without());
+    }
+    serde_json::from_value(serde_json::json!({
+        "id": LOCAL_ID,
+        "kind": LOCAL_KIND,
+        "model": path.display().to_string(),
+    }))
+    .map_err(|_| without())
 }
 
 /// This machine's memory in bytes, when the system says.

@@ -171,8 +171,16 @@ fn workflow_id(pane: &str) -> String {
         .to_owned()
 }
 
-#[test]
-fn maskflow_build_then_approve_on_a_terminal() {
+/// A terminal running `maskflow build sales.csv FLAGS --message …` against
+/// the recording back end, in a fresh data folder.
+struct Session {
+    _home: tempfile::TempDir,
+    data: PathBuf,
+    llm: Recorder,
+    tmux: Tmux,
+}
+
+fn start_build(name: &str, flags: &str) -> Session {
     let home = tempfile::tempdir().expect("home");
     let data = home.path().join("data");
     let work = home.path().join("work");
@@ -181,7 +189,8 @@ fn maskflow_build_then_approve_on_a_terminal() {
     let llm = backend();
     let exe = std::fs::canonicalize(PathBuf::from(BIN)).expect("the maskflow binary");
     let command = format!(
-        "cd {work} && env MASKFLOW_HOME={data} {exe} build sales.csv --message 'total the amount per customer' \
+        "cd {work} && env MASKFLOW_HOME={data} {exe} build sales.csv {flags} \
+         --message 'total the amount per customer' \
          --provider openai --model x --base-url http://127.0.0.1:{port}/v1; \
          echo maskflow-exit=$?; sleep 3600",
         work = quoted(&work),
@@ -189,7 +198,7 @@ fn maskflow_build_then_approve_on_a_terminal() {
         exe = quoted(&exe),
         port = llm.port
     );
-    let tmux = Tmux::new("build");
+    let tmux = Tmux::new(name);
     tmux.run(&[
         "new-session",
         "-d",
@@ -203,6 +212,19 @@ fn maskflow_build_then_approve_on_a_terminal() {
         "-c",
         &command,
     ]);
+    Session {
+        _home: home,
+        data,
+        llm,
+        tmux,
+    }
+}
+
+#[test]
+fn maskflow_build_then_approve_on_a_terminal() {
+    let Session {
+        data, llm, tmux, ..
+    } = start_build("build", "");
 
     // The masked extract is shown, and nothing is sent before the yes.
     let pane = tmux.wait_for("Send these masked extracts");
@@ -343,37 +365,9 @@ fn maskflow_build_then_approve_on_a_terminal() {
 /// before any code; the reviewer's verdict is printed with the outcome.
 #[test]
 fn maskflow_build_with_a_plan_and_a_review() {
-    let home = tempfile::tempdir().expect("home");
-    let data = home.path().join("data");
-    let work = home.path().join("work");
-    std::fs::create_dir_all(&work).expect("work");
-    std::fs::write(work.join("sales.csv"), CSV).expect("csv");
-    let llm = backend();
-    let exe = std::fs::canonicalize(PathBuf::from(BIN)).expect("the maskflow binary");
-    let command = format!(
-        "cd {work} && env MASKFLOW_HOME={data} {exe} build sales.csv --yes --plan --review \
-         --message 'total the amount per customer' \
-         --provider openai --model x --base-url http://127.0.0.1:{port}/v1; \
-         echo maskflow-exit=$?; sleep 3600",
-        work = quoted(&work),
-        data = quoted(&data),
-        exe = quoted(&exe),
-        port = llm.port
-    );
-    let tmux = Tmux::new("plan");
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "cli",
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "sh",
-        "-c",
-        &command,
-    ]);
+    let Session {
+        data, llm, tmux, ..
+    } = start_build("plan", "--yes --plan --review");
     let mut pane = tmux.wait_for_any(&[QUESTION, "Go ahead anyway?"]);
     if !pane.contains(QUESTION) {
         tmux.type_line("y");
