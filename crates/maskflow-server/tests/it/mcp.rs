@@ -84,15 +84,16 @@ const FLOW: &str = r#"{"description": "Drafts a note, then asks before shipping.
     {"type": "gate", "id": "g", "label": "Review", "prompt": "Ship it?",
      "options": [{"label": "Approve"}, {"label": "Reject"}]}]}"#;
 
-/// A manual task (seed 003's decisions) routing on the person's decision:
+/// A manual task (seed 003's decisions) in a graph-form flow (a node
+/// without `next` ends the run), routing on the person's decision:
 /// "request changes" goes to the writer with the person's notes, "approve"
 /// to the announcement.
-const DECIDE: &str = r#"{"description": "A person decides on a draft.", "steps": [
+const DECIDE: &str = r#"{"description": "A person decides on a draft.", "nodes": [
     {"type": "gate", "id": "decide", "label": "Decide", "prompt": "Approve, request changes, or reject the draft.",
      "options": [{"label": "approve", "next": "ship"}, {"label": "request changes", "next": "revise"},
                  {"label": "reject", "next": null}]},
     {"type": "llm", "id": "revise", "label": "Revise", "agentType": "writer", "identifier": "x",
-     "messages": [{"role": "user", "content": ["Revise the draft: {{output.notes}}"]}], "next": null},
+     "messages": [{"role": "user", "content": ["Revise the draft: {{output.notes}}"]}]},
     {"type": "llm", "id": "ship", "label": "Ship", "agentType": "writer", "identifier": "x",
      "messages": [{"role": "user", "content": ["Announce the release."]}]}]}"#;
 
@@ -307,7 +308,7 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     std::fs::create_dir_all(data.join("flows")).expect("flows");
     std::fs::create_dir_all(&files).expect("files");
     std::fs::write(data.join("flows/review.json"), FLOW).expect("flow");
-    std::fs::write(data.join("flows/decide.json"), DECIDE).expect("flow");
+    std::fs::write(data.join("flows/signoff.json"), DECIDE).expect("flow");
     let people = files.join("people.csv");
     std::fs::write(&people, PEOPLE).expect("people");
     let new_people = files.join("new_people.csv");
@@ -337,6 +338,25 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
             "{name}: {tools}"
         );
     }
+    // answer_flow's schema tells a client about a manual task's decision and result.
+    let raw: Value = serde_json::from_str(tools["raw"].as_str().expect("raw")).expect("json");
+    let answer = raw["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "answer_flow")
+        .expect("answer_flow");
+    for arg in ["run_id", "option", "decision", "input", "result"] {
+        assert!(
+            answer["input_schema"]["properties"][arg].is_object(),
+            "{arg}: {answer}"
+        );
+    }
+    assert_eq!(
+        answer["input_schema"]["required"],
+        json!(["run_id"]),
+        "{answer}"
+    );
     let listed = client.ok("list_workflows", json!({}));
     assert_eq!(listed["workflows"][0]["id"], wf.as_str(), "{listed}");
     assert_eq!(listed["workflows"][0]["approved"], true);
@@ -478,7 +498,7 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
 /// A manual task answered with "request changes" and a JSON result: the
 /// flow routes to the revision, whose prompt carries the person's notes.
 fn answer_a_manual_task(client: &mut Client) {
-    let started = client.ok("start_flow", json!({"name": "decide"}));
+    let started = client.ok("start_flow", json!({"name": "signoff"}));
     let run = started["conversationId"].as_str().expect("run").to_owned();
     let waiting = client.watch_until(&run, |v| v["pending"]["kind"] == "gate");
     let labels: Vec<&str> = waiting["pending"]["options"]
