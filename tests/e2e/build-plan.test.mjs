@@ -112,7 +112,10 @@ test("the plan step is turned on for the workflow, and its plan waits at the gat
 
 test("the person edits the plan and approves the edit; the script is built from it", async () => {
   const text = page.getByTestId("plan-text");
-  await text.fill(`${await text.inputValue()}\n- ${EDIT}`);
+  const proposed = await text.inputValue();
+  const step = "2. Write each customer's id and name";
+  assert.ok(proposed.includes(step), proposed);
+  await text.fill(proposed.replace(step, `${step}\n3. ${EDIT}`));
   const approve = page.getByRole("button", { name: "Approve my edit" });
   await approve.waitFor();
   await shot(page, "62-build-plan-edited.png");
