@@ -55,7 +55,12 @@ export function Conversation({
       )}
       {status === "building" && (
         <li class="msg msg-assistant typing" data-testid="building">
-          <Spinner label="Building: writing the script and testing it on your files…" />
+          {/* At a gate nothing runs: no spinner, the decision waits below. */}
+          {workflow?.current_version.build?.pending_gate ? (
+            <span>{workflow.current_version.build.pending_plan ? "The plan is ready: approve it, edit it or ask for another below. No code is written yet." : "The build waits for your decision below."}</span>
+          ) : (
+            <Spinner label="Building: writing the script and testing it on your files…" />
+          )}
         </li>
       )}
       {status === "building" && (

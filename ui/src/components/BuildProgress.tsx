@@ -62,8 +62,15 @@ export function BuildProgress({
       </ol>
       {build && (
         <p class="muted small">
-          Iteration {build.iteration}
-          {build.stage === "prompt" ? " · asking the builder" : build.stage === "response" ? " · checking its answer" : ""}
+          {build.iteration === 0 ? (
+            // Before the first script: the plan step, or the build starting.
+            build.pending_plan ? "Planning · the plan waits for you" : "Preparing the build"
+          ) : (
+            <>
+              Iteration {build.iteration}
+              {build.stage === "prompt" ? " · asking the builder" : build.stage === "response" ? " · checking its answer" : ""}
+            </>
+          )}
         </p>
       )}
       {workflowId && build && !build.pending_gate && build.phase !== "complete" && build.phase !== "failed" && (

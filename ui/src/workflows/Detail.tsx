@@ -13,6 +13,7 @@ import { STATUS } from "../lib/status";
 import { toApiError } from "../transport";
 import { originText, when } from "./format";
 import { useVersions } from "./useVersions";
+import { BuildReviews } from "../components/BuildReviews";
 import { InterfaceChangeNote } from "./InterfaceChangeNote";
 import { VersionActions } from "./VersionActions";
 import { VersionTabs, type Tab } from "./VersionTabs";
@@ -72,6 +73,8 @@ export function Detail({ workflow, onChanged }: { workflow: WorkflowView; onChan
       )}
       {notice && <NoticeBanner notice={notice} onClose={() => setNotice(null)} />}
       {version.interface_change && <InterfaceChangeNote change={version.interface_change} />}
+      {/* A finished build opens here: its plan and the reviewer's verdict stay in view. */}
+      <BuildReviews build={version.build} />
 
       <div class="versions" role="radiogroup" aria-label="Versions">
         {workflow.versions.map((v) => (

@@ -90,11 +90,51 @@ pub fn builder(
     feedback: Option<&str>,
     previous: Option<&WorkflowSpec>,
 ) -> CallTag {
+    let phase = serde_json::to_value(phase)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let previous = previous.and_then(|s| serde_json::to_string(s).ok());
+    CallTag {
+        key: format!(
+            "builder:{phase}:{iteration}:{}",
+            parts(&[feedback, previous.as_deref()])
+        ),
+        turn: None,
+    }
+}
+
+/// The tag of the planner's call, on the person's feedback to the plan it
+/// makes again (none for the first plan).
+pub fn plan(feedback: Option<&str>) -> CallTag {
+    CallTag {
+        key: format!("plan:{}", parts(&[feedback])),
+        turn: None,
+    }
+}
+
+/// The tag of the AI reviewer's call on a proposed plan.
+pub fn plan_review(proposed: &str) -> CallTag {
+    CallTag {
+        key: format!("plan-review:{}", parts(&[Some(proposed)])),
+        turn: None,
+    }
+}
+
+/// The tag of the AI reviewer's call on the script of an iteration.
+pub fn script_review(iteration: u32, spec: &WorkflowSpec) -> CallTag {
+    let spec = serde_json::to_string(spec).ok();
+    CallTag {
+        key: format!("review:{iteration}:{}", parts(&[spec.as_deref()])),
+        turn: None,
+    }
+}
+
+/// The hash of optional texts, each length-prefixed and marked present or
+/// absent, so empty text is not none and no text shifts into another.
+fn parts(texts: &[Option<&str>]) -> String {
     let mut h = Sha256::new();
-    for part in [
-        feedback.map(str::to_owned),
-        previous.and_then(|s| serde_json::to_string(s).ok()),
-    ] {
+    for part in texts {
         match part {
             Some(text) => {
                 h.update([1]);
@@ -104,14 +144,7 @@ pub fn builder(
             None => h.update([0]),
         }
     }
-    let phase = serde_json::to_value(phase)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    CallTag {
-        key: format!("builder:{phase}:{iteration}:{}", hex(h)),
-        turn: None,
-    }
+    hex(h)
 }
 
 #[cfg(test)]
@@ -181,6 +214,31 @@ mod tests {
             "empty feedback is not none"
         );
         assert_eq!(builder(Phase::Generate, 1, None, None).turn, None);
+    }
+
+    #[test]
+    fn plan_and_review_keys_name_their_call_and_what_it_depends_on() {
+        let first = plan(None).key;
+        assert!(first.starts_with("plan:"), "{first}");
+        assert_eq!(first, plan(None).key, "stable");
+        assert_ne!(first, plan(Some("")).key, "empty feedback is not none");
+        assert_ne!(plan(Some("fewer steps")).key, plan(Some("more steps")).key);
+        let reviewed = plan_review("1. Read the file").key;
+        assert!(reviewed.starts_with("plan-review:"), "{reviewed}");
+        assert_ne!(reviewed, plan_review("1. Read the files").key);
+        let spec: WorkflowSpec = serde_json::from_value(serde_json::json!({
+            "name": "Totals", "description": "Sums per client", "script": "print(1)\n",
+            "fields": [], "execution": {"runtime": "python3", "entrypoint": "script.py",
+                                        "requirements": [], "outputs": []}
+        }))
+        .expect("spec");
+        let mut other = spec.clone();
+        other.script.push_str("\n# changed\n");
+        let script = script_review(1, &spec).key;
+        assert!(script.starts_with("review:1:"), "{script}");
+        assert_eq!(script, script_review(1, &spec).key);
+        assert_ne!(script, script_review(2, &spec).key, "another iteration");
+        assert_ne!(script, script_review(1, &other).key, "another script");
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub const MAX_TEST_FAILURES: u32 = 2;
 
 pub use crate::builder::inputs::InputFile;
 pub use autotest::column_names;
-pub use job::{BuildJob, BuildState, OnChange, Outcome, TestReport};
+pub use job::{Asking, BuildJob, BuildState, OnChange, Outcome, TestReport};
 pub use session::render;
 use session::safe_relative;
 
@@ -120,15 +120,21 @@ impl Engine {
         self.drive(job, state, Command::Retest, on).await
     }
 
-    /// Continues a build cut off while the builder's call was in flight (a
-    /// restart while a manual prompt waited): the same call is made again
-    /// from the persisted state, then the build moves on as usual.
+    /// Continues a build cut off while the builder's (or the planner's, or
+    /// the reviewer's) call was in flight (a restart while a manual prompt
+    /// waited): the same call is made again from the persisted state, then
+    /// the build moves on as usual.
     pub async fn continue_call(
         &self,
         job: &BuildJob,
         state: &mut BuildState,
         on: OnChange<'_>,
     ) -> Outcome {
+        if !state.pending_gate
+            && let Some(asking) = state.asking.take()
+        {
+            return self.continue_asking(job, state, asking, on).await;
+        }
         let in_call = matches!(
             (state.phase, state.stage),
             (Phase::Generate | Phase::Revise, Some(Stage::Response))

@@ -164,20 +164,15 @@ impl Service {
         self.deliver(ctx, "stop_flow", answer)
     }
 
-    /// Answers the gate (or the attention question) a flow run waits at.
+    /// Answers the gate, a manual task (its decision and result) or the
+    /// attention question a flow run waits at.
     pub fn client_flow_answer(
         &self,
         ctx: &ClientContext,
         id: &str,
-        option: &str,
-        input: Option<String>,
+        gate: maskflow_flows::GateAnswer,
     ) -> ClientReply {
         let answer = (|| {
-            let gate = maskflow_flows::GateAnswer {
-                option: option.to_owned(),
-                input,
-                result: None,
-            };
             let started = self.flow_answer(id, gate)?;
             let own = vec![started.conversation_id.clone(), started.inflight_id.clone()];
             let mut a = Answer::new(super::to_json(&started)?).own(own);
@@ -185,6 +180,12 @@ impl Service {
             Ok(a)
         })();
         self.deliver(ctx, "answer_flow", answer)
+    }
+
+    /// Refuses a tool call whose arguments do not fit, by name; ledgered
+    /// like every answer a client receives.
+    pub fn client_refuse(&self, ctx: &ClientContext, tool: &str, message: String) -> ClientReply {
+        self.deliver(ctx, tool, Err(CoreError::InvalidRequest(message)))
     }
 
     /// The ledger, newest first (bodies cut at a few thousand characters).

@@ -5,10 +5,13 @@
 //! (a restart, a crash) is listed again with what happened, and answering
 //! it stores the answer and restarts its waiter at the phase that asked —
 //! the message's turn redoes the validator's or the clarifier's call
-//! ([`turns`]), the build redoes the builder's call, the flow run resumes
+//! ([`turns`]), the build redoes the builder's call (or its plan or review
+//! call), the flow run resumes
 //! its step — and that same call takes the stored answer. A prompt whose
 //! waiter cannot go on is listed with the reason, and dismissing it is left.
 
+#[cfg(test)]
+mod plan_review_tests;
 #[cfg(test)]
 mod tests;
 mod turns;
@@ -369,7 +372,7 @@ impl Service {
     }
 
     /// Whether a version is building with its builder's call cut off
-    /// (building, at a builder call, no gate pending).
+    /// (building, at a builder, plan or review call, no gate pending).
     fn build_waits_on_call(&self, version_id: &str) -> bool {
         let db = self.db();
         let building = store::get_version(&db, version_id)
@@ -383,10 +386,11 @@ impl Service {
         building
             && state.is_some_and(|s| {
                 !s.pending_gate
-                    && matches!(
-                        (s.phase, s.stage),
-                        (Phase::Generate | Phase::Revise, Some(Stage::Response))
-                    )
+                    && (s.asking.is_some()
+                        || matches!(
+                            (s.phase, s.stage),
+                            (Phase::Generate | Phase::Revise, Some(Stage::Response))
+                        ))
             })
     }
 

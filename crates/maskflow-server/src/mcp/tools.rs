@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use maskflow_core::Service;
 use maskflow_core::service::{ClientContext, ClientReply};
+use maskflow_flows::GateAnswer;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -67,10 +68,37 @@ pub struct AnswerArgs {
     /// The run's id.
     pub run_id: String,
     /// The chosen option's label (or `retry`, `skip`, `stop` when the run needs attention).
-    pub option: String,
+    #[serde(default)]
+    pub option: Option<String>,
+    /// The decision at a manual task: one of its options (`approve`, `request changes`,
+    /// `reject`, or the flow's own); give it or `option`, not both.
+    #[serde(default)]
+    pub decision: Option<String>,
     /// Text, for an option that asks for it.
     #[serde(default)]
     pub input: Option<String>,
+    /// The result of a manual task, text or a JSON object: later steps read it as
+    /// `output.result` (text) or by its keys (an object), like an agent's output.
+    #[serde(default)]
+    pub result: Option<serde_json::Value>,
+}
+
+impl AnswerArgs {
+    /// The engine's answer: the option or the decision (exactly one of them).
+    fn gate_answer(self) -> Result<GateAnswer, String> {
+        let option = match (self.option, self.decision) {
+            (Some(_), Some(_)) => {
+                return Err("answer_flow takes option or decision, not both".into());
+            }
+            (Some(o), None) | (None, Some(o)) => o,
+            (None, None) => return Err("answer_flow needs option or decision".into()),
+        };
+        Ok(GateAnswer {
+            option,
+            input: self.input,
+            result: self.result,
+        })
+    }
 }
 
 /// `answer_prompt`'s arguments.
@@ -238,7 +266,7 @@ impl MaskflowTools {
     }
 
     #[tool(
-        description = "Answer the gate a flow run waits at with one of its options (or retry, skip, stop when it needs attention)."
+        description = "Answer the gate or manual task a flow run waits at: option (or retry, skip, stop when it needs attention), or a manual task's decision with an optional result (text or JSON) that later steps read."
     )]
     async fn answer_flow(
         &self,
@@ -246,8 +274,11 @@ impl MaskflowTools {
         Parameters(args): Parameters<AnswerArgs>,
     ) -> CallToolResult {
         let ctx = self.context(&peer);
-        self.blocking("answer_flow", move |s| {
-            s.client_flow_answer(&ctx, &args.run_id, &args.option, args.input)
+        let run_id = args.run_id.clone();
+        let answer = args.gate_answer();
+        self.blocking("answer_flow", move |s| match answer {
+            Ok(answer) => s.client_flow_answer(&ctx, &run_id, answer),
+            Err(message) => s.client_refuse(&ctx, "answer_flow", message),
         })
         .await
     }

@@ -3,7 +3,8 @@
 //! cache). The client lists the tools, asks for a CSV's masked extract
 //! (refused until the user approves it in Maskflow, through `serve`'s API as
 //! the app does), runs an approved workflow on a new file, starts a flow and
-//! answers its gate; no cell of either file appears in anything the client
+//! answers its gate, and answers a manual task with "request changes" and a
+//! JSON result that routes the flow; no cell of either file appears in anything the client
 //! received, and each answer is in the ledger. Also: the HTTP transport
 //! refuses a request without the token, and hostile paths get clear errors.
 
@@ -82,6 +83,19 @@ const FLOW: &str = r#"{"description": "Drafts a note, then asks before shipping.
      "messages": [{"role": "user", "content": ["Draft a one-line release note."]}]},
     {"type": "gate", "id": "g", "label": "Review", "prompt": "Ship it?",
      "options": [{"label": "Approve"}, {"label": "Reject"}]}]}"#;
+
+/// A manual task (seed 003's decisions) in a graph-form flow (a node
+/// without `next` ends the run), routing on the person's decision:
+/// "request changes" goes to the writer with the person's notes, "approve"
+/// to the announcement.
+const DECIDE: &str = r#"{"description": "A person decides on a draft.", "nodes": [
+    {"type": "gate", "id": "decide", "label": "Decide", "prompt": "Approve, request changes, or reject the draft.",
+     "options": [{"label": "approve", "next": "ship"}, {"label": "request changes", "next": "revise"},
+                 {"label": "reject", "next": null}]},
+    {"type": "llm", "id": "revise", "label": "Revise", "agentType": "writer", "identifier": "x",
+     "messages": [{"role": "user", "content": ["Revise the draft: {{output.notes}}"]}]},
+    {"type": "llm", "id": "ship", "label": "Ship", "agentType": "writer", "identifier": "x",
+     "messages": [{"role": "user", "content": ["Announce the release."]}]}]}"#;
 
 /// The venv with the pinned client, made once per test run (both tests use it).
 fn client_python(uv: &Path) -> PathBuf {
@@ -294,6 +308,7 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     std::fs::create_dir_all(data.join("flows")).expect("flows");
     std::fs::create_dir_all(&files).expect("files");
     std::fs::write(data.join("flows/review.json"), FLOW).expect("flow");
+    std::fs::write(data.join("flows/signoff.json"), DECIDE).expect("flow");
     let people = files.join("people.csv");
     std::fs::write(&people, PEOPLE).expect("people");
     let new_people = files.join("new_people.csv");
@@ -323,6 +338,25 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
             "{name}: {tools}"
         );
     }
+    // answer_flow's schema tells a client about a manual task's decision and result.
+    let raw: Value = serde_json::from_str(tools["raw"].as_str().expect("raw")).expect("json");
+    let answer = raw["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "answer_flow")
+        .expect("answer_flow");
+    for arg in ["run_id", "option", "decision", "input", "result"] {
+        assert!(
+            answer["input_schema"]["properties"][arg].is_object(),
+            "{arg}: {answer}"
+        );
+    }
+    assert_eq!(
+        answer["input_schema"]["required"],
+        json!(["run_id"]),
+        "{answer}"
+    );
     let listed = client.ok("list_workflows", json!({}));
     assert_eq!(listed["workflows"][0]["id"], wf.as_str(), "{listed}");
     assert_eq!(listed["workflows"][0]["approved"], true);
@@ -412,6 +446,7 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     assert_eq!(waiting["pending"]["prompt"], "Ship it?", "{waiting}");
     client.ok("answer_flow", json!({"run_id": run, "option": "Approve"}));
     client.watch_until(&run, |v| v["status"] == "completed");
+    answer_a_manual_task(&mut client);
 
     let ledger = client.ok("read_ledger", json!({"limit": 50}));
     assert_nothing_raw(&client.received, &[PEOPLE, NEW_PEOPLE]);
@@ -458,6 +493,66 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     assert!(roles.contains(&"mcp:answer_flow"), "{roles:?}");
     drop(client);
     server.interrupt();
+}
+
+/// A manual task answered with "request changes" and a JSON result: the
+/// flow routes to the revision, whose prompt carries the person's notes.
+fn answer_a_manual_task(client: &mut Client) {
+    let started = client.ok("start_flow", json!({"name": "signoff"}));
+    let run = started["conversationId"].as_str().expect("run").to_owned();
+    let waiting = client.watch_until(&run, |v| v["pending"]["kind"] == "gate");
+    let labels: Vec<&str> = waiting["pending"]["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .filter_map(|o| o["label"].as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["approve", "request changes", "reject"],
+        "{waiting}"
+    );
+    // Wrong answers get clear errors, and the run still waits.
+    let both = client.call(
+        "answer_flow",
+        json!({"run_id": run, "option": "approve", "decision": "reject"}),
+    );
+    assert_eq!(both["is_error"], true, "{both}");
+    assert!(
+        both["text"].as_str().expect("text").contains("not both"),
+        "{both}"
+    );
+    let merge = client.call("answer_flow", json!({"run_id": run, "decision": "merge"}));
+    assert_eq!(merge["is_error"], true, "{merge}");
+    assert!(
+        merge["text"].as_str().expect("text").contains("merge"),
+        "{merge}"
+    );
+    let answer = json!({"run_id": run, "decision": "request changes",
+                        "result": {"notes": "name the faster extracts"}});
+    client.ok("answer_flow", answer);
+    let revising = client.watch_until(&run, |v| {
+        v["manual_prompts"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    });
+    let prompt = &revising["manual_prompts"][0];
+    assert!(
+        prompt
+            .to_string()
+            .contains("Revise the draft: name the faster extracts"),
+        "routed to the revision with the person's notes: {revising}"
+    );
+    assert!(
+        !revising.to_string().contains("Announce the release."),
+        "{revising}"
+    );
+    let prompt_id = prompt["prompt_id"].as_str().expect("prompt id").to_owned();
+    client.ok(
+        "answer_prompt",
+        json!({"prompt_id": prompt_id, "text": "Extracts are faster."}),
+    );
+    client.watch_until(&run, |v| v["status"] == "completed");
 }
 
 #[test]

@@ -81,6 +81,29 @@ pub struct BuildState {
     /// Revisions the reviewer asked for (one at most is made).
     #[serde(default)]
     pub review_revisions: u32,
+    /// The plan or review call in flight, so a restart while its manual
+    /// prompt waited makes the same call again (which takes the answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asking: Option<Asking>,
+}
+
+/// A plan or review call of a build, as its state remembers it while the
+/// call is in flight.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum Asking {
+    /// The planner, making the plan (again, with the person's feedback).
+    Plan {
+        /// The person's feedback to the plan it replaces.
+        feedback: Option<String>,
+    },
+    /// The AI reviewer, reading the proposed plan.
+    PlanReview {
+        /// The plan under review.
+        proposed: String,
+    },
+    /// The AI reviewer, reading the iteration's script before its test.
+    ScriptReview,
 }
 
 impl BuildState {
@@ -114,6 +137,7 @@ impl Default for BuildState {
             reviews: Vec::new(),
             reviewed_iteration: 0,
             review_revisions: 0,
+            asking: None,
         }
     }
 }

@@ -4,11 +4,14 @@
 //! test (`review-prompt.md`, `review-reply.md`, `review-response.md`).
 //! Both call the builder's back end, so both pass the privacy guard and
 //! the ledger; the prompts and parsers are the pure [`plan`] and
-//! [`review`] modules.
+//! [`review`] modules. Each call carries its tag ([`call`]) and the state
+//! says which is in flight ([`Asking`]), so a manual prompt cut off by a
+//! restart is answered into the same call made again.
 
 use super::Engine;
-use super::job::{BuildJob, BuildState, OnChange, Outcome};
+use super::job::{Asking, BuildJob, BuildState, OnChange, Outcome};
 use super::session::render;
+use crate::builder::call::{self, CallTag};
 use crate::builder::plan;
 use crate::builder::review::{self, ReviewNote, Verdict};
 use crate::builder::table::{Command, Phase};
@@ -41,16 +44,18 @@ impl Engine {
         &self,
         job: &BuildJob,
         state: &BuildState,
-        mut request: LlmRequest,
+        (mut request, tag): (LlmRequest, CallTag),
         file: &str,
         parse: fn(&str) -> Result<T, String>,
     ) -> Result<Result<T, String>, String> {
         let mut reason = String::new();
+        // The call's identity, fixed before its repair: a manual prompt of
+        // it answered after a restart goes to this call only.
+        let tagged = self.provider.clone().tagged(tag.for_the_call());
         for attempt in 1..=2 {
             // Maskflow's own calls: nobody can confirm a block, so it says
             // what to do instead.
-            let reply = self
-                .provider
+            let reply = tagged
                 .complete(&request, &|_| {})
                 .await
                 .map_err(|e| match e {
@@ -96,10 +101,14 @@ impl Engine {
             state.reason = Some(e);
             return Planned::Failed;
         }
-        let proposed = match self
-            .ask(job, state, request, "planning-response", plan::parse)
-            .await
-        {
+        let feedback = feedback.map(str::to_owned);
+        let tag = call::plan(feedback.as_deref());
+        asking(state, Some(Asking::Plan { feedback }), on);
+        let asked = self
+            .ask(job, state, (request, tag), "planning-response", plan::parse)
+            .await;
+        asking(state, None, on);
+        let proposed = match asked {
             Err(e) => {
                 state.reason = Some(format!("the plan could not be made: {e}"));
                 return Planned::Failed;
@@ -114,10 +123,27 @@ impl Engine {
             state.reason = Some(e);
             return Planned::Failed;
         }
+        self.plan_approval(job, state, proposed, on).await
+    }
+
+    /// The AI reviewer approves the proposed plan when the workflow says
+    /// so, else (or when it asks for changes) the plan waits for a person.
+    async fn plan_approval(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        proposed: String,
+        on: OnChange<'_>,
+    ) -> Planned {
         if job.options.ai_approver {
             let request = review::plan_request(&job.extracts, &job.history, &proposed);
-            let note = self.review(job, state, request, "plan", true).await;
-            on(state);
+            let tag = call::plan_review(&proposed);
+            let in_flight = Asking::PlanReview {
+                proposed: proposed.clone(),
+            };
+            asking(state, Some(in_flight), on);
+            let note = self.review(job, state, (request, tag), "plan", true).await;
+            asking(state, None, on);
             if note.verdict == Some(Verdict::Approve) {
                 state.plan = Some(proposed);
                 on(state);
@@ -138,7 +164,20 @@ impl Engine {
         feedback: Option<&str>,
         on: OnChange<'_>,
     ) -> Outcome {
-        match self.plan_step(job, state, feedback, on).await {
+        let planned = self.plan_step(job, state, feedback, on).await;
+        self.after_plan(job, state, planned, on).await
+    }
+
+    /// Goes on from the plan step: to the generation, the person's gate, or
+    /// the failure.
+    async fn after_plan(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        planned: Planned,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        match planned {
             Planned::Approved => self.drive(job, state, Command::Start, on).await,
             Planned::Pending => self.pause(state, on),
             Planned::Failed => {
@@ -208,8 +247,12 @@ impl Engine {
         state.reviewed_iteration = state.iteration;
         let decides = job.options.ai_approver;
         let request = review::script_request(&job.extracts, &job.history, &spec);
-        let note = self.review(job, state, request, "script", decides).await;
-        on(state);
+        let tag = call::script_review(state.iteration, &spec);
+        asking(state, Some(Asking::ScriptReview), on);
+        let note = self
+            .review(job, state, (request, tag), "script", decides)
+            .await;
+        asking(state, None, on);
         if decides && note.verdict == Some(Verdict::RequestChanges) && state.review_revisions < 1 {
             state.review_revisions += 1;
             state.feedback = Some(format!(
@@ -228,7 +271,7 @@ impl Engine {
         &self,
         job: &BuildJob,
         state: &mut BuildState,
-        request: LlmRequest,
+        (request, tag): (LlmRequest, CallTag),
         subject: &str,
         decides: bool,
     ) -> ReviewNote {
@@ -247,7 +290,7 @@ impl Engine {
             .ask(
                 job,
                 state,
-                request,
+                (request, tag),
                 &format!("{prefix}-reply"),
                 review::parse,
             )
@@ -273,4 +316,46 @@ impl Engine {
         state.reviews.push(note.clone());
         note
     }
+}
+
+impl Engine {
+    /// Makes again the plan or review call a restart cut off (its manual
+    /// prompt was answered after the restart), then goes on from it as the
+    /// build would have.
+    pub(super) async fn continue_asking(
+        &self,
+        job: &BuildJob,
+        state: &mut BuildState,
+        in_flight: Asking,
+        on: OnChange<'_>,
+    ) -> Outcome {
+        match in_flight {
+            Asking::Plan { feedback } => {
+                self.start_planned(job, state, feedback.as_deref(), on)
+                    .await
+            }
+            Asking::PlanReview { proposed } => {
+                let planned = self.plan_approval(job, state, proposed, on).await;
+                self.after_plan(job, state, planned, on).await
+            }
+            Asking::ScriptReview => {
+                // The review was cut off: this iteration is reviewed anew.
+                state.reviewed_iteration = 0;
+                let command = match self.review_before_test(job, state, on).await {
+                    Reviewed::Revise => Command::Reject,
+                    Reviewed::Test => match self.test_step(job, state).await {
+                        Some(c) => c,
+                        None => return self.pause(state, on),
+                    },
+                };
+                self.drive(job, state, command, on).await
+            }
+        }
+    }
+}
+
+/// Records (and persists) the plan or review call in flight, or none.
+fn asking(state: &mut BuildState, in_flight: Option<Asking>, on: OnChange<'_>) {
+    state.asking = in_flight;
+    on(state);
 }

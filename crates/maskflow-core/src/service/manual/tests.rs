@@ -13,12 +13,12 @@ use crate::store::manual_prompts as rows;
 use crate::versions::Status;
 use maskflow_llm::manual::ManualPrompt;
 
-fn open(home: &Path) -> Service {
+pub(super) fn open(home: &Path) -> Service {
     // The real clock: two services on one folder must not make the same ids.
     Service::open(ServiceConfig::from_settings(home)).expect("open service")
 }
 
-fn create(s: &Service) -> (String, String) {
+pub(super) fn create(s: &Service) -> (String, String) {
     let req: CreateWorkflow =
         serde_json::from_value(json!({"file_extracts": [extract()]})).expect("request");
     let created = s.create_workflow(req).expect("create");
@@ -26,7 +26,7 @@ fn create(s: &Service) -> (String, String) {
 }
 
 /// The first listed prompt of `role` not in `seen` (bounded wait).
-async fn prompt(s: &Service, role: &str, seen: &[&str]) -> ManualPrompt {
+pub(super) async fn prompt(s: &Service, role: &str, seen: &[&str]) -> ManualPrompt {
     for _ in 0..500 {
         let found = s
             .manual_prompts()
@@ -51,7 +51,7 @@ async fn status_becomes(s: &Service, wf: &str, status: Status) {
 }
 
 /// Sends `content` in the background (it waits on pasted answers).
-fn send(s: &Service, wf: &str, content: &str) -> tokio::task::JoinHandle<()> {
+pub(super) fn send(s: &Service, wf: &str, content: &str) -> tokio::task::JoinHandle<()> {
     let (s, wf, content) = (s.clone(), wf.to_owned(), content.to_owned());
     tokio::spawn(async move {
         let _ = s.send_message(&wf, &content).await;
@@ -331,7 +331,7 @@ async fn the_same_message_sent_again_after_a_restart_replaces_the_prompt_left_be
     );
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
