@@ -127,7 +127,8 @@ impl FlowEngine {
                 let node = &run.program.nodes[cur];
                 if !node.pre.is_empty() {
                     let ctx = self.context(&run, &st);
-                    if let Some(c) = node.pre.iter().find(|c| !c.check.eval(&ctx)) {
+                    let folder = run.working_folder.as_deref();
+                    if let Some(c) = node.pre.iter().find(|c| !c.check.eval_in(&ctx, folder)) {
                         return self.fail(
                             &run,
                             &st,
@@ -318,7 +319,9 @@ impl FlowEngine {
         let node = &run.program.nodes[cur];
         let failed = if advanced.check_post && !node.post.is_empty() {
             let ctx = self.context(run, &advanced.next);
-            node.post.iter().find(|c| !c.check.eval(&ctx))
+            // File checks read what the step wrote in the run's folder.
+            let folder = run.working_folder.as_deref();
+            node.post.iter().find(|c| !c.check.eval_in(&ctx, folder))
         } else {
             None
         };

@@ -10,6 +10,7 @@ mod fanin;
 mod fanout;
 mod history;
 mod manual_task;
+mod post_files;
 mod seed_imports;
 mod seed_run;
 mod steer;

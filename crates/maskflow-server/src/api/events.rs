@@ -19,8 +19,8 @@
 //! `maskflow` and `maskflow.bearer.<token>` ([`super::auth`]); the server
 //! selects `maskflow`, so the token is never echoed in the handshake.
 
-use axum::extract::{Query, State};
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
 use axum::response::Response;
 use maskflow_core::{Event, Service};
 use serde::Deserialize;

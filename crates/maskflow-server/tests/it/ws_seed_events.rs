@@ -322,25 +322,29 @@ async fn flow_turn_and_flow_status_come_only_to_a_client_that_asks() {
     let server = serve_with(home.path(), &base, flow).await;
 
     // An unknown event name is refused before the upgrade, by name.
-    let refused = tokio_tungstenite::connect_async(
-        {
-            let mut r = format!("ws://127.0.0.1:{}/api/events?events=flow_turn,bogus", server.port)
-                .into_client_request()
-                .expect("ws request");
-            r.headers_mut().insert(
-                "authorization",
-                format!("Bearer {TOKEN}").parse().expect("header"),
-            );
-            r
-        },
-    )
+    let refused = tokio_tungstenite::connect_async({
+        let mut r = format!(
+            "ws://127.0.0.1:{}/api/events?events=flow_turn,bogus",
+            server.port
+        )
+        .into_client_request()
+        .expect("ws request");
+        r.headers_mut().insert(
+            "authorization",
+            format!("Bearer {TOKEN}").parse().expect("header"),
+        );
+        r
+    })
     .await;
     match refused {
         Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
             assert_eq!(response.status(), 400);
             let body = String::from_utf8_lossy(response.body().as_deref().unwrap_or_default())
                 .into_owned();
-            assert!(body.contains("invalid_request") && body.contains("bogus"), "{body}");
+            assert!(
+                body.contains("invalid_request") && body.contains("bogus"),
+                "{body}"
+            );
         }
         other => panic!("expected a 400 refusal, got {other:?}"),
     }
