@@ -4,6 +4,10 @@ use std::ops::ControlFlow;
 
 use super::*;
 
+/// The attempts a step gets before a failed contract asks the person: the
+/// first and one retry with the failure as feedback (seed 002).
+pub(super) const STEP_ATTEMPTS: u32 = 2;
+
 /// A step that moved on, before its postconditions are checked.
 struct Advanced {
     next: RunState,
@@ -384,7 +388,7 @@ impl FlowEngine {
             content: error.clone(),
             command: meta(run, node, None),
         });
-        if attempt == 0 {
+        if attempt + 1 < STEP_ATTEMPTS {
             if let Err(e) = self.commit(
                 run,
                 StatusMove::on(RunEvent::StepDone),
