@@ -260,10 +260,24 @@ pub struct RunView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub retry_due: Option<RetryDue>,
+    /// The steps a resume may start at (`resumeStepPath`), in the flow's order.
+    pub resume_steps: Vec<ResumeStep>,
     /// RFC 3339.
     pub created_at: String,
     /// RFC 3339.
     pub updated_at: String,
+}
+
+/// A step of a run's flow that a resume may start at.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeStep {
+    /// Seed 004's step path, the `resumeStepPath` that starts there.
+    pub step_path: Vec<usize>,
+    /// The step's label.
+    pub label: String,
 }
 
 /// A single step's retry that is due: shown before the run goes on and runs it.

@@ -77,6 +77,7 @@ impl FlowEngine {
                 .map(|p| serde_json::to_value(p).unwrap_or(Value::Null)),
             parent_id: row.parent_id,
             retry_due,
+            resume_steps: program.as_ref().map(resume_steps).unwrap_or_default(),
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -171,4 +172,19 @@ fn retry_due(program: &Program, status: RunStatus, st: &RunState) -> Option<Retr
         of,
         feedback: pending.error.clone(),
     })
+}
+
+/// The steps of `program` a run may resume at, in the flow's order.
+fn resume_steps(program: &Program) -> Vec<ResumeStep> {
+    let mut steps: Vec<ResumeStep> = program
+        .nodes
+        .iter()
+        .filter(|n| n.resumable)
+        .map(|n| ResumeStep {
+            step_path: n.path.clone(),
+            label: n.label.clone(),
+        })
+        .collect();
+    steps.sort_by(|a, b| a.step_path.cmp(&b.step_path));
+    steps
 }

@@ -1,6 +1,7 @@
 //! A single step's retry that was due when the run stopped is shown on the
 //! run before anything runs it ("step X will be retried (attempt 2 of 2)"),
-//! and resuming runs exactly that retry, with its feedback.
+//! and resuming runs exactly that retry, with its feedback. The run also
+//! lists the steps a resume may start at, in the flow's order.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,4 +117,51 @@ async fn a_due_retry_is_shown_on_the_stopped_run_and_runs_on_resume() {
         prompt.contains("Previous attempt failed: score must be positive"),
         "{prompt}"
     );
+}
+
+#[tokio::test]
+async fn a_run_lists_the_steps_a_resume_may_start_at() {
+    let home = tempfile::tempdir().expect("home");
+    let step = |label: &str| {
+        json!({"type": "llm", "label": label, "agentType": "a", "identifier": "x",
+        "messages": [{"role": "user", "content": ["go"]}]})
+    };
+    let flow = json!({"steps": [step("First"), {"type": "startLoop", "label": "Loop", "maxIterations": 2,
+        "steps": [step("Inner"), {"type": "break", "label": "Done?", "agentType": "a", "identifier": "b",
+                                  "question": "Done?", "breakOn": "yes"}]}]});
+    write_flows(home.path(), &[("p", flow)]);
+    let provider = Arc::new(FailThenHang::default());
+    let engine = engine_at(home.path(), provider.clone(), START_MS);
+    let (started, handle) = engine.prepare("p", StartFlow::default()).expect("prepare");
+    let id = started.conversation_id.clone();
+    let task = tokio::spawn(handle.run());
+    provider.hanging.notified().await;
+    engine.stop(&id).await.expect("stop");
+    assert_eq!(task.await.expect("joined"), RunStatus::Stopped);
+    let view = engine.get_run(&id).expect("view");
+    let listed: Vec<(Vec<usize>, &str)> = view
+        .resume_steps
+        .iter()
+        .map(|s| (s.step_path.clone(), s.label.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (vec![0], "First"),
+            (vec![1], "Loop"),
+            (vec![1, 0], "Inner"),
+            (vec![1, 1], "Done?")
+        ]
+    );
+    // The innermost one is a path the engine resumes at.
+    let (_, _handle) = engine
+        .prepare(
+            "p",
+            StartFlow {
+                conversation_id: Some(id.clone()),
+                resume_step_path: Some(vec![1, 1]),
+                ..StartFlow::default()
+            },
+        )
+        .expect("[1, 1] is accepted");
 }
