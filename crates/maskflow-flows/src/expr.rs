@@ -8,7 +8,9 @@
 //! and     := unary ("&&" unary)*
 //! unary   := "!" unary | compare
 //! compare := primary (("===" | "!==" | "==" | "!=" | ">=" | "<=" | ">" | "<") primary)?
-//! primary := number | 'string' | "string" | true | false | null | path | "(" or ")"
+//! primary := number | 'string' | "string" | true | false | null | path | "(" or ")" | file
+//! file    := ("exists" | "nonEmpty" | "isJson") "(" string ")"
+//!          | ("contains" | "matches") "(" string "," string ")"
 //! path    := name ("." name | "[" digits "]")*     e.g. output.score, output.files[0].path
 //! ```
 //!
@@ -17,9 +19,15 @@
 //! strict JSON equality (no coercion), `!=` and `!==` its negation; `<`, `<=`,
 //! `>`, `>=` compare two numbers or two strings and are false for anything
 //! else. A value standing alone is true unless it is `null`, `false`, `0` or
-//! `""` (JavaScript's truthiness for JSON values).
+//! `""` (JavaScript's truthiness for JSON values). A file check ([`files`])
+//! reads a file in the run's working folder; it is true or false, and false
+//! where there is no folder to read (outside pre- and postconditions).
+
+use std::path::Path;
 
 use serde_json::Value;
+
+pub mod files;
 
 /// A parse error: where in the expression and what is wrong.
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
@@ -74,6 +82,8 @@ pub enum Expr {
     Or(Box<Expr>, Box<Expr>),
     /// `a op b`
     Compare(Box<Expr>, Cmp, Box<Expr>),
+    /// `exists('out.json')` and the other checks of a file in the run's folder.
+    File(files::FileCheck),
 }
 
 /// Parses an expression.
@@ -136,21 +146,47 @@ pub fn truthy(v: &Value) -> bool {
 impl Expr {
     /// Evaluates to a JSON value over `ctx`.
     pub fn value(&self, ctx: &Value) -> Value {
+        self.value_in(ctx, None)
+    }
+
+    /// Evaluates as a condition over `ctx` (file checks are false).
+    pub fn eval(&self, ctx: &Value) -> bool {
+        self.eval_in(ctx, None)
+    }
+
+    /// Evaluates to a JSON value over `ctx`, file checks reading `folder`.
+    pub fn value_in(&self, ctx: &Value, folder: Option<&Path>) -> Value {
         match self {
             Expr::Lit(v) => v.clone(),
             Expr::Path(p) => lookup(ctx, p).unwrap_or(Value::Null),
-            _ => Value::Bool(self.eval(ctx)),
+            _ => Value::Bool(self.eval_in(ctx, folder)),
         }
     }
 
-    /// Evaluates as a condition over `ctx`.
-    pub fn eval(&self, ctx: &Value) -> bool {
+    /// Evaluates as a condition over `ctx`, file checks reading `folder`
+    /// (the run's working folder; none: every file check is false).
+    pub fn eval_in(&self, ctx: &Value, folder: Option<&Path>) -> bool {
         match self {
             Expr::Lit(_) | Expr::Path(_) => truthy(&self.value(ctx)),
-            Expr::Not(e) => !e.eval(ctx),
-            Expr::And(a, b) => a.eval(ctx) && b.eval(ctx),
-            Expr::Or(a, b) => a.eval(ctx) || b.eval(ctx),
-            Expr::Compare(a, op, b) => compare(&a.value(ctx), *op, &b.value(ctx)),
+            Expr::Not(e) => !e.eval_in(ctx, folder),
+            Expr::And(a, b) => a.eval_in(ctx, folder) && b.eval_in(ctx, folder),
+            Expr::Or(a, b) => a.eval_in(ctx, folder) || b.eval_in(ctx, folder),
+            Expr::Compare(a, op, b) => {
+                compare(&a.value_in(ctx, folder), *op, &b.value_in(ctx, folder))
+            }
+            Expr::File(check) => folder.is_some_and(|d| check.holds(d)),
+        }
+    }
+
+    /// Whether it reads a file anywhere (file checks belong in contracts).
+    pub fn reads_files(&self) -> bool {
+        match self {
+            Expr::File(_) => true,
+            Expr::Not(e) => e.reads_files(),
+            Expr::And(a, b) | Expr::Or(a, b) | Expr::Compare(a, _, b) => {
+                a.reads_files() || b.reads_files()
+            }
+            Expr::Lit(_) | Expr::Path(_) => false,
         }
     }
 }
@@ -308,7 +344,11 @@ impl Parser<'_> {
             return Ok(Expr::Lit(v));
         }
         if c.is_alphabetic() || c == '_' || c == '$' {
+            let start = self.pos;
             let name = self.name();
+            if self.chars.get(self.pos) == Some(&'(') {
+                return self.file_check(start, &name);
+            }
             match name.as_str() {
                 "true" => return Ok(Expr::Lit(Value::Bool(true))),
                 "false" => return Ok(Expr::Lit(Value::Bool(false))),
@@ -351,6 +391,46 @@ impl Parser<'_> {
             return Ok(Expr::Path(path));
         }
         Err(self.err(format!("unexpected {c:?}")))
+    }
+
+    /// `name(` has been read: a file check's quoted arguments and `)`.
+    fn file_check(&mut self, start: usize, name: &str) -> Result<Expr, ExprError> {
+        let Some(test) = files::FileTest::named(name) else {
+            return Err(ExprError {
+                source_text: self.src.to_owned(),
+                at: start,
+                message: format!(
+                    "{name:?} is not a function; the file checks are exists, nonEmpty, isJson, contains and matches"
+                ),
+            });
+        };
+        self.pos += 1;
+        let mut args = Vec::new();
+        loop {
+            self.skip_ws();
+            match self.chars.get(self.pos) {
+                Some(')') if args.is_empty() => {}
+                Some(&q) if q == '\'' || q == '"' => match self.string(q)? {
+                    Expr::Lit(Value::String(s)) => args.push(s),
+                    _ => return Err(self.err("expected a quoted string")),
+                },
+                _ => return Err(self.err(format!("{name}() takes quoted strings"))),
+            }
+            if self.eat(",") {
+                continue;
+            }
+            if self.eat(")") {
+                break;
+            }
+            return Err(self.err("expected ',' or ')'"));
+        }
+        files::FileCheck::new(test, args)
+            .map(Expr::File)
+            .map_err(|message| ExprError {
+                source_text: self.src.to_owned(),
+                at: start,
+                message,
+            })
     }
 
     fn name(&mut self) -> String {
@@ -450,10 +530,21 @@ impl std::fmt::Display for Expr {
                 f.write_str(" || ")?;
                 write_side(f, b, matches!(**b, Expr::Or(..)))
             }
+            Expr::File(check) => {
+                write!(f, "{}(", check.test.name())?;
+                let args = std::iter::once(&check.path).chain(check.argument.as_ref());
+                for (i, a) in args.enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}", Expr::Lit(Value::String(a.clone())))?;
+                }
+                f.write_str(")")
+            }
             // Each side of a comparison is a primary: a literal, a path or
             // a parenthesised expression.
             Expr::Compare(a, op, b) => {
-                let primary = |e: &Expr| matches!(e, Expr::Lit(_) | Expr::Path(_));
+                let primary = |e: &Expr| matches!(e, Expr::Lit(_) | Expr::Path(_) | Expr::File(_));
                 write_side(f, a, !primary(a))?;
                 write!(f, " {op} ")?;
                 write_side(f, b, !primary(b))

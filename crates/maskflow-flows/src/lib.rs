@@ -255,10 +255,49 @@ pub struct RunView {
     /// The run that started this one as a subflow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
+    /// A single step's retry that runs first when the run goes on (it
+    /// stopped, failed or was interrupted with the retry due).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub retry_due: Option<RetryDue>,
+    /// The steps a resume may start at (`resumeStepPath`), in the flow's order.
+    pub resume_steps: Vec<ResumeStep>,
     /// RFC 3339.
     pub created_at: String,
     /// RFC 3339.
     pub updated_at: String,
+}
+
+/// A step of a run's flow that a resume may start at.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeStep {
+    /// Seed 004's step path, the `resumeStepPath` that starts there.
+    pub step_path: Vec<usize>,
+    /// The step's label.
+    pub label: String,
+}
+
+/// A single step's retry that is due: shown before the run goes on and runs it.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RetryDue {
+    /// The step's label.
+    pub step: String,
+    /// Its step path.
+    pub step_path: Vec<usize>,
+    /// The attempt the retry will be (2 for the first retry).
+    pub attempt: u32,
+    /// The attempts the step gets before it asks the person.
+    pub of: u32,
+    /// What the retry is told (the failed check's message).
+    pub feedback: String,
+    /// `step "X" will be retried (attempt n of m)`.
+    pub message: String,
 }
 
 /// `POST /api/flow-runs/{conversationId}/gate`.

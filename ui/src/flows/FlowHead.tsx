@@ -2,6 +2,7 @@
 // folder of a new run, and run, stop, resume and export.
 import type { FlowRunView, FlowSummary } from "../generated";
 import type { FlowActions } from "./useFlowActions";
+import { ResumePicker } from "./ResumePicker";
 
 /** The header of the Flows page's main pane. */
 export function FlowHead({
@@ -23,7 +24,7 @@ export function FlowHead({
   setFolder: (folder: string) => void;
   actions: FlowActions;
 }) {
-  const { busy, start, stop, resume, exportMermaid, exportBundle } = actions;
+  const { busy, start, stop, resume, resumeAt, exportMermaid, exportBundle } = actions;
   const status = run ? String(run.status) : null;
   // Stored as running but cut off: it can be resumed at once, or stopped.
   const interrupted = status === "running" && !!run?.interrupted;
@@ -49,6 +50,9 @@ export function FlowHead({
         )}
         {run && (status === "stopped" || status === "failed" || interrupted) && (
           <button type="button" class="button" disabled={!ready || busy} onClick={resume}>Resume</button>
+        )}
+        {run && (status === "stopped" || status === "failed" || interrupted) && run.resumeSteps.length > 0 && (
+          <ResumePicker key={run.conversationId} run={run} busy={!ready || busy} onResume={resumeAt} />
         )}
         <a class="button" href={`#/flow-editor/${encodeURIComponent(flowName)}`}>Edit</a>
         <button type="button" class="button" onClick={exportMermaid} disabled={!mermaid}>Export Mermaid</button>

@@ -1,6 +1,6 @@
 // The selected run's transcript: one bubble per turn, the streaming reply,
 // the run's error and what it waits for.
-import type { FlowRunView, TurnView } from "../generated";
+import type { FlowRunView, RetryDue, TurnView } from "../generated";
 import { ManualPrompts } from "../components/ManualPrompts";
 import type { Pending } from "./labels";
 import { type OnAnswer, PendingPanel } from "./PendingPanel";
@@ -36,6 +36,7 @@ export function FlowTranscript({
           )}
           {status === "running" && !stream && <RunningNote run={run} />}
           {run.error && status === "failed" && <p class="notice notice-error">{run.error}</p>}
+          {run.retryDue && (status !== "running" || run.interrupted) && <RetryDueNote due={run.retryDue} />}
           {pending && <PendingPanel pending={pending} busy={busy} onAnswer={onAnswer} />}
         </>
       )}
@@ -66,6 +67,18 @@ function RunningNote({ run }: { run: FlowRunView }) {
     );
   }
   return <p class="muted small">Working…</p>;
+}
+
+/** A single step's retry that runs first when the run is resumed. */
+function RetryDueNote({ due }: { due: RetryDue }) {
+  return (
+    <div class="notice notice-info" role="status" data-testid="retry-due">
+      <p>
+        <strong>{due.message.charAt(0).toUpperCase() + due.message.slice(1)}</strong> when you resume. Last error:{" "}
+        {due.feedback}
+      </p>
+    </div>
+  );
 }
 
 function Bubble({ turn }: { turn: TurnView }) {

@@ -35,6 +35,7 @@ function run(status: string, paths: number[][], next?: number[], pending: unknow
     })),
     pending,
     parentId: null,
+    resumeSteps: [],
     createdAt: "",
     updatedAt: "",
   };

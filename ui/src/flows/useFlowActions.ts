@@ -9,6 +9,7 @@ import { go } from "../lib/router";
 import { importedNotice, readImport } from "./importFile";
 import type { FlowsData } from "./useFlowsData";
 import { decisionAnswer } from "./decision";
+import { refusedResume } from "./resumePath";
 
 /** The Flows page's actions on the route's flow, with `folder` as the working folder of a new run. */
 export function useFlowActions(data: FlowsData, flowName: string | undefined, folder: string) {
@@ -42,6 +43,21 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
     act(async () => {
       if (!api || !flowName || !run) return;
       await api.runFlow(flowName, { working_folder: null, conversationId: run.conversationId, resumeStepPath: null });
+      refreshRun(run.conversationId);
+    });
+  // From a chosen step: a path the server refuses (seed 004's 400) is said in words.
+  const resumeAt = (path: number[], text: string) =>
+    act(async () => {
+      if (!api || !flowName || !run) return;
+      // `resumeStepPath` is i64 on the wire; plain numbers serialise as JSON numbers.
+      const resumeStepPath = path as unknown as bigint[];
+      try {
+        await api.runFlow(flowName, { working_folder: null, conversationId: run.conversationId, resumeStepPath });
+      } catch (e) {
+        const err = toApiError(e);
+        if (err.code !== "invalid_request") throw e;
+        throw new ApiError(err.code, refusedResume(text, err.message), err.matches);
+      }
       refreshRun(run.conversationId);
     });
   const stop = () =>
@@ -100,7 +116,7 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
     refreshRuns();
   };
 
-  return { busy, deleting, setDeleting, start, resume, stop, answer, onImport, imported, setImported, exportMermaid, exportBundle, rename, archive, remove, removed };
+  return { busy, deleting, setDeleting, start, resume, resumeAt, stop, answer, onImport, imported, setImported, exportMermaid, exportBundle, rename, archive, remove, removed };
 }
 
 /** What useFlowActions returns. */

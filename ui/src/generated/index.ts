@@ -121,6 +121,8 @@ export type { PythonInput } from "./PythonInput";
 export type { PythonView } from "./PythonView";
 export type { RefusedOutput } from "./RefusedOutput";
 export type { RestoreReply } from "./RestoreReply";
+export type { ResumeStep } from "./ResumeStep";
+export type { RetryDue } from "./RetryDue";
 export type { ReviewNote } from "./ReviewNote";
 export type { RoleBudgets } from "./RoleBudgets";
 export type { RunInputs } from "./RunInputs";

@@ -61,6 +61,8 @@ function urlOf(spec: CallSpec, args: Record<string, unknown>): string {
 const WS_PROTOCOL = "maskflow";
 /** The subprotocol that carries the token to the event socket. */
 const WS_TOKEN_PREFIX = "maskflow.bearer.";
+/** Event types beyond seed 004's that this UI asks the socket for. */
+const UI_EXTRA_EVENTS = ["flow_turn", "flow_status"];
 
 /** The ApiError of a request that did not reach the server. */
 function unreachable(): ApiError {
@@ -211,7 +213,9 @@ export class HttpTransport extends CallTransport implements Transport {
 
   private connect() {
     if (this.socket) return;
-    const url = this.origin.replace(/^http/, "ws") + "/api/events";
+    // The socket sends only seed 004's flow events unless asked: the Flows
+    // page, the sidebar and notifications use `flow_turn` and `flow_status`.
+    const url = this.origin.replace(/^http/, "ws") + "/api/events?events=" + UI_EXTRA_EVENTS.join(",");
     // A browser's WebSocket takes no headers: the token rides as a subprotocol.
     const protocols = this.token ? [WS_PROTOCOL, WS_TOKEN_PREFIX + this.token] : [WS_PROTOCOL];
     const socket = new WebSocket(url, protocols);

@@ -52,9 +52,15 @@ pub(super) fn check_step_fields(step: &Step, path: &str) -> Result<(), Definitio
                 ));
             }
             for (i, b) in s.branches.iter().enumerate() {
-                expr::parse(b.condition.as_str()).map_err(|e| {
+                let condition = expr::parse(b.condition.as_str()).map_err(|e| {
                     DefinitionError::at(&format!("{path}.branches[{i}].condition"), e.to_string())
                 })?;
+                if condition.reads_files() {
+                    return Err(DefinitionError::at(
+                        &format!("{path}.branches[{i}].condition"),
+                        "file checks (exists, nonEmpty, isJson, contains, matches) belong in pre- and postconditions",
+                    ));
+                }
                 if b.max_iterations == Some(0) {
                     return Err(DefinitionError::at(
                         &format!("{path}.branches[{i}].maxIterations"),

@@ -4,6 +4,10 @@ use std::ops::ControlFlow;
 
 use super::*;
 
+/// The attempts a step gets before a failed contract asks the person: the
+/// first and one retry with the failure as feedback (seed 002).
+pub(super) const STEP_ATTEMPTS: u32 = 2;
+
 /// A step that moved on, before its postconditions are checked.
 struct Advanced {
     next: RunState,
@@ -127,7 +131,8 @@ impl FlowEngine {
                 let node = &run.program.nodes[cur];
                 if !node.pre.is_empty() {
                     let ctx = self.context(&run, &st);
-                    if let Some(c) = node.pre.iter().find(|c| !c.check.eval(&ctx)) {
+                    let folder = run.working_folder.as_deref();
+                    if let Some(c) = node.pre.iter().find(|c| !c.check.eval_in(&ctx, folder)) {
                         return self.fail(
                             &run,
                             &st,
@@ -318,7 +323,9 @@ impl FlowEngine {
         let node = &run.program.nodes[cur];
         let failed = if advanced.check_post && !node.post.is_empty() {
             let ctx = self.context(run, &advanced.next);
-            node.post.iter().find(|c| !c.check.eval(&ctx))
+            // File checks read what the step wrote in the run's folder.
+            let folder = run.working_folder.as_deref();
+            node.post.iter().find(|c| !c.check.eval_in(&ctx, folder))
         } else {
             None
         };
@@ -381,7 +388,7 @@ impl FlowEngine {
             content: error.clone(),
             command: meta(run, node, None),
         });
-        if attempt == 0 {
+        if attempt + 1 < STEP_ATTEMPTS {
             if let Err(e) = self.commit(
                 run,
                 StatusMove::on(RunEvent::StepDone),

@@ -286,7 +286,7 @@ impl FlowEngine {
             let Ok(e) = expr::parse(c.check.as_str()) else {
                 continue;
             };
-            if !e.eval(&check) {
+            if !e.eval_in(&check, call.run.working_folder.as_deref()) {
                 let error = FlowError::contract(format!("postcondition failed: {}", c.error));
                 return (text, Err(error), Some(c.error.to_string()));
             }

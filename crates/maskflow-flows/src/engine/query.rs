@@ -32,14 +32,20 @@ impl FlowEngine {
         let row = fstore::get_run(&db, id)?.ok_or_else(|| Error::not_found("flow run", id))?;
         let turns = fstore::turns_of(&db, id)?;
         drop(db);
-        let next_step_path = match serde_json::from_value::<Snapshot>(row.definition.clone()) {
-            Ok(snap) => compile::compile(&snap.flow).ok().and_then(|p| {
-                row.state
-                    .cursor
-                    .and_then(|c| p.nodes.get(c).map(|n| n.path.clone()))
-            }),
-            Err(_) => None,
-        };
+        let program = serde_json::from_value::<Snapshot>(row.definition.clone())
+            .ok()
+            .and_then(|snap| compile::compile(&snap.flow).ok());
+        let next_step_path = program.as_ref().and_then(|p| {
+            row.state
+                .cursor
+                .and_then(|c| p.nodes.get(c).map(|n| n.path.clone()))
+        });
+        // A run this process drives is doing its retry, not waiting to.
+        let here = lock(&self.inner.inflight).contains_key(id);
+        let retry_due = program
+            .as_ref()
+            .filter(|_| !here)
+            .and_then(|p| retry_due(p, row.status, &row.state));
         Ok(RunView {
             conversation_id: row.id,
             flow_name: row.flow_name,
@@ -70,6 +76,8 @@ impl FlowEngine {
                 .pending
                 .map(|p| serde_json::to_value(p).unwrap_or(Value::Null)),
             parent_id: row.parent_id,
+            retry_due,
+            resume_steps: program.as_ref().map(resume_steps).unwrap_or_default(),
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -134,4 +142,49 @@ impl FlowEngine {
             .ok_or_else(|| Error::not_found("flow step", &format!("{name}/{stage_id}")))?;
         serde_json::to_value(step).map_err(|e| Error::Corrupt(e.to_string()))
     }
+}
+
+/// The single-step retry a stopped, failed or interrupted run would run
+/// first on resume: a step that failed its contract once and whose retry
+/// has not finished (a run that needs attention asks instead).
+fn retry_due(program: &Program, status: RunStatus, st: &RunState) -> Option<RetryDue> {
+    if !matches!(
+        status,
+        RunStatus::Stopped | RunStatus::Failed | RunStatus::Running
+    ) {
+        return None;
+    }
+    let pending = st.pending_retry.as_ref()?;
+    let of = drive::STEP_ATTEMPTS;
+    let attempt = pending.attempt + 1;
+    if attempt > of || st.cursor != Some(pending.node) {
+        return None;
+    }
+    let node = program.nodes.get(pending.node)?;
+    Some(RetryDue {
+        message: format!(
+            "step {:?} will be retried (attempt {attempt} of {of})",
+            node.label
+        ),
+        step: node.label.clone(),
+        step_path: node.path.clone(),
+        attempt,
+        of,
+        feedback: pending.error.clone(),
+    })
+}
+
+/// The steps of `program` a run may resume at, in the flow's order.
+fn resume_steps(program: &Program) -> Vec<ResumeStep> {
+    let mut steps: Vec<ResumeStep> = program
+        .nodes
+        .iter()
+        .filter(|n| n.resumable)
+        .map(|n| ResumeStep {
+            step_path: n.path.clone(),
+            label: n.label.clone(),
+        })
+        .collect();
+    steps.sort_by(|a, b| a.step_path.cmp(&b.step_path));
+    steps
 }

@@ -10,6 +10,8 @@ mod fanin;
 mod fanout;
 mod history;
 mod manual_task;
+mod post_files;
+mod retry_due;
 mod seed_imports;
 mod seed_run;
 mod steer;

@@ -7,14 +7,22 @@
 //! `turn_final` with `status: "stopped"`. A message that cannot be done gets
 //! one `{"type": "error", "code": …, "message": …}` frame back.
 //!
+//! By default the socket carries only the seed's event types for flow runs:
+//! Maskflow's own `flow_turn` and `flow_status` (a committed transcript turn,
+//! a waiting or ended status) are sent only to a client that asks for them
+//! with the query parameter `events`, a comma-separated list such as
+//! `/api/events?events=flow_turn,flow_status`; an unknown name there is a
+//! `400 invalid_request` naming it. Events of builds and uploads are not
+//! flow events and always come.
+//!
 //! A browser authenticates the socket by offering the subprotocols
 //! `maskflow` and `maskflow.bearer.<token>` ([`super::auth`]); the server
 //! selects `maskflow`, so the token is never echoed in the handshake.
 
-use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
 use axum::response::Response;
-use maskflow_core::Service;
+use maskflow_core::{Event, Service};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
@@ -35,12 +43,67 @@ enum ClientMessage {
     },
 }
 
+/// The event types beyond the seed's that a client may ask for.
+pub const OPT_IN_EVENTS: [&str; 2] = ["flow_turn", "flow_status"];
+
+/// The socket's query: `events=flow_turn,flow_status` asks for the extras.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Comma-separated extra event types ([`OPT_IN_EVENTS`]).
+    #[serde(default)]
+    events: Option<String>,
+}
+
+/// Which of the opt-in event types a subscriber gets.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extras {
+    flow_turn: bool,
+    flow_status: bool,
+}
+
+impl Extras {
+    /// Reads the `events` list; an unknown name is refused by name.
+    fn parse(list: Option<&str>) -> Result<Self, super::error::AppError> {
+        let mut extras = Self::default();
+        for name in list.unwrap_or("").split(',').map(str::trim) {
+            match name {
+                "" => {}
+                "flow_turn" => extras.flow_turn = true,
+                "flow_status" => extras.flow_status = true,
+                other => {
+                    return Err(super::error::AppError::invalid(format!(
+                        "unknown event type {other:?} in `events`; the ones to ask for are {}",
+                        OPT_IN_EVENTS.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(extras)
+    }
+
+    /// Whether `event` goes to this subscriber.
+    fn wants(self, event: &Event) -> bool {
+        match event {
+            Event::FlowTurn { .. } => self.flow_turn,
+            Event::FlowStatus { .. } => self.flow_status,
+            _ => true,
+        }
+    }
+}
+
 /// Upgrades to the event stream (the guard has checked the token).
-pub async fn stream(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+pub async fn stream(
+    State(state): State<AppState>,
+    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+    ws: WebSocketUpgrade,
+) -> Result<Response, super::error::AppError> {
+    let Query(query) = query?;
+    let extras = Extras::parse(query.events.as_deref())?;
     let ws = ws.protocols([super::auth::WS_PROTOCOL]);
     let events = state.service.subscribe();
     let service = state.service.clone();
-    ws.on_upgrade(move |socket| forward(socket, events, service))
+    Ok(ws.on_upgrade(move |socket| forward(socket, events, service, extras)))
 }
 
 fn error_frame(code: &str, message: &str) -> String {
@@ -84,12 +147,14 @@ async fn forward(
     mut socket: WebSocket,
     mut events: tokio::sync::broadcast::Receiver<maskflow_core::Event>,
     service: Service,
+    extras: Extras,
 ) {
     let (replies, mut replies_rx) = mpsc::unbounded_channel::<String>();
     loop {
         tokio::select! {
             event = events.recv() => {
                 let text = match event {
+                    Ok(event) if !extras.wants(&event) => continue,
                     Ok(event) => match serde_json::to_string(&event) {
                         Ok(text) => text,
                         Err(_) => continue,

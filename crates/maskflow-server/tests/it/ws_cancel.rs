@@ -51,7 +51,8 @@ async fn next_frame(ws: &mut Socket, pick: impl Fn(&Value) -> bool) -> Value {
 }
 
 async fn connect(port: u16) -> Socket {
-    let mut request = format!("ws://127.0.0.1:{port}/api/events")
+    // This client reads Maskflow's own `flow_status`, so it asks for it.
+    let mut request = format!("ws://127.0.0.1:{port}/api/events?events=flow_status")
         .into_client_request()
         .expect("ws request");
     request.headers_mut().insert(

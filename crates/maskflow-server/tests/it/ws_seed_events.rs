@@ -32,7 +32,12 @@ async fn call(port: u16, method: &'static str, path: String, body: Option<Value>
 }
 
 async fn connect(port: u16) -> Socket {
-    let mut request = format!("ws://127.0.0.1:{port}/api/events")
+    connect_to(port, "/api/events").await
+}
+
+/// A socket on `path` (the events route, maybe with a query).
+async fn connect_to(port: u16, path: &str) -> Socket {
+    let mut request = format!("ws://127.0.0.1:{port}{path}")
         .into_client_request()
         .expect("ws request");
     request.headers_mut().insert(
@@ -284,4 +289,85 @@ async fn a_script_step_is_a_tool_event_request_then_result() {
     let last = events.last().expect("final");
     assert_eq!(last["status"], "completed", "{last}");
     let _ = ws.close(None).await;
+}
+
+/// Every frame's type up to and including run `id`'s `turn_final`.
+async fn types_to_final(ws: &mut Socket, id: &str) -> Vec<String> {
+    let wait = async {
+        let mut types = Vec::new();
+        while let Some(frame) = ws.next().await {
+            if let Ok(Message::Text(text)) = frame
+                && let Ok(v) = serde_json::from_str::<Value>(text.as_str())
+            {
+                let t = v["type"].as_str().unwrap_or("").to_owned();
+                let last = t == "turn_final" && v["conversationId"] == id;
+                types.push(t);
+                if last {
+                    break;
+                }
+            }
+        }
+        types
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .expect("the run reached turn_final")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flow_turn_and_flow_status_come_only_to_a_client_that_asks() {
+    let (base, _slow) = slow_server().await;
+    let home = tempfile::tempdir().expect("home");
+    let flow = json!({"steps": [llm_step("Summarise", "Summarise the notes.")]});
+    let server = serve_with(home.path(), &base, flow).await;
+
+    // An unknown event name is refused before the upgrade, by name.
+    let refused = tokio_tungstenite::connect_async({
+        let mut r = format!(
+            "ws://127.0.0.1:{}/api/events?events=flow_turn,bogus",
+            server.port
+        )
+        .into_client_request()
+        .expect("ws request");
+        r.headers_mut().insert(
+            "authorization",
+            format!("Bearer {TOKEN}").parse().expect("header"),
+        );
+        r
+    })
+    .await;
+    match refused {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 400);
+            let body = String::from_utf8_lossy(response.body().as_deref().unwrap_or_default())
+                .into_owned();
+            assert!(
+                body.contains("invalid_request") && body.contains("bogus"),
+                "{body}"
+            );
+        }
+        other => panic!("expected a 400 refusal, got {other:?}"),
+    }
+
+    let mut plain = connect(server.port).await;
+    let mut asking = connect_to(server.port, "/api/events?events=flow_turn,flow_status").await;
+    let mut status_only = connect_to(server.port, "/api/events?events=flow_status").await;
+    let (id, _) = start(server.port).await;
+
+    let seen = types_to_final(&mut plain, &id).await;
+    assert!(seen.iter().any(|t| t == "user_turn"), "{seen:?}");
+    assert!(
+        !seen.iter().any(|t| t == "flow_turn" || t == "flow_status"),
+        "a seed client gets only the seed's flow events: {seen:?}"
+    );
+    let seen = types_to_final(&mut asking, &id).await;
+    assert!(seen.iter().any(|t| t == "flow_turn"), "{seen:?}");
+    assert!(seen.iter().any(|t| t == "flow_status"), "{seen:?}");
+    assert!(seen.iter().any(|t| t == "turn_final"), "{seen:?}");
+    let seen = types_to_final(&mut status_only, &id).await;
+    assert!(seen.iter().any(|t| t == "flow_status"), "{seen:?}");
+    assert!(!seen.iter().any(|t| t == "flow_turn"), "{seen:?}");
+    for ws in [&mut plain, &mut asking, &mut status_only] {
+        let _ = ws.close(None).await;
+    }
 }
