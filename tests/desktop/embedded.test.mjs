@@ -25,13 +25,13 @@
 // Without the model the suite says so loudly and passes; with
 // `MASKFLOW_REQUIRE_LLM_SERVERS=1` (CI, scripts/test.sh) that is a failure.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { rawValuesOf } from "../lib/llm-server.mjs";
-import { click, elementScreenshot, fill, go, invoke, js, screenshot, startDesktop, stopDesktop, until, waitFor } from "../lib/desktop-driver.mjs";
+import { click, fill, go, invoke, js, screenshot, startDesktop, stopDesktop, until, waitFor } from "../lib/desktop-driver.mjs";
 import { descendants, environOf, inetSockets, mappedFiles, pidsOf } from "../lib/procfs.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -79,7 +79,7 @@ function sample() {
   if (phase === "turn") seen.turns.push(...fresh);
   if (phase === "build") seen.build.push(...fresh);
   seen.sockets.push(...inetSockets(app));
-  for (const k of fresh) for (const f of mappedFiles(k.pid)) if (f.endsWith(".gguf")) seen.childMaps.push(`${k.exe} maps ${f}`);
+  for (const k of fresh) for (const f of mappedFiles(k.pid)) if (f.endsWith(".gguf")) seen.childMaps.push({ ...k, maps: f });
   // The window's map is long (WebKit, GTK): read now and then, the model stays mapped while loaded.
   if (samples++ % 20 === 0) for (const f of mappedFiles(app)) if (f.endsWith(".gguf")) seen.maps.add(f);
 }
@@ -129,7 +129,6 @@ maybe("Settings: the GGUF is added from disk and used for the builder's roles; t
   await waitFor(d, "[data-testid=embedded-context]", tokens);
   await waitFor(d, "[data-testid=embedded-context]", basename(embedded.context.model));
   await screenshot(d, "30-embedded-settings.png");
-  await elementScreenshot(d, "[data-testid=embedded-setting]", "30-embedded-card.png");
 });
 
 /** The current workflow's view through IPC. */
@@ -272,15 +271,28 @@ maybe("the window ran the model in its own process: no child for it, no TCP or U
     [...seen.maps].some((f) => f.endsWith(".gguf")),
     `llama.cpp maps the GGUF into the window's own process (${app}): ${[...seen.maps]}`,
   );
-  assert.deepEqual(seen.childMaps, [], "no child of the window maps the model");
-  const turns = [...new Map(seen.turns.map((k) => [k.pid, k])).values()];
+  // A child seen between its fork and its exec still runs the app's binary
+  // with the app's command line (and shares its maps): it is judged by what
+  // it became when seen again (the last sight of each pid counts).
+  const appExe = readlinkSync(`/proc/${app}/exe`);
+  const appCmd = readFileSync(`/proc/${app}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
+  const forking = (k) => k.exe === appExe && k.cmdline === appCmd;
+  const latest = (list) => [...new Map(list.map((k) => [k.pid, k])).values()].filter((k) => !forking(k));
+  const turns = latest(seen.turns);
+  const build = latest(seen.build);
+  console.error(`during the build: ${build.map((k) => basename(k.exe || k.cmdline)).join(", ") || "no process seen"}`);
+  // The validator's and clarifier's turns start no process at all. The
+  // build tests the model's script in the sandbox: Python, uv for its
+  // environment, and whatever the machine's Python is made of (pyenv's
+  // shims are shell scripts) — none of them is a model: none names or
+  // maps a GGUF file.
   assert.deepEqual(turns, [], "no process was started during the validator's and clarifier's turns");
-  // The build tests the model's script in the sandbox: Python (and uv for
-  // its environment) and the sandbox's helpers are the build's, not the model's.
-  const build = [...new Map(seen.build.map((k) => [k.pid, k])).values()];
-  const theBuilds = /(^|\/)(python[0-9.]*|uv|bash|sh|systemd-run|busctl|sleep|kill|bwrap)$/;
-  for (const k of build) assert.match(k.exe || k.cmdline.split(" ")[0], theBuilds, `a process the build did not start: ${JSON.stringify(k)}`);
-  console.error(`the build's processes: ${build.map((k) => basename(k.exe || k.cmdline)).join(", ") || "none seen"}`);
+  for (const k of build) assert.ok(!/\.gguf/i.test(k.cmdline), `a child was given the model: ${JSON.stringify(k)}`);
+  assert.deepEqual(
+    seen.childMaps.filter((k) => !forking(k)),
+    [],
+    "no child of the window maps the model",
+  );
   // WebKitWebDriver drives the window through WebKit's inspector server on
   // loopback, whose address it put in the app's environment: its listener,
   // the connections accepted on it and WebKit's own connection to it are

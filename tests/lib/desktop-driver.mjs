@@ -153,15 +153,3 @@ export async function screenshot(d, name) {
   const png = await wd(d, "GET", `/session/${d.session}/screenshot`);
   writeFileSync(join(d.artifacts, name), Buffer.from(png, "base64"));
 }
-
-/** Saves a screenshot of the first element matching `sel` (WebDriver scrolls
- * it into view), or of the window when the driver cannot take one. */
-export async function elementScreenshot(d, sel, name) {
-  try {
-    const el = await wd(d, "POST", `/session/${d.session}/element`, { using: "css selector", value: sel });
-    const png = await wd(d, "GET", `/session/${d.session}/element/${Object.values(el)[0]}/screenshot`);
-    writeFileSync(join(d.artifacts, name), Buffer.from(png, "base64"));
-  } catch {
-    await screenshot(d, name);
-  }
-}
