@@ -40,6 +40,7 @@ export type { Detected } from "./Detected";
 export type { DocumentExtract } from "./DocumentExtract";
 export type { DownloadView } from "./DownloadView";
 export type { EditorAgent } from "./EditorAgent";
+export type { EmbeddedContext } from "./EmbeddedContext";
 export type { EmbeddedInput } from "./EmbeddedInput";
 export type { EmbeddedView } from "./EmbeddedView";
 export type { EnvironmentEntry } from "./EnvironmentEntry";
