@@ -226,6 +226,7 @@ fn json_files(dir: &Path, what: &'static str, folder: &str) -> Result<Vec<Found>
 /// Every `flows/*.json`, sorted by name; invalid ones, and files whose name
 /// is refused, carry their error.
 pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
+    let known = crate::known_agents::known_agents(home);
     let mut out = Vec::new();
     for found in json_files(&flows_dir(home), "flow", "flows")? {
         let flow = match found.refused {
@@ -234,7 +235,9 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
                 message,
             }),
             None => match std::fs::read_to_string(&found.path) {
-                Ok(text) => definition::parse(&text),
+                Ok(text) => definition::parse(&text).and_then(|def| {
+                    crate::known_agents::check_agents(&def, &known).map(|()| def)
+                }),
                 Err(e) => Err(DefinitionError {
                     path: "$".into(),
                     message: format!("cannot read the file: {e}"),
@@ -262,10 +265,12 @@ pub fn load_flow(home: &Path, name: &str) -> Result<FlowDef, LoadError> {
     check_name("flow", name)?;
     let path = flows_dir(home).join(format!("{name}.json"));
     let text = read("flow", name, &path)?;
-    definition::parse(&text).map_err(|error| LoadError::Invalid {
-        file: format!("flows/{name}.json"),
-        error,
-    })
+    definition::parse(&text)
+        .and_then(|def| crate::known_agents::check_flow_agents(home, &def).map(|()| def))
+        .map_err(|error| LoadError::Invalid {
+            file: format!("flows/{name}.json"),
+            error,
+        })
 }
 
 fn strict<T: serde::de::DeserializeOwned>(file: String, text: &str) -> Result<T, LoadError> {
@@ -342,8 +347,8 @@ pub fn list_agents(home: &Path) -> Result<Vec<AgentEntry>, LoadError> {
     Ok(out)
 }
 
-/// Whether `agents/<name>.json` exists (an agent without one runs with
-/// default settings, but is not listed).
+/// Whether `agents/<name>.json` exists (a flow may only name an agent with
+/// a file, commands or a built-in one: see [`crate::known_agents`]).
 pub fn agent_file_exists(home: &Path, name: &str) -> bool {
     valid_name(name) && agent_path(home, name).is_file()
 }

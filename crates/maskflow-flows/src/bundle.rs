@@ -376,11 +376,14 @@ impl FlowEngine {
         for (path, text) in writes {
             write(&path, &text)?;
         }
+        // Written either way (the user may add the agent next), but said.
+        let agents_ok = crate::known_agents::check_flow_agents(home, &def)
+            .map_err(|e| format!("flows/{name}.json: {e}"));
         Ok(FlowSummary {
             name,
             description: def.description.unwrap_or_default(),
-            disabled: false,
-            error: None,
+            disabled: agents_ok.is_err(),
+            error: agents_ok.err(),
         })
     }
 }

@@ -36,6 +36,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod expr;
+pub mod known_agents;
 pub mod mermaid;
 pub mod prompt;
 pub mod script;

@@ -9,6 +9,7 @@ mod engine;
 mod fanin;
 mod fanout;
 mod history;
+mod known_agents;
 mod manual_task;
 mod seed_imports;
 mod seed_run;
