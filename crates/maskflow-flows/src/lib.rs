@@ -29,6 +29,7 @@
 
 pub mod agents;
 pub mod bundle;
+pub mod bundle_seed;
 pub mod checkpoint;
 pub mod compile;
 pub mod definition;

@@ -11,6 +11,7 @@ mod fanout;
 mod history;
 mod known_agents;
 mod manual_task;
+mod seed_export;
 mod seed_imports;
 mod seed_run;
 mod steer;
