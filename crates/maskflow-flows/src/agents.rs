@@ -226,7 +226,7 @@ fn json_files(dir: &Path, what: &'static str, folder: &str) -> Result<Vec<Found>
 /// Every `flows/*.json`, sorted by name; invalid ones, and files whose name
 /// is refused, carry their error.
 pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
-    let known = crate::known_agents::known_agents(home);
+    let known = known_agents(home);
     let mut out = Vec::new();
     for found in json_files(&flows_dir(home), "flow", "flows")? {
         let flow = match found.refused {
@@ -260,13 +260,38 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
     Ok(out)
 }
 
+/// Every agent name Maskflow knows now (built-ins, agent files, agents with commands).
+pub fn known_agents(home: &Path) -> std::collections::BTreeSet<String> {
+    let mut out: std::collections::BTreeSet<String> = crate::known_agents::BUILT_IN_AGENTS.iter().map(|s| (*s).to_owned()).collect();
+    if let Ok(entries) = std::fs::read_dir(agents_dir(home)) {
+        for e in entries.flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            if let Some(stem) = file.strip_suffix(".json")
+                && valid_name(stem)
+                && path.is_file()
+            {
+                out.insert(stem.to_owned());
+            } else if valid_name(&file) && path.join("commands").is_dir() {
+                out.insert(file);
+            }
+        }
+    }
+    out
+}
+
+/// [`crate::known_agents::check_agents`] against the agents of `home` now.
+pub fn check_flow_agents(home: &Path, def: &FlowDef) -> Result<(), DefinitionError> {
+    crate::known_agents::check_agents(def, &known_agents(home))
+}
+
 /// Reads and validates `flows/<name>.json`.
 pub fn load_flow(home: &Path, name: &str) -> Result<FlowDef, LoadError> {
     check_name("flow", name)?;
     let path = flows_dir(home).join(format!("{name}.json"));
     let text = read("flow", name, &path)?;
     definition::parse(&text)
-        .and_then(|def| crate::known_agents::check_flow_agents(home, &def).map(|()| def))
+        .and_then(|def| check_flow_agents(home, &def).map(|()| def))
         .map_err(|error| LoadError::Invalid {
             file: format!("flows/{name}.json"),
             error,
@@ -557,5 +582,19 @@ mod tests {
         )
         .expect("flow");
         assert_eq!(agents_of(&def).into_iter().collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn agent_files_command_folders_and_built_ins_are_known() {
+        let home = tempfile::tempdir().expect("tmp");
+        let dir = home.path().join("agents");
+        std::fs::create_dir_all(dir.join("reveiwer").join("commands")).expect("mkdir");
+        std::fs::write(dir.join("coder.json"), "{}").expect("write");
+        std::fs::write(dir.join("bad name.json"), "{}").expect("write");
+        let known = known_agents(home.path());
+        assert_eq!(
+            known.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["assistant", "coder", "reveiwer"]
+        );
     }
 }

@@ -377,7 +377,7 @@ impl FlowEngine {
             write(&path, &text)?;
         }
         // Written either way (the user may add the agent next), but said.
-        let agents_ok = crate::known_agents::check_flow_agents(home, &def)
+        let agents_ok = agents::check_flow_agents(home, &def)
             .map_err(|e| format!("flows/{name}.json: {e}"));
         Ok(FlowSummary {
             name,

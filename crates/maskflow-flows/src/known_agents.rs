@@ -4,37 +4,16 @@
 //!
 //! An agent is known when `agents/<name>.json` exists, when
 //! `agents/<name>/commands/` holds its commands, or when it is a built-in
-//! agent ([`BUILT_IN_AGENTS`]). Pure apart from reading the folder listing.
+//! agent ([`BUILT_IN_AGENTS`]); [`crate::agents::known_agents`] reads them
+//! from the data folder. Pure.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use super::agents;
 use super::definition::{DefinitionError, FlowDef, Step};
 
 /// Agents that need no file: `assistant` is the agent seed 003's steps
 /// without `defaultAssigneeId` go to; it runs with the default settings.
 pub const BUILT_IN_AGENTS: &[&str] = &["assistant"];
-
-/// Every agent name Maskflow knows now (built-ins, agent files, agents with commands).
-pub fn known_agents(home: &Path) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = BUILT_IN_AGENTS.iter().map(|s| (*s).to_owned()).collect();
-    if let Ok(entries) = std::fs::read_dir(agents::agents_dir(home)) {
-        for e in entries.flatten() {
-            let file = e.file_name().to_string_lossy().into_owned();
-            let path = e.path();
-            if let Some(stem) = file.strip_suffix(".json")
-                && agents::valid_name(stem)
-                && path.is_file()
-            {
-                out.insert(stem.to_owned());
-            } else if agents::valid_name(&file) && path.join("commands").is_dir() {
-                out.insert(file);
-            }
-        }
-    }
-    out
-}
 
 /// Each step with its JSON path, in document order (as [`FlowDef::all_steps`]).
 fn steps_with_paths(def: &FlowDef) -> Vec<(String, &Step)> {
@@ -95,11 +74,6 @@ pub fn check_agents(def: &FlowDef, known: &BTreeSet<String>) -> Result<(), Defin
     Ok(())
 }
 
-/// [`check_agents`] against the agents of `home` now.
-pub fn check_flow_agents(home: &Path, def: &FlowDef) -> Result<(), DefinitionError> {
-    check_agents(def, &known_agents(home))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,20 +108,5 @@ mod tests {
             "{}",
             e.message
         );
-    }
-
-    #[test]
-    fn agent_files_and_command_folders_are_known() {
-        let home = tempfile::tempdir().expect("tmp");
-        let dir = home.path().join("agents");
-        std::fs::create_dir_all(dir.join("reveiwer").join("commands")).expect("mkdir");
-        std::fs::write(dir.join("coder.json"), "{}").expect("write");
-        std::fs::write(dir.join("bad name.json"), "{}").expect("write");
-        let known = known_agents(home.path());
-        assert_eq!(
-            known.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["assistant", "coder", "reveiwer"]
-        );
-        check_flow_agents(home.path(), &flow()).expect("all known");
     }
 }

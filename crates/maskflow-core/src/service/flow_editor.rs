@@ -174,7 +174,7 @@ fn parse(home: &Path, text: &str) -> std::result::Result<FlowDef, FlowMessage> {
         });
     }
     definition::parse(text)
-        .and_then(|def| maskflow_flows::known_agents::check_flow_agents(home, &def).map(|()| def))
+        .and_then(|def| agents::check_flow_agents(home, &def).map(|()| def))
         .map_err(message)
 }
 
