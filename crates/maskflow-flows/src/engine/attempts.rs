@@ -87,7 +87,7 @@ fn item_turn(run: &Loaded, node: &compile::Node, a: Attempted) -> (ItemResult, T
 /// asked again). True when some retry was allowed.
 pub(super) fn todo_of(progress: &mut ForeachProgress) -> (Vec<Todo>, bool) {
     let mut todo: Vec<Todo> = (0..progress.total)
-        .filter(|i| !progress.results.contains_key(i))
+        .filter(|i| !progress.results.contains_key(i) && !progress.timed_out.contains(i))
         .map(|i| (i, 0, None))
         .collect();
     let mut approved = false;

@@ -1,6 +1,7 @@
 //! Fan-out over items, with per-item retries (seed 002's `retryCount`).
 
 use super::attempts::{Attempted, Steered, Todo, record_attempt, todo_of};
+use super::join_timeout::{join_deadline, time_out, timed_out_turn};
 use super::*;
 
 /// One foreach item: the variable it is bound to, its index and its value.
@@ -129,6 +130,8 @@ impl FlowEngine {
                 node: cur,
                 total: items.len(),
                 results: BTreeMap::new(),
+                started_ms: None,
+                timed_out: Vec::new(),
             },
         };
         let limit = f
@@ -138,6 +141,7 @@ impl FlowEngine {
             return Ok(wait);
         }
         let concurrency = f.concurrency.unwrap_or(1).max(1) as usize;
+        let deadline = join_deadline(&run, node, &mut progress, self.inner.clock.now_ms());
         let (mut todo, approved) = todo_of(&mut progress);
         if approved {
             let mut partial = st.clone();
@@ -175,15 +179,39 @@ impl FlowEngine {
                     .await
             });
         };
-        while set.len() < concurrency {
-            let Some(t) = todo.pop() else { break };
-            spawn(&mut set, t);
-        }
-        while let Some(joined) = set.join_next().await {
+        // Items running now, by index (a join's timeout stops them).
+        let mut running = BTreeSet::new();
+        let mut ended: Vec<TurnRow> = Vec::new();
+        loop {
+            if deadline.is_some_and(|d| self.inner.clock.now_ms() >= d) {
+                set.abort_all();
+                while set.join_next().await.is_some() {}
+                time_out(&mut progress, &mut todo, &running);
+                ended.push(timed_out_turn(&run, node, &progress));
+                break;
+            }
+            while set.len() < concurrency {
+                let Some(t) = todo.pop() else { break };
+                running.insert(t.0);
+                spawn(&mut set, t);
+            }
+            let joined = match deadline {
+                // Wakes when the time is up even if an item hangs.
+                Some(d) => {
+                    let left = d.saturating_sub(self.inner.clock.now_ms());
+                    tokio::select! {
+                        j = set.join_next() => j,
+                        () = tokio::time::sleep(Duration::from_millis(left)) => continue,
+                    }
+                }
+                None => set.join_next().await,
+            };
+            let Some(joined) = joined else { break };
             let a = match joined {
                 Ok(a) => a,
                 Err(e) => return Err(failure(format!("a foreach item stopped unexpectedly: {e}"))),
             };
+            running.remove(&a.index);
             let (turns, retry) = record_attempt(&run, node, &mut progress, a, limit);
             todo.extend(retry);
             let mut partial = st.clone();
@@ -195,17 +223,18 @@ impl FlowEngine {
                 &turns,
                 &[],
             )?;
-            if let Some(t) = todo.pop() {
-                spawn(&mut set, t);
-            }
         }
         if let Some(wait) = steered_wait(&run, node, st, &progress) {
             return Ok(wait);
         }
         let mut next = st.clone();
         let ok = progress.results.values().filter(|r| r.ok).count();
-        let output =
-            json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok});
+        let late = progress.timed_out.len();
+        let mut output =
+            json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok - late});
+        if late > 0 {
+            output["timedOut"] = json!(late);
+        }
         next.foreach = Some(progress);
         // A subflow item may run scripts: its output is treated as local.
         if local_items || matches!(*f.step, Step::Script(_) | Step::Subflow(_)) {
@@ -217,7 +246,7 @@ impl FlowEngine {
         enter(&run.program, &mut next, node.next);
         Ok(Outcome::Advance {
             next,
-            turns: vec![],
+            turns: ended,
             msgs: vec![],
             check_post: false,
         })

@@ -53,6 +53,21 @@ impl FlowEngine {
             .filter(|r| r.ok)
             .map(|r| r.output.clone().unwrap_or(Value::Null))
             .collect();
+        let timed_out = progress.timed_out.clone();
+        if !timed_out.is_empty() && j.on_timeout == Some(crate::definition::JoinTimeout::Fail) {
+            return Err(failure(format!(
+                "join {:?}: {} of {} items were not done within its {}s timeout (items {})",
+                node.label,
+                timed_out.len(),
+                progress.total,
+                j.timeout_seconds.unwrap_or_default(),
+                timed_out
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         let policy = if st.join_skip_failures {
             JoinPolicy::Skip
         } else {
@@ -105,8 +120,11 @@ impl FlowEngine {
             .filter(|(_, r)| r.retry_count > 0)
             .map(|(i, r)| (i.to_string(), Value::from(r.retry_count)))
             .collect();
-        let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
-        let turn = joined_turn(run, node, progress.total, failed.len());
+        let mut output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
+        if !timed_out.is_empty() {
+            output["timedOut"] = json!(timed_out);
+        }
+        let turn = joined_turn(run, node, progress.total, failed.len(), timed_out.len());
         let Some(prompt) = &j.prompt else {
             FlowEngine::complete_with(&mut next, node, output, local);
             enter(&run.program, &mut next, node.next);
@@ -206,13 +224,25 @@ impl FlowEngine {
     }
 }
 
-/// The system turn saying how many of a join's `total` items it gathered.
-fn joined_turn(run: &Loaded, node: &compile::Node, total: usize, failed: usize) -> TurnRow {
+/// The system turn saying how many of a join's `total` items it gathered
+/// (`failed` failed, `late` timed out).
+fn joined_turn(
+    run: &Loaded,
+    node: &compile::Node,
+    total: usize,
+    failed: usize,
+    late: usize,
+) -> TurnRow {
+    let late_note = if late > 0 {
+        format!(", {late} timed out")
+    } else {
+        String::new()
+    };
     TurnRow {
         role: TurnRole::System,
         content: format!(
-            "Joined {} of {total} items ({failed} failed)",
-            total - failed
+            "Joined {} of {total} items ({failed} failed{late_note})",
+            total - failed - late
         ),
         command: meta(run, node, None),
     }
