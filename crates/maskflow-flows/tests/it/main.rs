@@ -9,6 +9,7 @@ mod engine;
 mod fanin;
 mod fanout;
 mod history;
+mod join_exhausted;
 mod join_timeout;
 mod known_agents;
 mod manual_task;
