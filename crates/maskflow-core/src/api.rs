@@ -671,8 +671,7 @@ macro_rules! api_calls {
                 errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_mermaid(&name);
 
-            /// A flow with its agents as one JSON bundle (seed 003's export format;
-            /// `?format=seed003` for the seed's own `workflow.steps` and `agents[{id, displayName, agentPrompt}]`).
+            /// A flow with its agents as one JSON bundle; `?format=seed003` gives seed 003's own shape (`workflow.steps`, `agents[{id, displayName, agentPrompt}]`).
             flows_export: get "/api/flows/{name}/export", tag "flows", json 200,
                 path("name" name: String), query(format: maskflow_core::service::ExportQuery), body(),
                 returns maskflow_flows::bundle::FlowBundle,
