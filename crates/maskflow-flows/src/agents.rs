@@ -235,9 +235,8 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
                 message,
             }),
             None => match std::fs::read_to_string(&found.path) {
-                Ok(text) => definition::parse(&text).and_then(|def| {
-                    crate::known_agents::check_agents(&def, &known).map(|()| def)
-                }),
+                Ok(text) => definition::parse(&text)
+                    .and_then(|def| crate::known_agents::check_agents(&def, &known).map(|()| def)),
                 Err(e) => Err(DefinitionError {
                     path: "$".into(),
                     message: format!("cannot read the file: {e}"),
@@ -262,7 +261,10 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
 
 /// Every agent name Maskflow knows now (built-ins, agent files, agents with commands).
 pub fn known_agents(home: &Path) -> std::collections::BTreeSet<String> {
-    let mut out: std::collections::BTreeSet<String> = crate::known_agents::BUILT_IN_AGENTS.iter().map(|s| (*s).to_owned()).collect();
+    let mut out: std::collections::BTreeSet<String> = crate::known_agents::BUILT_IN_AGENTS
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
     if let Ok(entries) = std::fs::read_dir(agents_dir(home)) {
         for e in entries.flatten() {
             let file = e.file_name().to_string_lossy().into_owned();

@@ -377,8 +377,8 @@ impl FlowEngine {
             write(&path, &text)?;
         }
         // Written either way (the user may add the agent next), but said.
-        let agents_ok = agents::check_flow_agents(home, &def)
-            .map_err(|e| format!("flows/{name}.json: {e}"));
+        let agents_ok =
+            agents::check_flow_agents(home, &def).map_err(|e| format!("flows/{name}.json: {e}"));
         Ok(FlowSummary {
             name,
             description: def.description.unwrap_or_default(),

@@ -297,7 +297,9 @@ fn a_flow_naming_an_unknown_agent_is_shown_why_and_not_saved() {
     let s = service(home.path());
     let text = GOOD.replacen("\"agentType\": \"writer\"", "\"agentType\": \"wirter\"", 1);
     assert_ne!(text, GOOD);
-    let check = s.flow_validate(FlowDraft { text: text.clone() }).expect("check");
+    let check = s
+        .flow_validate(FlowDraft { text: text.clone() })
+        .expect("check");
     assert!(!check.valid);
     assert_eq!(check.messages[0].path, "steps[0].agentType");
     assert!(
@@ -308,7 +310,10 @@ fn a_flow_naming_an_unknown_agent_is_shown_why_and_not_saved() {
         check.messages
     );
     let err = s.flow_save("typo", save(&text, None)).expect_err("refused");
-    assert!(err.to_string().contains("names the agent \"wirter\""), "{err}");
+    assert!(
+        err.to_string().contains("names the agent \"wirter\""),
+        "{err}"
+    );
     assert!(!flow_file(home.path(), "typo").exists());
     // The same text, written outside Maskflow, is listed disabled with that reason.
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");

@@ -109,6 +109,40 @@ fn items_of(
     Ok(items)
 }
 
+/// The fan-out done: its counts as the step's output, its progress kept for
+/// the join, and `turns` (a timeout's note) in the transcript.
+fn fanned_out(
+    run: &Loaded,
+    node: &compile::Node,
+    st: &RunState,
+    progress: ForeachProgress,
+    local: bool,
+    turns: Vec<TurnRow>,
+) -> Outcome {
+    let mut next = st.clone();
+    let ok = progress.results.values().filter(|r| r.ok).count();
+    let late = progress.timed_out.len();
+    let mut output =
+        json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok - late});
+    if late > 0 {
+        output["timedOut"] = json!(late);
+    }
+    next.foreach = Some(progress);
+    if local {
+        next.local.insert("foreach".into());
+    }
+    next.step_path = node.path.clone();
+    next.steps_done += 1;
+    next.output = output;
+    enter(&run.program, &mut next, node.next);
+    Outcome::Advance {
+        next,
+        turns,
+        msgs: vec![],
+        check_post: false,
+    }
+}
+
 impl FlowEngine {
     /// A `foreach`: runs its step per item, a few at a time, retrying failed
     /// items up to `maxRetries`; each result is committed as it comes.
@@ -227,29 +261,9 @@ impl FlowEngine {
         if let Some(wait) = steered_wait(&run, node, st, &progress) {
             return Ok(wait);
         }
-        let mut next = st.clone();
-        let ok = progress.results.values().filter(|r| r.ok).count();
-        let late = progress.timed_out.len();
-        let mut output =
-            json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok - late});
-        if late > 0 {
-            output["timedOut"] = json!(late);
-        }
-        next.foreach = Some(progress);
         // A subflow item may run scripts: its output is treated as local.
-        if local_items || matches!(*f.step, Step::Script(_) | Step::Subflow(_)) {
-            next.local.insert("foreach".into());
-        }
-        next.step_path = node.path.clone();
-        next.steps_done += 1;
-        next.output = output;
-        enter(&run.program, &mut next, node.next);
-        Ok(Outcome::Advance {
-            next,
-            turns: ended,
-            msgs: vec![],
-            check_post: false,
-        })
+        let local = local_items || matches!(*f.step, Step::Script(_) | Step::Subflow(_));
+        Ok(fanned_out(&run, node, st, progress, local, ended))
     }
 
     /// One attempt at an item after `retry_count` retries, with its

@@ -54,19 +54,8 @@ impl FlowEngine {
             .map(|r| r.output.clone().unwrap_or(Value::Null))
             .collect();
         let timed_out = progress.timed_out.clone();
-        if !timed_out.is_empty() && j.on_timeout == Some(crate::definition::JoinTimeout::Fail) {
-            return Err(failure(format!(
-                "join {:?}: {} of {} items were not done within its {}s timeout (items {})",
-                node.label,
-                timed_out.len(),
-                progress.total,
-                j.timeout_seconds.unwrap_or_default(),
-                timed_out
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+        if let Some(f) = super::join_timeout::timeout_failure(node, j, &progress) {
+            return Err(f);
         }
         let policy = if st.join_skip_failures {
             JoinPolicy::Skip

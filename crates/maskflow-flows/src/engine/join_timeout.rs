@@ -43,7 +43,11 @@ pub(super) fn time_out(
 }
 
 /// The system turn of a fan-out cut off by its join's timeout.
-pub(super) fn timed_out_turn(run: &Loaded, node: &compile::Node, progress: &ForeachProgress) -> TurnRow {
+pub(super) fn timed_out_turn(
+    run: &Loaded,
+    node: &compile::Node,
+    progress: &ForeachProgress,
+) -> TurnRow {
     TurnRow {
         role: TurnRole::System,
         content: format!(
@@ -59,4 +63,27 @@ pub(super) fn timed_out_turn(run: &Loaded, node: &compile::Node, progress: &Fore
         ),
         command: meta(run, node, None),
     }
+}
+
+/// The failure of a join with `onTimeout: fail` whose fan-out timed out.
+pub(super) fn timeout_failure(
+    node: &compile::Node,
+    j: &crate::definition::JoinStep,
+    progress: &ForeachProgress,
+) -> Option<StepFailure> {
+    let late = &progress.timed_out;
+    if late.is_empty() || j.on_timeout != Some(crate::definition::JoinTimeout::Fail) {
+        return None;
+    }
+    Some(failure(format!(
+        "join {:?}: {} of {} items were not done within its {}s timeout (items {})",
+        node.label,
+        late.len(),
+        progress.total,
+        j.timeout_seconds.unwrap_or_default(),
+        late.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }

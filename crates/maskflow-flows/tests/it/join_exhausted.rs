@@ -123,7 +123,11 @@ async fn an_exhausted_item_a_person_skips_is_left_out_of_the_join() {
     assert_eq!(view.status, RunStatus::NeedsAttention, "{view:?}");
     let view = answer(&engine, &view.conversation_id, "skip", None).await;
     assert_eq!(view.status, RunStatus::Completed, "{view:?}");
-    assert_eq!(reviewed_bad(&reviewer), 2, "a skipped item is not tried again");
+    assert_eq!(
+        reviewed_bad(&reviewer),
+        2,
+        "a skipped item is not tried again"
+    );
     assert_eq!(joined(&view), ["Joined 2 of 3 items (1 failed)"]);
 
     // Stopping is the third choice: the run ends stopped, nothing more runs.

@@ -116,8 +116,10 @@ async fn a_join_past_its_timeout_goes_on_with_the_finished_items() {
     assert_eq!(asked, ["Review a.txt", "Review slow.txt"]);
     let system = system_turns(&view);
     assert!(
-        system.iter().any(|t| t
-            == "The join's timeout ran out: 2 of 4 items were not done in time (items 2, 3)"),
+        system
+            .iter()
+            .any(|t| t
+                == "The join's timeout ran out: 2 of 4 items were not done in time (items 2, 3)"),
         "{system:?}"
     );
     assert!(
@@ -130,10 +132,9 @@ async fn a_join_past_its_timeout_goes_on_with_the_finished_items() {
 
 #[tokio::test]
 async fn a_join_within_its_timeout_gathers_everything() {
-    let (view, reviewer) = run_with(
-        json!({"type": "join", "id": "all", "timeoutSeconds": 7200, "onTimeout": "fail"}),
-    )
-    .await;
+    let (view, reviewer) =
+        run_with(json!({"type": "join", "id": "all", "timeoutSeconds": 7200, "onTimeout": "fail"}))
+            .await;
     assert_eq!(view.status, RunStatus::Completed, "{view:?}");
     assert_eq!(reviewer.asked.lock().expect("asked").len(), 4);
     assert!(
@@ -145,10 +146,9 @@ async fn a_join_within_its_timeout_gathers_everything() {
 
 #[tokio::test]
 async fn a_join_whose_timeout_fails_the_run_names_the_items_not_done() {
-    let (view, _) = run_with(
-        json!({"type": "join", "id": "all", "timeoutSeconds": 600, "onTimeout": "fail"}),
-    )
-    .await;
+    let (view, _) =
+        run_with(json!({"type": "join", "id": "all", "timeoutSeconds": 600, "onTimeout": "fail"}))
+            .await;
     assert_eq!(view.status, RunStatus::Failed, "{view:?}");
     let error = view.error.clone().unwrap_or_default();
     assert!(

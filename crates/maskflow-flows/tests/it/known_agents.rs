@@ -36,7 +36,7 @@ async fn a_misspelt_agent_disables_the_flow_with_the_reason_until_its_file_exist
         ReplayProvider::from_value(&json!({
             "agent:coder": ["code", {"answer": "yes"}], "agent:reveiwer": ["ok"]
         }))
-            .expect("replay"),
+        .expect("replay"),
     );
     let engine = engine_at(dir, provider, START_MS);
     let reason = "step 3 (steps[1].steps[0]) names the agent \"reveiwer\", which does not exist; \
@@ -46,7 +46,10 @@ async fn a_misspelt_agent_disables_the_flow_with_the_reason_until_its_file_exist
     assert_eq!(listed.len(), 1);
     assert!(listed[0].disabled, "{listed:?}");
     let error = listed[0].error.clone().unwrap_or_default();
-    assert!(error.starts_with("steps[1].steps[0].agentType: "), "{error}");
+    assert!(
+        error.starts_with("steps[1].steps[0].agentType: "),
+        "{error}"
+    );
     assert!(error.contains(reason), "{error}");
 
     let refused = engine.prepare("review", StartFlow::default());

@@ -116,7 +116,11 @@ async fn the_default_export_keeps_maskflows_own_files() {
     std::fs::create_dir_all(here.path().join("flows")).expect("mkdir");
     std::fs::create_dir_all(here.path().join("agents")).expect("mkdir");
     std::fs::write(here.path().join("flows/review.json"), flow().to_string()).expect("write");
-    std::fs::write(here.path().join("agents/reviewer.json"), r#"{"model": "m"}"#).expect("write");
+    std::fs::write(
+        here.path().join("agents/reviewer.json"),
+        r#"{"model": "m"}"#,
+    )
+    .expect("write");
     let engine = engine_at(here.path(), replay(), START_MS);
     let full = serde_json::to_value(engine.export_bundle("review").expect("export")).expect("json");
     assert_eq!(full["agents"][0]["agent"], json!({"model": "m"}));

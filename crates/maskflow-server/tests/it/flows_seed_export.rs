@@ -40,7 +40,13 @@ async fn a_seed_003_export_over_http_re_imports_and_exports_the_same() {
     )
     .expect("flow");
     let app_a = app(a.path());
-    let (s, bundle) = call(&app_a, "GET", "/api/flows/notes/export?format=seed003", None).await;
+    let (s, bundle) = call(
+        &app_a,
+        "GET",
+        "/api/flows/notes/export?format=seed003",
+        None,
+    )
+    .await;
     assert_eq!(s, StatusCode::OK, "{bundle}");
     assert_eq!(
         bundle["agents"],
@@ -63,7 +69,10 @@ async fn a_seed_003_export_over_http_re_imports_and_exports_the_same() {
     let (s, full) = call(&app_a, "GET", "/api/flows/notes/export", None).await;
     assert_eq!(s, StatusCode::OK, "{full}");
     assert!(full["workflow"]["definition"].is_object(), "{full}");
-    assert_eq!(full["agents"][0]["agent"]["prompt"], "You write short notes.");
+    assert_eq!(
+        full["agents"][0]["agent"]["prompt"],
+        "You write short notes."
+    );
     // A format it does not know is refused by name.
     let (s, body) = call(&app_a, "GET", "/api/flows/notes/export?format=yaml", None).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
@@ -80,7 +89,13 @@ async fn a_seed_003_export_over_http_re_imports_and_exports_the_same() {
     .await;
     assert_eq!(s, StatusCode::OK, "{imported}");
     assert_eq!(imported["disabled"], false, "{imported}");
-    let (s, again) = call(&app_b, "GET", "/api/flows/notes/export?format=seed003", None).await;
+    let (s, again) = call(
+        &app_b,
+        "GET",
+        "/api/flows/notes/export?format=seed003",
+        None,
+    )
+    .await;
     assert_eq!(s, StatusCode::OK, "{again}");
     assert_eq!(without_time(again), without_time(bundle));
 }
