@@ -49,6 +49,7 @@ export type { EnvironmentsView } from "./EnvironmentsView";
 export type { ErrorBody } from "./ErrorBody";
 export type { Event } from "./Event";
 export type { Execution } from "./Execution";
+export type { ExportQuery } from "./ExportQuery";
 export type { Field } from "./Field";
 export type { FieldType } from "./FieldType";
 export type { FileExtract } from "./FileExtract";
