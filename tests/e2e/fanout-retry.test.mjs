@@ -88,6 +88,9 @@ test("a retry due when the process died is shown on resume, and allowing it fini
   server = await startServer(null, args());
   const home = server.home;
   mkdirSync(join(home, "flows"), { recursive: true });
+  // A flow may only name agents Maskflow knows: each gets its file.
+  mkdirSync(join(home, "agents"), { recursive: true });
+  writeFileSync(join(home, "agents", "rev.json"), "{}");
   writeFileSync(join(home, "flows", "review_files.json"), JSON.stringify(FLOW));
 
   await page.goto(server.url);

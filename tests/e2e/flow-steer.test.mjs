@@ -37,6 +37,10 @@ const FLOW = {
 before(async () => {
   server = await startServer(join(HERE, "flow-steer-replay.json"));
   mkdirSync(join(server.home, "flows"), { recursive: true });
+  // A flow may only name agents Maskflow knows: each gets its file.
+  mkdirSync(join(server.home, "agents"), { recursive: true });
+  writeFileSync(join(server.home, "agents", "drafter.json"), "{}");
+  writeFileSync(join(server.home, "agents", "sender.json"), "{}");
   writeFileSync(join(server.home, "flows", "buyer_reply.json"), JSON.stringify(FLOW));
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

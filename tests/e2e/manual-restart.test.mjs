@@ -50,6 +50,9 @@ test("a flow step's manual prompt survives a restart and its answer resumes the 
   server = await startServer(null);
   const home = server.home;
   mkdirSync(join(home, "flows"), { recursive: true });
+  // A flow may only name agents Maskflow knows: each gets its file.
+  mkdirSync(join(home, "agents"), { recursive: true });
+  writeFileSync(join(home, "agents", "writer.json"), "{}");
   writeFileSync(
     join(home, "flows/review.json"),
     JSON.stringify({

@@ -177,6 +177,9 @@ test("a dismissed question is never asked again unprompted; the user's click ask
 });
 
 test("a run the user ended by dismissing its prompt is not announced; one ended elsewhere is", async () => {
+  // A flow may only name agents Maskflow knows: each gets its file.
+  mkdirSync(join(server.home, "agents"), { recursive: true });
+  writeFileSync(join(server.home, "agents", "writer.json"), "{}");
   writeFileSync(
     join(server.home, "flows/draft.json"),
     JSON.stringify({

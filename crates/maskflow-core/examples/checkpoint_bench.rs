@@ -106,6 +106,9 @@ fn scenario(home: &std::path::Path, kind: &str, n: usize) -> std::io::Result<(us
                     {"type":"llm","agentType":"worker","identifier":"w","messages":[{"role":"user","content":["step {{loop.iteration}}"]}]},
                     {"type":"break","agentType":"stopper","identifier":"s","question":"stop?","breakOn":"yes"}]}]}"#,
             )?;
+            // A flow may only name agents Maskflow knows.
+            write(&home.join("agents/worker.json"), "{}")?;
+            write(&home.join("agents/stopper.json"), "{}")?;
             // Each iteration commits 3 steps: the agent step, the break, the loop end.
             let iterations = n.div_ceil(3);
             Ok((iterations, iterations * 3 - 1))
@@ -119,6 +122,7 @@ fn scenario(home: &std::path::Path, kind: &str, n: usize) -> std::io::Result<(us
                 {"type": "join", "id": "all"}
             ]});
             write(&home.join("flows/bench.json"), &flow.to_string())?;
+            write(&home.join("agents/rev.json"), "{}")?;
             Ok((usize::MAX, n + 1))
         }
     }

@@ -61,6 +61,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             {"type":"llm","agentType":"worker","identifier":"w","messages":[{"role":"user","content":["step {{loop.iteration}}"]}]},
             {"type":"break","agentType":"stopper","identifier":"s","question":"stop?","breakOn":"yes"}]}]}"#,
     )?;
+    // A flow may only name agents Maskflow knows.
+    std::fs::create_dir_all(home.path().join("agents"))?;
+    std::fs::write(home.path().join("agents/worker.json"), "{}")?;
+    std::fs::write(home.path().join("agents/stopper.json"), "{}")?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let provider = Arc::new(Instant2 {
         iterations,

@@ -671,12 +671,12 @@ macro_rules! api_calls {
                 errors(400 "The flow is invalid", 404 "No such flow"),
                 blocking |s| s.flow_mermaid(&name);
 
-            /// A flow with its agents as one JSON bundle (seed 003's export format).
+            /// A flow with its agents as one JSON bundle; `?format=seed003` gives seed 003's own shape (`workflow.steps`, `agents[{id, displayName, agentPrompt}]`).
             flows_export: get "/api/flows/{name}/export", tag "flows", json 200,
-                path("name" name: String), query(), body(),
+                path("name" name: String), query(format: maskflow_core::service::ExportQuery), body(),
                 returns maskflow_flows::bundle::FlowBundle,
-                errors(400 "The flow is invalid", 404 "No such flow"),
-                blocking |s| s.flow_export(&name);
+                errors(400 "The flow is invalid, or an unknown format", 404 "No such flow"),
+                blocking |s| s.flow_export_as(&name, &format);
 
             /// Imports a bundle or a Mermaid diagram (`{bundle?, mermaid?, name?, overwrite?}`).
             flows_import: post "/api/flows/import", tag "flows", json 200,

@@ -226,6 +226,7 @@ fn json_files(dir: &Path, what: &'static str, folder: &str) -> Result<Vec<Found>
 /// Every `flows/*.json`, sorted by name; invalid ones, and files whose name
 /// is refused, carry their error.
 pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
+    let known = known_agents(home);
     let mut out = Vec::new();
     for found in json_files(&flows_dir(home), "flow", "flows")? {
         let flow = match found.refused {
@@ -234,7 +235,8 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
                 message,
             }),
             None => match std::fs::read_to_string(&found.path) {
-                Ok(text) => definition::parse(&text),
+                Ok(text) => definition::parse(&text)
+                    .and_then(|def| crate::known_agents::check_agents(&def, &known).map(|()| def)),
                 Err(e) => Err(DefinitionError {
                     path: "$".into(),
                     message: format!("cannot read the file: {e}"),
@@ -257,15 +259,45 @@ pub fn list_flows(home: &Path) -> Result<Vec<FlowEntry>, LoadError> {
     Ok(out)
 }
 
+/// Every agent name Maskflow knows now (built-ins, agent files, agents with commands).
+pub fn known_agents(home: &Path) -> std::collections::BTreeSet<String> {
+    let mut out: std::collections::BTreeSet<String> = crate::known_agents::BUILT_IN_AGENTS
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(agents_dir(home)) {
+        for e in entries.flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            if let Some(stem) = file.strip_suffix(".json")
+                && valid_name(stem)
+                && path.is_file()
+            {
+                out.insert(stem.to_owned());
+            } else if valid_name(&file) && path.join("commands").is_dir() {
+                out.insert(file);
+            }
+        }
+    }
+    out
+}
+
+/// [`crate::known_agents::check_agents`] against the agents of `home` now.
+pub fn check_flow_agents(home: &Path, def: &FlowDef) -> Result<(), DefinitionError> {
+    crate::known_agents::check_agents(def, &known_agents(home))
+}
+
 /// Reads and validates `flows/<name>.json`.
 pub fn load_flow(home: &Path, name: &str) -> Result<FlowDef, LoadError> {
     check_name("flow", name)?;
     let path = flows_dir(home).join(format!("{name}.json"));
     let text = read("flow", name, &path)?;
-    definition::parse(&text).map_err(|error| LoadError::Invalid {
-        file: format!("flows/{name}.json"),
-        error,
-    })
+    definition::parse(&text)
+        .and_then(|def| check_flow_agents(home, &def).map(|()| def))
+        .map_err(|error| LoadError::Invalid {
+            file: format!("flows/{name}.json"),
+            error,
+        })
 }
 
 fn strict<T: serde::de::DeserializeOwned>(file: String, text: &str) -> Result<T, LoadError> {
@@ -342,8 +374,8 @@ pub fn list_agents(home: &Path) -> Result<Vec<AgentEntry>, LoadError> {
     Ok(out)
 }
 
-/// Whether `agents/<name>.json` exists (an agent without one runs with
-/// default settings, but is not listed).
+/// Whether `agents/<name>.json` exists (a flow may only name an agent with
+/// a file, commands or a built-in one: see [`crate::known_agents`]).
 pub fn agent_file_exists(home: &Path, name: &str) -> bool {
     valid_name(name) && agent_path(home, name).is_file()
 }
@@ -552,5 +584,19 @@ mod tests {
         )
         .expect("flow");
         assert_eq!(agents_of(&def).into_iter().collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn agent_files_command_folders_and_built_ins_are_known() {
+        let home = tempfile::tempdir().expect("tmp");
+        let dir = home.path().join("agents");
+        std::fs::create_dir_all(dir.join("reveiwer").join("commands")).expect("mkdir");
+        std::fs::write(dir.join("coder.json"), "{}").expect("write");
+        std::fs::write(dir.join("bad name.json"), "{}").expect("write");
+        let known = known_agents(home.path());
+        assert_eq!(
+            known.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["assistant", "coder", "reveiwer"]
+        );
     }
 }

@@ -72,7 +72,7 @@ pub struct BundledAgent {
     /// The agent's name.
     pub id: String,
     /// The agent file's JSON (absent in seed 003's `{id, displayName, agentPrompt}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub agent: Value,
@@ -84,10 +84,10 @@ pub struct BundledAgent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub agent_prompt: Option<String>,
-    /// Command name → the command file's JSON.
-    #[serde(default)]
+    /// Command name → the command file's JSON (absent when it has none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | undefined"))]
     pub commands: BTreeMap<String, Value>,
 }
 
@@ -376,11 +376,14 @@ impl FlowEngine {
         for (path, text) in writes {
             write(&path, &text)?;
         }
+        // Written either way (the user may add the agent next), but said.
+        let agents_ok =
+            agents::check_flow_agents(home, &def).map_err(|e| format!("flows/{name}.json: {e}"));
         Ok(FlowSummary {
             name,
             description: def.description.unwrap_or_default(),
-            disabled: false,
-            error: None,
+            disabled: agents_ok.is_err(),
+            error: agents_ok.err(),
         })
     }
 }

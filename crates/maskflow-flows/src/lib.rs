@@ -29,6 +29,7 @@
 
 pub mod agents;
 pub mod bundle;
+pub mod bundle_seed;
 pub mod checkpoint;
 pub mod compile;
 pub mod definition;
@@ -36,6 +37,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod expr;
+pub mod known_agents;
 pub mod mermaid;
 pub mod prompt;
 pub mod script;

@@ -218,6 +218,13 @@ pub struct ForeachProgress {
     pub total: usize,
     /// Finished items by index.
     pub results: BTreeMap<usize, ItemResult>,
+    /// When its first item started (the engine's clock, ms): a join's
+    /// `timeoutSeconds` counts from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<u64>,
+    /// Items the join's timeout cut off (not started, or not done, in time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timed_out: Vec<usize>,
 }
 
 /// Everything needed to resume a run, committed after every step.

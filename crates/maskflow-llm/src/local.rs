@@ -71,6 +71,26 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
+/// The context the embedded engine gives a model trained on `trained`
+/// tokens whose KV cache takes `kv_per_token` bytes a token, with this
+/// machine's free memory now (the engine's own rule, for Settings to show
+/// before the model loads); `None` in a build without the embedded back end.
+pub fn context_for(trained: u32, kv_per_token: u64) -> Option<u32> {
+    #[cfg(feature = "local")]
+    {
+        Some(maskflow_local::context_size(
+            trained,
+            kv_per_token,
+            maskflow_local::available_memory(),
+        ))
+    }
+    #[cfg(not(feature = "local"))]
+    {
+        let _ = (trained, kv_per_token);
+        None
+    }
+}
+
 /// What a `local` setting asks for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LocalSettings {

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 pub use grammar::schema_grammar;
-pub use sizing::{context_size, default_threads, kv_bytes_per_token};
+pub use sizing::{available_memory, context_size, default_threads, kv_bytes_per_token};
 
 /// Whether this build offloads to a GPU (the `metal`, `cuda` or `vulkan`
 /// feature).

@@ -104,6 +104,9 @@ enum FlowsCommand {
         /// Print the Mermaid diagram with its config block instead.
         #[arg(long)]
         mermaid: bool,
+        /// The bundle's shape: `maskflow` (default) or `seed003`.
+        #[arg(long)]
+        format: Option<String>,
     },
     /// Import a bundle (`.json`) or a Mermaid diagram (`.mmd`).
     Import {
@@ -275,12 +278,17 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                 let running = service.flow_run_to_end(&run.flow_name, request)?;
                 drive(&service, events, running, answers(file.as_ref())?).await
             }
-            FlowsCommand::Export { name, mermaid } => {
+            FlowsCommand::Export {
+                name,
+                mermaid,
+                format,
+            } => {
                 let service = open(None)?;
                 if mermaid {
                     print!("{}", safe(&service.flow_mermaid(&name)?));
                 } else {
-                    let bundle = service.flow_export(&name)?;
+                    let query = maskflow_core::service::ExportQuery { format };
+                    let bundle = service.flow_export_as(&name, &query)?;
                     println!("{}", safe_json(&serde_json::to_string_pretty(&bundle)?));
                 }
                 Ok(ExitCode::SUCCESS)

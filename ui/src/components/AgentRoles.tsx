@@ -18,7 +18,7 @@ export interface FlowAgent {
 }
 
 /** The agents of exported flow bundles, by name, once each. */
-export function agentsOf(bundles: { agents: { id: string; agent: unknown }[] }[]): FlowAgent[] {
+export function agentsOf(bundles: { agents: { id: string; agent?: unknown }[] }[]): FlowAgent[] {
   const found = new Map<string, FlowAgent>();
   for (const b of bundles) {
     for (const a of b.agents) {

@@ -11,7 +11,7 @@ id: string,
 /**
  * The agent file's JSON (absent in seed 003's `{id, displayName, agentPrompt}`).
  */
-agent: unknown, 
+agent?: unknown, 
 /**
  * Seed 003: the agent's name for people.
  */
@@ -21,6 +21,6 @@ displayName?: string,
  */
 agentPrompt?: string, 
 /**
- * Command name → the command file's JSON.
+ * Command name → the command file's JSON (absent when it has none).
  */
-commands: Record<string, unknown>, };
+commands?: Record<string, unknown> | undefined, };

@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AddModelFile, AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, FirstStartInput, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, ModelsView, OutputPreview, PreflightView, PullModel, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, ScheduleInput, ScheduleView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AddModelFile, AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, ExportQuery, FirstStartInput, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, ModelsView, OutputPreview, PreflightView, PullModel, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, ScheduleInput, ScheduleView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -85,7 +85,7 @@ export const calls = {
   flows_run: { method: "POST", path: "/api/flows/{name}/run", pathParams: [["name", "name"]], query: false, body: "request", reply: "json" },
   flows_runs: { method: "GET", path: "/api/flows/{name}/runs", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
   flows_mermaid: { method: "GET", path: "/api/flows/{name}/mermaid", pathParams: [["name", "name"]], query: false, body: null, reply: "text" },
-  flows_export: { method: "GET", path: "/api/flows/{name}/export", pathParams: [["name", "name"]], query: false, body: null, reply: "json" },
+  flows_export: { method: "GET", path: "/api/flows/{name}/export", pathParams: [["name", "name"]], query: true, body: null, reply: "json" },
   flows_import: { method: "POST", path: "/api/flows/import", pathParams: [], query: false, body: "request", reply: "json" },
   flow_run_get: { method: "GET", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: false, body: null, reply: "json" },
   flow_run_patch: { method: "PATCH", path: "/api/flow-runs/{conversationId}", pathParams: [["conversationId", "id"]], query: false, body: "patch", reply: "json" },
@@ -266,8 +266,8 @@ export interface Calls {
   flows_runs: { args: { name: string }; result: FlowRunList };
   /** A flow as a Mermaid `graph TD` with its `WORKFLOW_CONFIG` block (seed 003). */
   flows_mermaid: { args: { name: string }; result: string };
-  /** A flow with its agents as one JSON bundle (seed 003's export format). */
-  flows_export: { args: { name: string }; result: FlowBundle };
+  /** A flow with its agents as one JSON bundle; `?format=seed003` gives seed 003's own shape (`workflow.steps`, `agents[{id, displayName, agentPrompt}]`). */
+  flows_export: { args: { name: string } & ExportQuery; result: FlowBundle };
   /** Imports a bundle or a Mermaid diagram (`{bundle?, mermaid?, name?, overwrite?}`). */
   flows_import: { args: { request: FlowImport }; result: FlowSummary };
   /** A run: status, `flags.flow` (resume state), transcript, pending question. */

@@ -49,7 +49,7 @@ export function Settings() {
       <BackendsCard view={view} settings={settings} state={state} />
       <RolesCard view={view} settings={settings} save={save} />
       <ModelsCard onSettingsChanged={state.load} />
-      <EmbeddedCard />
+      <EmbeddedCard settings={view} />
 
       <BudgetSettings />
       <UsageCard />

@@ -1,16 +1,19 @@
 // Settings card of the embedded model (issue 32): whether this build runs a
 // model in the process, with how many threads and whether on a GPU, and how
-// many idle minutes a loaded model stays in memory.
+// many idle minutes a loaded model stays in memory, and the context size its
+// model gets (from the GGUF header and this computer's free memory).
 import { useEffect, useState } from "preact/hooks";
 import { NoticeBanner } from "../components/ui";
 import { useTransport } from "../context";
-import type { EmbeddedView } from "../generated";
+import type { EmbeddedView, SettingsView } from "../generated";
 import { noticeOf, type Notice } from "../lib/errors";
 import { idleProblem } from "../lib/settings";
 import { toApiError } from "../transport";
+import { contextLine } from "./embedded";
 
-/** The embedded model's card. */
-export function EmbeddedCard() {
+/** The embedded model's card; read again whenever `settings` (the back ends
+ * and roles) change, since the context is that of the embedded back end's model. */
+export function EmbeddedCard({ settings }: { settings?: SettingsView }) {
   const transport = useTransport();
   const [view, setView] = useState<EmbeddedView | null>(null);
   const [minutes, setMinutes] = useState("");
@@ -25,9 +28,10 @@ export function EmbeddedCard() {
       },
       (e) => setNotice(noticeOf(toApiError(e))),
     );
-  }, [transport]);
+  }, [transport, settings]);
 
   const problem = idleProblem(minutes);
+  const context = contextLine(view?.context ?? null);
   async function save(e: Event) {
     e.preventDefault();
     if (problem) return;
@@ -60,6 +64,9 @@ export function EmbeddedCard() {
             thread{view.threads === 1 ? "" : "s"}
             {view.gpu_offload ? " and offloads to the GPU" : " (no GPU offload in this build)"}; the context size comes from the model and
             this computer's memory.
+          </p>
+          <p class={context.problem ? "small warn-text" : "small"} data-testid="embedded-context">
+            {context.text}
           </p>
           <label>
             <span>Unload an idle model after (minutes)</span>

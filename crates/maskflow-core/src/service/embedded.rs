@@ -6,9 +6,13 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use std::path::Path;
+
 use super::Service;
+use super::models::gguf;
 use crate::error::{CoreError, Result};
 use crate::store;
+use maskflow_llm::config::{LlmSettings, ProviderConfig, ProviderKind};
 use maskflow_llm::local;
 
 /// The settings key (a JSON number of minutes).
@@ -25,6 +29,27 @@ pub struct EmbeddedView {
     pub threads: u32,
     /// Whether layers are offloaded to a GPU (Metal, CUDA, Vulkan builds).
     pub gpu_offload: bool,
+    /// The context the embedded back end's model runs with; `None` when no
+    /// back end is of kind `local` (or this build has none).
+    pub context: Option<EmbeddedContext>,
+}
+
+/// The context size of the model an embedded back end names.
+#[derive(Serialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
+pub struct EmbeddedContext {
+    /// The back end: the builder's when it is embedded, else the first embedded one.
+    pub provider: String,
+    /// Its GGUF file.
+    pub model: String,
+    /// Tokens of context; `None` when the file cannot tell (see `problem`).
+    pub tokens: Option<u32>,
+    /// The context the model was trained on, from its GGUF header.
+    pub trained: Option<u32>,
+    /// Whether the back end's own setting fixes the size (else it comes
+    /// from the model and this computer's free memory).
+    pub from_setting: bool,
+    /// Why the size is not known (an unreadable or foreign file).
+    pub problem: Option<String>,
 }
 
 /// `PUT /api/settings/embedded`'s body.
@@ -52,11 +77,18 @@ impl Service {
     /// The embedded model's settings and what this machine runs it with.
     pub fn embedded(&self) -> Result<EmbeddedView> {
         let caps = local::capabilities();
+        let context = if caps.supported {
+            let settings = crate::settings::load(&self.db())?;
+            embedded_context(&settings)
+        } else {
+            None
+        };
         Ok(EmbeddedView {
             supported: caps.supported,
             idle_minutes: self.stored_idle_minutes(),
             threads: caps.threads,
             gpu_offload: caps.gpu_offload,
+            context,
         })
     }
 
@@ -78,6 +110,49 @@ impl Service {
         self.reload_providers()?;
         self.embedded()
     }
+}
+
+/// The context of the builder's embedded back end (else the first one):
+/// its setting's size, or the engine's rule over the GGUF header's trained
+/// context and KV size and the free memory (read from the header alone, so
+/// Settings shows it before the model is ever loaded).
+fn embedded_context(settings: &LlmSettings) -> Option<EmbeddedContext> {
+    let embedded = |p: &&ProviderConfig| p.kind == ProviderKind::Local;
+    let builder = settings.roles.get("builder");
+    let p = settings
+        .providers
+        .iter()
+        .filter(embedded)
+        .find(|p| Some(&p.id) == builder)
+        .or_else(|| settings.providers.iter().find(embedded))?;
+    let model = p.model.clone().unwrap_or_default();
+    let mut view = EmbeddedContext {
+        provider: p.id.clone(),
+        model: model.clone(),
+        tokens: p.context_window,
+        trained: None,
+        from_setting: p.context_window.is_some(),
+        problem: None,
+    };
+    match gguf::read(Path::new(&model)) {
+        Ok(info) => {
+            view.trained = info.context_length.and_then(|n| u32::try_from(n).ok());
+            if view.tokens.is_none() {
+                match (view.trained, info.kv_bytes_per_token()) {
+                    (Some(trained), Some(kv)) => view.tokens = local::context_for(trained, kv),
+                    _ => {
+                        view.problem = Some(format!(
+                            "{model} does not state its trained context and attention shape; \
+                             the size is known once it loads"
+                        ));
+                    }
+                }
+            }
+        }
+        Err(e) if !view.from_setting => view.problem = Some(e.to_string()),
+        Err(_) => {}
+    }
+    Some(view)
 }
 
 #[cfg(test)]
@@ -104,5 +179,75 @@ mod tests {
         s.apply_embedded();
         assert_eq!(local::idle_minutes(), 3);
         assert_eq!(v.supported, cfg!(feature = "local"));
+    }
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+
+    fn settings(providers: serde_json::Value, builder: &str) -> LlmSettings {
+        serde_json::from_value(serde_json::json!({
+            "providers": providers,
+            "roles": {"builder": builder},
+        }))
+        .expect("settings")
+    }
+
+    #[test]
+    fn the_context_comes_from_the_header_and_the_machine_or_the_setting() {
+        let dir = tempfile::tempdir().expect("dir");
+        let model = dir.path().join("smol.gguf");
+        // SmolLM2-135M's shape: 30 layers, 576 wide, 9 heads, 3 KV heads, 8192 trained.
+        let ints = [
+            ("block_count", 30),
+            ("embedding_length", 576),
+            ("attention.head_count", 9),
+            ("attention.head_count_kv", 3),
+            ("context_length", 8192),
+        ];
+        std::fs::write(&model, gguf::fake_header("llama", &ints)).expect("write");
+        let path = model.display().to_string();
+        assert_eq!(
+            embedded_context(&settings(
+                serde_json::json!([{"id": "manual", "kind": "manual"}]),
+                "manual"
+            )),
+            None,
+            "no embedded back end, no context"
+        );
+        let two = serde_json::json!([
+            {"id": "first", "kind": "local", "model": "/nonexistent/first.gguf"},
+            {"id": "mine", "kind": "local", "model": path},
+        ]);
+        let v = embedded_context(&settings(two.clone(), "mine")).expect("the builder's");
+        assert_eq!(
+            (v.provider.as_str(), v.trained, v.from_setting),
+            ("mine", Some(8192), false)
+        );
+        assert_eq!(v.problem, None);
+        if cfg!(feature = "local") {
+            let tokens = v.tokens.expect("worked out from the header");
+            assert!((512..=8192).contains(&tokens), "{tokens}");
+        } else {
+            assert_eq!(v.tokens, None);
+        }
+        // Not the builder's: the first embedded one, whose file is missing.
+        let v = embedded_context(&settings(two, "manual")).expect("the first");
+        assert_eq!(v.provider, "first");
+        assert_eq!(v.tokens, None);
+        assert!(
+            v.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("/nonexistent/first.gguf")),
+            "{v:?}"
+        );
+        // The back end's own setting wins over the header.
+        let set = serde_json::json!([{"id": "mine", "kind": "local", "model": path, "context_window": 2048}]);
+        let v = embedded_context(&settings(set, "mine")).expect("set");
+        assert_eq!(
+            (v.tokens, v.trained, v.from_setting),
+            (Some(2048), Some(8192), true)
+        );
     }
 }

@@ -161,8 +161,9 @@ fn message(e: DefinitionError) -> FlowMessage {
     }
 }
 
-/// Parses `text` the way the loader does.
-fn parse(text: &str) -> std::result::Result<FlowDef, FlowMessage> {
+/// Parses `text` the way the loader does, agents of `home` included (a
+/// flow naming an agent Maskflow does not know is disabled, so not saved).
+fn parse(home: &Path, text: &str) -> std::result::Result<FlowDef, FlowMessage> {
     if text.len() > MAX_FLOW_TEXT {
         return Err(FlowMessage {
             path: "$".into(),
@@ -172,12 +173,15 @@ fn parse(text: &str) -> std::result::Result<FlowDef, FlowMessage> {
             ),
         });
     }
-    definition::parse(text).map_err(message)
+    definition::parse(text)
+        .and_then(|def| agents::check_flow_agents(home, &def).map(|()| def))
+        .map_err(message)
 }
 
-/// The loader's verdict on `text`, with the diagram when it is accepted.
-pub fn check_text(text: &str) -> FlowCheck {
-    match parse(text) {
+/// The loader's verdict on `text` (over the agents of `home`), with the
+/// diagram when it is accepted.
+pub fn check_text(home: &Path, text: &str) -> FlowCheck {
+    match parse(home, text) {
         Ok(def) => FlowCheck {
             valid: true,
             messages: Vec::new(),
@@ -222,7 +226,7 @@ impl Service {
         let text = String::from_utf8(bytes).map_err(|_| {
             CoreError::InvalidRequest(format!("flows/{name}.json is not UTF-8 text"))
         })?;
-        let check = check_text(&text);
+        let check = check_text(self.home(), &text);
         Ok(FlowSource {
             name: name.to_owned(),
             text,
@@ -233,14 +237,14 @@ impl Service {
 
     /// Checks a draft with the loader's own parser and checks; nothing is written.
     pub fn flow_validate(&self, draft: FlowDraft) -> Result<FlowCheck> {
-        Ok(check_text(&draft.text))
+        Ok(check_text(self.home(), &draft.text))
     }
 
     /// Saves a draft as `flows/<name>.json` when the loader accepts it and
     /// the file is still the one the editor opened (`conflict` otherwise).
     pub fn flow_save(&self, name: &str, save: FlowSave) -> Result<FlowSaved> {
         let path = flow_path(self.home(), name)?;
-        let def = parse(&save.text).map_err(|m| {
+        let def = parse(self.home(), &save.text).map_err(|m| {
             CoreError::InvalidRequest(format!(
                 "flows/{name}.json is not saved: {}: {}",
                 m.path, m.message

@@ -10,6 +10,9 @@ use crate::service::tests::service_with;
 use maskflow_llm::ReplayProvider;
 
 fn service(home: &Path) -> Service {
+    // The agent the flows below name: a flow may only name agents Maskflow knows.
+    std::fs::create_dir_all(home.join("agents")).expect("mkdir");
+    std::fs::write(home.join("agents/writer.json"), "{}").expect("agent");
     let replay = ReplayProvider::from_value(&serde_json::json!({})).expect("replay");
     service_with(home, Arc::new(replay))
 }
@@ -286,4 +289,37 @@ fn the_pickers_offer_the_step_types_agents_and_their_commands() {
     assert_eq!(planner.commands, ["improve"]);
     assert_eq!(options.agents[0].commands, ["go"]);
     assert!(options.agents[1].error.is_some());
+}
+
+#[test]
+fn a_flow_naming_an_unknown_agent_is_shown_why_and_not_saved() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = service(home.path());
+    let text = GOOD.replacen("\"agentType\": \"writer\"", "\"agentType\": \"wirter\"", 1);
+    assert_ne!(text, GOOD);
+    let check = s
+        .flow_validate(FlowDraft { text: text.clone() })
+        .expect("check");
+    assert!(!check.valid);
+    assert_eq!(check.messages[0].path, "steps[0].agentType");
+    assert!(
+        check.messages[0].message.starts_with(
+            "step 1 (steps[0]) names the agent \"wirter\", which does not exist; agents: assistant, writer"
+        ),
+        "{:?}",
+        check.messages
+    );
+    let err = s.flow_save("typo", save(&text, None)).expect_err("refused");
+    assert!(
+        err.to_string().contains("names the agent \"wirter\""),
+        "{err}"
+    );
+    assert!(!flow_file(home.path(), "typo").exists());
+    // The same text, written outside Maskflow, is listed disabled with that reason.
+    std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    std::fs::write(flow_file(home.path(), "typo"), &text).expect("write");
+    let listed = s.flow_list().expect("list");
+    assert!(listed.flows[0].disabled);
+    let reason = listed.flows[0].error.as_deref().unwrap_or_default();
+    assert!(reason.contains(&check.messages[0].message), "{reason}");
 }

@@ -35,6 +35,9 @@ const RAW: &[&str] = &[
 
 fn write_flow(home: &Path, name: &str, flow: &Value) {
     std::fs::create_dir_all(home.join("flows")).expect("mkdir flows");
+    // The agent `llm` names: a flow may only name agents Maskflow knows.
+    std::fs::create_dir_all(home.join("agents")).expect("mkdir agents");
+    std::fs::write(home.join("agents/a.json"), "{}").expect("agent");
     std::fs::write(home.join(format!("flows/{name}.json")), flow.to_string()).expect("flow");
 }
 

@@ -466,3 +466,7 @@ pub use flow_editor::{
 };
 #[cfg(test)]
 mod flow_editor_tests;
+
+// Exports in seed 003's shape (issue 31, point 6).
+pub mod flow_export;
+pub use flow_export::ExportQuery;

@@ -13,7 +13,7 @@
 
 mod catalog;
 mod download;
-mod gguf;
+pub(super) mod gguf;
 mod manifest;
 mod pull;
 

@@ -86,6 +86,7 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     super::AddModelFile::export_all_to(dir)?;
     super::FirstStartInput::export_all_to(dir)?;
     super::flow_editor::export_ts(dir)?;
+    super::ExportQuery::export_all_to(dir)?;
     super::ClientRequestView::export_all_to(dir)?;
     WaitingList::export_all_to(dir)?;
     Ok(())

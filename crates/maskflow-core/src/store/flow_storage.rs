@@ -118,6 +118,8 @@ mod tests {
             {"type": "join", "id": "all"}
         ]});
         std::fs::write(home.path().join("flows/fan.json"), flow.to_string()).expect("write");
+        std::fs::create_dir_all(home.path().join("agents")).expect("mkdir");
+        std::fs::write(home.path().join("agents/rev.json"), "{}").expect("agent");
         let clock: Arc<dyn Clock> = Arc::new(StepClock::new(1_700_000_000_000));
         let engine = FlowEngine::open(
             FlowConfig {

@@ -313,8 +313,42 @@ step_struct!(
         /// Which of its conversations (required with `prompt`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         identifier: Option<Text>,
+        /// Seconds the fan-out before it may take, from its first item (seed
+        /// 003's join timeout): items not done by then are timed out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_seconds: Option<u32>,
+        /// What the fan-out does with an item whose retries ran out
+        /// (default `fail`: it is a failed item, as `onFailure` says).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_exhausted: Option<JoinExhausted>,
+        /// What a timeout does (default `proceed`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_timeout: Option<JoinTimeout>,
     }
 );
+
+/// What happens to a fan-out item whose retries ran out.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum JoinExhausted {
+    /// It is a failed item; the join's `onFailure` decides.
+    #[default]
+    Fail,
+    /// When the other items are done, the run waits for a person: `retry`
+    /// the item, `skip` it, or `stop` the run.
+    Ask,
+}
+
+/// What a `join` does when its `timeoutSeconds` ran out before every item was done.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum JoinTimeout {
+    /// Go on with the finished items; the others are listed in `output.timedOut`.
+    #[default]
+    Proceed,
+    /// The run fails, naming the items that were not done.
+    Fail,
+}
 
 step_struct!(
     /// Runs another flow as one step.

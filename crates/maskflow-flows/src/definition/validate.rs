@@ -80,6 +80,18 @@ pub(super) fn check_step_fields(step: &Step, path: &str) -> Result<(), Definitio
             }
         }
         Step::Join(s) => {
+            if s.timeout_seconds == Some(0) {
+                return Err(DefinitionError::at(
+                    &format!("{path}.timeoutSeconds"),
+                    "must be at least 1",
+                ));
+            }
+            if s.on_timeout.is_some() && s.timeout_seconds.is_none() {
+                return Err(DefinitionError::at(
+                    &format!("{path}.onTimeout"),
+                    "says what a timeout does, but the join sets no timeoutSeconds",
+                ));
+            }
             if s.prompt.is_some() {
                 for (field, missing) in [
                     ("agentType", s.agent_type.is_none()),

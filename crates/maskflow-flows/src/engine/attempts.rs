@@ -87,7 +87,7 @@ fn item_turn(run: &Loaded, node: &compile::Node, a: Attempted) -> (ItemResult, T
 /// asked again). True when some retry was allowed.
 pub(super) fn todo_of(progress: &mut ForeachProgress) -> (Vec<Todo>, bool) {
     let mut todo: Vec<Todo> = (0..progress.total)
-        .filter(|i| !progress.results.contains_key(i))
+        .filter(|i| !progress.results.contains_key(i) && !progress.timed_out.contains(i))
         .map(|i| (i, 0, None))
         .collect();
     let mut approved = false;
@@ -116,10 +116,15 @@ pub(super) fn record_attempt(
     let mut turns: Vec<TurnRow> = a.prompt.take().into_iter().collect();
     // Steered by its agent and past its retries: kept as a retry a person
     // decides on when the fan-out ends (seed 003, through seed 002's contract).
+    // So is any item past its retries when the join says `onExhausted: ask`.
+    let exhausted = a.retry_count >= limit
+        && a.result
+            .as_ref()
+            .is_err_and(|e| e.code != crate::error::FlowErrorCode::Store);
     let ask = match a.steered {
         Steered::Asks => true,
         Steered::Failed => a.retry_count >= limit,
-        Steered::No => false,
+        Steered::No => exhausted && asks_when_exhausted(run, node),
     };
     if ask {
         let (index, reply, asks) = (a.index, a.text.clone(), a.steered == Steered::Asks);
@@ -163,4 +168,14 @@ pub(super) fn record_attempt(
         },
     );
     (turns, Some((a.index, a.retry_count + 1, a.feedback)))
+}
+
+/// Whether the join after the fan-out at `node` says `onExhausted: ask`.
+pub(super) fn asks_when_exhausted(run: &Loaded, node: &compile::Node) -> bool {
+    node.next
+        .and_then(|n| run.program.nodes.get(n))
+        .is_some_and(|j| {
+            matches!(&j.op, Op::Join(j)
+                if j.on_exhausted == Some(crate::definition::JoinExhausted::Ask))
+        })
 }

@@ -1,6 +1,7 @@
 //! Fan-out over items, with per-item retries (seed 002's `retryCount`).
 
 use super::attempts::{Attempted, Steered, Todo, record_attempt, todo_of};
+use super::join_timeout::{join_deadline, time_out, timed_out_turn};
 use super::*;
 
 /// One foreach item: the variable it is bound to, its index and its value.
@@ -108,6 +109,40 @@ fn items_of(
     Ok(items)
 }
 
+/// The fan-out done: its counts as the step's output, its progress kept for
+/// the join, and `turns` (a timeout's note) in the transcript.
+fn fanned_out(
+    run: &Loaded,
+    node: &compile::Node,
+    st: &RunState,
+    progress: ForeachProgress,
+    local: bool,
+    turns: Vec<TurnRow>,
+) -> Outcome {
+    let mut next = st.clone();
+    let ok = progress.results.values().filter(|r| r.ok).count();
+    let late = progress.timed_out.len();
+    let mut output =
+        json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok - late});
+    if late > 0 {
+        output["timedOut"] = json!(late);
+    }
+    next.foreach = Some(progress);
+    if local {
+        next.local.insert("foreach".into());
+    }
+    next.step_path = node.path.clone();
+    next.steps_done += 1;
+    next.output = output;
+    enter(&run.program, &mut next, node.next);
+    Outcome::Advance {
+        next,
+        turns,
+        msgs: vec![],
+        check_post: false,
+    }
+}
+
 impl FlowEngine {
     /// A `foreach`: runs its step per item, a few at a time, retrying failed
     /// items up to `maxRetries`; each result is committed as it comes.
@@ -129,6 +164,8 @@ impl FlowEngine {
                 node: cur,
                 total: items.len(),
                 results: BTreeMap::new(),
+                started_ms: None,
+                timed_out: Vec::new(),
             },
         };
         let limit = f
@@ -138,6 +175,7 @@ impl FlowEngine {
             return Ok(wait);
         }
         let concurrency = f.concurrency.unwrap_or(1).max(1) as usize;
+        let deadline = join_deadline(&run, node, &mut progress, self.inner.clock.now_ms());
         let (mut todo, approved) = todo_of(&mut progress);
         if approved {
             let mut partial = st.clone();
@@ -175,15 +213,39 @@ impl FlowEngine {
                     .await
             });
         };
-        while set.len() < concurrency {
-            let Some(t) = todo.pop() else { break };
-            spawn(&mut set, t);
-        }
-        while let Some(joined) = set.join_next().await {
+        // Items running now, by index (a join's timeout stops them).
+        let mut running = BTreeSet::new();
+        let mut ended: Vec<TurnRow> = Vec::new();
+        loop {
+            if deadline.is_some_and(|d| self.inner.clock.now_ms() >= d) {
+                set.abort_all();
+                while set.join_next().await.is_some() {}
+                time_out(&mut progress, &mut todo, &running);
+                ended.push(timed_out_turn(&run, node, &progress));
+                break;
+            }
+            while set.len() < concurrency {
+                let Some(t) = todo.pop() else { break };
+                running.insert(t.0);
+                spawn(&mut set, t);
+            }
+            let joined = match deadline {
+                // Wakes when the time is up even if an item hangs.
+                Some(d) => {
+                    let left = d.saturating_sub(self.inner.clock.now_ms());
+                    tokio::select! {
+                        j = set.join_next() => j,
+                        () = tokio::time::sleep(Duration::from_millis(left)) => continue,
+                    }
+                }
+                None => set.join_next().await,
+            };
+            let Some(joined) = joined else { break };
             let a = match joined {
                 Ok(a) => a,
                 Err(e) => return Err(failure(format!("a foreach item stopped unexpectedly: {e}"))),
             };
+            running.remove(&a.index);
             let (turns, retry) = record_attempt(&run, node, &mut progress, a, limit);
             todo.extend(retry);
             let mut partial = st.clone();
@@ -195,32 +257,13 @@ impl FlowEngine {
                 &turns,
                 &[],
             )?;
-            if let Some(t) = todo.pop() {
-                spawn(&mut set, t);
-            }
         }
         if let Some(wait) = steered_wait(&run, node, st, &progress) {
             return Ok(wait);
         }
-        let mut next = st.clone();
-        let ok = progress.results.values().filter(|r| r.ok).count();
-        let output =
-            json!({"total": progress.total, "succeeded": ok, "failed": progress.total - ok});
-        next.foreach = Some(progress);
         // A subflow item may run scripts: its output is treated as local.
-        if local_items || matches!(*f.step, Step::Script(_) | Step::Subflow(_)) {
-            next.local.insert("foreach".into());
-        }
-        next.step_path = node.path.clone();
-        next.steps_done += 1;
-        next.output = output;
-        enter(&run.program, &mut next, node.next);
-        Ok(Outcome::Advance {
-            next,
-            turns: vec![],
-            msgs: vec![],
-            check_post: false,
-        })
+        let local = local_items || matches!(*f.step, Step::Script(_) | Step::Subflow(_));
+        Ok(fanned_out(&run, node, st, progress, local, ended))
     }
 
     /// One attempt at an item after `retry_count` retries, with its

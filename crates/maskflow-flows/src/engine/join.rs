@@ -53,6 +53,10 @@ impl FlowEngine {
             .filter(|r| r.ok)
             .map(|r| r.output.clone().unwrap_or(Value::Null))
             .collect();
+        let timed_out = progress.timed_out.clone();
+        if let Some(f) = super::join_timeout::timeout_failure(node, j, &progress) {
+            return Err(f);
+        }
         let policy = if st.join_skip_failures {
             JoinPolicy::Skip
         } else {
@@ -105,8 +109,11 @@ impl FlowEngine {
             .filter(|(_, r)| r.retry_count > 0)
             .map(|(i, r)| (i.to_string(), Value::from(r.retry_count)))
             .collect();
-        let output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
-        let turn = joined_turn(run, node, progress.total, failed.len());
+        let mut output = json!({"total": progress.total, "succeeded": results.len(), "results": results, "failed": failed, "retries": retries});
+        if !timed_out.is_empty() {
+            output["timedOut"] = json!(timed_out);
+        }
+        let turn = joined_turn(run, node, progress.total, failed.len(), timed_out.len());
         let Some(prompt) = &j.prompt else {
             FlowEngine::complete_with(&mut next, node, output, local);
             enter(&run.program, &mut next, node.next);
@@ -206,13 +213,25 @@ impl FlowEngine {
     }
 }
 
-/// The system turn saying how many of a join's `total` items it gathered.
-fn joined_turn(run: &Loaded, node: &compile::Node, total: usize, failed: usize) -> TurnRow {
+/// The system turn saying how many of a join's `total` items it gathered
+/// (`failed` failed, `late` timed out).
+fn joined_turn(
+    run: &Loaded,
+    node: &compile::Node,
+    total: usize,
+    failed: usize,
+    late: usize,
+) -> TurnRow {
+    let late_note = if late > 0 {
+        format!(", {late} timed out")
+    } else {
+        String::new()
+    };
     TurnRow {
         role: TurnRole::System,
         content: format!(
-            "Joined {} of {total} items ({failed} failed)",
-            total - failed
+            "Joined {} of {total} items ({failed} failed{late_note})",
+            total - failed - late
         ),
         command: meta(run, node, None),
     }

@@ -58,6 +58,7 @@ mod context;
 mod drive;
 mod foreach;
 mod join;
+mod join_timeout;
 mod lease;
 mod query;
 mod record;

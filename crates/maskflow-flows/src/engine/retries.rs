@@ -65,7 +65,11 @@ pub(super) fn steered_wait(
         progress.total,
         asked.join("; ")
     );
-    let reason = "an agent asked for a person";
+    let reason = if super::attempts::asks_when_exhausted(run, node) {
+        "items failed past their retries or asked for a person"
+    } else {
+        "an agent asked for a person"
+    };
     Some(attention(run, node, st, progress.clone(), reason, message))
 }
 

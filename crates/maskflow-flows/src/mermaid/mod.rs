@@ -72,3 +72,13 @@ pub use import::{import, import_with};
 pub fn readable(text: &str) -> bool {
     parse_text(text).is_ok()
 }
+
+/// Each node's config as the block of `text` writes it, in diagram order
+/// (node id, config); nodes without one are left out.
+pub fn node_configs(text: &str) -> Result<Vec<(String, Value)>, MermaidError> {
+    let p = parse_text(text)?;
+    Ok(p.order
+        .iter()
+        .filter_map(|id| p.configs.get(id).map(|(v, _)| (id.clone(), v.clone())))
+        .collect())
+}

@@ -101,6 +101,8 @@ fn mutate(st: &mut RunState, op: u8, v: Value) {
                 node: 1,
                 total: 50,
                 results: Default::default(),
+                started_ms: None,
+                timed_out: Vec::new(),
             });
             let i = fe.results.len();
             fe.results.insert(
@@ -290,6 +292,8 @@ fn a_1000_item_fan_out_stores_bytes_linear_in_its_items() {
                 node: 0,
                 total: n,
                 results: Default::default(),
+                started_ms: None,
+                timed_out: Vec::new(),
             });
             fe.results.insert(
                 i,

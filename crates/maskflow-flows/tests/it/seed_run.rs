@@ -235,6 +235,9 @@ async fn seed_004_example_imports_as_written_and_runs() {
         r#"{"messages":[{"role":"user","content":["Improve the plan."]}]}"#,
     )
     .expect("write");
+    // The seed's flow names `coding_agent`, which a user creates first: a
+    // flow naming an agent Maskflow does not know is disabled.
+    std::fs::write(env.home.path().join("agents/coding_agent.json"), "{}").expect("write");
     let flow: Value = serde_json::from_str(FLOW_004).expect("json");
     let imported = env
         .engine

@@ -18,10 +18,37 @@ use maskflow_llm::Provider;
 /// When the engines' clocks start, unless a test says otherwise.
 pub const START_MS: u64 = 1_700_000_000_000;
 
-/// Writes each `(name, definition)` to `<home>/flows/<name>.json`.
+/// Every agent name a flow's JSON gives (`agentType`, `defaultAssigneeId`).
+fn agents_named(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("agentType" | "defaultAssigneeId", Value::String(a)) => out.push(a.clone()),
+                    _ => agents_named(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| agents_named(x, out)),
+        _ => {}
+    }
+}
+
+/// Writes each `(name, definition)` to `<home>/flows/<name>.json`, with an
+/// agent file (default settings) for each agent they name that has none:
+/// a flow may only name agents Maskflow knows.
 pub fn write_flows(home: &Path, flows: &[(&str, Value)]) {
     std::fs::create_dir_all(home.join("flows")).expect("mkdir");
+    std::fs::create_dir_all(home.join("agents")).expect("mkdir");
     for (name, def) in flows {
+        let mut named = Vec::new();
+        agents_named(def, &mut named);
+        for a in named {
+            let file = home.join("agents").join(format!("{a}.json"));
+            if maskflow_flows::agents::valid_name(&a) && !file.exists() {
+                std::fs::write(file, "{}").expect("write agent");
+            }
+        }
         std::fs::write(
             home.join("flows").join(format!("{name}.json")),
             def.to_string(),

@@ -238,8 +238,13 @@ async fn files_whose_names_are_refused_are_listed_disabled_with_the_reason() {
     for dir in ["flows", "agents"] {
         std::fs::create_dir_all(home.path().join(dir)).expect("mkdir");
     }
-    std::fs::write(home.path().join("flows/my flow.json"), flow_using("x")).expect("write");
-    std::fs::write(home.path().join("flows/ok.json"), flow_using("x")).expect("write");
+    // `assistant` is the built-in agent: no file, so the agent list stays as written.
+    std::fs::write(
+        home.path().join("flows/my flow.json"),
+        flow_using("assistant"),
+    )
+    .expect("write");
+    std::fs::write(home.path().join("flows/ok.json"), flow_using("assistant")).expect("write");
     std::fs::write(home.path().join("agents/bad one.json"), "{}").expect("write");
     std::fs::write(home.path().join("agents/odd.json"), r#"{"colour": 1}"#).expect("write");
 

@@ -285,6 +285,7 @@ async fn a_raw_value_in_a_flow_llm_prompt_is_blocked_by_the_guard_and_recorded()
     let base = format!("{}/v1", server.uri());
     let home = tempfile::tempdir().expect("tmp");
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    crate::common::agent_files(home.path(), &["a"]);
     std::fs::write(
         home.path().join("flows/ask.json"),
         json!({"steps": [
@@ -410,6 +411,7 @@ async fn cli(home: &Path, args: &[&str], stdin: &str) -> (bool, String, String) 
 
 fn review_flow(home: &Path) {
     std::fs::create_dir_all(home.join("flows")).expect("mkdir");
+    crate::common::agent_files(home, &["writer"]);
     std::fs::write(
         home.join("flows/review.json"),
         json!({"steps": [

@@ -32,6 +32,7 @@ fn open(home: &Path, replies: serde_json::Value) -> (Router, Service) {
 async fn an_escalating_agent_waits_for_a_person_who_answers_through_the_api() {
     let home = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    crate::common::agent_files(home.path(), &["a", "b"]);
     std::fs::write(
         home.path().join("flows/contract.json"),
         json!({"steps": [

@@ -313,6 +313,7 @@ impl Provider for HangOnce {
 async fn a_gate_is_answered_and_a_run_is_stopped_and_resumed_through_the_api() {
     let home = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    crate::common::agent_files(home.path(), &["a"]);
     let llm = json!({"type": "llm", "label": "Work", "agentType": "a", "identifier": "x", "messages": [{"role": "user", "content": ["go"]}]});
     std::fs::write(
         home.path().join("flows/review.json"),
@@ -429,6 +430,7 @@ async fn a_gate_is_answered_and_a_run_is_stopped_and_resumed_through_the_api() {
 
 fn long_flow(home: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(home.join("flows")).expect("mkdir");
+    crate::common::agent_files(home, &["worker", "checker", "stopper"]);
     let flow = json!({"description": "60 steps", "steps": [{"type": "startLoop", "label": "work", "maxIterations": 50, "steps": [
         {"type": "llm", "label": "Do", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["Step {{loop.iteration}}"]}]},
         {"type": "llm", "label": "Check", "agentType": "checker", "identifier": "c", "messages": [{"role": "user", "content": ["Check {{output.text}}"]}]},

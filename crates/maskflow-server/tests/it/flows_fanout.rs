@@ -160,6 +160,7 @@ impl Provider for FlakyB {
 async fn a_retry_due_when_the_run_stopped_is_shown_before_it_runs() {
     let home = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    crate::common::agent_files(home.path(), &["rev"]);
     std::fs::write(
         home.path().join("flows/fan.json"),
         json!({"input": {"files": ["item-a", "item-b", "item-c"]}, "steps": [

@@ -106,7 +106,9 @@ async fn seed_003_bundle_and_diagram_import_verbatim_over_http() {
     );
     assert!(text.contains("\"prompt\":\"Human Review\""), "{text}");
 
-    // Seed 004's flow file, as written, imports under a name.
+    // Seed 004's flow file, as written, imports under a name (its agents
+    // exist first: a flow naming an agent Maskflow does not know is disabled).
+    crate::common::agent_files(home.path(), &["coding_agent", "planning_agent"]);
     let flow: Value = serde_json::from_str(&seed("004-flow-example.json")).expect("json");
     let (s, body) = call(
         &app,

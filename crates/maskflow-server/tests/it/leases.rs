@@ -29,6 +29,7 @@ fn now_ms() -> i64 {
 fn a_second_process_is_refused_and_a_killed_owners_run_resumes() {
     let home = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    crate::common::agent_files(home.path(), &["worker"]);
     let flow = json!({"steps": [
         {"type": "llm", "label": "One", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["one"]}]},
         {"type": "llm", "label": "Two", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["two"]}]}
@@ -149,6 +150,7 @@ fn a_run_whose_process_was_killed_shows_as_interrupted_and_resumes_without_a_sto
 
     let home = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(home.path().join("flows")).expect("mkdir");
+    crate::common::agent_files(home.path(), &["worker"]);
     let flow = json!({"steps": [
         {"type": "llm", "label": "One", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["one"]}]},
         {"type": "llm", "label": "Two", "agentType": "worker", "identifier": "w", "messages": [{"role": "user", "content": ["two"]}]}

@@ -24,6 +24,7 @@ mod flows;
 mod flows_contract;
 mod flows_fanout;
 mod flows_mermaid;
+mod flows_seed_export;
 mod flows_seed_imports;
 mod history;
 mod hostile;

@@ -226,6 +226,7 @@ fn after_a_kill_a_cut_off_message_says_to_send_it_again_and_dismissing_a_builds_
 
 fn review_flow(home: &Path) {
     std::fs::create_dir_all(home.join("flows")).expect("mkdir");
+    crate::common::agent_files(home, &["writer"]);
     std::fs::write(
         home.join("flows/review.json"),
         json!({"steps": [
@@ -381,6 +382,7 @@ fn a_flow_step_and_a_gate_wait_across_killed_processes() {
 /// A fan-out over three items, two asked at a time, then its join.
 fn fan_flow(home: &Path) {
     std::fs::create_dir_all(home.join("flows")).expect("mkdir");
+    crate::common::agent_files(home, &["rev"]);
     std::fs::write(
         home.join("flows/fan.json"),
         json!({"input": {"files": ["item-a", "item-b", "item-c"]}, "steps": [

@@ -306,6 +306,7 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     let data = tmp.path().join("data");
     let files = tmp.path().join("files");
     std::fs::create_dir_all(data.join("flows")).expect("flows");
+    crate::common::agent_files(&data, &["writer"]);
     std::fs::create_dir_all(&files).expect("files");
     std::fs::write(data.join("flows/review.json"), FLOW).expect("flow");
     std::fs::write(data.join("flows/signoff.json"), DECIDE).expect("flow");

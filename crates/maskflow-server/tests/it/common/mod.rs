@@ -103,3 +103,15 @@ pub async fn settled(
         }
     }
 }
+
+/// Writes `agents/<name>.json` (default settings) under `home` for each
+/// name without a file: a flow may only name agents Maskflow knows.
+pub fn agent_files(home: &std::path::Path, names: &[&str]) {
+    std::fs::create_dir_all(home.join("agents")).expect("mkdir agents");
+    for name in names {
+        let file = home.join("agents").join(format!("{name}.json"));
+        if !file.exists() {
+            std::fs::write(file, "{}").expect("write agent");
+        }
+    }
+}
