@@ -172,7 +172,8 @@ fn workflow_id(pane: &str) -> String {
 }
 
 /// A terminal running `maskflow build sales.csv FLAGS --message …` against
-/// the recording back end, in a fresh data folder.
+/// the recording back end, in a fresh data folder (bind `_home`: `..`
+/// would drop it, and the folders with it).
 struct Session {
     _home: tempfile::TempDir,
     data: PathBuf,
@@ -223,7 +224,10 @@ fn start_build(name: &str, flags: &str) -> Session {
 #[test]
 fn maskflow_build_then_approve_on_a_terminal() {
     let Session {
-        data, llm, tmux, ..
+        _home,
+        data,
+        llm,
+        tmux,
     } = start_build("build", "");
 
     // The masked extract is shown, and nothing is sent before the yes.
@@ -366,7 +370,10 @@ fn maskflow_build_then_approve_on_a_terminal() {
 #[test]
 fn maskflow_build_with_a_plan_and_a_review() {
     let Session {
-        data, llm, tmux, ..
+        _home,
+        data,
+        llm,
+        tmux,
     } = start_build("plan", "--yes --plan --review");
     let mut pane = tmux.wait_for_any(&[QUESTION, "Go ahead anyway?"]);
     if !pane.contains(QUESTION) {
