@@ -5,7 +5,7 @@
 // the gate answered with a note; the flow exports as Mermaid. Screenshots go
 // to tests/e2e/artifacts/flows-*.png.
 import assert from "node:assert/strict";
-import { cpSync } from "node:fs";
+import { cpSync, writeFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { join } from "node:path";
 import { FIXTURES, HERE, ROOT, launchBrowser, shot, startServer } from "./harness.mjs";
@@ -17,6 +17,10 @@ let page;
 before(async () => {
   server = await startServer(join(HERE, "flows-replay.json"));
   cpSync(join(ROOT, "tests/fixtures/flows/seed004"), server.home, { recursive: true });
+  // The imported diagram's steps go to a `writer` agent: a flow naming an
+  // agent Maskflow does not know is listed disabled (issue 31), so the user
+  // has one, as they would before importing such a flow.
+  writeFileSync(join(server.home, "agents", "writer.json"), JSON.stringify({ prompt: "You write release notes." }));
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   page = await context.newPage();
