@@ -100,9 +100,11 @@ test("Settings downloads a model with a progress bar, resumes a dropped connecti
   await card.getByTestId("model-name").fill("tiny");
   await card.getByRole("button", { name: "Download", exact: true }).last().click();
 
-  // Mid-way: the bar shows the bytes so far.
+  // Mid-way: the bar shows the bytes so far. Progress is reported every
+  // 256 KiB (or half a second), so where the report before the stall lands
+  // depends on how the bytes were read: anything from 1% to the cut's 28%.
   const download = card.getByTestId("model-download");
-  await download.getByText(/of 2\.0 MB \(2\d%\)/).waitFor();
+  await download.getByText(/of 2\.0 MB \(([1-9]|1\d|2[0-8])%\)/).waitFor();
   await shot(page, "61-model-downloading.png");
   release();
 

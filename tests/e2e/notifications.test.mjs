@@ -218,3 +218,30 @@ test("a run the user ended by dismissing its prompt is not announced; one ended 
   assert.deepEqual(titles, ["The writer needs an answer", "The writer needs an answer", "Flow draft failed"]);
   await page.context().close();
 });
+
+test("a run that starts before the event stream connects is still counted once it does", async () => {
+  // The page's socket to /api/events is held back until the run waits at
+  // its gate, as on a slow start or a reconnect: the events of that moment
+  // never reach the page, so the badge must read the list again on connect.
+  const page = await openPage("grant");
+  let connect;
+  const connected = new Promise((r) => (connect = r));
+  await page.routeWebSocket(/\/api\/events/, async (ws) => {
+    await connected;
+    ws.connectToServer();
+  });
+  await page.goto(server.url + "#/workflows");
+  await page.getByRole("navigation", { name: "Main" }).waitFor();
+  const runId = await startRun();
+  for (let i = 0; i < 300; i++) {
+    const run = await api("GET", `/api/flow-runs/${runId}`);
+    if (run.status === "waiting") break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(await count(page).count(), 0, "the page has not heard of the run yet");
+  connect();
+  await page.waitForFunction(() => document.querySelector('[data-testid="waiting-count"]')?.textContent === "1");
+  await api("POST", `/api/flow-runs/${runId}/gate`, { option: "Reject" });
+  await count(page).waitFor({ state: "detached" });
+  await page.context().close();
+});

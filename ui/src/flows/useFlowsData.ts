@@ -71,6 +71,18 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [elsewhere, currentId, api, flowName]);
 
+  // Events sent while the stream was down were missed: read the run and the list again.
+  useEffect(
+    () =>
+      transport.onConnected(() => {
+        if (currentId) refreshRun(currentId);
+        refreshRuns();
+      }),
+    // refreshRun and refreshRuns only close over api and flowName, which are listed.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [transport, currentId, flowName, api],
+  );
+
   // Live, by seed 004's contract: `user_turn` starts a step, `assistant_delta`
   // streams its reply, `tool_event` shows a script running, `turn_final` ends
   // the run. `flow_turn` (a committed turn with its step metadata) and

@@ -89,12 +89,15 @@ export function useWaiting() {
       if (next.notes.length) void show(next.notes, false);
       if (CHANGES.has(incoming.type)) refresh();
     });
+    // Events sent before the stream (re)connected were missed: read the list again.
+    const stopConnected = transport.onConnected(refresh);
     const stopCalls = watchCalls(transport, (call) => {
       state.current = fromOwnCall(state.current, call, itemsNow.current);
     });
     return () => {
       live = false;
       stopEvents();
+      stopConnected();
       stopCalls();
     };
   }, [transport]);

@@ -49,13 +49,19 @@ export function ModelsCard({ onSettingsChanged }: { onSettingsChanged?: () => un
 
   useEffect(() => {
     transport.models().then(show, (e) => setNotice(modelNotice(e)));
-    return transport.onEvent((e) => {
+    // Progress sent while the stream was down was missed: read the list again.
+    const stopConnected = transport.onConnected(() => transport.models().then(show, () => undefined));
+    const stopEvents = transport.onEvent((e) => {
       if (!isModelProgress(e)) return;
       setDownloads((d) => applyProgress(d, e));
       if (e.stage === "failed") setNotice({ tone: "error", title: `${e.name} was not installed`, detail: e.message });
       if (e.stage === "ready") setNotice({ tone: "info", title: `${e.name} is installed`, detail: e.message });
       if (FINAL_STAGES.includes(e.stage)) transport.models().then(setView, () => undefined);
     });
+    return () => {
+      stopConnected();
+      stopEvents();
+    };
   }, [transport]);
 
   // A pull asked to use its model has changed the back ends when it is ready.

@@ -388,6 +388,9 @@ export interface Transport extends ListCalls {
   testOutputLocation(workflowId: string, versionId: string, name: string): Promise<OutputLocation>;
   /** Calls `listener` with every event from the core; returns the unsubscribe. */
   onEvent(listener: (event: Event) => void): () => void;
+  /** Calls `listener` each time the event stream (re)connects: events sent
+   * while it was not connected were missed, so what they change is read again. */
+  onConnected(listener: () => void): () => void;
   /** Calls `listener` with the paths of files dropped on the window by the
    * operating system, where the shell gets paths (never in a browser). */
   onNativeDrop(listener: (paths: string[]) => void): () => void;

@@ -82,6 +82,7 @@ function parseBody(text: string): unknown {
 export class HttpTransport extends CallTransport implements Transport {
   private listeners = new Set<(e: Event) => void>();
   private socket: WebSocket | null = null;
+  private readonly connectedListeners = new Set<() => void>();
   private retry = 0;
 
   /** `token`: the server's access token (null: every API call answers 401). */
@@ -207,6 +208,13 @@ export class HttpTransport extends CallTransport implements Transport {
     };
   }
 
+  onConnected(listener: () => void): () => void {
+    this.connectedListeners.add(listener);
+    return () => {
+      this.connectedListeners.delete(listener);
+    };
+  }
+
   onNativeDrop(): () => void {
     return () => {};
   }
@@ -222,6 +230,7 @@ export class HttpTransport extends CallTransport implements Transport {
     this.socket = socket;
     socket.onopen = () => {
       this.retry = 0;
+      for (const l of this.connectedListeners) l();
     };
     socket.onmessage = (m) => {
       let event: Event;

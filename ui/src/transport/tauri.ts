@@ -55,6 +55,15 @@ export class TauriTransport extends CallTransport implements Transport {
     };
   }
 
+  onConnected(listener: () => void): () => void {
+    // Tauri's events flow once a listener is registered: the registration is the connection.
+    const stop = listen<Event>(EVENT, () => {});
+    void stop.then(() => listener());
+    return () => {
+      void stop.then((f) => f());
+    };
+  }
+
   onNativeDrop(listener: (paths: string[]) => void): () => void {
     const stop = listen<{ paths: string[] }>("tauri://drag-drop", (e) => {
       if (e.payload.paths.length) listener(e.payload.paths);

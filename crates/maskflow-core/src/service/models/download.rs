@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
@@ -19,8 +19,11 @@ use tokio::sync::watch;
 pub const ATTEMPTS: u32 = 4;
 /// The largest file accepted when its size is not known in advance.
 pub const MAX_MODEL_BYTES: u64 = 64 << 30;
-/// Progress is reported at most every this many bytes.
+/// Progress is reported after this many bytes, or after [`PROGRESS_PERIOD`]
+/// on a slow connection, whichever comes first.
 const PROGRESS_EVERY: u64 = 256 << 10;
+/// The longest a download that is receiving bytes goes without a report.
+const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
 
 /// Why a download failed.
 #[derive(Debug, thiserror::Error)]
@@ -220,7 +223,7 @@ async fn attempt(
         .map_err(|e| write_error(&fetch.part, e))?;
     let mut done = start;
     progress(done, total);
-    let mut reported = done;
+    let (mut reported, mut reported_at) = (done, Instant::now());
     let mut body = response.bytes_stream();
     loop {
         let chunk = tokio::select! {
@@ -246,9 +249,9 @@ async fn attempt(
         }
         file.write_all(&chunk)
             .map_err(|e| write_error(&fetch.part, e))?;
-        if done - reported >= PROGRESS_EVERY {
+        if done - reported >= PROGRESS_EVERY || reported_at.elapsed() >= PROGRESS_PERIOD {
             progress(done, total);
-            reported = done;
+            (reported, reported_at) = (done, Instant::now());
         }
     }
     file.flush().map_err(|e| write_error(&fetch.part, e))?;
