@@ -5,27 +5,30 @@ cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh --test
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+# Each stage's start, with the minutes since the run began: CI's log then
+# shows where the time goes.
+stage() { echo "== [$(date -u +%H:%M:%S), $((SECONDS / 60)) min] $*"; }
 
-echo "== UI: type check, unit tests, build (the Rust builds embed ui/dist)"
+stage "UI: type check, unit tests, build (the Rust builds embed ui/dist)"
 npm --prefix ui run --silent check
 npm --prefix ui run --silent lint
 npm --prefix ui run --silent test
 npm --prefix ui run --silent build -- --logLevel warn
 
-echo "== format"
+stage "format"
 cargo fmt --all --check
-echo "== lint"
+stage "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
+stage "dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
 cargo deny --log-level error check bans licenses sources
 cargo machete
-echo "== structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt lists the known ones)"
+stage "structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt lists the known ones)"
 python3 scripts/structure.py --self-test
 python3 scripts/structure.py
-echo "== bench/check's collector on fake scripts (the benchmarks themselves stay out of the tests)"
+stage "bench/check's collector on fake scripts (the benchmarks themselves stay out of the tests)"
 bench/check --self-test
 export MASKFLOW_REQUIRE_LLM_SERVERS=1
-echo "== uv for the managed Python environments (issue 16): on PATH, the uv package of python3, or installed from PyPI"
+stage "uv for the managed Python environments (issue 16): on PATH, the uv package of python3, or installed from PyPI"
 # Named explicitly (MASKFLOW_UV), so every test finds the same one whether
 # it looks on PATH or not.
 if [ -z "${MASKFLOW_UV:-}" ]; then
@@ -39,10 +42,10 @@ if [ -z "${MASKFLOW_UV:-}" ]; then
 fi
 # uv's cache shared by every run of the tests, so reruns install from it.
 export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}"
-echo "== tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
+stage "tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
 cargo test --workspace --exclude maskflow-desktop --locked
 
-echo "== the script sandbox as a user who is not root (issue 14): the runner's containment tests and the hostile back end's suite (issue 26) under runuser"
+stage "the script sandbox as a user who is not root (issue 14): the runner's containment tests and the hostile back end's suite (issue 26) under runuser"
 if [ "$(id -u)" -eq 0 ]; then
   # The lib test binary of a crate, as built by cargo.
   lib_tests() {
@@ -88,23 +91,24 @@ for line in sys.stdin:
   [ "$sbx_rc" -eq 0 ]
 fi
 
-echo "== the HTTP API fuzzed from its OpenAPI document (schemathesis; no 5xx the document does not list)"
+stage "the HTTP API fuzzed from its OpenAPI document (schemathesis; no 5xx the document does not list)"
 cargo build --locked -q -p maskflow-server --bin maskflow
 MASKFLOW_BIN="$CARGO_TARGET_DIR/debug/maskflow" ST_MAX_EXAMPLES=30 crates/maskflow-server/tests/schemathesis.sh
 
-echo "== browser end-to-end tests (Chromium against maskflow serve --replay)"
+stage "browser end-to-end tests (Chromium against maskflow serve --replay)"
 npm --prefix tests run --silent e2e
 
-echo "== desktop: build with embedded assets, unit tests, then the window under Xvfb"
+stage "desktop: build with embedded assets, unit tests, then the window under Xvfb"
 cargo build --locked -p maskflow-desktop --features tauri/custom-protocol
 cargo test --locked -p maskflow-desktop --features tauri/custom-protocol
 npm --prefix tests run --silent desktop
-echo "== the .deb of that build: installed with dpkg -i (its declared dependencies only), the installed app's first screen under Xvfb, purged without a trace"
+stage "the .deb of that build: installed with dpkg -i (its declared dependencies only), the installed app's first screen under Xvfb, purged without a trace"
 tests/package/run.sh
 
-echo "== keys in a real Secret Service (gnome-keyring under dbus-run-session)"
+stage "keys in a real Secret Service (gnome-keyring under dbus-run-session)"
 dbus-run-session -- sh -c '
   export XDG_DATA_HOME=$(mktemp -d)
   printf "ci-pass" | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
   MASKFLOW_KEYRING_TEST=1 exec cargo test -p maskflow-llm --locked --test it keyring::'
 
+stage "every check passed"
