@@ -252,6 +252,37 @@ async fn the_reviewers_advice_is_recorded_and_the_test_decides() {
 }
 
 #[tokio::test]
+async fn advice_the_test_bears_out_reaches_the_repair() {
+    let home = tempfile::tempdir().expect("home");
+    let options = BuildOptions {
+        review: true,
+        ..Default::default()
+    };
+    let notes = "The file's column is `amount`, not `Amount`: this raises KeyError.";
+    let bad = GOOD.replace(r#"r["amount"]"#, r#"r["Amount"]"#);
+    let (service, provider, wf, vid) = start(
+        home.path(),
+        options,
+        vec![
+            spec(&bad),
+            review("request_changes", notes),
+            spec(GOOD),
+            review("approve", "Reads `amount` now."),
+        ],
+    )
+    .await;
+    build_until_settled(&service, &wf, &vid, true).await;
+    let view = service.get_workflow(&wf).expect("view");
+    assert_eq!(view.current_version.status, Status::PendingUserApproval);
+    assert_eq!(view.current_version.build.expect("build").iteration, 2);
+    let prompts = builder_prompts(&provider);
+    assert_eq!(prompts.len(), 4, "build, review, repair, review");
+    // The repair hears the failure and the advice the failure bore out.
+    assert!(prompts[2].contains("KeyError"), "{}", prompts[2]);
+    assert!(prompts[2].contains(notes), "{}", prompts[2]);
+}
+
+#[tokio::test]
 async fn the_ai_reviewer_approves_the_plan_and_sends_a_script_back_once() {
     let home = tempfile::tempdir().expect("home");
     let options = BuildOptions {

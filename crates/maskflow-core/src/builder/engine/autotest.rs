@@ -11,6 +11,7 @@ use crate::builder::inputs::bind_test_inputs;
 use crate::builder::mask::{Grammar, Machine, repair_feedback, without_paths};
 use crate::builder::output_shape;
 use crate::builder::profile::TestOutcome;
+use crate::builder::review::Verdict;
 use crate::builder::table::Command;
 use crate::conversation::spec::WorkflowSpec;
 use maskflow_pyenv::{Lock, PackageRequest, dist_name, outside_curated};
@@ -237,7 +238,9 @@ impl Engine {
             return Command::Pass;
         }
         state.test_failures += 1;
-        state.feedback = result.metadata["feedback"].as_str().map(str::to_owned);
+        state.feedback = result.metadata["feedback"]
+            .as_str()
+            .map(|f| with_review_advice(f, state));
         if state.test_failures >= MAX_TEST_FAILURES {
             let reason = format!(
                 "the script failed its test on your files {} times; last: {summary}",
@@ -330,4 +333,23 @@ pub fn column_names(extracts: &Value) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The repair's feedback, with the notes of a reviewer who asked for changes
+/// to this very script as advice (no AI approver): the test has now borne it
+/// out, so the revision should hear it too.
+fn with_review_advice(feedback: &str, state: &BuildState) -> String {
+    let advice = state.reviews.iter().rev().find(|r| {
+        r.subject == "script"
+            && r.iteration == state.iteration.max(1)
+            && r.verdict == Some(Verdict::RequestChanges)
+            && !r.decided_gate
+    });
+    match advice {
+        Some(r) => format!(
+            "{feedback}\n\nA reviewer read the script before it ran and asked for changes: {}",
+            r.notes.trim()
+        ),
+        None => feedback.to_owned(),
+    }
 }
