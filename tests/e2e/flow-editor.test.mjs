@@ -178,3 +178,37 @@ test("a file edited outside while the editor has it open is noticed, not overwri
   assert.equal(JSON.parse(readFileSync(flowFile(), "utf8")).description, "Mine after all");
   await shot(page, "flow-editor-05-overwritten.png");
 });
+
+test("a fan-out's join takes a time limit, what its end does, and what an exhausted item does", async () => {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Flows", exact: true }).click();
+  await page.getByRole("link", { name: "New flow" }).click();
+  await page.getByRole("heading", { name: "New flow" }).waitFor();
+  await page.getByLabel("Name (the file name)").fill("fan_out");
+  await addStep("Add a step to steps", "foreach");
+  await card("steps[0]").getByLabel("Items (a list in the run's context)").fill("input.items");
+  await card("steps[0].step").getByLabel("Message 1: text").fill("Summarise {{item}}.");
+  await addStep("Add a step to steps", "join");
+  const fanIn = card("steps[1]");
+  // The end of the time limit is asked only once there is one.
+  assert.equal(await fanIn.getByLabel("When the time runs out").count(), 0);
+  await fanIn.getByLabel("Time limit for all items, in seconds (optional)").fill("60");
+  await fanIn.getByLabel("When the time runs out").selectOption("fail");
+  await fanIn.getByLabel("When an item's retries ran out").selectOption("ask");
+  await valid();
+  await shot(page, "flow-editor-06-join.png");
+
+  // Without the limit, its end is the loader's error until it is cleared too.
+  await fanIn.getByLabel("Time limit for all items, in seconds (optional)").fill("");
+  await fanIn.locator(".step-errors").waitFor();
+  assert.match(await fanIn.locator(".step-errors").innerText(), /onTimeout/);
+  await fanIn.getByLabel("Time limit for all items, in seconds (optional)").fill("60");
+  await valid();
+
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.waitForURL(/#\/flow-editor\/fan_out$/);
+  const saved = JSON.parse(readFileSync(join(server.home, "flows", "fan_out.json"), "utf8"));
+  assert.deepEqual(
+    { timeoutSeconds: saved.steps[1].timeoutSeconds, onTimeout: saved.steps[1].onTimeout, onExhausted: saved.steps[1].onExhausted },
+    { timeoutSeconds: 60, onTimeout: "fail", onExhausted: "ask" },
+  );
+});

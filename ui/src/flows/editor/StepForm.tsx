@@ -89,6 +89,29 @@ function TypeFields(props: FormProps & { set: Setter }) {
             onChange={set("onFailure", true)}
             error={errorOf("onFailure")}
           />
+          <SelectField
+            label="When an item's retries ran out"
+            value={step.onExhausted ?? ""}
+            choices={[["", "count it as failed (default)"], ["ask", "ask me: retry, skip or stop"]]}
+            onChange={set("onExhausted", true)}
+            error={errorOf("onExhausted")}
+          />
+          <NumberField
+            label="Time limit for all items, in seconds (optional)"
+            min={1}
+            value={step.timeoutSeconds}
+            onChange={set("timeoutSeconds", true)}
+            error={errorOf("timeoutSeconds")}
+          />
+          {(step.timeoutSeconds !== undefined || step.onTimeout !== undefined) && (
+            <SelectField
+              label="When the time runs out"
+              value={step.onTimeout ?? ""}
+              choices={[["", "carry on with the finished items (default)"], ["fail", "fail the run"]]}
+              onChange={set("onTimeout", true)}
+              error={errorOf("onTimeout")}
+            />
+          )}
           <TextField label="Fan-in prompt (optional)" multiline value={step.prompt} onChange={set("prompt", true)} error={errorOf("prompt")} />
           {typeof step.prompt === "string" && step.prompt && <AgentFields {...props} optional />}
         </>
