@@ -8,12 +8,12 @@
 // files, and every call must be in the ledger. Screenshots of each screen
 // go to tests/desktop/artifacts/.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test as nodeTest } from "node:test";
 import { fileURLToPath } from "node:url";
+import * as driver from "../lib/desktop-driver.mjs";
 import { leaks, rawValuesOf, startLlmServer } from "../lib/llm-server.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -21,8 +21,6 @@ const ROOT = resolve(HERE, "../..");
 const ARTIFACTS = join(HERE, "artifacts");
 const E2E = join(ROOT, "tests/e2e");
 const FILES = ["customers.csv", "orders.csv"].map((f) => join(E2E, "fixtures", f));
-const PORT = Number(process.env.TAURI_DRIVER_PORT || 4444);
-const DRIVER = `http://127.0.0.1:${PORT}`;
 const APP =
   process.env.MASKFLOW_DESKTOP_BIN ||
   join(process.env.CARGO_TARGET_DIR || join(ROOT, "target"), "debug", "maskflow-desktop");
@@ -32,99 +30,17 @@ mkdirSync(ARTIFACTS, { recursive: true });
 const test = nodeTest;
 
 let llm;
-let driver;
-let session;
-let driverLog = "";
-
-async function wd(method, path, body) {
-  const r = await fetch(DRIVER + path, {
-    method,
-    headers: { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json.value;
-}
-
+/** The window (tests/lib/desktop-driver.mjs). */
+let d;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a truthy value (bounded: 300 tries, 200 ms apart). */
-async function until(what, check) {
-  let last;
-  for (let i = 0; i < Number(process.env.MASKFLOW_WAIT_TRIES || 300); i++) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(200);
-  }
-  await screenshot(`failed-${what.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}.png`).catch(() => {});
-  throw new Error(`gave up waiting for ${what}: ${last ?? ""}\n${driverLog.slice(-2000)}`);
-}
-
-/** Runs `body` (an async function body over `args`) in the window. */
-async function js(body, ...args) {
-  const script = `const done = arguments[arguments.length - 1];
-    (async (...args) => { ${body} })(...Array.from(arguments).slice(0, -1))
-      .then((v) => done({ ok: v }), (e) => done({ err: String(e && (e.message || e)) }));`;
-  const r = await wd("POST", `/session/${session}/execute/async`, { script, args });
-  if (r.err) throw new Error(r.err);
-  return r.ok;
-}
-
-/** Waits until an element matches the selector (and its text contains `text`, when given). */
-const waitFor = (sel, text = "") =>
-  until(`${sel} ${text}`, () => js("return [...document.querySelectorAll(args[0])].some((el) => el.textContent.includes(args[1]));", sel, text));
-
-/** Types into an input, textarea or select the way the browser reports typing. */
-const fill = (sel, value) =>
-  js(
-    `const el = document.querySelector(args[0]);
-     if (!el) throw new Error("no " + args[0]);
-     const proto = Object.getPrototypeOf(el);
-     Object.getOwnPropertyDescriptor(proto, "value").set.call(el, args[1]);
-     el.dispatchEvent(new Event("input", { bubbles: true }));
-     el.dispatchEvent(new Event("change", { bubbles: true }));`,
-    sel,
-    value,
-  );
-
-/** Clicks the enabled button whose text is `text` (inside `within`; the last one when `last`). */
-const click = (text, within = "body", last = false) =>
-  until(`the button ${text}`, () =>
-    js(
-      `const all = [...document.querySelectorAll(args[0] + " button")].filter((b) => b.textContent.trim() === args[1] && !b.disabled);
-       const b = args[2] ? all[all.length - 1] : all[0];
-       if (b) b.click();
-       return !!b;`,
-      within,
-      text,
-      last,
-    ),
-  );
-
-/** Navigates as the app's own router does (ui/src/lib/router.ts `go`):
- * WebKitGTK under tauri:// does not report hash changes reliably. */
-const go = (hash) =>
-  // Repeated until the nav shows the screen: right after the window opens
-  // the app may not listen for route events yet.
-  until(`the route ${hash}`, () =>
-    js(
-      `if (location.hash !== args[0]) history.pushState(null, "", args[0]);
-       window.dispatchEvent(new Event("maskflow:route"));
-       const active = document.querySelector("nav a.active");
-       return !!active && args[0].startsWith(active.getAttribute("href"));`,
-      hash,
-    ),
-  );
-
-async function screenshot(name) {
-  const png = await wd("GET", `/session/${session}/screenshot`);
-  writeFileSync(join(ARTIFACTS, name), Buffer.from(png, "base64"));
-}
+const until = (what, check) => driver.until(d, what, check);
+const js = (body, ...args) => driver.js(d, body, ...args);
+const waitFor = (sel, text = "") => driver.waitFor(d, sel, text);
+const fill = (sel, value) => driver.fill(d, sel, value);
+const click = (text, within = "body", last = false) => driver.click(d, text, within, last);
+const go = (hash) => driver.go(d, hash);
+const screenshot = (name) => driver.screenshot(d, name);
+const invoke = (command, args) => driver.invoke(d, command, args);
 
 /** Answers the first manual prompt on screen by pasting `answer`. */
 async function paste(answer) {
@@ -158,30 +74,12 @@ before(async () => {
   const seed = join(ROOT, "tests/fixtures/flows/seed004");
   cpSync(join(seed, "flows"), join(home, "flows"), { recursive: true });
   cpSync(join(seed, "agents"), join(home, "agents"), { recursive: true });
-  driver = spawn("xvfb-run", ["-a", "-s", "-screen 0 1280x800x24", "tauri-driver", "--port", String(PORT)], {
-    env: { ...process.env, MASKFLOW_HOME: home, MASKFLOW_REPLAY: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  driver.stdout.on("data", (d) => (driverLog += d));
-  driver.stderr.on("data", (d) => (driverLog += d));
-  await until("tauri-driver", async () => (await fetch(DRIVER + "/status")).ok);
-  const created = await wd("POST", "/session", {
-    capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: APP } } },
-  });
-  session = created.sessionId;
+  d = await driver.startDesktop({ app: APP, env: { MASKFLOW_HOME: home, MASKFLOW_REPLAY: "" }, artifacts: ARTIFACTS });
   await waitFor(".chat-pane h2", "New workflow");
 });
 
 after(async () => {
-  if (session) await wd("DELETE", `/session/${session}`).catch(() => {});
-  if (driver) {
-    try {
-      process.kill(-driver.pid, "SIGTERM");
-    } catch {
-      /* already gone */
-    }
-  }
+  await driver.stopDesktop(d);
   llm?.close();
 });
 
@@ -312,6 +210,3 @@ test("every request went to the chosen model without a raw value, and every call
   assert.equal(ok.length - manual.length, llm.requests.length, JSON.stringify(ledger.map((e) => [e.role, e.provider, e.outcome])));
 });
 
-function invoke(command, args) {
-  return js("return await window.__TAURI_INTERNALS__.invoke(args[0], args[1]);", command, args ?? {});
-}

@@ -5,101 +5,42 @@
 // tests/desktop/artifacts/. Needs the app built with embedded assets:
 // `cargo build --features tauri/custom-protocol` after `npm --prefix ui run build`.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import * as driver from "../lib/desktop-driver.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const ARTIFACTS = join(HERE, "artifacts");
 const FIXTURE = join(ROOT, "tests/e2e/fixtures/orders.csv");
-const PORT = Number(process.env.TAURI_DRIVER_PORT || 4444);
-const DRIVER = `http://127.0.0.1:${PORT}`;
 const APP =
   process.env.MASKFLOW_DESKTOP_BIN ||
   join(process.env.CARGO_TARGET_DIR || join(ROOT, "target"), "debug", "maskflow-desktop");
 
 mkdirSync(ARTIFACTS, { recursive: true });
 
-let driver;
+/** The window (tests/lib/desktop-driver.mjs) and its WebDriver session. */
+let d;
 let session;
-let driverLog = "";
-
-async function wd(method, path, body) {
-  const r = await fetch(DRIVER + path, {
-    method,
-    headers: { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json.value;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a truthy value (bounded: 150 tries). */
-async function until(what, check) {
-  let last;
-  for (let i = 0; i < 150; i++) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(200);
-  }
-  throw new Error(`gave up waiting for ${what}: ${last ?? ""}\n${driverLog}`);
-}
-
-/** Runs `body` in the window (an async function body) and returns its result. */
-function run(body, ...args) {
-  const script = `const done = arguments[arguments.length - 1];
-    (async (...args) => { ${body} })(...Array.from(arguments).slice(0, -1))
-      .then((v) => done({ ok: v }), (e) => done({ err: e && (e.message || JSON.stringify(e)) }));`;
-  return wd("POST", `/session/${session}/execute/async`, { script, args });
-}
-
-function invoke(command, args) {
-  return run("return await window.__TAURI_INTERNALS__.invoke(args[0], args[1]);", command, args ?? {});
-}
-
-async function screenshot(name) {
-  const png = await wd("GET", `/session/${session}/screenshot`);
-  writeFileSync(join(ARTIFACTS, name), Buffer.from(png, "base64"));
-}
+const wd = (method, path, body) => driver.wd(d, method, path, body);
+const until = (what, check) => driver.until(d, what, check, 150);
+const screenshot = (name) => driver.screenshot(d, name);
+/** Runs `body` in the window; its result as `{ ok }`, or `{ err }` when it threw. */
+const run = (body, ...args) => driver.js(d, body, ...args).then((ok) => ({ ok }), (e) => ({ err: e.message }));
+/** An IPC call; a refusal is `{ err }`, so tests can assert on it. */
+const invoke = (command, args) => run("return await window.__TAURI_INTERNALS__.invoke(args[0], args[1]);", command, args ?? {});
 
 before(async () => {
   assert.ok(existsSync(APP), `build the desktop app first: ${APP} is missing`);
   const home = mkdtempSync(join(tmpdir(), "maskflow-desktop-"));
-  driver = spawn(
-    "xvfb-run",
-    ["-a", "-s", "-screen 0 1280x800x24", "tauri-driver", "--port", String(PORT)],
-    { env: { ...process.env, MASKFLOW_HOME: home }, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  driver.stdout.on("data", (d) => (driverLog += d));
-  driver.stderr.on("data", (d) => (driverLog += d));
-  await until("tauri-driver", async () => (await fetch(DRIVER + "/status")).ok);
-  const created = await wd("POST", "/session", {
-    capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: APP } } },
-  });
-  session = created.sessionId;
+  d = await driver.startDesktop({ app: APP, env: { MASKFLOW_HOME: home }, artifacts: ARTIFACTS });
+  session = d.session;
 });
 
-after(async () => {
-  if (session) await wd("DELETE", `/session/${session}`).catch(() => {});
-  if (driver) {
-    try {
-      process.kill(-driver.pid, "SIGTERM");
-    } catch {
-      /* already gone */
-    }
-  }
-});
+after(() => driver.stopDesktop(d));
 
 test("the window shows the builder", async () => {
   await until("the builder heading", async () => {

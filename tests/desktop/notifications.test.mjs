@@ -13,12 +13,11 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import * as driver from "../lib/desktop-driver.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const ARTIFACTS = join(HERE, "artifacts");
-const PORT = Number(process.env.TAURI_DRIVER_PORT || 4444);
-const DRIVER = `http://127.0.0.1:${PORT}`;
 const APP =
   process.env.MASKFLOW_DESKTOP_BIN ||
   join(process.env.CARGO_TARGET_DIR || join(ROOT, "target"), "debug", "maskflow-desktop");
@@ -29,47 +28,10 @@ mkdirSync(ARTIFACTS, { recursive: true });
 let bus;
 let monitor;
 let monitorLog = "";
-let driver;
-let driverLog = "";
-let session;
-
-async function wd(method, path, body) {
-  const r = await fetch(DRIVER + path, {
-    method,
-    headers: { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json.value;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a truthy value (bounded: 150 tries). */
-async function until(what, check) {
-  let last;
-  for (let i = 0; i < 150; i++) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(200);
-  }
-  throw new Error(`gave up waiting for ${what}: ${last ?? ""}\n${driverLog.slice(-2000)}`);
-}
-
-/** Runs `body` (an async function body over `args`) in the window. */
-async function js(body, ...args) {
-  const script = `const done = arguments[arguments.length - 1];
-    (async (...args) => { ${body} })(...Array.from(arguments).slice(0, -1))
-      .then((v) => done({ ok: v }), (e) => done({ err: String(e && (e.message || JSON.stringify(e))) }));`;
-  const r = await wd("POST", `/session/${session}/execute/async`, { script, args });
-  if (r.err) throw new Error(r.err);
-  return r.ok;
-}
+/** The window (tests/lib/desktop-driver.mjs); a stand-in until it is up, for waiting on the bus. */
+let d = { log: "" };
+const until = (what, check) => driver.until(d, what, check, 150);
+const js = (body, ...args) => driver.js(d, body, ...args);
 
 /** A private session bus; resolves with its address. */
 function startBus() {
@@ -100,29 +62,15 @@ before(async () => {
   monitor.stdout.on("data", (d) => (monitorLog += d));
   // The monitor is listening once it has said so (it prints its own NameAcquired signal).
   await until("dbus-monitor", () => monitorLog.length > 0);
-  driver = spawn("xvfb-run", ["-a", "-s", "-screen 0 1280x800x24", "tauri-driver", "--port", String(PORT)], {
-    env: { ...process.env, MASKFLOW_HOME: home, DBUS_SESSION_BUS_ADDRESS: address, NO_AT_BRIDGE: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
+  d = await driver.startDesktop({
+    app: APP,
+    env: { MASKFLOW_HOME: home, DBUS_SESSION_BUS_ADDRESS: address, NO_AT_BRIDGE: "1" },
+    artifacts: ARTIFACTS,
   });
-  driver.stdout.on("data", (d) => (driverLog += d));
-  driver.stderr.on("data", (d) => (driverLog += d));
-  await until("tauri-driver", async () => (await fetch(DRIVER + "/status")).ok);
-  const created = await wd("POST", "/session", {
-    capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: APP } } },
-  });
-  session = created.sessionId;
 });
 
 after(async () => {
-  if (session) await wd("DELETE", `/session/${session}`).catch(() => {});
-  if (driver) {
-    try {
-      process.kill(-driver.pid, "SIGTERM");
-    } catch {
-      /* already gone */
-    }
-  }
+  await driver.stopDesktop(d);
   monitor?.kill();
   bus?.kill();
 });
@@ -163,6 +111,5 @@ test("a flow run at its gate is counted on the badge and notified through the OS
   assert.match(sent, /Open it to answer the gate\./);
   await until("the Notify call on the session bus", () => monitorLog.includes(`string "${TITLE}"`));
   assert.match(monitorLog, /string "Open it to answer the gate\."/);
-  const png = await wd("GET", `/session/${session}/screenshot`);
-  writeFileSync(join(ARTIFACTS, "06-desktop-waiting-badge.png"), Buffer.from(png, "base64"));
+  await driver.screenshot(d, "06-desktop-waiting-badge.png");
 });

@@ -1,7 +1,7 @@
-// The real desktop window under Xvfb through tauri-driver, for suites that
-// want their own free ports (the older suites default to 4444 and clash
-// when two run at once): start, drive (run script in the window, fill,
-// click, navigate as the app's router does), take screenshots, stop.
+// The real desktop window under Xvfb through tauri-driver, on ports of its
+// own (free ones, unless TAURI_DRIVER_PORT names the driver's): start, drive
+// (run script in the window, fill, click, navigate as the app's router
+// does), take screenshots, stop. Every desktop suite uses it.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -89,7 +89,7 @@ export async function until(d, what, check, tries = Number(process.env.MASKFLOW_
 export async function js(d, body, ...args) {
   const script = `const done = arguments[arguments.length - 1];
     (async (...args) => { ${body} })(...Array.from(arguments).slice(0, -1))
-      .then((v) => done({ ok: v }), (e) => done({ err: String(e && (e.message || e)) }));`;
+      .then((v) => done({ ok: v }), (e) => done({ err: e && (e.message || (typeof e === "string" ? e : JSON.stringify(e))) }));`;
   const r = await wd(d, "POST", `/session/${d.session}/execute/async`, { script, args });
   if (r.err) throw new Error(r.err);
   return r.ok;
@@ -121,16 +121,18 @@ export const fill = (d, sel, value) =>
     value,
   );
 
-/** Clicks the enabled button whose text is `text` (inside `within`). */
-export const click = (d, text, within = "body") =>
+/** Clicks the enabled button whose text is `text` (inside `within`; the last such one when `last`). */
+export const click = (d, text, within = "body", last = false) =>
   until(d, `the button ${text}`, () =>
     js(
       d,
-      `const b = [...document.querySelectorAll(args[0] + " button")].find((b) => b.textContent.trim() === args[1] && !b.disabled);
+      `const all = [...document.querySelectorAll(args[0] + " button")].filter((b) => b.textContent.trim() === args[1] && !b.disabled);
+       const b = args[2] ? all[all.length - 1] : all[0];
        if (b) b.click();
        return !!b;`,
       within,
       text,
+      last,
     ),
   );
 
