@@ -108,3 +108,19 @@ test("the flow exports as Mermaid", async () => {
   ]);
   assert.equal(download.suggestedFilename(), "review.mmd");
 });
+
+test("a flow naming an agent that is missing is drawn, says why, and cannot run", async () => {
+  writeFileSync(
+    join(server.home, "flows", "drafts.json"),
+    JSON.stringify({ steps: [{ type: "llm", label: "Draft", agentType: "editor", identifier: "d", messages: [{ role: "user", content: ["Draft it."] }] }] }),
+  );
+  await page.goto(server.url + "#/flows/drafts");
+  await page.locator('[data-testid="flow-diagram"] svg').waitFor();
+  assert.match(await page.locator('[data-testid="flow-diagram"]').innerText(), /Draft/);
+  const reason = /names the agent "editor", which does not exist/;
+  await page.getByTestId("flow-drafts").getByText(reason).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Run", exact: true }).isDisabled(), true);
+  // Said once on the page, as a notice, not as an error of the page's own.
+  assert.equal(await page.getByText("That did not work").count(), 0);
+  await shot(page, "flows-06-missing-agent.png");
+});

@@ -289,15 +289,24 @@ pub fn check_flow_agents(home: &Path, def: &FlowDef) -> Result<(), DefinitionErr
 
 /// Reads and validates `flows/<name>.json`.
 pub fn load_flow(home: &Path, name: &str) -> Result<FlowDef, LoadError> {
+    let def = load_flow_shape(home, name)?;
+    check_flow_agents(home, &def).map_err(|error| LoadError::Invalid {
+        file: format!("flows/{name}.json"),
+        error,
+    })?;
+    Ok(def)
+}
+
+/// A flow as written, checked on its own but not against the agents on
+/// disk: what its diagram shows while an agent it names is still missing.
+pub fn load_flow_shape(home: &Path, name: &str) -> Result<FlowDef, LoadError> {
     check_name("flow", name)?;
     let path = flows_dir(home).join(format!("{name}.json"));
     let text = read("flow", name, &path)?;
-    definition::parse(&text)
-        .and_then(|def| check_flow_agents(home, &def).map(|()| def))
-        .map_err(|error| LoadError::Invalid {
-            file: format!("flows/{name}.json"),
-            error,
-        })
+    definition::parse(&text).map_err(|error| LoadError::Invalid {
+        file: format!("flows/{name}.json"),
+        error,
+    })
 }
 
 fn strict<T: serde::de::DeserializeOwned>(file: String, text: &str) -> Result<T, LoadError> {

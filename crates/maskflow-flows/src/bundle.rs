@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::agents::{self, AgentCommand, AgentDef};
 use super::definition::{self, FlowDef, Step, Text};
-use super::engine::FlowEngine;
+use super::engine::{FlowEngine, load_error};
 use super::{FlowSummary, mermaid};
 use crate::error::{Error, Result};
 
@@ -214,9 +214,11 @@ pub fn bundled_agent(a: &BundledAgent) -> Result<AgentDef> {
 }
 
 impl FlowEngine {
-    /// A flow as Mermaid (seed 003's diagram and config block).
+    /// A flow as Mermaid (seed 003's diagram and config block); drawn even
+    /// while an agent it names is missing, so the page can show what to fix.
     pub fn mermaid(&self, name: &str) -> Result<String> {
-        Ok(mermaid::export(&self.load_definition(name)?))
+        let def = agents::load_flow_shape(self.home(), name).map_err(load_error)?;
+        Ok(mermaid::export(&def))
     }
 
     /// A flow with its agents, ready to import on another machine.

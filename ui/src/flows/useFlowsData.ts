@@ -32,12 +32,13 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
     setMermaid("");
     setRun(null);
     api.flowMermaid(flowName).then(setMermaid).catch(fail);
+    // The diagram's call reports what keeps a flow from loading; the
+    // definition alone is refused for a flow whose agent is missing, which
+    // the page's "disabled" notice explains already.
     api
       .flowDefinition(flowName)
-      .then((d) => {
-        setIsGraph(Array.isArray(d.nodes));
-      })
-      .catch(fail);
+      .then((d) => setIsGraph(Array.isArray(d.nodes)))
+      .catch(() => setIsGraph(false));
     api.flowRuns(flowName).then((r) => setRuns(r.runs)).catch(fail);
   }, [api, flowName]);
 

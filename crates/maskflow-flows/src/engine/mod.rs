@@ -404,7 +404,8 @@ impl FlowEngine {
     }
 }
 
-fn load_error(e: LoadError) -> Error {
+/// A loader error in the engine's words: a missing file is not found, a refused one invalid.
+pub(crate) fn load_error(e: LoadError) -> Error {
     match e {
         LoadError::Missing { what, name, .. } => Error::NotFound { what, id: name },
         LoadError::BadName { what, name } => Error::NotFound { what, id: name },

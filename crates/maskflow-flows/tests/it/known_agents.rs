@@ -62,6 +62,14 @@ async fn a_misspelt_agent_disables_the_flow_with_the_reason_until_its_file_exist
         Ok(_) => panic!("a flow naming an unknown agent was started"),
     }
 
+    // Its diagram still draws, so the page shows what the reason names;
+    // its definition (what runs and edits read) is refused with the reason.
+    let diagram = engine.mermaid("review").expect("drawn while disabled");
+    assert!(diagram.contains("reveiwer"), "{diagram}");
+    assert!(
+        matches!(engine.definition("review"), Err(Error::InvalidRequest(m)) if m.contains(reason))
+    );
+
     // Creating the agent it names (the user's fix) enables it.
     std::fs::write(dir.join("agents/reveiwer.json"), "{}").expect("write");
     assert!(!engine.list().expect("list").flows[0].disabled);
