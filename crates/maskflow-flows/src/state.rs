@@ -206,6 +206,10 @@ pub struct ItemRetry {
     /// A person chose to retry it after the run had stopped with it due.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approved: bool,
+    /// The item's agent failed it or asked for a person (rather than its
+    /// retries running out on their own): what the wait says.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_agent: bool,
 }
 
 /// A fan-out in progress (or finished, until its join reads it).

@@ -46,6 +46,7 @@ impl DefinitionError {
     }
 }
 
+mod labels;
 mod read;
 mod script;
 pub mod seed;
@@ -54,6 +55,7 @@ mod tests;
 mod types;
 mod validate;
 
+pub use labels::CONTEXT_ROOTS;
 pub use read::{from_value, parse};
 pub use script::{NoScriptSource, ScriptSource, ScriptStep};
 pub use types::*;

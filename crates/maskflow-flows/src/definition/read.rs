@@ -79,7 +79,7 @@ impl<'de> Deserialize<'de> for Step {
 /// Parses and validates a flow document.
 pub fn parse(text: &str) -> Result<FlowDef, DefinitionError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let def: FlowDef = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let mut def: FlowDef = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let outer = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
@@ -96,6 +96,7 @@ pub fn parse(text: &str) -> Result<FlowDef, DefinitionError> {
     })?;
     de.end()
         .map_err(|e| DefinitionError::at("$", format!("not valid JSON: {e}")))?;
+    super::labels::route_labels(&mut def);
     validate(&def)?;
     Ok(def)
 }

@@ -317,8 +317,10 @@ step_struct!(
         /// 003's join timeout): items not done by then are timed out.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_seconds: Option<u32>,
-        /// What the fan-out does with an item whose retries ran out
-        /// (default `fail`: it is a failed item, as `onFailure` says).
+        /// What the fan-out does with an item whose retries ran out. Unset,
+        /// it asks a person (seed 002: one retry with feedback, then a
+        /// human) unless `onFailure` already says what failed items do
+        /// (`skip` or `needsAttention`); `fail` opts out of asking.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         on_exhausted: Option<JoinExhausted>,
         /// What a timeout does (default `proceed`).
@@ -328,15 +330,27 @@ step_struct!(
 );
 
 /// What happens to a fan-out item whose retries ran out.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum JoinExhausted {
     /// It is a failed item; the join's `onFailure` decides.
-    #[default]
     Fail,
     /// When the other items are done, the run waits for a person: `retry`
     /// the item, `skip` it, or `stop` the run.
     Ask,
+}
+
+impl JoinStep {
+    /// What this join's fan-out does with an item past its retries: its
+    /// `onExhausted`, or, unset, a person is asked unless `onFailure` says
+    /// what failed items do (seed 002's escalation is the default).
+    pub fn exhausted(&self) -> JoinExhausted {
+        match (self.on_exhausted, self.on_failure) {
+            (Some(e), _) => e,
+            (None, None | Some(JoinPolicy::Fail)) => JoinExhausted::Ask,
+            (None, Some(JoinPolicy::Skip | JoinPolicy::NeedsAttention)) => JoinExhausted::Fail,
+        }
+    }
 }
 
 /// What a `join` does when its `timeoutSeconds` ran out before every item was done.

@@ -55,6 +55,12 @@ pub(super) fn check_step_fields(step: &Step, path: &str) -> Result<(), Definitio
                 let condition = expr::parse(b.condition.as_str()).map_err(|e| {
                     DefinitionError::at(&format!("{path}.branches[{i}].condition"), e.to_string())
                 })?;
+                if let Some(why) = super::labels::reads_nothing(&condition) {
+                    return Err(DefinitionError::at(
+                        &format!("{path}.branches[{i}].condition"),
+                        why,
+                    ));
+                }
                 if condition.reads_files() {
                     return Err(DefinitionError::at(
                         &format!("{path}.branches[{i}].condition"),

@@ -116,7 +116,8 @@ pub(super) fn record_attempt(
     let mut turns: Vec<TurnRow> = a.prompt.take().into_iter().collect();
     // Steered by its agent and past its retries: kept as a retry a person
     // decides on when the fan-out ends (seed 003, through seed 002's contract).
-    // So is any item past its retries when the join says `onExhausted: ask`.
+    // So is any item past its retries when its join asks (`onExhausted`,
+    // whose default asks; see `JoinStep::exhausted`).
     let exhausted = a.retry_count >= limit
         && a.result
             .as_ref()
@@ -128,11 +129,13 @@ pub(super) fn record_attempt(
     };
     if ask {
         let (index, reply, asks) = (a.index, a.text.clone(), a.steered == Steered::Asks);
+        let by_agent = a.steered != Steered::No;
         let feedback = a.feedback.clone();
         let (mut result, mut turn) = item_turn(run, node, a);
         result.retry = Some(ItemRetry {
             feedback,
             approved: false,
+            by_agent,
         });
         if asks && !reply.is_empty() {
             // The agent's reply as it came: the wait says what it asks.
@@ -164,18 +167,20 @@ pub(super) fn record_attempt(
             retry: Some(ItemRetry {
                 feedback: a.feedback.clone(),
                 approved: false,
+                by_agent: false,
             }),
         },
     );
     (turns, Some((a.index, a.retry_count + 1, a.feedback)))
 }
 
-/// Whether the join after the fan-out at `node` says `onExhausted: ask`.
+/// Whether the join after the fan-out at `node` asks a person about an item
+/// past its retries (`onExhausted: ask`, or unset; see `JoinStep::exhausted`).
 pub(super) fn asks_when_exhausted(run: &Loaded, node: &compile::Node) -> bool {
     node.next
         .and_then(|n| run.program.nodes.get(n))
         .is_some_and(|j| {
             matches!(&j.op, Op::Join(j)
-                if j.on_exhausted == Some(crate::definition::JoinExhausted::Ask))
+                if j.exhausted() == crate::definition::JoinExhausted::Ask)
         })
 }

@@ -49,15 +49,21 @@ pub(super) fn steered_wait(
     st: &RunState,
     progress: &ForeachProgress,
 ) -> Option<Outcome> {
-    let asked: Vec<String> = progress
+    let waiting: Vec<(&usize, &crate::state::ItemResult)> = progress
         .results
         .iter()
         .filter(|(_, r)| r.retry.as_ref().is_some_and(|x| !x.approved))
-        .map(|(i, r)| format!("item {i}: {}", r.error.as_deref().unwrap_or("unknown")))
         .collect();
-    if asked.is_empty() {
+    if waiting.is_empty() {
         return None;
     }
+    let by_agents = waiting
+        .iter()
+        .all(|(_, r)| r.retry.as_ref().is_some_and(|x| x.by_agent));
+    let asked: Vec<String> = waiting
+        .iter()
+        .map(|(i, r)| format!("item {i}: {}", r.error.as_deref().unwrap_or("unknown")))
+        .collect();
     let message = format!(
         "foreach {:?}: {} of {} items need a person; retry, skip or stop? {}",
         node.label,
@@ -65,10 +71,10 @@ pub(super) fn steered_wait(
         progress.total,
         asked.join("; ")
     );
-    let reason = if super::attempts::asks_when_exhausted(run, node) {
-        "items failed past their retries or asked for a person"
-    } else {
+    let reason = if by_agents {
         "an agent asked for a person"
+    } else {
+        "items failed past their retries or asked for a person"
     };
     Some(attention(run, node, st, progress.clone(), reason, message))
 }

@@ -337,9 +337,10 @@ async fn foreach_runs_100_items_4_at_a_time_and_join_reports_the_failure() {
             .contains("Joined 99 of 100 items (1 failed)")
     );
 
-    // With the default policy the join fails the run; needsAttention pauses it.
+    // With the default policy the join fails the run (the item counted as
+    // failed, not asked about: onExhausted fail); needsAttention pauses it.
     let mut failing = flow.clone();
-    failing["steps"][1] = json!({"type": "join"});
+    failing["steps"][1] = json!({"type": "join", "onExhausted": "fail"});
     let mut asking = flow;
     asking["steps"][1] = json!({"type": "join", "onFailure": "needsAttention"});
     let env = env_with(Arc::new(Gauge::default()), &[("f", failing), ("a", asking)]);

@@ -178,10 +178,13 @@ async fn an_item_that_fails_once_is_retried_and_keeps_its_retry_count() {
 async fn an_item_that_always_fails_exhausts_its_retries_and_the_join_decides() {
     let provider = Scripted::new(|item, _| if item == "item-b" { Act::Fail } else { Act::Ok });
     let home = tempfile::tempdir().expect("tempdir");
+    // Counted as failed (not asked about one by one), the join's onFailure decides.
+    let mut fail = fan(Some(2), None);
+    fail["steps"][1]["onExhausted"] = json!("fail");
     write_flows(
         home.path(),
         &[
-            ("fail", fan(Some(2), None)),
+            ("fail", fail),
             ("ask", fan(Some(2), Some("needsAttention"))),
         ],
     );

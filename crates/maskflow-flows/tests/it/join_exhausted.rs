@@ -1,6 +1,8 @@
-//! `onExhausted: "ask"` on a join: a fan-out item whose retries ran out
-//! makes the run wait for a person (retry the item, skip it, or stop the
-//! run) instead of failing it; answered over the usual answer path.
+//! A fan-out item whose retries ran out makes the run wait for a person
+//! (retry the item, skip it, or stop the run) instead of failing it, by
+//! default (seed 002: one retry with feedback, then a person) as with
+//! `onExhausted: "ask"`; answered over the usual answer path. `"fail"` and
+//! an `onFailure` of the join's own opt out.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -138,16 +140,44 @@ async fn an_exhausted_item_a_person_skips_is_left_out_of_the_join() {
     assert!(joined(&stopped).is_empty());
 }
 
-#[tokio::test]
-async fn without_on_exhausted_an_exhausted_item_fails_the_run_as_before() {
+/// The first run of `join` over the fan-out, with the reviewer and the number
+/// of times `bad.txt` was reviewed.
+async fn first_run(join: Value) -> (RunView, usize) {
     let home = tempfile::tempdir().expect("tempdir");
-    write_flows(
-        home.path(),
-        &[("fan", flow(json!({"type": "join", "id": "all"})))],
-    );
+    write_flows(home.path(), &[("fan", flow(join))]);
     let reviewer = Arc::new(Reviewer::default());
     let engine = engine_at(home.path(), reviewer.clone(), START_MS);
     let view = run(&engine, "fan", None).await;
+    (view, reviewed_bad(&reviewer))
+}
+
+#[tokio::test]
+async fn without_on_exhausted_an_exhausted_item_asks_a_person() {
+    let (view, reviewed) = first_run(json!({"type": "join", "id": "all"})).await;
+    assert_eq!(view.status, RunStatus::NeedsAttention, "{view:?}");
+    assert_eq!(reviewed, 2, "one try and its one retry with feedback");
+    let pending = serde_json::to_value(view.pending.as_ref().expect("pending")).expect("json");
+    assert_eq!(pending["kind"], "attention");
+    assert_eq!(pending["options"], json!(["retry", "skip", "stop"]));
+    assert_eq!(
+        pending["reason"],
+        "items failed past their retries or asked for a person"
+    );
+}
+
+#[tokio::test]
+async fn on_exhausted_fail_opts_out_and_the_item_fails_the_run() {
+    let join = json!({"type": "join", "id": "all", "onExhausted": "fail"});
+    let (view, reviewed) = first_run(join).await;
     assert_eq!(view.status, RunStatus::Failed, "{view:?}");
-    assert_eq!(reviewed_bad(&reviewer), 2);
+    assert_eq!(reviewed, 2);
+}
+
+#[tokio::test]
+async fn a_join_that_skips_failed_items_is_not_asked_about_them() {
+    let join = json!({"type": "join", "id": "all", "onFailure": "skip"});
+    let (view, reviewed) = first_run(join).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    assert_eq!(reviewed, 2);
+    assert_eq!(joined(&view), ["Joined 2 of 3 items (1 failed)"]);
 }

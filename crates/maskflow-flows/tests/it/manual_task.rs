@@ -188,3 +188,64 @@ fn an_answer_may_name_its_option_decision() {
     assert_eq!(a.option, "reject");
     assert_eq!(a.result, Some(json!({"why": "no"})));
 }
+
+/// A seed 003 flow whose decision after the manual task names its branches
+/// by the options' labels (`approve`, `"request changes"`) rather than by a
+/// condition on `decision`: each routes by its label.
+fn by_labels() -> Value {
+    json!({"steps": [
+        {"type": "gate", "label": "Human Review", "prompt": "Approve?", "options": [
+            {"label": "approve"}, {"label": "request changes"}, {"label": "reject"}]},
+        {"type": "decision", "label": "Route", "branches": [
+            {"condition": "approve", "steps": [
+                {"type": "llm", "label": "Merge", "agentType": "assistant", "identifier": "a",
+                 "messages": [{"role": "user", "content": ["Merge the PR"]}]}]},
+            {"condition": "\"request changes\"", "steps": [
+                {"type": "llm", "label": "Feedback", "agentType": "assistant", "identifier": "a",
+                 "messages": [{"role": "user", "content": ["Write the feedback"]}]}]}],
+         "default": {"steps": [
+            {"type": "llm", "label": "Close", "agentType": "assistant", "identifier": "a",
+             "messages": [{"role": "user", "content": ["Close the PR"]}]}]}}
+    ]})
+}
+
+#[tokio::test]
+async fn a_decision_naming_an_option_by_its_label_routes_by_it() {
+    for (decision, then) in [
+        ("approve", "Merge the PR"),
+        ("Request changes", "Write the feedback"),
+        ("reject", "Close the PR"),
+    ] {
+        let home = tempfile::tempdir().expect("tempdir");
+        write_flows(home.path(), &[("labels", by_labels())]);
+        let provider = replay(json!({"agent:assistant": ["done"]}));
+        let engine = engine_at(home.path(), provider.clone(), START_MS);
+        let view = run(&engine, "labels", None).await;
+        assert_eq!(view.status, RunStatus::Waiting, "{view:?}");
+        let answered = GateAnswer {
+            option: decision.into(),
+            input: None,
+            result: None,
+        };
+        let view = answer(&engine, &view.conversation_id, answered).await;
+        assert_eq!(view.status, RunStatus::Completed, "{decision}: {view:?}");
+        assert_eq!(sent(&provider), [then], "{decision}");
+    }
+}
+
+#[tokio::test]
+async fn a_decision_naming_no_option_and_nothing_in_the_context_is_refused() {
+    let mut flow = by_labels();
+    flow["steps"][1]["branches"][0]["condition"] = json!("aprove");
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(home.path(), &[("labels", flow)]);
+    let engine = engine_at(home.path(), replay(json!({})), START_MS);
+    let Err(e) = engine.prepare("labels", StartFlow::default()) else {
+        panic!("a branch that can never be taken is refused at load");
+    };
+    let text = e.to_string();
+    assert!(
+        text.contains("steps[1].branches[0].condition") && text.contains("aprove"),
+        "{text}"
+    );
+}

@@ -92,7 +92,11 @@ function TypeFields(props: FormProps & { set: Setter }) {
           <SelectField
             label="When an item's retries ran out"
             value={step.onExhausted ?? ""}
-            choices={[["", "count it as failed (default)"], ["ask", "ask me: retry, skip or stop"]]}
+            choices={[
+              ["", "ask me, unless the choice above says what failed items do (default)"],
+              ["ask", "ask me: retry, skip or stop"],
+              ["fail", "count it as failed"],
+            ]}
             onChange={set("onExhausted", true)}
             error={errorOf("onExhausted")}
           />
