@@ -145,6 +145,9 @@ impl FlowEngine {
                         );
                     }
                 }
+                // A step with postconditions writes into a staged folder:
+                // its writes are rolled back when a postcondition fails.
+                let staged = self.stage(&run, cur);
                 let mut step_cancel = cancel.clone();
                 // A manual prompt the step makes names this run (its agents'
                 // back ends are made for the step: `for_flow_step`), so an
@@ -205,7 +208,7 @@ impl FlowEngine {
                             msgs,
                             check_post,
                         };
-                        match self.settle(&run, &st, cur, advanced) {
+                        match self.settle(&run, &st, cur, advanced, staged) {
                             ControlFlow::Continue(next) => st = next,
                             ControlFlow::Break(status) => return status,
                         }
@@ -213,6 +216,25 @@ impl FlowEngine {
                 }
             }
         })
+    }
+
+    /// The working folder copied aside before step `cur`, when it has
+    /// postconditions and the run a folder (`<home>/staging/<run>/`).
+    fn stage(&self, run: &Loaded, cur: usize) -> Option<super::staging::Stage> {
+        let node = &run.program.nodes[cur];
+        let folder = run.working_folder.as_deref()?;
+        if node.post.is_empty() {
+            return None;
+        }
+        let copy = self.inner.home.join("staging").join(&run.id);
+        if copy.starts_with(folder) {
+            let inside = std::io::Error::other(format!(
+                "the data folder {} is inside the working folder",
+                self.inner.home.display()
+            ));
+            return Some(Err(super::staging::NotStaged::Io(inside)));
+        }
+        Some(super::staging::Staged::take(folder, &copy))
     }
 
     /// A prompt the privacy guard refused: nothing was sent, and the same
@@ -318,7 +340,8 @@ impl FlowEngine {
         run: &Loaded,
         st: &RunState,
         cur: usize,
-        advanced: Advanced,
+        mut advanced: Advanced,
+        staged: Option<super::staging::Stage>,
     ) -> ControlFlow<RunStatus, RunState> {
         let node = &run.program.nodes[cur];
         let failed = if advanced.check_post && !node.post.is_empty() {
@@ -349,6 +372,13 @@ impl FlowEngine {
             return ControlFlow::Continue(next);
         };
         let error = format!("postcondition of step {:?} failed: {}", node.label, c.error);
+        if let Some(staged) = &staged {
+            advanced.turns.push(TurnRow {
+                role: TurnRole::System,
+                content: super::staging::rollback_note(staged.as_ref()),
+                command: meta(run, node, None),
+            });
+        }
         let failure = (c.error.to_string(), error, "postcondition");
         self.retry_or_attention(run, st, cur, advanced, failure)
     }

@@ -64,6 +64,7 @@ mod query;
 mod record;
 mod retries;
 mod script;
+mod staging;
 mod start;
 mod steer;
 mod step;

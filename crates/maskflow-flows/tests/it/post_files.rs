@@ -148,3 +148,90 @@ fn a_decision_may_not_read_files() {
     let e = parsed.expect_err("refused");
     assert!(e.to_string().contains("pre- and postconditions"), "{e}");
 }
+
+/// Seed 002's transaction per step: what a step wrote into the run's folder
+/// is rolled back when its postcondition fails (before the retry, and
+/// before the person is asked), and kept when it passes.
+#[tokio::test]
+async fn a_failed_postcondition_rolls_the_steps_writes_back() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    std::fs::write(work.path().join("notes.txt"), "the person's notes").expect("notes");
+    write_flows(
+        home.path(),
+        &[("p", flow("contains('report.json', 'grand_total')"))],
+    );
+    #[derive(Debug)]
+    struct Scribbler(PathBuf, AtomicUsize);
+    impl Provider for Scribbler {
+        fn name(&self) -> &str {
+            "scribbler"
+        }
+        fn complete<'a>(
+            &'a self,
+            _request: &'a LlmRequest,
+            _d: DeltaSink<'a>,
+        ) -> BoxFuture<'a, Result<LlmReply, ProviderError>> {
+            Box::pin(async move {
+                let n = self.1.fetch_add(1, Ordering::SeqCst);
+                // Each attempt finds the folder as it was before the step.
+                let notes = std::fs::read_to_string(self.0.join("notes.txt")).unwrap_or_default();
+                assert_eq!(notes, "the person's notes", "attempt {n}");
+                assert!(!self.0.join("report.json").exists(), "attempt {n}");
+                std::fs::write(self.0.join("report.json"), r#"{"total": 3}"#).expect("report");
+                std::fs::write(self.0.join("notes.txt"), "overwritten").expect("notes");
+                std::fs::create_dir_all(self.0.join("out/tmp")).expect("dirs");
+                std::fs::write(self.0.join("out/tmp/scratch"), "x").expect("scratch");
+                Ok(LlmReply {
+                    text: r#"{"done": true}"#.into(),
+                })
+            })
+        }
+    }
+    let writer = Arc::new(Scribbler(work.path().to_owned(), AtomicUsize::new(0)));
+    let engine = engine_at(home.path(), writer.clone(), START_MS);
+    let view = crate::support::run(&engine, "p", Some(work.path())).await;
+    assert_eq!(view.status, RunStatus::NeedsAttention, "{view:?}");
+    assert_eq!(writer.1.load(Ordering::SeqCst), 2, "a try and its retry");
+    assert!(!work.path().join("report.json").exists());
+    assert!(!work.path().join("out").exists());
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("notes.txt")).expect("notes"),
+        "the person's notes"
+    );
+    let notes: Vec<&str> = view
+        .turns
+        .iter()
+        .filter(|t| t.content.starts_with("The step's writes were rolled back"))
+        .map(|t| t.content.as_str())
+        .collect();
+    assert_eq!(notes.len(), 2, "{:?}", view.turns);
+    assert!(
+        notes[0].contains("removed out/")
+            && notes[0].contains("removed report.json")
+            && notes[0].contains("restored notes.txt"),
+        "{notes:?}"
+    );
+    // Nothing of the copy is left in the data folder.
+    assert!(
+        std::fs::read_dir(home.path().join("staging"))
+            .map(|d| d.count() == 0)
+            .unwrap_or(true)
+    );
+}
+
+#[tokio::test]
+async fn a_passing_postcondition_keeps_the_steps_writes() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    write_flows(home.path(), &[("p", flow(CHECK))]);
+    let writer = Arc::new(Writer {
+        folder: work.path().to_owned(),
+        write_on: 1,
+        calls: AtomicUsize::new(0),
+    });
+    let engine = engine_at(home.path(), writer, START_MS);
+    let view = crate::support::run(&engine, "p", Some(work.path())).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    assert!(work.path().join("report.json").is_file());
+}
