@@ -3,8 +3,13 @@
 # the desktop app (/usr/bin/maskflow-desktop) and the command-line tool and
 # server (/usr/bin/maskflow).
 #   scripts/package.sh           release build; debug info split out first
-#   scripts/package.sh --debug   bundles the debug build scripts/test.sh makes
-#                                (`--features tauri/custom-protocol`), as is
+#   scripts/package.sh --debug   bundles the debug build (`--features
+#                                tauri/custom-protocol`), as is
+#   scripts/package.sh --debug --prebuilt
+#                                bundles the debug binaries already in the
+#                                target folder (scripts/test.sh builds them
+#                                once, in the workspace's one feature
+#                                resolution) without building again
 # The packages land in $CARGO_TARGET_DIR/{release,debug}/bundle/{deb,rpm}/.
 #
 # Release binaries are built with line tables (Cargo.toml's release profile:
@@ -20,7 +25,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PROFILE=release
-[ "${1:-}" = "--debug" ] && PROFILE=debug
+PREBUILT=0
+for arg in "$@"; do
+  case "$arg" in
+    --debug) PROFILE=debug ;;
+    --prebuilt) PREBUILT=1 ;;
+    *) echo "package: unknown option $arg (use --debug, --prebuilt)" >&2; exit 2 ;;
+  esac
+done
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 OUT="$CARGO_TARGET_DIR/$PROFILE"
 TAURI=ui/node_modules/.bin/tauri
@@ -36,9 +48,15 @@ if [ "$PROFILE" = release ] || [ ! -f ui/dist/index.html ]; then
 fi
 CARGO_PROFILE=()
 [ "$PROFILE" = release ] && CARGO_PROFILE=(--release)
-echo "package: building the $PROFILE binaries"
-cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-desktop --features tauri/custom-protocol
-cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-server --bin maskflow
+if [ "$PREBUILT" -eq 1 ]; then
+  for bin in maskflow-desktop maskflow; do
+    [ -x "$OUT/$bin" ] || { echo "package: --prebuilt, but $OUT/$bin is not built" >&2; exit 1; }
+  done
+else
+  echo "package: building the $PROFILE binaries"
+  cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-desktop --features tauri/custom-protocol
+  cargo build --locked -q "${CARGO_PROFILE[@]}" -p maskflow-server --bin maskflow
+fi
 
 # Moves a binary's debug sections into <binary>.debug beside it. A binary
 # cargo has not rebuilt since the last split has no .debug_info or

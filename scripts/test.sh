@@ -19,12 +19,20 @@ npm --prefix ui run --silent build -- --logLevel warn
 
 stage "format"
 cargo fmt --all --check
+# One feature resolution for every cargo command below: the same packages
+# (the whole workspace, the desktop app with its embedded assets) and the
+# same features, so each crate — llama.cpp's build among them — is compiled
+# once, and clippy's build-script runs are the build's. A `-p` or
+# `--exclude` anywhere would resolve features again and rebuild most of the
+# tree (it took CI from ~20 to ~40 minutes).
+CARGO_SET=(--workspace --locked --features tauri/custom-protocol)
+
 stage "lint"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy "${CARGO_SET[@]}" --all-targets -- -D warnings
 stage "dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
 cargo deny --log-level error check bans licenses sources
 cargo machete
-stage "structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt lists the known ones)"
+stage "structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt is empty: none is known)"
 python3 scripts/structure.py --self-test
 python3 scripts/structure.py
 stage "bench/check's collector on fake scripts (the benchmarks themselves stay out of the tests)"
@@ -44,49 +52,55 @@ if [ -z "${MASKFLOW_UV:-}" ]; then
 fi
 # uv's cache shared by every run of the tests, so reruns install from it.
 export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}"
-stage "tests, including the drift check of ui/src/generated (the desktop crate's own unit tests run below, with its build)"
-cargo test --workspace --exclude maskflow-desktop --locked
+
+stage "build: every test binary and both apps (maskflow, maskflow-desktop), once"
+BUILD_LOG="$CARGO_TARGET_DIR/ci-build.jsonl"
+cargo test "${CARGO_SET[@]}" --no-run --message-format=json-render-diagnostics >"$BUILD_LOG"
+# A test executable of that build: the crate's folder, the target's kind
+# (lib or test) and name. The stages below run these files as they are, so
+# nothing is compiled twice.
+test_exe() {
+  python3 - "$BUILD_LOG" "$PWD/$1/Cargo.toml" "$2" "$3" <<'PY'
+import json, sys
+log, manifest, kind, name = sys.argv[1:]
+found = [m["executable"] for m in map(json.loads, open(log))
+         if m.get("reason") == "compiler-artifact" and m.get("executable")
+         and m["manifest_path"] == manifest and m["target"]["kind"] == [kind]
+         and m["target"]["name"] == name and m["profile"]["test"]]
+if not found:
+    sys.exit(f"no {kind} test {name} of {manifest} in {log}")
+print(found[-1])
+PY
+}
+
+stage "tests, including the drift check of ui/src/generated"
+cargo test "${CARGO_SET[@]}"
 
 stage "the script sandbox as a user who is not root (issue 14): the runner's containment tests and the hostile back end's suite (issue 26) under runuser"
 if [ "$(id -u)" -eq 0 ]; then
-  # The lib test binary of a crate, as built by cargo.
-  lib_tests() {
-    cargo test -p "$1" --lib --locked --no-run --message-format=json 2>/dev/null \
-      | python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["lib"]:
-        print(m["executable"])' | tail -n 1
-  }
   sbx_dir=$(mktemp -d)
-  cp "$(lib_tests maskflow-runner)" "$sbx_dir/runner-tests"
-  cp "$(lib_tests maskflow-core)" "$sbx_dir/core-tests"
-  chmod 755 "$sbx_dir" "$sbx_dir/runner-tests" "$sbx_dir/core-tests"
+  cp "$(test_exe crates/maskflow-runner lib maskflow_runner)" "$sbx_dir/runner-tests"
+  cp "$(test_exe crates/maskflow-core lib maskflow_core)" "$sbx_dir/core-tests"
+  # Issue 26's hostile back end as that user too: the server's integration
+  # tests under hostile::, from a copy beside the maskflow binary they spawn
+  # (and uv, for the requirement attacks).
+  cp "$(test_exe crates/maskflow-server test it)" "$sbx_dir/server-tests"
+  cp "$CARGO_TARGET_DIR/debug/maskflow" "$sbx_dir/maskflow"
+  cp "$MASKFLOW_UV" "$sbx_dir/uv"
+  chmod 755 "$sbx_dir" "$sbx_dir"/*
   id maskflow-sbx >/dev/null 2>&1 || useradd -m maskflow-sbx
   sbx_rc=0
-  as_sbx() { runuser -u maskflow-sbx -- env -i PATH=/usr/bin:/bin HOME=/home/maskflow-sbx LANG=C.UTF-8 "$@"; }
+  # The CA settings pass through so uv reaches the package index as it does for root.
+  as_sbx() {
+    runuser -u maskflow-sbx -- env -i PATH=/usr/bin:/bin HOME=/home/maskflow-sbx LANG=C.UTF-8 \
+      ${SSL_CERT_FILE:+SSL_CERT_FILE="$SSL_CERT_FILE"} ${SSL_CERT_DIR:+SSL_CERT_DIR="$SSL_CERT_DIR"} "$@"
+  }
   # One test at a time: the tests share this user, and its process limit
   # (RLIMIT_NPROC) counts all of its processes, so a fork-bomb test would
   # starve a concurrent one.
   as_sbx "$sbx_dir/runner-tests" --test-threads=1 || sbx_rc=$?
   as_sbx "$sbx_dir/core-tests" flow_scripts --test-threads=1 || sbx_rc=$?
-  # Issue 26's hostile back end as that user too: the server's integration
-  # tests under hostile::, from a copy beside the maskflow binary they spawn
-  # (and uv, for the requirement attacks); the CA settings pass through so
-  # uv reaches the package index as it does for root.
-  server_tests=$(cargo test -p maskflow-server --test it --locked --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"] and m["target"]["name"] == "it":
-        print(m["executable"])' | tail -n 1)
-  cp "$server_tests" "$sbx_dir/server-tests"
-  cp "$CARGO_TARGET_DIR/debug/maskflow" "$sbx_dir/maskflow"
-  uv_bin=${MASKFLOW_UV:-$(command -v uv || python3 -c 'import uv; print(uv.find_uv_bin())' 2>/dev/null || true)}
-  [ -n "$uv_bin" ] && cp "$uv_bin" "$sbx_dir/uv"
-  chmod 755 "$sbx_dir"/*
   as_sbx MASKFLOW_BIN="$sbx_dir/maskflow" MASKFLOW_UV="$sbx_dir/uv" MASKFLOW_REQUIRE_LLM_SERVERS=1 \
-    ${SSL_CERT_FILE:+SSL_CERT_FILE="$SSL_CERT_FILE"} ${SSL_CERT_DIR:+SSL_CERT_DIR="$SSL_CERT_DIR"} \
     "$sbx_dir/server-tests" hostile:: --test-threads=1 || sbx_rc=$?
   userdel -r maskflow-sbx >/dev/null 2>&1 || true
   rm -rf "$sbx_dir"
@@ -94,23 +108,21 @@ for line in sys.stdin:
 fi
 
 stage "the HTTP API fuzzed from its OpenAPI document (schemathesis; no 5xx the document does not list)"
-cargo build --locked -q -p maskflow-server --bin maskflow
 MASKFLOW_BIN="$CARGO_TARGET_DIR/debug/maskflow" ST_MAX_EXAMPLES=30 crates/maskflow-server/tests/schemathesis.sh
 
 stage "browser end-to-end tests (Chromium against maskflow serve --replay)"
 npm --prefix tests run --silent e2e
 
-stage "desktop: build with embedded assets, unit tests, then the window under Xvfb"
-cargo build --locked -p maskflow-desktop --features tauri/custom-protocol
-cargo test --locked -p maskflow-desktop --features tauri/custom-protocol
+stage "desktop: the window under Xvfb (the build above embeds ui/dist)"
 npm --prefix tests run --silent desktop
 stage "the .deb of that build: installed with dpkg -i (its declared dependencies only), the installed app's first screen under Xvfb, purged without a trace"
-tests/package/run.sh
+tests/package/run.sh --prebuilt
 
 stage "keys in a real Secret Service (gnome-keyring under dbus-run-session)"
-dbus-run-session -- sh -c '
+llm_tests=$(test_exe crates/maskflow-llm test it)
+(cd crates/maskflow-llm && dbus-run-session -- sh -c '
   export XDG_DATA_HOME=$(mktemp -d)
   printf "ci-pass" | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
-  MASKFLOW_KEYRING_TEST=1 exec cargo test -p maskflow-llm --locked --test it keyring::'
+  MASKFLOW_KEYRING_TEST=1 exec "$0" keyring::' "$llm_tests")
 
 stage "every check passed"

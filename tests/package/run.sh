@@ -4,6 +4,8 @@
 # the dependencies it declares, the installed app shows its first screen
 # under Xvfb (the desktop suite's first test, pointed at /usr/bin), the
 # installed CLI answers, and `dpkg --purge` leaves nothing behind.
+# `--prebuilt` bundles the binaries already built (scripts/test.sh's one
+# build) instead of building them again.
 # Installs into the system, so it needs root (or sudo) and refuses to run
 # where a Maskflow package is already installed.
 set -euo pipefail
@@ -16,7 +18,7 @@ fail() {
   exit 1
 }
 
-./scripts/package.sh --debug
+./scripts/package.sh --debug "$@"
 DEB=$(ls "$CARGO_TARGET_DIR"/debug/bundle/deb/*.deb)
 RPM=$(ls "$CARGO_TARGET_DIR"/debug/bundle/rpm/*.rpm)
 # An RPM lead starts with these four bytes (no rpm tool on Debian to read more).
