@@ -54,13 +54,16 @@ fi
 export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/maskflow-test/uv}"
 
 stage "build: every test binary and both apps (maskflow, maskflow-desktop), once"
+# `cargo build --all-targets`, not `cargo test --no-run`: the latter builds
+# no binary of a package without integration tests (the desktop app's).
+mkdir -p "$CARGO_TARGET_DIR"
 BUILD_LOG="$CARGO_TARGET_DIR/ci-build.jsonl"
-cargo test "${CARGO_SET[@]}" --no-run --message-format=json-render-diagnostics >"$BUILD_LOG"
+cargo build "${CARGO_SET[@]}" --all-targets --message-format=json-render-diagnostics >"$BUILD_LOG"
 # A test executable of that build: the crate's folder, the target's kind
 # (lib or test) and name. The stages below run these files as they are, so
 # nothing is compiled twice.
 test_exe() {
-  python3 - "$BUILD_LOG" "$PWD/$1/Cargo.toml" "$2" "$3" <<'PY'
+  python3 - "$BUILD_LOG" "$(pwd -P)/$1/Cargo.toml" "$2" "$3" <<'PY'
 import json, sys
 log, manifest, kind, name = sys.argv[1:]
 found = [m["executable"] for m in map(json.loads, open(log))
