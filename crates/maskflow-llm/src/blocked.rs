@@ -26,6 +26,15 @@ pub struct BlockedValue {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub at: Option<[u32; 2]>,
+    /// Which part of the request holds it, in words (`your words`, `an
+    /// earlier reply of the LLM`, `text Maskflow made while running…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub part: Option<String>,
+    /// Whether the value identifies someone or a record by its column's
+    /// profile (an id, a name, an e-mail…), not a category or a measure.
+    #[serde(skip)]
+    pub identifying: bool,
 }
 
 /// The sentence for a blocked request.
@@ -60,7 +69,10 @@ fn listed(matches: &[BlockedValue]) -> String {
     let shown: Vec<String> = matches
         .iter()
         .take(5)
-        .map(|m| format!("{} (from {})", m.masked, m.source))
+        .map(|m| match &m.part {
+            Some(part) => format!("{} (from {}; in {part})", m.masked, m.source),
+            None => format!("{} (from {})", m.masked, m.source),
+        })
         .collect();
     let more = matches.len().saturating_sub(5);
     if more > 0 {

@@ -33,6 +33,7 @@ pub mod manual;
 pub mod ollama;
 #[cfg(feature = "http")]
 pub mod openai;
+pub mod parts;
 pub mod replay;
 pub mod structured;
 
@@ -44,6 +45,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use parts::{Part, PartKind};
 pub use replay::ReplayProvider;
 pub use structured::{ask_json, extract_json, parse_reply};
 
@@ -67,8 +69,9 @@ pub enum ChatRole {
     Assistant,
 }
 
-/// One message of a prompt.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// One message of a prompt: its text, and where each piece of it came
+/// from ([`parts`]; not on the wire).
+#[derive(Serialize, Deserialize, Clone, Debug)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChatMessage {
@@ -76,15 +79,58 @@ pub struct ChatMessage {
     pub role: ChatRole,
     /// What is said.
     pub content: String,
+    /// The kinds of its parts (see [`ChatMessage::parts`]).
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    layout: parts::Layout,
 }
 
+/// Two messages are equal when they say the same thing in the same role
+/// (as on the wire); where their parts came from does not enter.
+impl PartialEq for ChatMessage {
+    fn eq(&self, other: &Self) -> bool {
+        self.role == other.role && self.content == other.content
+    }
+}
+
+impl Eq for ChatMessage {}
+
 impl ChatMessage {
-    /// A message from `role`.
+    /// A message from `role` given as a plain string: an assistant's is an
+    /// LLM's reply; a system or user message is untyped text, which the
+    /// guard checks strictly. Prompt builders use [`ChatMessage::from_parts`].
     pub fn new(role: ChatRole, content: impl Into<String>) -> Self {
+        let content = content.into();
+        let layout = match role {
+            ChatRole::Assistant => parts::Layout::whole(PartKind::LlmReply, &content),
+            _ => parts::Layout::default(),
+        };
         Self {
             role,
-            content: content.into(),
+            content,
+            layout,
         }
+    }
+
+    /// A message of `role` assembled from `parts`, in order.
+    pub fn from_parts(role: ChatRole, parts: Vec<Part>) -> Self {
+        let (content, layout) = parts::Layout::of(parts);
+        Self {
+            role,
+            content,
+            layout,
+        }
+    }
+
+    /// A user message of words the user typed.
+    pub fn user_words(content: impl Into<String>) -> Self {
+        Self::from_parts(ChatRole::User, vec![Part::user_words(content)])
+    }
+
+    /// Its parts, each with its kind. A message whose text changed since it
+    /// was assembled, or that was read back from JSON, is one untyped part.
+    pub fn parts(&self) -> Vec<(PartKind, &str)> {
+        self.layout.parts(&self.content)
     }
 }
 

@@ -41,7 +41,7 @@ use maskflow_extractors::{Registry, ValueOptions};
 
 use self::table::KeyTable;
 use super::keys::{self, KeySet, MAX_PHRASE};
-use maskflow_llm::{ChatRole, LlmRequest};
+use maskflow_llm::{ChatRole, LlmRequest, PartKind};
 
 /// The shortest single token indexed, in characters.
 pub const MIN_TOKEN_CHARS: usize = 4;
@@ -73,6 +73,9 @@ pub struct GuardIndex {
     /// Sources that are columns of a few repeated values: a category
     /// (`Order shipped`); a phrase of common words from one is not a value.
     categories: Vec<bool>,
+    /// Per source: whether its values identify (its profile: not a
+    /// category, not a measure); see [`GuardIndex::identifying`].
+    identifying: Vec<bool>,
     /// Files that could not be indexed, with why (shown in diagnostics).
     pub skipped: Vec<String>,
 }
@@ -167,6 +170,8 @@ impl GuardIndex {
     ) {
         let raw = &text[span.clone()];
         let m = GuardMatch {
+            identifying: self.identifying(raw, entry),
+            part: None,
             masked: maskflow_extractors::mask(raw),
             source: self
                 .sources
@@ -189,23 +194,42 @@ impl GuardIndex {
     /// of common words).
     fn is_value(&self, entry: u32) -> bool {
         use table::{COMMON, SOURCE, VALUE};
+        // A column of names stays one however often each name repeats.
         let category = || {
             let source = (entry & SOURCE) as usize;
             self.categories.get(source).copied().unwrap_or(false)
+                && !self.identifying.get(source).copied().unwrap_or(false)
         };
         entry & VALUE != 0 && (entry & COMMON == 0 || !category())
     }
 
-    /// The entry of `key` if it is a value of the files and not allowed.
-    fn value(&self, key: u64, extra: &KeySet) -> Option<u32> {
+    /// The entry of `key` if it is a value of the files and not allowed
+    /// (by `extra`, and by the index's own allowed keys when `own`).
+    fn value(&self, key: u64, extra: &KeySet, own: bool) -> Option<u32> {
         self.table
             .get(key)
             .filter(|e| self.is_value(*e))
-            .filter(|_| !self.allowed.contains(&key) && !extra.contains(&key))
+            .filter(|_| !(own && self.allowed.contains(&key)) && !extra.contains(&key))
     }
 
-    /// Finds indexed values in `text`; keys in `extra` are allowed too.
-    fn scan(&self, text: &str, extra: &KeySet, user: bool, out: &mut Vec<GuardMatch>) {
+    /// Whether a match of `raw` with entry `entry` identifies someone or a
+    /// record, decided by its column's profile (issue #38 point 4): a value
+    /// of a column of names, ids, e-mails, phones or free text does; a
+    /// category or a measure does not, nor a small number (under
+    /// [`IDENTIFYING_DIGITS`] digits).
+    fn identifying(&self, raw: &str, entry: u32) -> bool {
+        let source = (entry & table::SOURCE) as usize;
+        if !self.identifying.get(source).copied().unwrap_or(true) {
+            return false;
+        }
+        let digits = raw.chars().filter(char::is_ascii_digit).count();
+        let letters = raw.chars().any(char::is_alphabetic);
+        letters || digits >= IDENTIFYING_DIGITS
+    }
+
+    /// Finds indexed values in `text`; keys in `extra` are allowed too, and
+    /// the index's own allowed keys when `own` (untyped text only).
+    fn scan(&self, text: &str, extra: &KeySet, user: bool, own: bool, out: &mut Vec<GuardMatch>) {
         let toks = keys::tokenize(text);
         let runs = keys::numeric_runs(text, &toks);
         // A year on its own in the user's words identifies no one (#28 point 7).
@@ -246,7 +270,7 @@ impl GuardIndex {
             if let Some(entry) = self.table.get(t.hash) {
                 if !years.contains(&i)
                     && self.is_value(entry)
-                    && !self.allowed.contains(&t.hash)
+                    && !(own && self.allowed.contains(&t.hash))
                     && !extra.contains(&t.hash)
                 {
                     self.push(out, text, t.start..t.end, entry, user);
@@ -255,7 +279,7 @@ impl GuardIndex {
                     let mut h = keys::phrase_step(keys::PHRASE_START, t.hash);
                     for n in 2..=MAX_PHRASE.min(toks.len() - i) {
                         h = keys::phrase_step(h, toks[i + n - 1].hash);
-                        if let Some(p) = self.value(h, extra) {
+                        if let Some(p) = self.value(h, extra, own) {
                             self.push(out, text, t.start..toks[i + n - 1].end, p, user);
                             break;
                         }
@@ -280,45 +304,173 @@ impl GuardIndex {
             if out.len() >= MAX_MATCHES {
                 return;
             }
-            if let Some(e) = self.value(k, extra) {
+            if let Some(e) = self.value(k, extra, own) {
                 self.push(out, text, a..b, e, user);
             }
         }
     }
 
-    /// Checks a whole request: every message and the schema. Keys of the
-    /// `allowed` texts and of the assistant's own messages are allowed.
+    /// Checks a whole request: every message and the schema. What it
+    /// returns is refused; see [`GuardIndex::judge_request`].
     pub fn check_request(&self, request: &LlmRequest, allowed: &[String]) -> Vec<GuardMatch> {
+        self.judge_request(request, allowed).refused
+    }
+
+    /// Judges a request part by part, by each part's kind (issue #38):
+    /// - Maskflow's instructions, masked extracts and computed figures, and
+    ///   consented values, are not matched: they hold no raw value by
+    ///   construction (their tests prove it);
+    /// - the user's words and the LLM's replies are matched against the
+    ///   values only (no allow-list of Maskflow's words): a value that
+    ///   identifies (by its column's profile), or a run of values of three
+    ///   columns (a pasted row), is refused; another is sent and noted;
+    /// - runtime text and untyped text are matched as
+    ///   strictly as before: any value is refused, bar the keys of the
+    ///   index's allowed texts and of the request's LLM replies;
+    /// - the schema of a reply is Maskflow's fixed text for its own roles,
+    ///   and checked as untyped text for a flow agent (a user's definition).
+    ///
+    /// Keys of the `allowed` texts (what the user confirmed) pass in every part.
+    pub fn judge_request(&self, request: &LlmRequest, allowed: &[String]) -> Verdict {
+        let mut verdict = Verdict::default();
         if self.is_empty() {
-            return Vec::new();
+            return verdict;
         }
-        let mut extra = KeySet::default();
+        let mut confirmed = KeySet::default();
         for t in allowed {
-            add_all_keys(t, &mut extra);
+            add_all_keys(t, &mut confirmed);
         }
+        // Untyped text keeps the allowances it had: the LLM's own replies.
+        let mut legacy: Option<KeySet> = None;
+        let mut legacy_keys = || {
+            legacy
+                .get_or_insert_with(|| {
+                    let mut extra = confirmed.clone();
+                    for m in &request.messages {
+                        if m.role == ChatRole::Assistant {
+                            add_all_keys(&m.content, &mut extra);
+                        }
+                    }
+                    extra
+                })
+                .clone()
+        };
         for m in &request.messages {
-            if m.role == ChatRole::Assistant {
-                add_all_keys(&m.content, &mut extra);
+            let mut offset = 0;
+            for (kind, text) in m.parts() {
+                let start = offset;
+                offset += text.len();
+                if !kind.is_checked() || text.is_empty() {
+                    continue;
+                }
+                let mut found = Vec::new();
+                if kind.refuses_only_identifying() {
+                    self.scan(
+                        text,
+                        &confirmed,
+                        kind == PartKind::UserWords,
+                        false,
+                        &mut found,
+                    );
+                } else if m.role == ChatRole::Assistant {
+                    // An untyped assistant message is the LLM's (as before).
+                    continue;
+                } else {
+                    let extra = legacy_keys();
+                    self.scan(text, &extra, m.role == ChatRole::User, true, &mut found);
+                }
+                let base = utf16_len(&m.content[..start]);
+                for f in &mut found {
+                    f.part = Some(kind.label().to_owned());
+                    if let Some([a, b]) = f.at {
+                        f.at = Some([a.saturating_add(base), b.saturating_add(base)]);
+                    }
+                }
+                if kind.refuses_only_identifying() && !pasted_row(&found) {
+                    let (refused, noted): (Vec<_>, Vec<_>) =
+                        found.into_iter().partition(|f| f.identifying);
+                    verdict.refused.extend(refused);
+                    verdict.noted.extend(noted);
+                } else {
+                    verdict.refused.extend(found);
+                }
             }
         }
-        let mut out = Vec::new();
-        for m in &request.messages {
-            if m.role != ChatRole::Assistant {
-                self.scan(&m.content, &extra, m.role == ChatRole::User, &mut out);
+        // The schemas of Maskflow's own roles are its fixed instructions; a
+        // flow agent's comes from a definition, checked as untyped text.
+        let fixed_schema = !matches!(request.role, maskflow_llm::Role::Agent(_));
+        if let Some(schema) = request.schema.as_ref().filter(|_| !fixed_schema) {
+            let extra = legacy_keys();
+            let mut found = Vec::new();
+            self.scan(&schema.to_string(), &extra, false, true, &mut found);
+            for f in &mut found {
+                f.part = Some("the reply's schema".to_owned());
             }
+            verdict.refused.extend(found);
         }
-        if let Some(schema) = &request.schema {
-            self.scan(&schema.to_string(), &extra, false, &mut out);
-        }
-        out
+        verdict.refused.truncate(MAX_MATCHES);
+        verdict.noted.truncate(MAX_MATCHES);
+        verdict
     }
 
     /// Checks free text (e.g. a body about to be sent).
     pub fn check_text(&self, text: &str) -> Vec<GuardMatch> {
         let mut out = Vec::new();
-        self.scan(text, &KeySet::default(), false, &mut out);
+        self.scan(text, &KeySet::default(), false, true, &mut out);
         out
     }
+}
+
+/// What the guard found in a request: the values it refuses, and the values
+/// of the files the user's words (or an LLM reply) hold that identify no one,
+/// sent and noted in the ledger ("your words included values of your file").
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Values that keep the request from being sent.
+    pub refused: Vec<GuardMatch>,
+    /// Values sent, each noted.
+    pub noted: Vec<GuardMatch>,
+}
+
+impl Verdict {
+    /// The ledger's note of the values sent, if any.
+    pub fn note(&self) -> Option<String> {
+        if self.noted.is_empty() {
+            return None;
+        }
+        let mut shown: Vec<String> = Vec::new();
+        for m in &self.noted {
+            let s = format!("{} (from {})", m.masked, m.source);
+            if !shown.contains(&s) {
+                shown.push(s);
+            }
+        }
+        Some(format!(
+            "your words included values of your file that identify no one, sent as you wrote them: {}",
+            shown.join(", ")
+        ))
+    }
+}
+
+/// Values of three or more columns in one part: a pasted row, refused even
+/// when no one of them identifies alone.
+fn pasted_row(found: &[GuardMatch]) -> bool {
+    let mut sources: Vec<&str> = Vec::new();
+    for f in found {
+        if !sources.contains(&f.source.as_str()) {
+            sources.push(&f.source);
+        }
+    }
+    sources.len() >= PASTED_ROW_COLUMNS
+}
+
+/// Columns whose values in one part of the user's words make a pasted row.
+pub const PASTED_ROW_COLUMNS: usize = 3;
+/// Digits a number needs to identify (a small number, a time or a year does not).
+pub const IDENTIFYING_DIGITS: usize = 5;
+
+fn utf16_len(s: &str) -> u32 {
+    u32::try_from(s.encode_utf16().count()).unwrap_or(u32::MAX)
 }
 
 /// A byte range of `text` as UTF-16 offsets (how the UI indexes a string).

@@ -103,6 +103,12 @@ pub struct LedgerEntry {
     /// left the machine (the guard checked it all the same).
     #[serde(default)]
     pub local: bool,
+    /// What the guard noted of a request it sent: values of the user's
+    /// files that the user's words (or an LLM reply) held and that identify
+    /// no one ("your words included values of your file: …", issue #38).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub note: Option<String>,
 }
 
 /// The note on a call's row while it is in flight (and after, if it never ends).

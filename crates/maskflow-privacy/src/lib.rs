@@ -26,7 +26,7 @@ use maskflow_clock::{Clock, IdGen, format_rfc3339};
 use maskflow_llm::call::{self, CallRecord, ManualWaiter};
 use maskflow_llm::{BoxFuture, DeltaSink, LlmReply, LlmRequest, Provider, ProviderError};
 
-pub use guard::{GuardIndex, GuardMatch};
+pub use guard::{GuardIndex, GuardMatch, Verdict};
 pub use ledger::{CallOutcome, CallSink, LedgerEntry};
 
 /// A provider behind the guard and the ledger.
@@ -104,21 +104,31 @@ impl GuardedProvider {
         self
     }
 
-    /// Every indexed value `request` holds, in `guard` and the other indexes.
-    fn matches(&self, request: &LlmRequest) -> Vec<GuardMatch> {
-        let mut matches = self.guard.check_request(request, &self.allowed);
+    /// What the guard finds in `request`, in `guard` and the other
+    /// indexes, each value judged by the kind of part it is in
+    /// ([`GuardIndex::judge_request`]): the values that keep it from being
+    /// sent, and those sent with a note.
+    fn verdict(&self, request: &LlmRequest) -> Verdict {
+        let mut verdict = self.guard.judge_request(request, &self.allowed);
         for index in &self.also {
-            if matches.len() >= guard::MAX_MATCHES {
+            if verdict.refused.len() >= guard::MAX_MATCHES {
                 break;
             }
-            for m in index.check_request(request, &self.allowed) {
-                if !matches.contains(&m) {
-                    matches.push(m);
+            let more = index.judge_request(request, &self.allowed);
+            for (mine, theirs) in [
+                (&mut verdict.refused, more.refused),
+                (&mut verdict.noted, more.noted),
+            ] {
+                for m in theirs {
+                    if !mine.contains(&m) {
+                        mine.push(m);
+                    }
                 }
             }
         }
-        matches.truncate(guard::MAX_MATCHES);
-        matches
+        verdict.refused.truncate(guard::MAX_MATCHES);
+        verdict.noted.truncate(guard::MAX_MATCHES);
+        verdict
     }
 
     /// Calls are about `workflow_id`.
@@ -154,6 +164,7 @@ impl GuardedProvider {
             flow_run_id: self.flow_step.as_ref().map(|(run, _)| run.clone()),
             flow_step: self.flow_step.as_ref().map(|(_, step)| step.clone()),
             local: self.inner.is_local(),
+            note: None,
         }
     }
 
@@ -164,10 +175,10 @@ impl GuardedProvider {
     ) -> Result<LlmReply, ProviderError> {
         let started = self.clock.now_ms();
         let at = format_rfc3339(started);
-        let matches = self.matches(request);
-        if !matches.is_empty() {
+        let verdict = self.verdict(request);
+        if !verdict.refused.is_empty() {
             let mut e = self.entry(request, &at);
-            let err = ProviderError::PrivacyBlocked(matches);
+            let err = ProviderError::PrivacyBlocked(verdict.refused);
             e.outcome = CallOutcome::Blocked;
             e.blocked = true;
             e.error = Some(err.to_string());
@@ -182,6 +193,7 @@ impl GuardedProvider {
         // Written ahead: the row exists before anything is sent, marked as
         // stopped until the call ends; if it cannot be written, nothing is sent.
         let mut ahead = self.entry(request, &at);
+        ahead.note = verdict.note();
         ahead.request_body = request_text(request);
         ahead.outcome = CallOutcome::Cancelled;
         ahead.error = Some(ledger::IN_FLIGHT.into());

@@ -154,6 +154,21 @@ pub fn classify(name: &str) -> Option<NameKind> {
     wordy(&words)
 }
 
+/// Whether a cell reads as a person's name: 2 to 4 capitalised words, the
+/// first a given name (`Grace Hopper`, `Ada Q. Lovelace`), or a name
+/// [`classify`] takes for a person. Used to profile a column (issue #38): a
+/// column of such cells identifies however often each repeats.
+pub(crate) fn person_like(cell: &str) -> bool {
+    let words: Vec<&str> = cell.split_whitespace().collect();
+    if !(2..=4).contains(&words.len()) || !words.iter().all(|w| capitalised(w)) {
+        return false;
+    }
+    let first = words[0]
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    people().given.contains_key(first.as_str())
+}
+
 /// A name that is a number as a whole: digits with separators.
 fn numeric(name: &str) -> Option<NameKind> {
     let numberish = name

@@ -162,6 +162,7 @@ mod tests {
             flow_run_id: None,
             flow_step: None,
             local: false,
+            note: None,
         };
         let mut other = entry.clone();
         other.id = "call_0".into();

@@ -2,7 +2,8 @@
 import type { ChatRole } from "./ChatRole";
 
 /**
- * One message of a prompt.
+ * One message of a prompt: its text, and where each piece of it came
+ * from ([`parts`]; not on the wire).
  */
 export type ChatMessage = { 
 /**

@@ -17,4 +17,9 @@ source: string,
  * UTF-16 offsets `[start, end)`, so the confirmation can show the
  * user's own words in place without this answer echoing them.
  */
-at?: [number, number], };
+at?: [number, number], 
+/**
+ * Which part of the request holds it, in words (`your words`, `an
+ * earlier reply of the LLM`, `text Maskflow made while running…`).
+ */
+part?: string, };

@@ -83,4 +83,10 @@ flow_step?: string,
  * Whether the call ran on the embedded model in this process: nothing
  * left the machine (the guard checked it all the same).
  */
-local: boolean, };
+local: boolean, 
+/**
+ * What the guard noted of a request it sent: values of the user's
+ * files that the user's words (or an LLM reply) held and that identify
+ * no one ("your words included values of your file: …", issue #38).
+ */
+note?: string, };

@@ -61,6 +61,12 @@ function Entry({ e }: { e: LedgerEntry }) {
                 </dd>
               </>
             )}
+            {e.note && (
+              <>
+                <dt>Privacy note</dt>
+                <dd data-testid="ledger-note">{e.note}</dd>
+              </>
+            )}
             {e.error && (
               <>
                 <dt>Error</dt>

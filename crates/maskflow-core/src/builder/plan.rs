@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::conversation::prompts;
-use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role, parse_reply};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Part, Role, parse_reply};
 
 /// Most steps, inputs or outputs a plan may list.
 pub const MAX_ITEMS: usize = 30;
@@ -82,13 +82,16 @@ pub fn planning_request(
     feedback: Option<&str>,
 ) -> LlmRequest {
     let schema = plan_schema();
-    let system = format!(
+    let mut system = vec![Part::instructions(
         "You are Maskflow's planner. Before any code is written, propose the plan of the workflow the conversation asks for: \
 the steps the Python script will take, in order, the inputs it will read and the output files it will write. \
-Plain sentences, one per item; no code.\n\n{}\n\nReply with only one JSON object, no prose and no code fence, matching this JSON schema:\n```json\n{schema}\n```",
-        prompts::extracts_block(extracts),
-    );
-    let mut messages = vec![ChatMessage::new(ChatRole::System, system)];
+Plain sentences, one per item; no code.\n\n",
+    )];
+    system.extend(prompts::extracts_parts(extracts));
+    system.push(Part::instructions(format!(
+        "\n\nReply with only one JSON object, no prose and no code fence, matching this JSON schema:\n```json\n{schema}\n```"
+    )));
+    let mut messages = vec![ChatMessage::from_parts(ChatRole::System, system)];
     messages.extend(
         history
             .iter()
@@ -96,10 +99,13 @@ Plain sentences, one per item; no code.\n\n{}\n\nReply with only one JSON object
             .cloned(),
     );
     let ask = match feedback.filter(|f| !f.trim().is_empty()) {
-        Some(f) => format!("Propose the plan again, changed as follows: {f}"),
-        None => "Propose the plan now.".to_owned(),
+        Some(f) => vec![
+            Part::instructions("Propose the plan again, changed as follows: "),
+            Part::user_words(f),
+        ],
+        None => vec![Part::instructions("Propose the plan now.")],
     };
-    messages.push(ChatMessage::new(ChatRole::User, ask));
+    messages.push(ChatMessage::from_parts(ChatRole::User, ask));
     LlmRequest {
         role: Role::Builder,
         messages,
@@ -152,9 +158,12 @@ pub fn check_edited(text: &str) -> Result<String, String> {
 /// The message that carries the approved plan to the builder, as the
 /// person's own words (they approved it).
 pub fn approved_message(plan: &str) -> ChatMessage {
-    ChatMessage::new(
+    ChatMessage::from_parts(
         ChatRole::User,
-        format!("Follow this plan, which I approved:\n\n{plan}"),
+        vec![
+            Part::instructions("Follow this plan, which I approved:\n\n"),
+            Part::llm_reply(plan),
+        ],
     )
 }
 

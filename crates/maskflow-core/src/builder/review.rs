@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 
 use crate::conversation::prompts;
 use crate::conversation::spec::WorkflowSpec;
-use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role, parse_reply};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Part, Role, parse_reply};
 
 /// Longest notes kept from a reviewer, in characters.
 pub const MAX_NOTES_CHARS: usize = 2_000;
@@ -98,19 +98,22 @@ pub fn parse(reply: &str) -> Result<ReviewReply, String> {
     parse_reply::<ReviewReply>(reply, &check)
 }
 
-fn request(system: String, history: &[ChatMessage], ask: String) -> LlmRequest {
+fn request(mut system: Vec<Part>, history: &[ChatMessage], ask: &str) -> LlmRequest {
     let schema = review_schema();
-    let system = format!(
-        "{system}\n\nReply with only one JSON object, no prose and no code fence, matching this JSON schema:\n```json\n{schema}\n```"
-    );
-    let mut messages = vec![ChatMessage::new(ChatRole::System, system)];
+    system.push(Part::instructions(format!(
+        "\n\nReply with only one JSON object, no prose and no code fence, matching this JSON schema:\n```json\n{schema}\n```"
+    )));
+    let mut messages = vec![ChatMessage::from_parts(ChatRole::System, system)];
     messages.extend(
         history
             .iter()
             .filter(|m| m.role != ChatRole::System)
             .cloned(),
     );
-    messages.push(ChatMessage::new(ChatRole::User, ask));
+    messages.push(ChatMessage::from_parts(
+        ChatRole::User,
+        vec![Part::instructions(ask)],
+    ));
     LlmRequest {
         role: Role::Builder,
         messages,
@@ -130,28 +133,41 @@ pub fn script_request(
         .iter()
         .map(|o| o.name.as_str())
         .collect();
-    let system = format!(
+    let mut system = vec![Part::instructions(format!(
         "You are Maskflow's reviewer. Another model wrote the Python script below for the conversation that follows; \
 it has not run yet. Review it before it runs on the user's real files: does it do what the user asked, read its inputs \
 through the runner's contract, write only the declared outputs, and avoid anything a data script has no business doing \
 (the network, other files, hidden or obfuscated code)? Approve it, or request changes and say exactly what to change.\n\n\
-{}\n\n{}\n\nThe script (`script.py`), declaring the outputs {outputs:?} and the requirements {:?}:\n```python\n{}\n```",
+{}\n\n",
         prompts::RUNNER_CONTRACT,
-        prompts::extracts_block(extracts),
-        spec.execution.requirements,
-        spec.script
-    );
-    request(system, history, "Review the script now.".to_owned())
+    ))];
+    system.extend(prompts::extracts_parts(extracts));
+    system.push(Part::instructions(
+        "\n\nThe script (`script.py`), declaring the outputs ",
+    ));
+    // The outputs, requirements and script are the builder's reply.
+    system.push(Part::llm_reply(format!("{outputs:?}")));
+    system.push(Part::instructions(" and the requirements "));
+    system.push(Part::llm_reply(format!(
+        "{:?}",
+        spec.execution.requirements
+    )));
+    system.push(Part::instructions(":\n```python\n"));
+    system.push(Part::llm_reply(spec.script.as_str()));
+    system.push(Part::instructions("\n```"));
+    request(system, history, "Review the script now.")
 }
 
 /// The reviewer's request for a plan, when it approves the plan gate.
 pub fn plan_request(extracts: &Value, history: &[ChatMessage], plan: &str) -> LlmRequest {
-    let system = format!(
+    let mut system = vec![Part::instructions(
         "You are Maskflow's reviewer. Another model proposed the plan below for the workflow the conversation that follows asks for; \
-no code exists yet. Approve it if it does what the user asked, or request changes and say exactly what to change.\n\n{}\n\nThe plan:\n{plan}",
-        prompts::extracts_block(extracts),
-    );
-    request(system, history, "Review the plan now.".to_owned())
+no code exists yet. Approve it if it does what the user asked, or request changes and say exactly what to change.\n\n",
+    )];
+    system.extend(prompts::extracts_parts(extracts));
+    system.push(Part::instructions("\n\nThe plan:\n"));
+    system.push(Part::llm_reply(plan));
+    request(system, history, "Review the plan now.")
 }
 
 /// The review as Markdown (`review-response.md`).

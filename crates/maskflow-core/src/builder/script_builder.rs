@@ -9,7 +9,7 @@ use super::profile::{
 };
 use crate::conversation::spec::WorkflowSpec;
 use crate::conversation::{house_rules, prompts};
-use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, parse_reply};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Part, parse_reply};
 
 /// The profile's key.
 pub const KEY: &str = "script-builder";
@@ -146,12 +146,18 @@ impl Profile for ScriptBuilder {
                 serde_json::to_string(prev).unwrap_or_default(),
             ));
         }
-        req.messages.push(ChatMessage::new(
+        // The feedback is made at run time (a test's output): checked strictly.
+        req.messages.push(ChatMessage::from_parts(
             ChatRole::User,
-            format!(
-                "{}\n\nFix the workflow and reply with the complete corrected workflow JSON (the whole script, not a diff).",
-                ctx.feedback.as_deref().unwrap_or("Please revise the workflow.")
-            ),
+            vec![
+                match &ctx.feedback {
+                    Some(f) => Part::runtime(f.as_str()),
+                    None => Part::instructions("Please revise the workflow."),
+                },
+                Part::instructions(
+                    "\n\nFix the workflow and reply with the complete corrected workflow JSON (the whole script, not a diff).",
+                ),
+            ],
         ));
         req
     }

@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use maskflow_llm::Part;
+
 use crate::conversation::spec::WorkflowSpec;
 
 /// The file name without its last extension.
@@ -72,38 +74,61 @@ pub fn extract_filenames(extracts: &Value) -> Vec<String> {
 /// The uploaded files and the input name each is to be declared under;
 /// "" when there is none.
 pub fn inputs_block(extracts: &Value) -> String {
+    inputs_parts(extracts).iter().map(Part::text).collect()
+}
+
+/// [`inputs_block`] as parts: Maskflow's wording, and the file names of
+/// the approved extracts (as sent) with the input names made from them.
+pub fn inputs_parts(extracts: &Value) -> Vec<Part> {
     let files = extract_filenames(extracts);
     if files.is_empty() {
-        return String::new();
+        return Vec::new();
     }
     let lines: Vec<String> = files
         .iter()
         .zip(input_names(&files))
         .map(|(file, name)| format!("- `{name}`: {file}"))
         .collect();
-    format!(
-        "The uploaded files and the input name of each: declare one `file` field per file under exactly this name \
+    vec![
+        Part::instructions(
+            "The uploaded files and the input name of each: declare one `file` field per file under exactly this name \
 (keep it when revising); its path is `inputs.json`'s `fields[\"<name>\"]`. Maskflow gives each file to the input of its name, \
-never by the order of `fields`; a single `files` field instead takes every file no `file` field names.\n{}",
-        lines.join("\n")
-    )
+never by the order of `fields`; a single `files` field instead takes every file no `file` field names.\n",
+        ),
+        Part::extract(lines.join("\n")),
+    ]
 }
 
 /// The workflow as it stands, for an edit or a repair to start from: the
 /// builder changes what the conversation asks and keeps the rest (above
 /// all its input names, which the user's `maskflow run` calls use).
 pub fn current_block(current: &WorkflowSpec) -> String {
+    current_parts(current).iter().map(Part::text).collect()
+}
+
+/// [`current_block`] as parts: Maskflow's wording, and the workflow the
+/// builder wrote earlier (its name, inputs, outputs and script).
+pub fn current_parts(current: &WorkflowSpec) -> Vec<Part> {
     let fields = serde_json::to_string(&current.fields).unwrap_or_default();
     let outputs = serde_json::to_string(&current.execution.outputs).unwrap_or_default();
     let requirements = serde_json::to_string(&current.execution.requirements).unwrap_or_default();
-    format!(
-        "The workflow as it stands (\u{201c}{}\u{201d}), which the conversation's latest messages change. Start from it: \
+    vec![
+        Part::instructions("The workflow as it stands (\u{201c}"),
+        Part::llm_reply(current.name.trim()),
+        Part::instructions(
+            "\u{201d}), which the conversation's latest messages change. Start from it: \
 keep its input names and output names unless the user asks to change them (renaming an input breaks the user's saved \
-`maskflow run --input NAME=FILE` calls), and change only what is asked.\nIts inputs (`fields`): {fields}\n\
-Its outputs: {outputs}\nIts requirements: {requirements}\nIts script.py:\n```python\n{}\n```",
-        current.name.trim(),
-        current.script.trim_end()
-    )
+`maskflow run --input NAME=FILE` calls), and change only what is asked.\nIts inputs (`fields`): ",
+        ),
+        Part::llm_reply(fields),
+        Part::instructions("\nIts outputs: "),
+        Part::llm_reply(outputs),
+        Part::instructions("\nIts requirements: "),
+        Part::llm_reply(requirements),
+        Part::instructions("\nIts script.py:\n```python\n"),
+        Part::llm_reply(current.script.trim_end()),
+        Part::instructions("\n```"),
+    ]
 }
 
 #[cfg(test)]

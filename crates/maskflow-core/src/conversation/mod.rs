@@ -5,6 +5,8 @@
 //! does I/O.
 
 pub mod current;
+#[cfg(test)]
+mod egress_tests;
 pub mod house_rules;
 pub mod profile_text;
 #[cfg(test)]

@@ -1,16 +1,27 @@
 //! The prompts of the validator, clarifier and builder, and the JSON schemas
 //! of their replies. Pure functions: built only from the approved (masked)
 //! extracts and the conversation, never from files or the database.
+//!
+//! Each system prompt is assembled from typed parts ([`Part`], issue #38):
+//! Maskflow's fixed wording is [`Part::instructions`], what is rendered from
+//! the approved masked extracts (their samples, names and profile figures)
+//! is [`Part::extract`], the user's house rules are their words and the
+//! workflow as it stands is the LLM's earlier reply. The guard judges each
+//! part by its kind, so a figure of the profile that equals a cell, or a
+//! word of the instructions, is never taken for a value of the files.
 
 use serde_json::{Value, json};
 
-use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Role};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Part, Role};
 
 /// How a generated script is run: the runner's contract, written once in
 /// [`maskflow_runner::CONTRACT`].
 pub const RUNNER_CONTRACT: &str = maskflow_runner::CONTRACT;
 
-pub(crate) fn extracts_block(extracts: &Value) -> String {
+/// The extracts block as parts: Maskflow's wording, and the masked
+/// extracts with their profile (masked samples, names as sent, figures
+/// Maskflow computed) and join keys.
+pub(crate) fn extracts_parts(extracts: &Value) -> Vec<Part> {
     let joins = super::profile_text::join_keys(extracts);
     let shown = super::profile_text::compact(extracts);
     // One compact line per file: indentation costs a small model's context
@@ -34,18 +45,22 @@ a shape held by few rows is a minority format the script must handle too"
     } else {
         ""
     };
-    let joins = if joins.is_empty() {
-        String::new()
-    } else {
-        format!("\n{joins}")
-    };
-    format!(
-        "The user's files, as masked extracts. Every sample value is masked \
+    let mut parts = vec![
+        Part::instructions(format!(
+            "The user's files, as masked extracts. Every sample value is masked \
 (uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values. \
 Column and sheet names are real, except a name that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
 it is masked the same way (e.g. `Aaaa Aaaaa`), so it is not the file's real name and must never be written literally in the script; \
-refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{profiled}:\n```json\n{pretty}\n```{joins}"
-    )
+refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{profiled}:\n```json\n"
+        )),
+        Part::extract(pretty),
+        Part::instructions("\n```"),
+    ];
+    if !joins.is_empty() {
+        parts.push(Part::instructions("\n"));
+        parts.push(Part::extract(joins));
+    }
+    parts
 }
 
 fn schema_block(schema: &Value) -> String {
@@ -54,9 +69,9 @@ fn schema_block(schema: &Value) -> String {
     )
 }
 
-fn request(role: Role, system: String, history: &[ChatMessage], schema: Value) -> LlmRequest {
+fn request(role: Role, system: Vec<Part>, history: &[ChatMessage], schema: Value) -> LlmRequest {
     let mut messages = Vec::with_capacity(history.len() + 1);
-    messages.push(ChatMessage::new(ChatRole::System, system));
+    messages.push(ChatMessage::from_parts(ChatRole::System, system));
     messages.extend(
         history
             .iter()
@@ -148,29 +163,29 @@ pub fn workflow_schema() -> Value {
 /// The validator's request: can a local Python script do this task?
 pub fn validator_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
     let schema = feasibility_schema();
-    let system = format!(
+    let mut system = vec![Part::instructions(format!(
         "You are Maskflow's validator. Maskflow turns a user's request into a Python script that runs locally on the user's files, \
 with the Python standard library and a curated set of packages ({}) and no network access.\n\
 Decide whether such a script can do the user's task. It is NOT feasible when it needs machine-learning training or inference, \
 image or speech recognition, an LLM, anything from the internet (APIs, web pages, downloads), or data that is not in the files. \
-Data cleaning, filtering, merging, reshaping, aggregating, computing, charts, and reading or writing CSV, Excel, PDF and Word files are feasible.\n\n{}\n\n{}",
+Data cleaning, filtering, merging, reshaping, aggregating, computing, charts, and reading or writing CSV, Excel, PDF and Word files are feasible.\n\n",
         curated_names(),
-        extracts_block(extracts),
-        schema_block(&schema)
-    );
+    ))];
+    system.extend(extracts_parts(extracts));
+    system.push(Part::instructions(format!("\n\n{}", schema_block(&schema))));
     request(Role::Validator, system, history, schema)
 }
 
 /// The clarifier's request: is anything unclear before building?
 pub fn clarifier_request(extracts: &Value, history: &[ChatMessage]) -> LlmRequest {
     let schema = clarification_schema();
-    let system = format!(
+    let mut system = vec![Part::instructions(
         "You are Maskflow's clarifier. The user wants a Python script that runs locally on files like these. \
 Read the whole conversation. If something essential to write the script is still ambiguous (which columns, how to match rows, \
-what to do with missing values, the output format), ask exactly one short question. If you know enough, say so.\n\n{}\n\n{}",
-        extracts_block(extracts),
-        schema_block(&schema)
-    );
+what to do with missing values, the output format), ask exactly one short question. If you know enough, say so.\n\n",
+    )];
+    system.extend(extracts_parts(extracts));
+    system.push(Part::instructions(format!("\n\n{}", schema_block(&schema))));
     request(Role::Clarifier, system, history, schema)
 }
 
@@ -207,44 +222,44 @@ pub fn builder_request_for(
     current: Option<&crate::conversation::spec::WorkflowSpec>,
 ) -> LlmRequest {
     let schema = workflow_schema();
-    // After the contract and the packages, which the rules may not override.
-    let rules = if house_rules.is_empty() {
-        String::new()
-    } else {
-        format!("{house_rules}\n\n")
-    };
-    let system = format!(
+    let mut system = vec![Part::instructions(format!(
         "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
 the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
-{RUNNER_CONTRACT}\n\n{}\n\n{rules}{}\n\n{}{}",
+{RUNNER_CONTRACT}\n\n{}\n\n",
         maskflow_pyenv::curated::prompt_text(),
-        extracts_block(extracts),
-        workflow_blocks(extracts, current),
-        schema_block(&schema)
-    );
+    ))];
+    // After the contract and the packages, which the rules may not override.
+    if !house_rules.is_empty() {
+        system.push(Part::user_words(house_rules));
+        system.push(Part::instructions("\n\n"));
+    }
+    system.extend(extracts_parts(extracts));
+    system.push(Part::instructions("\n\n"));
+    system.extend(workflow_blocks(extracts, current));
+    system.push(Part::instructions(schema_block(&schema)));
     let mut req = request(Role::Builder, system, history, schema);
-    req.messages
-        .push(ChatMessage::new(ChatRole::User, "Build the workflow now."));
+    req.messages.push(ChatMessage::from_parts(
+        ChatRole::User,
+        vec![Part::instructions("Build the workflow now.")],
+    ));
     req
 }
 
 /// The input name of each file and the workflow as it stands, each
-/// followed by a blank line ("" when neither applies).
+/// followed by a blank line (nothing when neither applies).
 fn workflow_blocks(
     extracts: &Value,
     current: Option<&crate::conversation::spec::WorkflowSpec>,
-) -> String {
-    let mut out = String::new();
-    for block in [
-        super::current::inputs_block(extracts),
-        current
-            .map(super::current::current_block)
-            .unwrap_or_default(),
-    ] {
-        if !block.is_empty() {
-            out.push_str(&block);
-            out.push_str("\n\n");
-        }
+) -> Vec<Part> {
+    let mut out = Vec::new();
+    let inputs = super::current::inputs_parts(extracts);
+    if !inputs.is_empty() {
+        out.extend(inputs);
+        out.push(Part::instructions("\n\n"));
+    }
+    if let Some(c) = current {
+        out.extend(super::current::current_parts(c));
+        out.push(Part::instructions("\n\n"));
     }
     out
 }

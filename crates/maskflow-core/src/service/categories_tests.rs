@@ -7,7 +7,9 @@
 //! - point 7: a value the user typed is located in their words (not
 //!   echoed) with its source, one
 //!   confirmation covers it in that workflow only, a year passes, and a
-//!   person's name is still stopped until confirmed.
+//!   person's name is still stopped until confirmed;
+//! - issue #38 point 4: a category word the user typed identifies no one:
+//!   it is sent as written, and its ledger row notes it.
 
 use super::tests::service_with;
 use super::*;
@@ -91,6 +93,15 @@ fn typed<'a>(content: &'a str, m: &maskflow_privacy::GuardMatch) -> Option<&'a s
     content.get(a as usize..b as usize)
 }
 
+/// The notes of the ledger's rows.
+fn noted(s: &Service) -> Vec<String> {
+    crate::store::llm_calls::list(&s.db(), None, 200, 0)
+        .expect("ledger")
+        .into_iter()
+        .filter_map(|e| e.note)
+        .collect()
+}
+
 fn blocked(r: Result<MessageReply>) -> Vec<maskflow_privacy::GuardMatch> {
     match r {
         Err(CoreError::Provider(ProviderError::PrivacyBlocked(m))) => m,
@@ -170,13 +181,27 @@ async fn a_category_switched_off_sends_nothing_switched_on_exactly_its_values() 
     for v in SPECIES {
         assert!(!sent.contains(v), "{v} was not switched on: {sent}");
     }
-    // The user may name a switched-on value; one left off is still stopped.
+    // The user may name a switched-on value; one left off is a category
+    // word of theirs (#38): sent as they wrote it, and noted in the ledger.
     s.send_message(&on.workflow_id, "only Torgersen")
         .await
         .expect("a switched-on value passes");
-    let m = blocked(s.send_message(&on.workflow_id, "only Gentoo").await);
-    assert_eq!(typed("only Gentoo", &m[0]), Some("Gentoo"));
-    assert!(!rec.received().contains("Gentoo"));
+    s.send_message(&on.workflow_id, "only Gentoo")
+        .await
+        .expect("a category word identifies no one");
+    assert!(rec.received().contains("only Gentoo"));
+    assert!(
+        noted(&s).iter().any(|n| n.contains("column \"species\"")),
+        "{:?}",
+        noted(&s)
+    );
+    // A value of a column left off never reaches the back end in Maskflow's
+    // own text, only in the user's words.
+    let version = s
+        .get_version(&on.workflow_id, &on.version_id)
+        .expect("version");
+    let extracts = serde_json::to_string(&version.file_extracts).expect("json");
+    assert!(!extracts.contains("Gentoo"), "{extracts}");
 
     // A choice that is no candidate (a column of names) is refused.
     let err = s
@@ -217,34 +242,39 @@ async fn the_users_own_words_are_confirmed_once_per_workflow() {
         .await
         .expect("a year passes");
 
-    // A value typed: located in the user's words, with where it comes from.
-    let m = blocked(s.send_message(w, "only Biscoe").await);
-    assert_eq!(m.len(), 1, "{m:?}");
-    assert_eq!(typed("only Biscoe", &m[0]), Some("Biscoe"));
-    assert_eq!(m[0].source, "penguins.csv, column \"island\"");
-    assert!(!rec.received().contains("Biscoe"));
-    s.send_message_with(w, "only Biscoe", true)
+    // A category word identifies no one (#38): sent, with a ledger note
+    // that names where the value comes from.
+    s.send_message(w, "only Biscoe")
         .await
-        .expect("confirmed");
-    // From then on it passes in this workflow, also in other words…
-    s.send_message(w, "and split Biscoe by sex")
-        .await
-        .expect("confirmed once");
-    // …but not in another workflow, and an unconfirmed value is stopped.
-    blocked(s.send_message(&two.workflow_id, "only Biscoe").await);
-    blocked(s.send_message(w, "only Torgersen").await);
-
-    // A person's full name is stopped until confirmed.
-    let m = blocked(s.send_message(w, "rows seen by Ada Lovelace").await);
+        .expect("a category word passes");
     assert!(
-        m.iter()
-            .any(|x| typed("rows seen by Ada Lovelace", x) == Some("Ada Lovelace")),
+        noted(&s)
+            .iter()
+            .any(|n| n.contains("your words included values of your file")
+                && n.contains("penguins.csv, column \"island\"")),
+        "{:?}",
+        noted(&s)
+    );
+
+    // A person's full name is stopped until confirmed: located in the
+    // user's words, with where it comes from.
+    let said = "rows seen by Ada Lovelace";
+    let m = blocked(s.send_message(w, said).await);
+    assert!(
+        m.iter().any(|x| typed(said, x) == Some("Ada Lovelace")
+            && x.source == "penguins.csv, column \"observer\""),
         "{m:?}"
     );
-    s.send_message_with(w, "rows seen by Ada Lovelace", true)
+    assert!(!rec.received().contains("Ada Lovelace"));
+    s.send_message_with(w, said, true).await.expect("confirmed");
+    // From then on it passes in this workflow, also in other words…
+    s.send_message(w, "and split Ada Lovelace's rows by sex")
         .await
-        .expect("confirmed");
+        .expect("confirmed once");
+    // …but not in another workflow, and an unconfirmed name is stopped.
+    blocked(s.send_message(&two.workflow_id, said).await);
+    blocked(s.send_message(w, "rows seen by Alan Turing").await);
     let sent = rec.received();
     assert!(sent.contains("Ada Lovelace") && sent.contains("Biscoe"));
-    assert!(!sent.contains("Torgersen") && !sent.contains("Alan Turing"));
+    assert!(!sent.contains("Alan Turing"));
 }

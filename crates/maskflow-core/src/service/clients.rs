@@ -346,6 +346,7 @@ impl Service {
             blocked: false,
             // An MCP client is an outside party (often a cloud LLM's app).
             local: false,
+            note: None,
             error: None,
             deleted_workflow: None,
             flow_run_id: run,
@@ -414,10 +415,7 @@ impl Service {
         own.push(OWN_WORDS.to_owned());
         let request = LlmRequest {
             role: Role::Agent("mcp".into()),
-            messages: vec![ChatMessage {
-                role: ChatRole::System,
-                content: text.to_owned(),
-            }],
+            messages: vec![ChatMessage::new(ChatRole::System, text)],
             schema: None,
         };
         let mut found = self.flow_guard()?.check_request(&request, &own);

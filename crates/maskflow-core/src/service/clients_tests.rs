@@ -125,6 +125,7 @@ async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
         outcome: maskflow_privacy::ledger::CallOutcome::Ok,
         blocked: false,
         local: false,
+        note: None,
         error: None,
         deleted_workflow: None,
         flow_run_id: None,

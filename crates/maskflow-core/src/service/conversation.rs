@@ -114,7 +114,7 @@ impl Service {
             self.publish_status(workflow_id, &v.id, v.status, None);
         }
         let mut history = self.history(workflow_id)?;
-        history.push(ChatMessage::new(ChatRole::User, content));
+        history.push(ChatMessage::user_words(content));
         if confirm_privacy {
             self.confirm_privacy(workflow_id, content)?;
         }

@@ -80,6 +80,8 @@ fn blocked() -> ProviderError {
         source: "sales.csv, column \"customer\"".into(),
         in_user_text: true,
         at: Some([0, 10]),
+        part: None,
+        identifying: true,
     }])
 }
 

@@ -266,6 +266,8 @@ impl Provider for BlocksRepairs {
                 source: "sales.csv, column \"customer\"".into(),
                 in_user_text: true,
                 at: None,
+                part: None,
+                identifying: true,
             };
             return Box::pin(async move { Err(ProviderError::PrivacyBlocked(vec![m])) });
         }

@@ -215,12 +215,13 @@ impl Service {
             // Maskflow's own notes are for the user, not the LLM.
             .filter(|m| m.role != super::outcomes::NOTICE)
             .map(|m| {
-                let role = if m.role == "user" {
-                    ChatRole::User
+                // A stored user message is what the user typed; the rest
+                // are replies (the LLM's, and Maskflow's own about them).
+                if m.role == "user" {
+                    ChatMessage::user_words(m.content)
                 } else {
-                    ChatRole::Assistant
-                };
-                ChatMessage::new(role, m.content)
+                    ChatMessage::new(ChatRole::Assistant, m.content)
+                }
             })
             .collect())
     }

@@ -26,12 +26,16 @@ pub const FLOW_STEP_MIGRATION: &str = "ALTER TABLE llm_calls ADD COLUMN flow_run
 ALTER TABLE llm_calls ADD COLUMN flow_step TEXT;";
 
 const COLS: &str = "id, created_at, role, provider, model, workflow_id, url, request_body, reply, \
-input_tokens, output_tokens, latency_ms, outcome, blocked, error, flow_run_id, flow_step, local";
+input_tokens, output_tokens, latency_ms, outcome, blocked, error, flow_run_id, flow_step, local, note";
 
 /// Migration (issue 32): a call to the embedded model is marked local
 /// (nothing left the machine); every earlier row went out, or was stopped.
 pub const LOCAL_MIGRATION: &str =
     "ALTER TABLE llm_calls ADD COLUMN local INTEGER NOT NULL DEFAULT 0;";
+
+/// Migration (issue 38): what the guard noted of a request it sent (values
+/// of the user's files in their words that identify no one).
+pub const NOTE_MIGRATION: &str = "ALTER TABLE llm_calls ADD COLUMN note TEXT;";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
     Ok(LedgerEntry {
@@ -53,7 +57,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<LedgerEntry> {
         flow_run_id: r.get(15)?,
         flow_step: r.get(16)?,
         local: r.get(17)?,
-        deleted_workflow: r.get(18)?,
+        note: r.get(18)?,
+        deleted_workflow: r.get(19)?,
     })
 }
 
@@ -72,11 +77,11 @@ fn outcome(r: &Row<'_>, i: usize) -> rusqlite::Result<CallOutcome> {
 /// Appends an entry.
 pub fn insert(conn: &Connection, e: &LedgerEntry) -> rusqlite::Result<()> {
     conn.execute(
-        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
+        &format!("INSERT INTO llm_calls ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"),
         params![
             e.id, e.created_at, e.role, e.provider, e.model, e.workflow_id, e.url, e.request_body,
             e.reply, e.input_tokens, e.output_tokens, e.latency_ms, e.outcome.as_str(), e.blocked, e.error,
-            e.flow_run_id, e.flow_step, e.local
+            e.flow_run_id, e.flow_step, e.local, e.note
         ],
     )?;
     Ok(())
@@ -208,6 +213,7 @@ mod tests {
             flow_run_id: None,
             flow_step: None,
             local: false,
+            note: None,
         }
     }
 

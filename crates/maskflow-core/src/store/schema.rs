@@ -287,5 +287,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(VERSION_INPUT_HASHES),
         M::up(super::schedules::MIGRATION),
         M::up(LEDGER_LOCAL),
+        M::up(crate::store::llm_calls::NOTE_MIGRATION),
     ]
 }

@@ -25,13 +25,30 @@ use crate::words::is_common;
 /// in cache while a 100 MB file is read).
 const MAX_TRACKED_DISTINCT: usize = 4096;
 
-/// How varied one column's values are.
+/// How varied one column's values are, and what they look like: its
+/// profile, which decides whether its values identify (issue #38 point 4).
 #[derive(Clone, Debug, Default)]
 struct Variety {
+    /// Cells that are phrases (2–6 tokens), and how many distinct.
     cells: u64,
     distinct: KeySet,
     overflow: bool,
+    /// Every cell; those seen before in the column; those that are numbers;
+    /// those numbers with a fractional part.
+    all: u64,
+    repeated: u64,
+    numeric: u64,
+    decimal: u64,
+    /// New cells classified ([`NAMED_SAMPLE`] at most), and how many of
+    /// them are a person's or organisation's name, an e-mail address, a
+    /// phone number or an id ([`classify`]).
+    sampled: u32,
+    named: u32,
 }
+
+/// New cells per column and keying thread looked at to tell a column of
+/// names, e-mails, phones or ids (identifying however often each repeats).
+const NAMED_SAMPLE: u32 = 64;
 
 impl Variety {
     fn count(&mut self, phrase: u64) {
@@ -45,8 +62,44 @@ impl Variety {
         }
     }
 
+    /// Counts one cell of the column (`repeated`: seen before in it).
+    fn cell(&mut self, value: &str, repeated: bool) {
+        self.all += 1;
+        self.repeated += u64::from(repeated);
+        match number_shape(value) {
+            NumberShape::NotANumber => {}
+            NumberShape::Whole => self.numeric += 1,
+            NumberShape::Fraction => {
+                self.numeric += 1;
+                self.decimal += 1;
+            }
+        }
+    }
+
+    /// Whether the column's values identify someone or a record: not a
+    /// column of a few repeated values (a category) and not a measure (most
+    /// cells numbers with a fractional part). Ids, names, e-mails, phones,
+    /// codes and free text do.
+    fn identifying(&self) -> bool {
+        if self.sampled > 0 && self.named * 2 >= self.sampled {
+            return true; // people, e-mails, phones, ids: however often they repeat
+        }
+        let category = self.categorical()
+            || (self.all >= u64::from(CATEGORY_REPEATS)
+                && self.repeated * u64::from(CATEGORY_REPEATS)
+                    >= self.all * u64::from(CATEGORY_REPEATS - 1));
+        let measure = self.numeric * 2 > self.all && self.decimal * 2 > self.numeric;
+        !category && !measure
+    }
+
     /// Adds what another keying thread saw of the same column.
     fn merge(&mut self, other: Variety) {
+        self.all += other.all;
+        self.sampled += other.sampled;
+        self.named += other.named;
+        self.repeated += other.repeated;
+        self.numeric += other.numeric;
+        self.decimal += other.decimal;
         self.cells += other.cells;
         self.overflow |= other.overflow;
         if !self.overflow {
@@ -96,10 +149,25 @@ impl Scratch {
         if self.repeats.len() <= at {
             self.repeats.resize_with(at + 1, Repeats::default);
         }
-        let fp = match self.repeats[at].seen(value) {
+        if self.variety.len() <= at {
+            self.variety.resize_with(at + 1, Variety::default);
+        }
+        let seen = self.repeats[at].seen(value);
+        let v = &mut self.variety[at];
+        v.cell(value, matches!(seen, Seen::Before(_)));
+        if !matches!(seen, Seen::Before(_)) && v.sampled < NAMED_SAMPLE {
+            use crate::names::NameKind::{Email, Id, Organisation, Person, Phone};
+            v.sampled += 1;
+            let kind = classify(value);
+            v.named += u32::from(
+                matches!(kind, Some(Email | Id | Organisation | Person | Phone))
+                    || crate::names::person_like(value),
+            );
+        }
+        let fp = match seen {
             Seen::Before(phrase) => {
-                if let (Some(h), Some(v)) = (phrase, self.variety.get_mut(at)) {
-                    v.count(h);
+                if let Some(h) = phrase {
+                    self.variety[at].count(h);
                 }
                 return;
             }
@@ -128,8 +196,15 @@ impl Scratch {
         let of = VALUE | source;
         let mut whole = None;
         if (2..=MAX_PHRASE).contains(&toks.len()) {
-            // The whole cell as a phrase.
-            let h = self.add_phrase(toks, source);
+            // The whole cell as a phrase, unless it is language: a short run
+            // of common lowercase words (`to the`, `as the`, `a single`) is
+            // not a value on its own (issue #38 point 3); names (`John
+            // Smith`), codes, addresses and e-mails stay values.
+            let h = if is_language(value, toks) {
+                keys::phrase_hash(toks)
+            } else {
+                self.add_phrase(toks, source)
+            };
             whole = Some(h);
             let at = source as usize;
             if self.variety.len() <= at {
@@ -379,7 +454,66 @@ impl GuardIndex {
         for (category, v) in self.categories.iter_mut().zip(variety) {
             *category |= v.categorical();
         }
+        if self.identifying.len() < variety.len() {
+            self.identifying.resize(variety.len(), true);
+        }
+        for (identifying, v) in self.identifying.iter_mut().zip(variety) {
+            if v.all > 0 {
+                *identifying = v.identifying();
+            }
+        }
     }
+}
+
+/// What a cell is as a number.
+#[derive(Debug, PartialEq, Eq)]
+enum NumberShape {
+    NotANumber,
+    Whole,
+    Fraction,
+}
+
+/// Whether `value` is a number (digits, signs, currency and grouping
+/// marks, no letters) and whether it has a fractional part: a last `.` or
+/// `,` followed by one or two digits, or a single `.` followed by more.
+fn number_shape(value: &str) -> NumberShape {
+    let v = value.trim();
+    let number = v.bytes().any(|b| b.is_ascii_digit())
+        && v.chars()
+            .all(|c| c.is_ascii_digit() || " .,-+$€£¥%'".contains(c));
+    if !number {
+        return NumberShape::NotANumber;
+    }
+    let tail = v.trim_end_matches('%').trim_end();
+    let fraction = match tail.rfind(['.', ',']) {
+        Some(at) => {
+            let after = &tail[at + 1..];
+            let digits = !after.is_empty() && after.bytes().all(|b| b.is_ascii_digit());
+            digits
+                && (after.len() <= 2
+                    || (tail[at..at + 1] == *"." && tail.matches('.').count() == 1))
+        }
+        None => false,
+    };
+    if fraction {
+        NumberShape::Fraction
+    } else {
+        NumberShape::Whole
+    }
+}
+
+/// Tokens from which a run of common words is a verbatim run of a cell
+/// (indexed), not a phrase of the language.
+pub(super) const VERBATIM_TOKENS: usize = 5;
+
+/// Whether a whole cell is a short phrase of the language: fewer than
+/// [`VERBATIM_TOKENS`] tokens, each a common word, not every one
+/// capitalised (a name or a title), no digits and no e-mail address.
+fn is_language(value: &str, toks: &[Token]) -> bool {
+    toks.len() < VERBATIM_TOKENS
+        && !value.contains('@')
+        && toks.iter().all(|t| !t.digits && is_common(t.hash))
+        && !toks.iter().all(|t| capitalised(value, t))
 }
 
 /// Whether a token is a word that starts with a capital letter.

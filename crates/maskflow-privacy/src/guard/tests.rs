@@ -73,9 +73,18 @@ fn names_allowed_text_and_assistant_text_pass() {
         g.check_request(&user("only Zebulonville"), &["only Zebulonville".into()])
             .is_empty()
     );
+    // The LLM's replies are checked like the user's words (issue #38): a
+    // value that identifies is refused unless the user confirmed it.
     assert!(
-        g.check_request(&req(ChatRole::Assistant, "Zebulonville?"), &[])
+        !g.check_request(&req(ChatRole::Assistant, "Zebulonville?"), &[])
             .is_empty()
+    );
+    assert!(
+        g.check_request(
+            &req(ChatRole::Assistant, "Zebulonville?"),
+            &["only Zebulonville".into()]
+        )
+        .is_empty()
     );
     g.allow("zebulonville");
     assert!(g.check_request(&user("only Zebulonville"), &[]).is_empty());
@@ -381,4 +390,174 @@ fn a_match_in_the_users_words_says_where_it_is() {
     let m = g.check_request(&req(ChatRole::System, "only Torgersen please"), &[]);
     assert_eq!(m.len(), 1, "{m:?}");
     assert_eq!(m[0].at, None);
+}
+
+/// Issue #38: each part of a request is judged by its kind.
+mod by_provenance {
+    use super::*;
+    use maskflow_llm::Part;
+
+    fn typed(parts: Vec<Part>) -> LlmRequest {
+        LlmRequest {
+            role: Role::Builder,
+            messages: vec![ChatMessage::from_parts(ChatRole::System, parts)],
+            schema: None,
+        }
+    }
+
+    fn said(words: &str) -> LlmRequest {
+        LlmRequest {
+            role: Role::Clarifier,
+            messages: vec![ChatMessage::user_words(words)],
+            schema: None,
+        }
+    }
+
+    /// A file of people, ids, e-mails, a category, a measure and times.
+    fn orders() -> GuardIndex {
+        let mut csv = String::from("id,customer,email,status,rate,slot,qty\n");
+        for i in 0..400u32 {
+            let name = ["Ottoline Okonkwo", "Zebulon Marchetti", "Ada Lovelace"][(i % 3) as usize];
+            csv.push_str(&format!(
+                "PROD-{},{name} {i},c{i}@example.org,{},{}.{:02},{}:00,{}\n",
+                100_000 + i * 7,
+                ["shipped", "Unleaded", "takings"][(i % 3) as usize],
+                10 + i % 5,
+                i % 100,
+                8 + i % 10,
+                3000 + i,
+            ));
+        }
+        csv_index(&csv)
+    }
+
+    #[test]
+    fn maskflow_s_own_parts_are_never_matched_and_an_edit_undoes_that() {
+        let g = orders();
+        let values = "PROD-100007 Ottoline Okonkwo 0 c1@example.org";
+        assert!(!g.check_text(values).is_empty(), "the values are indexed");
+        for part in [
+            Part::instructions(values),
+            Part::extract(values),
+            Part::consented(values),
+        ] {
+            assert!(g.check_request(&typed(vec![part]), &[]).is_empty());
+        }
+        // A figure Maskflow computed that equals an id.
+        assert!(
+            g.check_request(&typed(vec![Part::aggregate(100_007)]), &[])
+                .is_empty()
+        );
+        // Text changed after it was assembled is untyped: checked.
+        let mut req = typed(vec![Part::instructions("rows: 12")]);
+        req.messages[0].content = "rows: Ottoline Okonkwo".into();
+        assert!(!g.check_request(&req, &[]).is_empty());
+        // Runtime text is checked as strictly as untyped text.
+        let m = g.check_request(&typed(vec![Part::runtime("KeyError: 'takings'")]), &[]);
+        assert!(!m.is_empty(), "{m:?}");
+        assert!(
+            blocked_message(&m).contains("in text Maskflow made while running"),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn the_user_s_words_are_refused_only_when_they_identify() {
+        let g = orders();
+        for identifying in [
+            "find Ottoline Okonkwo 3",
+            "only PROD-100007",
+            "orders of 100007",
+            "mail c7@example.org",
+        ] {
+            let v = g.judge_request(&said(identifying), &[]);
+            assert!(!v.refused.is_empty(), "{identifying:?}: {v:?}");
+            assert!(v.refused.iter().all(|m| m.in_user_text && m.at.is_some()));
+            assert!(blocked_message(&v.refused).contains("in your words"));
+        }
+        for ordinary in [
+            "keep the Unleaded rows",
+            "rates above 14.99",
+            "the 14:00 slot",
+            "a total of 3,350",
+            "group by status and sum the takings",
+        ] {
+            let v = g.judge_request(&said(ordinary), &[]);
+            assert!(v.refused.is_empty(), "{ordinary:?}: {v:?}");
+        }
+        // Sent, and noted for the ledger.
+        let v = g.judge_request(&said("rates above 14.99"), &[]);
+        assert!(
+            v.note()
+                .is_some_and(|n| n.contains("your words included values of your file")),
+            "{v:?}"
+        );
+        // Values of three columns in one message: a pasted row.
+        let v = g.judge_request(&said("Unleaded at 14.99 and 3,350"), &[]);
+        assert!(!v.refused.is_empty(), "{v:?}");
+        // What the user confirmed goes through.
+        assert!(
+            g.check_request(&said("only PROD-100007"), &["only PROD-100007".into()])
+                .is_empty()
+        );
+    }
+
+    /// The `at` of a match in the user's words is where it stands in the
+    /// whole message, past the parts before it.
+    #[test]
+    fn a_match_is_shown_where_it_stands_in_the_message() {
+        let g = orders();
+        let req = LlmRequest {
+            role: Role::Builder,
+            messages: vec![ChatMessage::from_parts(
+                ChatRole::User,
+                vec![
+                    Part::instructions("Propose again, changed: "),
+                    Part::user_words("drop PROD-100007"),
+                ],
+            )],
+            schema: None,
+        };
+        let m = g.check_request(&req, &[]);
+        let id = m.iter().find(|m| m.masked == "######").expect("the id");
+        let [a, b] = id.at.expect("at");
+        let text: Vec<u16> = req.messages[0].content.encode_utf16().collect();
+        assert_eq!(
+            String::from_utf16_lossy(&text[a as usize..b as usize]),
+            "100007"
+        );
+    }
+
+    /// Finding 4 of #38: short runs of common words of a free-text column
+    /// are language, not values; a long verbatim run and a name are values.
+    #[test]
+    fn common_phrases_of_free_text_are_not_values() {
+        let mut csv = String::from("remark\n");
+        for (i, r) in [
+            "to the",
+            "by the",
+            "a single",
+            "as the",
+            "the bird",
+            "this time",
+            "sent to the depot",
+            "left by the back door",
+            "Ottoline Okonkwo",
+        ]
+        .iter()
+        .enumerate()
+        {
+            csv.push_str(&format!("{r}\nremark number {i} of many\n"));
+        }
+        let g = csv_index(&csv);
+        let inputs = "Maskflow gives each file to the input of its name, never by the order \
+                      of `fields`; a single `files` field takes the bird this time as the rest";
+        assert!(
+            g.check_text(inputs).is_empty(),
+            "{:?}",
+            g.check_text(inputs)
+        );
+        assert!(!g.check_text("it was left by the back door").is_empty());
+        assert!(!g.check_text("Ottoline Okonkwo").is_empty());
+    }
 }

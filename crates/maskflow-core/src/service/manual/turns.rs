@@ -14,7 +14,7 @@ use crate::store::manual_prompts::StoredPrompt;
 use crate::store::{self, VersionRow};
 use crate::versions::Status;
 use maskflow_llm::call::ManualWaiter;
-use maskflow_llm::{ChatMessage, ChatRole, Provider, Role};
+use maskflow_llm::{ChatMessage, Provider, Role};
 
 /// The workflow of a stored prompt of a message's turn (the validator's or
 /// the clarifier's call, with the user's message), if it is one.
@@ -79,7 +79,7 @@ impl Service {
             .history(workflow_id)
             .map_err(|e| format!("the conversation could not be read: {e}"))?;
         if !turn.stored {
-            history.push(ChatMessage::new(ChatRole::User, turn.content.clone()));
+            history.push(ChatMessage::user_words(turn.content.clone()));
         }
         // The same call on the same conversation, or nothing: an answer
         // never goes to another question.

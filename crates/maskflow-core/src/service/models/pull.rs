@@ -444,10 +444,12 @@ impl Service {
         );
         let request = LlmRequest {
             role: Role::Agent("model-speed".into()),
-            messages: vec![ChatMessage {
-                role: ChatRole::User,
-                content: "Count from 1 to 40, separated by spaces.".into(),
-            }],
+            messages: vec![ChatMessage::from_parts(
+                ChatRole::User,
+                vec![maskflow_llm::Part::instructions(
+                    "Count from 1 to 40, separated by spaces.",
+                )],
+            )],
             schema: None,
         };
         let started = Instant::now();
