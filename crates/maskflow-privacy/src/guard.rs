@@ -209,7 +209,13 @@ impl GuardIndex {
         self.table
             .get(key)
             .filter(|e| self.is_value(*e))
-            .filter(|_| !(own && self.allowed.contains(&key)) && !extra.contains(&key))
+            .filter(|_| !self.allowed_key(key, extra, own))
+    }
+
+    /// Whether `key` is allowed: in `extra`, or among the index's own
+    /// allowed keys when `own` (untyped text only).
+    fn allowed_key(&self, key: u64, extra: &KeySet, own: bool) -> bool {
+        extra.contains(&key) || (own && self.allowed.contains(&key))
     }
 
     /// Whether a match of `raw` with entry `entry` identifies someone or a
@@ -270,8 +276,7 @@ impl GuardIndex {
             if let Some(entry) = self.table.get(t.hash) {
                 if !years.contains(&i)
                     && self.is_value(entry)
-                    && !(own && self.allowed.contains(&t.hash))
-                    && !extra.contains(&t.hash)
+                    && !self.allowed_key(t.hash, extra, own)
                 {
                     self.push(out, text, t.start..t.end, entry, user);
                 }
