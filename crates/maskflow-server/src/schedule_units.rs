@@ -5,6 +5,11 @@
 //! Here: turning a 5-field cron expression into systemd's `OnCalendar=`
 //! (refusing clearly what has no equivalent) and writing the unit texts.
 //! Pure functions; the command writes the files.
+//!
+//! Every value written into a unit is data from outside (a workflow's name
+//! the LLM chose, a folder the user picked): each is escaped for the format
+//! that reads it, so no control character survives into the text (systemd
+//! ends a line at CR as at LF), or the unit is refused (issue 39).
 
 use std::fmt;
 
@@ -28,6 +33,61 @@ impl fmt::Display for Unconvertible {
 }
 
 impl std::error::Error for Unconvertible {}
+
+/// Why a unit cannot be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnitError {
+    /// The cron expression has no equivalent in this scheduler.
+    Cron(Unconvertible),
+    /// A value that names a thing (the schedule, a program, a folder)
+    /// holds what the format cannot carry safely.
+    Unsafe {
+        /// Which value ("the schedule's name", "argument 3", …).
+        what: String,
+        /// The value, debug-quoted.
+        value: String,
+        /// What is wrong and what to do.
+        problem: String,
+    },
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitError::Cron(e) => e.fmt(f),
+            UnitError::Unsafe {
+                what,
+                value,
+                problem,
+            } => write!(f, "{what} {value} {problem}"),
+        }
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+impl From<Unconvertible> for UnitError {
+    fn from(e: Unconvertible) -> Self {
+        UnitError::Cron(e)
+    }
+}
+
+/// A character no unit file, plist or task XML may carry raw: the C0 and
+/// C1 controls (CR, LF, tab, NUL, …), DEL and the Unicode line and
+/// paragraph separators.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `c` as a C escape systemd's unquoting reads back (`\x0d`, `\u2028`).
+fn c_escape(c: char) -> String {
+    let n = u32::from(c);
+    if n < 0x80 {
+        format!("\\x{n:02x}")
+    } else {
+        format!("\\u{n:04x}")
+    }
+}
 
 const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS: [&str; 12] = [
@@ -170,8 +230,10 @@ pub fn on_calendar(cron: &str) -> Result<String, Unconvertible> {
     })
 }
 
-/// One argument of `ExecStart=`, quoted for systemd: `"…"` with `\` and
-/// `"` escaped, `%` (specifiers) and `$` (variables) doubled.
+/// One argument of `ExecStart=` (or an `Environment=` assignment), quoted
+/// for systemd: `"…"` with `\` and `"` escaped, `%` (specifiers) and `$`
+/// (variables) doubled, and every control character as a C escape
+/// (`\x0d`), which systemd unquotes back to the same argument.
 pub fn systemd_quote(arg: &str) -> String {
     let mut out = String::with_capacity(arg.len() + 2);
     out.push('"');
@@ -181,11 +243,28 @@ pub fn systemd_quote(arg: &str) -> String {
             '"' => out.push_str("\\\""),
             '%' => out.push_str("%%"),
             '$' => out.push_str("$$"),
-            '\n' | '\r' => out.push(' '),
+            c if is_unsafe_char(c) => out.push_str(&c_escape(c)),
             c => out.push(c),
         }
     }
     out.push('"');
+    out
+}
+
+/// Free text for a value systemd shows as it is (`Description=`): `%`
+/// doubled, `\` doubled (so no line ends in a continuation) and every
+/// control character written out as a visible escape (`\x0d`), so the
+/// text stays on its one line.
+pub fn systemd_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%%"),
+            '\\' => out.push_str("\\\\"),
+            c if is_unsafe_char(c) => out.push_str(&c_escape(c)),
+            c => out.push(c),
+        }
+    }
     out
 }
 
@@ -204,8 +283,54 @@ pub struct UnitSpec {
     pub home: String,
 }
 
+impl UnitSpec {
+    /// Refuses a schedule name that is not a plain file-name part and a
+    /// program, argument or data folder holding a control character: they
+    /// name things, so escaping would change what they name.
+    pub fn check(&self) -> Result<(), UnitError> {
+        let refuse = |what: String, value: &str, problem: &str| UnitError::Unsafe {
+            what,
+            value: format!("{value:?}"),
+            problem: problem.to_owned(),
+        };
+        let plain = !self.name.is_empty()
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !plain {
+            return Err(refuse(
+                "the schedule's name".into(),
+                &self.name,
+                "is not letters, digits, - and _ only: rename the schedule",
+            ));
+        }
+        let named = self
+            .command
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("argument {i} of the command"), a.as_str()))
+            .chain(std::iter::once((
+                "the data folder (MASKFLOW_HOME)".to_owned(),
+                self.home.as_str(),
+            )));
+        for (what, value) in named {
+            if value.chars().any(is_unsafe_char) {
+                return Err(refuse(
+                    what,
+                    value,
+                    "holds a control character (a line break, tab…) that a scheduler's \
+                     file cannot carry safely: rename the folder or workflow it comes from",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `maskflow-<name>.timer` and `maskflow-<name>.service`: (file name, text) each.
-pub fn systemd_units(spec: &UnitSpec) -> Result<[(String, String); 2], Unconvertible> {
+pub fn systemd_units(spec: &UnitSpec) -> Result<[(String, String); 2], UnitError> {
+    spec.check()?;
     let calendar = on_calendar(&spec.cron)?;
     let base = format!("maskflow-{}", spec.name);
     let exec: Vec<String> = spec.command.iter().map(|a| systemd_quote(a)).collect();
@@ -221,7 +346,7 @@ pub fn systemd_units(spec: &UnitSpec) -> Result<[(String, String); 2], Unconvert
          [Install]\n\
          WantedBy=timers.target\n",
         name = spec.name,
-        cron = spec.cron.replace('%', "%%"),
+        cron = systemd_text(&spec.cron),
     );
     let service = format!(
         "[Unit]\n\
@@ -232,7 +357,7 @@ pub fn systemd_units(spec: &UnitSpec) -> Result<[(String, String); 2], Unconvert
          Environment={env}\n\
          ExecStart={exec}\n",
         name = spec.name,
-        what = spec.what.replace('%', "%%").replace('\n', " "),
+        what = systemd_text(&spec.what),
         env = systemd_quote(&format!("MASKFLOW_HOME={}", spec.home)),
         exec = exec.join(" "),
     );
@@ -279,10 +404,13 @@ fn expand(field: &str, min: u32, max: u32) -> Result<Option<Vec<u32>>, String> {
 /// whose `StartCalendarInterval` lists every time the cron expression
 /// names (numeric fields only; at most 1000 entries).
 #[cfg(any(target_os = "macos", test))]
-pub fn launchd_plist(spec: &UnitSpec) -> Result<String, Unconvertible> {
-    let refuse = |reason: String| Unconvertible {
-        cron: spec.cron.clone(),
-        reason,
+pub fn launchd_plist(spec: &UnitSpec) -> Result<String, UnitError> {
+    spec.check()?;
+    let refuse = |reason: String| {
+        UnitError::Cron(Unconvertible {
+            cron: spec.cron.clone(),
+            reason,
+        })
     };
     let fields: Vec<&str> = spec.cron.split_whitespace().collect();
     let [minute, hour, dom, month, dow] = fields.as_slice() else {
@@ -355,10 +483,13 @@ pub fn launchd_plist(spec: &UnitSpec) -> Result<String, Unconvertible> {
 /// A Task Scheduler entry (`schtasks /Create /XML`) for a daily or weekly
 /// cron time (`M H * * *` or `M H * * D,…`); anything else is refused.
 #[cfg(any(windows, test))]
-pub fn schtasks_xml(spec: &UnitSpec) -> Result<String, Unconvertible> {
-    let refuse = |reason: &str| Unconvertible {
-        cron: spec.cron.clone(),
-        reason: reason.into(),
+pub fn schtasks_xml(spec: &UnitSpec) -> Result<String, UnitError> {
+    spec.check()?;
+    let refuse = |reason: &str| {
+        UnitError::Cron(Unconvertible {
+            cron: spec.cron.clone(),
+            reason: reason.into(),
+        })
     };
     let fields: Vec<&str> = spec.cron.split_whitespace().collect();
     let [minute, hour, "*", "*", dow] = fields.as_slice() else {
@@ -407,10 +538,7 @@ pub fn schtasks_xml(spec: &UnitSpec) -> Result<String, Unconvertible> {
         .command
         .split_first()
         .ok_or_else(|| refuse("no command"))?;
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| format!("\"{}\"", a.replace('"', "\\\"")))
-        .collect();
+    let args: Vec<String> = args.iter().map(|a| windows_quote(a)).collect();
     Ok(format!(
         "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n\
          <Task version=\"1.2\" xmlns=\"http://schemas.microsoft.com/windows/2004/02/mit/task\">\n\
@@ -421,6 +549,34 @@ pub fn schtasks_xml(spec: &UnitSpec) -> Result<String, Unconvertible> {
         program = xml(program),
         args = xml(&args.join(" ")),
     ))
+}
+
+/// One argument as Windows' command-line parsing (`CommandLineToArgvW`)
+/// reads it back: in `"…"`, a `"` as `\\"` and the backslashes before a
+/// quote (or the closing one) doubled, so an argument ending in `\\`
+/// cannot swallow the quote and run into the next argument.
+#[cfg(any(windows, test))]
+fn windows_quote(arg: &str) -> String {
+    let mut out = String::from('"');
+    let mut slashes = 0;
+    for c in arg.chars() {
+        match c {
+            '\\' => slashes += 1,
+            '"' => {
+                out.push_str(&"\\".repeat(slashes * 2 + 1));
+                out.push('"');
+                slashes = 0;
+            }
+            c => {
+                out.push_str(&"\\".repeat(slashes));
+                out.push(c);
+                slashes = 0;
+            }
+        }
+    }
+    out.push_str(&"\\".repeat(slashes * 2));
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -501,5 +657,76 @@ mod tests {
     fn arguments_are_quoted_for_systemd() {
         assert_eq!(systemd_quote("a b"), "\"a b\"");
         assert_eq!(systemd_quote("50%$x\"\\"), "\"50%%$$x\\\"\\\\\"");
+        assert_eq!(systemd_quote("a\rb\nc\u{85}"), "\"a\\x0db\\x0ac\\u0085\"");
+    }
+
+    fn is_unsafe_but_lf(c: char) -> bool {
+        c != '\n' && is_unsafe_char(c)
+    }
+
+    /// Issue 39: the LLM's workflow name (in `what`) and the cron text
+    /// stay on their `Description=` line whatever they hold.
+    #[test]
+    fn free_text_cannot_add_a_line_to_a_unit() {
+        let mut s = spec("0 7 * * *");
+        s.what = "run workflow Tidy\r[Service]\rExecStartPre=/bin/sh -c \"id\"\u{2028}\\".into();
+        let [(_, timer), (_, service)] = systemd_units(&s).expect("units");
+        let known = [
+            "[",
+            "Description=",
+            "OnCalendar=",
+            "Persistent=",
+            "Unit=",
+            "WantedBy=",
+            "Type=",
+            "Environment=",
+            "ExecStart=",
+        ];
+        for text in [&timer, &service] {
+            assert!(!text.chars().any(is_unsafe_but_lf), "{text:?}");
+            for line in text.lines() {
+                assert!(
+                    line.is_empty() || known.iter().any(|k| line.starts_with(k)),
+                    "{line:?}"
+                );
+            }
+        }
+        assert!(
+            service.contains(
+                "Description=Maskflow schedule daily: run workflow Tidy\\x0d[Service]\\x0dExecStartPre=/bin/sh -c \"id\"\\u2028\\\\\n"
+            ),
+            "{service}"
+        );
+    }
+
+    #[test]
+    fn names_and_paths_with_control_characters_are_refused_in_every_format() {
+        let mut bad_name = spec("0 7 * * *");
+        bad_name.name = "x\ry".into();
+        let mut bad_path = spec("0 7 * * *");
+        bad_path.command[3] = "/tmp/out\n[Service]".into();
+        let mut bad_home = spec("0 7 * * *");
+        bad_home.home = "/data\r".into();
+        for (s, what) in [
+            (&bad_name, "the schedule's name"),
+            (&bad_path, "argument 3"),
+            (&bad_home, "the data folder"),
+        ] {
+            for err in [
+                systemd_units(s).map(|_| ()).expect_err(what),
+                launchd_plist(s).map(|_| ()).expect_err(what),
+                schtasks_xml(s).map(|_| ()).expect_err(what),
+            ] {
+                assert!(err.to_string().contains(what), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn task_scheduler_arguments_are_quoted_as_windows_reads_them() {
+        assert_eq!(windows_quote("a b"), "\"a b\"");
+        assert_eq!(windows_quote(r"C:\out\"), r#""C:\out\\""#);
+        assert_eq!(windows_quote(r#"say "hi""#), r#""say \"hi\"""#);
+        assert_eq!(windows_quote(r#"a\"b"#), r#""a\\\"b""#);
     }
 }

@@ -133,13 +133,32 @@ pub struct WorkflowSpec {
 /// Longest accepted workflow name, in characters.
 pub const MAX_NAME_CHARS: usize = 120;
 
+/// Checks a workflow's name, whoever chose it (the builder's reply, a
+/// rename): 1 to [`MAX_NAME_CHARS`] characters on one line. A name is
+/// written into other programs' files (a systemd unit's `Description=`,
+/// which ends a line at CR as at LF), so no control character (CR, LF,
+/// tab, NUL…) nor Unicode line separator is accepted (issue 39).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(format!("`name` must be 1 to {MAX_NAME_CHARS} characters"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        return Err(format!(
+            "`name` must be one line of plain text: it holds the control character {c:?}; \
+             give a short name without line breaks, tabs or other control characters"
+        ));
+    }
+    Ok(())
+}
+
 impl WorkflowSpec {
     /// Checks the workflow beyond its shape; the error says what to fix.
     pub fn check(&self) -> Result<(), String> {
-        let name = self.name.trim();
-        if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
-            return Err(format!("`name` must be 1 to {MAX_NAME_CHARS} characters"));
-        }
+        check_name(&self.name)?;
         if self.description.trim().is_empty() {
             return Err("`description` must not be empty".into());
         }
@@ -226,6 +245,14 @@ mod tests {
     fn bad_workflows_say_what_is_wrong() {
         let cases: Vec<(&str, serde_json::Value, &str)> = vec![
             ("/name", json!(""), "`name`"),
+            (
+                "/name",
+                json!("Tidy\r[Service]\rExecStartPre=/bin/sh -c \"id\""),
+                "control character '\\r'",
+            ),
+            ("/name", json!("Two\nlines"), "control character '\\n'"),
+            ("/name", json!("Tab\there"), "control character '\\t'"),
+            ("/name", json!("Line\u{2028}separator"), "control character"),
             ("/script", json!("  "), "`script`"),
             ("/execution/runtime", json!("node"), "runtime"),
             ("/execution/entrypoint", json!("main.py"), "entrypoint"),

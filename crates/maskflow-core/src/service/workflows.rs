@@ -158,14 +158,8 @@ impl Service {
         let name = clean("name", patch.name, false)?;
         let description = clean("description", patch.description, false)?;
         let label = clean("label", patch.label, true)?;
-        if name
-            .as_ref()
-            .is_some_and(|n| n.chars().count() > crate::conversation::spec::MAX_NAME_CHARS)
-        {
-            return Err(CoreError::InvalidRequest(format!(
-                "name is longer than {} characters",
-                crate::conversation::spec::MAX_NAME_CHARS
-            )));
+        if let Some(n) = &name {
+            crate::conversation::spec::check_name(n).map_err(CoreError::InvalidRequest)?;
         }
         {
             let now = self.now();
