@@ -57,7 +57,7 @@ mod validate;
 
 pub use labels::CONTEXT_ROOTS;
 pub use read::{from_value, parse};
-pub use script::{NoScriptSource, ScriptSource, ScriptStep};
+pub use script::{ScriptSource, ScriptSourceError, ScriptStep};
 pub use types::*;
 pub use validate::validate;
 

@@ -1,7 +1,10 @@
 //! The `script` step: what it runs is a type, [`ScriptSource`] — a Python
 //! file or an approved workflow — never two optional fields the engine must
 //! reconcile. The document keeps its two keys (`path`, `workflow`); reading
-//! one turns them into a source and refuses a step with both or neither.
+//! one turns them into a source and refuses a step with both or neither,
+//! and a file path that is absolute or leaves the run's working folder
+//! (`..`) — the rule file checks follow ([`crate::expr::files::check_relative`];
+//! issue 39): a script names a file of the run, never `/etc/shadow`.
 
 use std::path::PathBuf;
 
@@ -29,8 +32,8 @@ impl ScriptSource {
 }
 
 /// Runs an approved workflow or a Python file, locally.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(try_from = "ScriptStepDoc", into = "ScriptStepDoc")]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(into = "ScriptStepDoc")]
 pub struct ScriptStep {
     /// The step's id: required in the graph form, optional in the list form
     /// (a step with an id keeps its output at `steps.<id>`).
@@ -78,19 +81,53 @@ struct ScriptStepDoc {
     timeout_seconds: Option<u32>,
 }
 
-/// Why a written `script` step has no source.
+/// Why a written `script` step has no source it may run.
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
-#[error("a script step needs exactly one of workflow or path")]
-pub struct NoScriptSource;
+pub enum ScriptSourceError {
+    /// Both `workflow` and `path`, or neither.
+    #[error("a script step needs exactly one of workflow or path")]
+    Missing,
+    /// `path` is absolute or leaves the run's working folder.
+    #[error(
+        "{path:?}: {why}; put the script in the run's working folder, or name an approved \
+         workflow with `workflow`"
+    )]
+    Outside {
+        /// The path as written.
+        path: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+}
+
+impl<'de> Deserialize<'de> for ScriptStep {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let doc = ScriptStepDoc::deserialize(d)?;
+        ScriptStep::try_from(doc).map_err(|e| match e {
+            ScriptSourceError::Missing => de::Error::custom(e),
+            ScriptSourceError::Outside { .. } => {
+                de::Error::custom(super::read::marked("path", &e.to_string()))
+            }
+        })
+    }
+}
 
 impl TryFrom<ScriptStepDoc> for ScriptStep {
-    type Error = NoScriptSource;
+    type Error = ScriptSourceError;
 
     fn try_from(d: ScriptStepDoc) -> Result<Self, Self::Error> {
         let source = match (d.workflow, d.path) {
             (Some(wf), None) => ScriptSource::Workflow(wf.as_str().to_owned()),
-            (None, Some(path)) => ScriptSource::File(PathBuf::from(path.as_str())),
-            _ => return Err(NoScriptSource),
+            (None, Some(path)) => {
+                crate::expr::files::check_relative(path.as_str()).map_err(|why| {
+                    ScriptSourceError::Outside {
+                        path: path.as_str().to_owned(),
+                        why,
+                    }
+                })?;
+                ScriptSource::File(PathBuf::from(path.as_str()))
+            }
+            _ => return Err(ScriptSourceError::Missing),
         };
         Ok(ScriptStep {
             id: d.id,
@@ -180,5 +217,27 @@ mod tests {
         let e = step(json!({"type": "script", "workflow": "wf_1", "colour": "red"}))
             .expect_err("unknown field");
         assert_eq!(e.path, "steps[0].colour", "{e}");
+    }
+
+    /// Issue 39: the rule postconditions follow — relative, inside the
+    /// run's working folder.
+    #[test]
+    fn a_script_path_outside_the_working_folder_is_refused_where_it_is() {
+        for bad in [
+            "/etc/shadow",
+            "../../secret.txt",
+            "scripts/../../x.py",
+            "a\\..\\b.py",
+            "\\\\server\\share\\x.py",
+        ] {
+            let e = step(json!({"type": "script", "path": bad})).expect_err(bad);
+            assert_eq!(e.path, "steps[0].path", "{bad}: {e}");
+            assert!(
+                e.to_string().contains(&format!("{bad:?}"))
+                    && e.to_string().contains("working folder"),
+                "{bad}: {e}"
+            );
+        }
+        assert!(step(json!({"type": "script", "path": "scripts/./tidy.py"})).is_ok());
     }
 }

@@ -49,10 +49,29 @@ impl FlowEngine {
         ctx: &Value,
     ) -> std::result::Result<Value, FlowError> {
         let source = match &s.source {
-            ScriptSource::File(p) => ScriptSource::File(match &run.working_folder {
-                Some(w) if p.is_relative() => w.join(p),
-                _ => p.clone(),
-            }),
+            // A file of the run's working folder only, links resolved (the
+            // definition refused absolute and `..` paths; a link in the
+            // folder that leads out is refused here, as file checks do).
+            ScriptSource::File(p) => {
+                let written = p.to_string_lossy();
+                let Some(folder) = &run.working_folder else {
+                    return Err(FlowError::script(format!(
+                        "the script {written:?} is a file of the run's working folder, and this \
+                         run has none: start it with a working folder"
+                    )));
+                };
+                let inside = crate::expr::files::check_relative(&written)
+                    .ok()
+                    .and_then(|()| crate::expr::files::resolve(folder, &written));
+                let Some(file) = inside else {
+                    return Err(FlowError::script(format!(
+                        "the script {written:?} is not a file inside the run's working folder \
+                         {}: put it there (a link that leads out of the folder is not followed)",
+                        folder.display()
+                    )));
+                };
+                ScriptSource::File(file)
+            }
             // The runner the app installed resolves it: the approved
             // version's script with that version's Python environment.
             ScriptSource::Workflow(wf) => ScriptSource::Workflow(wf.clone()),

@@ -125,8 +125,10 @@ impl FileCheck {
     }
 }
 
-/// Why `path` may not name a file in the run's folder, if it may not.
-fn check_relative(path: &str) -> Result<(), &'static str> {
+/// Why `path` may not name a file in the run's folder, if it may not: the
+/// one rule for every path a flow writes (file checks, a `script` step's
+/// file).
+pub fn check_relative(path: &str) -> Result<(), &'static str> {
     if path.trim().is_empty() {
         return Err("the path is empty");
     }
@@ -155,7 +157,7 @@ fn check_relative(path: &str) -> Result<(), &'static str> {
 
 /// The regular file `path` names in `folder`, links resolved, if it is
 /// there and inside the folder.
-fn resolve(folder: &Path, path: &str) -> Option<std::path::PathBuf> {
+pub fn resolve(folder: &Path, path: &str) -> Option<std::path::PathBuf> {
     let root = folder.canonicalize().ok()?;
     let file = root.join(path).canonicalize().ok()?;
     (file.starts_with(&root) && file.is_file()).then_some(file)

@@ -12,12 +12,15 @@ pub mod checks;
 mod recorder;
 
 mod disk;
+mod flow_scripts;
 mod flows;
 mod metadata;
 mod processes;
 mod prompts;
 mod repair;
 pub mod requirements;
+#[cfg(target_os = "linux")]
+mod schedules;
 mod sockets;
 
 use std::ffi::OsStr;
