@@ -114,6 +114,9 @@ if [ "$(id -u)" -eq 0 ]; then
   # starve a concurrent one.
   as_sbx "$sbx_dir/runner-tests" --test-threads=1 || sbx_rc=$?
   as_sbx "$sbx_dir/core-tests" flow_scripts --test-threads=1 || sbx_rc=$?
+  # Issue 39: a watched folder another account writes to (as root the
+  # other account is `nobody`; as this user, the test makes the entries).
+  as_sbx "$sbx_dir/core-tests" another_account --test-threads=1 || sbx_rc=$?
   as_sbx MASKFLOW_BIN="$sbx_dir/maskflow" MASKFLOW_UV="$sbx_dir/uv" MASKFLOW_REQUIRE_LLM_SERVERS=1 \
     "$sbx_dir/server-tests" hostile:: --test-threads=1 || sbx_rc=$?
   userdel -r maskflow-sbx >/dev/null 2>&1 || true

@@ -51,6 +51,7 @@ pub(crate) mod storage;
 mod types;
 mod uploads;
 mod waiting;
+mod watched_files;
 mod workflows;
 
 use std::collections::{HashMap, HashSet};

@@ -4,7 +4,7 @@
 //! inputs, outputs, timings, logs). Everything here stays local.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
@@ -392,6 +392,18 @@ impl Service {
             Err(e) => {
                 row.status = "error".into();
                 row.result = Some(json!({"message": e.to_string()}));
+            }
+        }
+        // A run that did not succeed keeps its report and the (capped)
+        // copies of its outputs, not its scratch folder: a script that
+        // wrote gigabytes before it was stopped would otherwise leave them
+        // in the data folder for good (issue 39).
+        if row.status != "succeeded" {
+            let scratch = maskflow_runner::run_folder(Path::new(&row.workdir));
+            if let Err(e) = std::fs::remove_dir_all(&scratch)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                eprintln!("maskflow: removing {}: {e}", scratch.display());
             }
         }
         store::builds::put_run(&self.db(), &row)?;

@@ -8,17 +8,23 @@
 //! records its trigger for the run history.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-use sha2::{Digest, Sha256};
 
 use super::Service;
 use super::schedules::{backoff_ms, next_after, parse_cron};
+use super::watched_files::{self, Entry};
 use crate::conversation::spec::FieldType;
 use crate::error::{CoreError, Result};
 use crate::store::schedules::{self as rows, Outcome, ScheduleRow, SeenFile, TriggerRow};
 use maskflow_flows::StartFlow;
+
+/// A watched file a firing runs on: where it is (for the trigger and the
+/// outputs' place), the private copy the run reads, its permissions.
+struct Input<'a> {
+    file: &'a Path,
+    staged: &'a Path,
+    mode: u32,
+}
 
 /// What one firing did.
 struct Fired {
@@ -27,48 +33,26 @@ struct Fired {
     error: Option<String>,
 }
 
-/// The state of a file on disk, hashed only when asked.
-fn stat(path: &Path) -> Option<(i64, i64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mtime = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_millis();
-    Some((i64::try_from(meta.len()).ok()?, i64::try_from(mtime).ok()?))
-}
-
-fn sha256(path: &Path) -> Result<String> {
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| CoreError::io(format!("reading {}", path.display()), e))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0_u8; 64 * 1024];
-    loop {
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| CoreError::io(format!("reading {}", path.display()), e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(format!("{:x}", hasher.finalize()))
-}
-
-fn seen_now(path: &Path) -> Result<Option<SeenFile>> {
-    let Some((size, mtime_ms)) = stat(path) else {
-        return Ok(None);
-    };
-    Ok(Some(SeenFile {
+/// A watched file as recorded: its state and hash, read through the
+/// checked descriptor (a link is never followed).
+fn seen_file(path: &Path, read: &watched_files::ReadFile) -> SeenFile {
+    SeenFile {
         path: path.display().to_string(),
-        size,
-        mtime_ms,
-        sha256: sha256(path)?,
-    }))
+        size: read.size,
+        mtime_ms: read.mtime_ms,
+        sha256: read.sha256.clone(),
+    }
+}
+
+/// The record of a skipped entry (a link, a special file): reported once,
+/// again only when it changes.
+const SKIPPED: &str = "skipped";
+
+/// What a scan found: files to run, and entries skipped with the reason.
+#[derive(Default)]
+struct Found {
+    fresh: Vec<PathBuf>,
+    skipped: Vec<(PathBuf, String)>,
 }
 
 /// Whether a file in a watched folder is one to run: not hidden, not a
@@ -159,16 +143,57 @@ impl Service {
         let Ok(_lease) = self.lease(format!("schedule {}", row.id)) else {
             return Ok(Vec::new());
         };
+        // Listing and hashing read the folder's files: off this thread.
+        let found = {
+            let (this, row, folder) = (self.clone(), row.clone(), PathBuf::from(&folder));
+            tokio::task::spawn_blocking(move || this.new_files(&row, &folder))
+                .await
+                .map_err(|e| CoreError::Corrupt(format!("scanning the watched folder: {e}")))??
+        };
+        let mut skipped = found.skipped;
         let mut started = Vec::new();
-        for path in self.new_files(&row, Path::new(&folder))? {
-            let file = match seen_now(&path)? {
-                Some(file) => file,
-                None => continue,
+        for path in found.fresh {
+            // The input is read once, through a descriptor opened without
+            // following a link, into a private copy the run reads.
+            let staging = self.home().join("schedules/staging").join(self.id("in"));
+            let staged = path
+                .file_name()
+                .map(|n| staging.join(n))
+                .unwrap_or_else(|| staging.join("input"));
+            let read = {
+                let (from, to) = (path.clone(), staged.clone());
+                tokio::task::spawn_blocking(move || {
+                    std::fs::create_dir_all(to.parent().unwrap_or(&to))?;
+                    watched_files::read(&from, Some(&to))
+                })
+                .await
+                .map_err(|e| CoreError::Corrupt(format!("reading a watched file: {e}")))?
             };
-            let fired = self.fire(&row, Some(&path)).await;
+            let read = match read {
+                Ok(read) => read,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&staging);
+                    if std::fs::symlink_metadata(&path).is_ok() {
+                        skipped.push((path, format!("not read: {e}")));
+                    }
+                    continue;
+                }
+            };
+            let fired = self
+                .fire(
+                    &row,
+                    Some(Input {
+                        file: &path,
+                        staged: &staged,
+                        mode: read.mode,
+                    }),
+                )
+                .await;
+            let _ = std::fs::remove_dir_all(&staging);
             started.extend(fired.run_id.clone());
             let ok = fired.error.is_none();
             if ok {
+                let file = seen_file(&path, &read);
                 rows::put_seen(&self.db(), &row.id, &file, fired.run_id.as_deref())?;
             }
             self.settle(&row, fired, None)?;
@@ -176,13 +201,56 @@ impl Service {
                 break;
             }
         }
+        self.report_skipped(&row, &skipped)?;
         Ok(started)
     }
 
-    /// The files of `folder` not run yet, oldest name first. A file whose
-    /// content is unchanged since it was seen (only touched, or rewritten
-    /// with the same bytes) is recorded again and skipped.
-    fn new_files(&self, row: &ScheduleRow, folder: &Path) -> Result<Vec<PathBuf>> {
+    /// Records the entries a scan skipped (each once, until it changes) and
+    /// says so in the schedule's last error, without backing it off.
+    fn report_skipped(&self, row: &ScheduleRow, skipped: &[(PathBuf, String)]) -> Result<()> {
+        if skipped.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for (path, why) in skipped {
+            if let Ok(meta) = std::fs::symlink_metadata(path) {
+                let mtime_ms = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .and_then(|d| i64::try_from(d.as_millis()).ok())
+                    .unwrap_or(0);
+                let seen = SeenFile {
+                    path: path.display().to_string(),
+                    size: i64::try_from(meta.len()).unwrap_or(i64::MAX),
+                    mtime_ms,
+                    sha256: SKIPPED.into(),
+                };
+                rows::put_seen(&self.db(), &row.id, &seen, None)?;
+            }
+            lines.push(format!("{} skipped: {why}", path.display()));
+        }
+        let row = self.schedule_row(&row.id).unwrap_or_else(|_| row.clone());
+        let message = lines.join("; ");
+        eprintln!("maskflow: schedule {}: {message}", row.name);
+        let outcome = Outcome {
+            run_id: row.last_run_id.as_deref(),
+            status: SKIPPED,
+            error: Some(&message),
+            failures: row.failures,
+            retry_at_ms: row.retry_at_ms,
+            at: &self.now(),
+        };
+        rows::record_outcome(&self.db(), &row.id, &outcome)?;
+        Ok(())
+    }
+
+    /// The files of `folder` not run yet, oldest name first, and the
+    /// entries skipped (links, special files, files past the size cap),
+    /// each looked at without following it. A file whose content is
+    /// unchanged since it was seen (only touched, or rewritten with the
+    /// same bytes) is recorded again and skipped. Blocking.
+    fn new_files(&self, row: &ScheduleRow, folder: &Path) -> Result<Found> {
         let accept = self.accepted_types(row)?;
         let entries = std::fs::read_dir(folder).map_err(|e| {
             CoreError::io(
@@ -195,33 +263,37 @@ impl Service {
             .filter(|p| wanted(p, &accept))
             .collect();
         paths.sort();
-        let mut fresh = Vec::new();
+        let mut found = Found::default();
         for path in paths {
-            let Some((size, mtime_ms)) = stat(&path) else {
-                continue;
-            };
             let key = path.display().to_string();
             let known = rows::seen(&self.db(), &row.id, &key)?;
-            match known {
-                Some(k) if k.size == size && k.mtime_ms == mtime_ms => {}
-                Some(k) if k.size == size => {
-                    let hash = sha256(&path)?;
-                    if hash == k.sha256 {
-                        let again = SeenFile {
-                            path: key,
-                            size,
-                            mtime_ms,
-                            sha256: hash,
-                        };
-                        rows::put_seen(&self.db(), &row.id, &again, None)?;
-                    } else {
-                        fresh.push(path);
+            let (size, mtime_ms) = match watched_files::look(&path) {
+                None => continue,
+                Some(Entry::File { size, mtime_ms }) => (size, mtime_ms),
+                Some(Entry::Skipped(why)) => {
+                    let meta = std::fs::symlink_metadata(&path).ok();
+                    let unchanged = known.as_ref().zip(meta).is_some_and(|(k, m)| {
+                        k.sha256 == SKIPPED && u64::try_from(k.size).ok() == Some(m.len())
+                    });
+                    if !unchanged {
+                        found.skipped.push((path, why));
                     }
+                    continue;
                 }
-                _ => fresh.push(path),
+            };
+            match known {
+                Some(k) if k.size == size && k.mtime_ms == mtime_ms && k.sha256 != SKIPPED => {}
+                Some(k) if k.size == size => match watched_files::read(&path, None) {
+                    Ok(read) if read.sha256 == k.sha256 => {
+                        rows::put_seen(&self.db(), &row.id, &seen_file(&path, &read), None)?;
+                    }
+                    Ok(_) => found.fresh.push(path),
+                    Err(e) => found.skipped.push((path, format!("not read: {e}"))),
+                },
+                _ => found.fresh.push(path),
             }
         }
-        Ok(fresh)
+        Ok(found)
     }
 
     /// The file types the scheduled workflow's file input accepts (none: any).
@@ -242,9 +314,9 @@ impl Service {
         let Some(folder) = &row.folder else {
             return Ok(());
         };
-        for path in self.new_files(row, Path::new(folder))? {
-            if let Some(file) = seen_now(&path)? {
-                rows::put_seen(&self.db(), &row.id, &file, None)?;
+        for path in self.new_files(row, Path::new(folder))?.fresh {
+            if let Ok(read) = watched_files::read(&path, None) {
+                rows::put_seen(&self.db(), &row.id, &seen_file(&path, &read), None)?;
             }
         }
         Ok(())
@@ -252,10 +324,11 @@ impl Service {
 
     /// Runs the schedule's target once (on `file` for a watched folder) and
     /// records the trigger; never fails: a failure is the answer's error.
-    async fn fire(&self, row: &ScheduleRow, file: Option<&Path>) -> Fired {
+    async fn fire(&self, row: &ScheduleRow, input: Option<Input<'_>>) -> Fired {
+        let file = input.as_ref().map(|i| i.file);
         let kind = if file.is_some() { "folder" } else { "cron" };
         let result = match (&row.workflow_id, &row.flow_name) {
-            (Some(wf), _) => self.fire_workflow(row, wf, file).await,
+            (Some(wf), _) => self.fire_workflow(row, wf, input.as_ref()).await,
             (None, Some(flow)) => {
                 let request = StartFlow {
                     working_folder: row.output_folder.clone(),
@@ -303,10 +376,11 @@ impl Service {
         &self,
         row: &ScheduleRow,
         workflow_id: &str,
-        file: Option<&Path>,
+        input: Option<&Input<'_>>,
     ) -> Result<(String, String, Option<String>)> {
+        let file = input.map(|i| i.file);
         let mut inputs = BTreeMap::new();
-        if let Some(file) = file {
+        if let Some(input) = input {
             let fields = self.active_version(workflow_id)?.fields;
             let field = fields
                 .iter()
@@ -314,7 +388,7 @@ impl Service {
                 .ok_or_else(|| {
                     CoreError::InvalidRequest(format!("workflow {workflow_id} takes no file"))
                 })?;
-            inputs.insert(field.name.clone(), vec![file.display().to_string()]);
+            inputs.insert(field.name.clone(), vec![input.staged.display().to_string()]);
         }
         let run = self.run_workflow_local(workflow_id, inputs).await?;
         if run.status != "succeeded" {
@@ -330,23 +404,27 @@ impl Service {
             };
             return Ok((run.id, run.status, Some(why)));
         }
-        let place = self.place_outputs(row, &run, file);
+        let place = self.place_outputs(row, &run, input);
         Ok(match place {
             Ok(()) => (run.id, run.status, None),
             Err(e) => (run.id, "error".into(), Some(e.to_string())),
         })
     }
 
-    /// Copies a run's outputs next to `file` (or into the output folder)
-    /// as `<stem>.<output>`; a cron run's go into the output folder by
-    /// name. Outputs written into the watched folder are recorded as seen,
-    /// so they never run the workflow themselves.
+    /// Copies a run's outputs next to the input file (or into the output
+    /// folder) as `<stem>.<output>`; a cron run's go into the output folder
+    /// by name. Each is a new file renamed into place, with the input's
+    /// permissions at most, so nothing is written through a link left at
+    /// its name. Outputs written into the watched folder are recorded as
+    /// seen, so they never run the workflow themselves.
     fn place_outputs(
         &self,
         row: &ScheduleRow,
         run: &super::RunView,
-        file: Option<&Path>,
+        input: Option<&Input<'_>>,
     ) -> Result<()> {
+        let file = input.map(|i| i.file);
+        let mode = input.map_or(0o644, |i| i.mode);
         let dir = match (&row.output_folder, file.and_then(Path::parent)) {
             (Some(out), _) => PathBuf::from(out),
             (None, Some(parent)) => parent.to_owned(),
@@ -362,12 +440,12 @@ impl Service {
                 Some(stem) => format!("{stem}.{flat}"),
                 None => flat,
             });
-            std::fs::copy(&src, &dst)
-                .map_err(|e| CoreError::io(format!("copying an output to {}", dst.display()), e))?;
+            watched_files::place(&src, &dst, mode, &run.id)
+                .map_err(|e| CoreError::io(format!("writing an output to {}", dst.display()), e))?;
             if row.folder.as_deref().is_some_and(|f| Path::new(f) == dir)
-                && let Some(seen) = seen_now(&dst)?
+                && let Ok(read) = watched_files::read(&dst, None)
             {
-                rows::put_seen(&self.db(), &row.id, &seen, Some(&run.id))?;
+                rows::put_seen(&self.db(), &row.id, &seen_file(&dst, &read), Some(&run.id))?;
             }
         }
         Ok(())

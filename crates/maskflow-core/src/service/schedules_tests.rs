@@ -328,7 +328,11 @@ async fn a_failing_file_backs_the_folder_off_and_runs_again_after() {
     ))
     .expect("create");
     write(&inbox.path().join("bad.csv"), "FAIL\n", 1);
-    assert_eq!(s.scan_watched_folder("inbox").await.expect("scan").len(), 1);
+    let failed = s.scan_watched_folder("inbox").await.expect("scan");
+    assert_eq!(failed.len(), 1);
+    // Issue 39: the failed run's scratch folder is gone, its report stays.
+    let scratch = maskflow_runner::run_folder(&home.path().join("runs").join(&failed[0]));
+    assert!(!scratch.exists(), "{} is kept", scratch.display());
     let view = s.get_schedule("inbox").expect("view");
     assert_eq!(view.failures, 1);
     assert!(
@@ -403,5 +407,132 @@ async fn the_scheduler_thread_watches_the_folder_and_runs_a_new_file() {
     assert_eq!(
         std::fs::read_to_string(inbox.path().join("new.summary.txt")).expect("beside the file"),
         "lines=3"
+    );
+}
+
+/// Runs `args` as the account `nobody` when the test is root (two real
+/// accounts), else as this account (what the other account can do in a
+/// folder it may write to is the same: make entries).
+#[cfg(unix)]
+fn as_other_account(args: &[&str]) {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let status = if root {
+        std::process::Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .args(args)
+            .status()
+    } else {
+        std::process::Command::new(args[0])
+            .args(&args[1..])
+            .status()
+    };
+    assert!(
+        status.as_ref().is_ok_and(|s| s.success()),
+        "{args:?}: {status:?}"
+    );
+}
+
+/// Issue 39, finding 3: in a folder another account can write to, that
+/// account drops `report.summary.txt -> the victim's file` and then
+/// `report.csv`, and `invoice.csv -> the victim's private file` (0600).
+/// Maskflow, as the victim, neither writes through the first link nor
+/// reads through the second: the link is skipped and reported, the output
+/// replaces the link (the victim's file is untouched) with the input's
+/// permissions at most.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_watched_folder_another_account_writes_to_follows_no_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().expect("home");
+    let victim = tempfile::tempdir().expect("victim's files");
+    let shared = tempfile::tempdir().expect("shared");
+    let inbox = shared.path().join("inbox");
+    std::fs::create_dir(&inbox).expect("inbox");
+    // Anyone may drop files; only their owner may remove them (like /tmp).
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::set_permissions(&inbox, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let bashrc = victim.path().join(".bashrc");
+    std::fs::write(&bashrc, "alias ll='ls -l'\n").expect("bashrc");
+    let private = victim.path().join("private.csv");
+    std::fs::write(&private, "name,salary\nPhilippa Drummond-Hayes,84250\n").expect("private");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+
+    let (s, _hand) = service(home.path());
+    let wf = approved(&s).await;
+    s.create_schedule(input(
+        json!({"name": "shared", "workflow": wf, "folder": &inbox}),
+    ))
+    .expect("create");
+
+    let at = |name: &str| inbox.join(name).display().to_string();
+    as_other_account(&[
+        "ln",
+        "-s",
+        &bashrc.display().to_string(),
+        &at("report.summary.txt"),
+    ]);
+    as_other_account(&[
+        "ln",
+        "-s",
+        &private.display().to_string(),
+        &at("invoice.csv"),
+    ]);
+    as_other_account(&[
+        "sh",
+        "-c",
+        &format!("umask 022; printf 'a\\nb\\nc\\n' > '{}'", at("report.csv")),
+    ]);
+
+    let runs = s.scan_watched_folder("shared").await.expect("scan");
+    assert_eq!(runs.len(), 1, "report.csv ran, the link did not: {runs:?}");
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).expect("bashrc"),
+        "alias ll='ls -l'\n",
+        "the victim's file was written through a link in the watched folder"
+    );
+    let out = inbox.join("report.summary.txt");
+    let meta = std::fs::symlink_metadata(&out).expect("the output");
+    assert!(meta.is_file(), "the output replaced the link: {meta:?}");
+    assert_eq!(std::fs::read_to_string(&out).expect("output"), "lines=3");
+    assert_eq!(meta.permissions().mode() & 0o777 & !0o644, 0, "{meta:?}");
+
+    assert!(
+        !inbox.join("invoice.summary.txt").exists(),
+        "a linked input was run"
+    );
+    let view = s.get_schedule("shared").expect("view");
+    let said = view.last_error.unwrap_or_default();
+    assert!(
+        said.contains("invoice.csv") && said.contains("symbolic link"),
+        "the skipped link is reported: {said}"
+    );
+    assert_eq!(view.failures, 0, "a skipped link backs nothing off");
+    // Reported once: a second scan finds nothing new.
+    assert!(
+        s.scan_watched_folder("shared")
+            .await
+            .expect("scan")
+            .is_empty()
+    );
+    // A private file dropped by its owner keeps its privacy in the output.
+    std::fs::write(inbox.join("mine.csv"), "x\n").expect("mine");
+    std::fs::set_permissions(
+        inbox.join("mine.csv"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("chmod");
+    assert_eq!(
+        s.scan_watched_folder("shared").await.expect("scan").len(),
+        1
+    );
+    let mode = std::fs::metadata(inbox.join("mine.summary.txt"))
+        .expect("mine's output")
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o077,
+        0,
+        "the output of a 0600 file is private: {mode:o}"
     );
 }
