@@ -65,6 +65,8 @@ impl Service {
 
     async fn extract_answer(&self, ctx: &ClientContext, raw_path: &str) -> Result<Answer> {
         let path = self.client_path(ctx, raw_path, true)?;
+        // A hard link, or a name swapped after the check, is refused here.
+        drop(super::client_open::open_checked(&path, raw_path)?);
         let shown = path.display().to_string();
         let own = vec![raw_path.to_owned(), shown.clone()];
         let print = fingerprint(&path)?;
@@ -136,6 +138,9 @@ impl Service {
         let mut own = vec![workflow_id.clone()];
         // The files this run reads are guarded too, though no workflow holds them yet.
         let mut index = GuardIndex::new();
+        // Each file is read once through its checked descriptor into a
+        // private copy, which the shape check and the run read (issue 39).
+        let mut staged = Vec::new();
         for (name, values) in inputs.iter_mut() {
             let is_file = fields.iter().any(|f| {
                 &f.name == name && matches!(f.field_type, FieldType::File | FieldType::Files)
@@ -144,12 +149,21 @@ impl Service {
                 continue;
             }
             for v in values.iter_mut() {
-                let p = self.client_path(ctx, v, true)?;
+                let f = self.client_file(ctx, v)?;
                 own.push(v.clone());
-                *v = p.display().to_string();
+                own.push(f.canonical.display().to_string());
+                *v = f.staged.display().to_string();
                 own.push(v.clone());
-                let file_name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                index.add_file(&p, &file_name.unwrap_or_default(), self.max_file_bytes());
+                let file_name = f
+                    .staged
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                index.add_file(
+                    &f.staged,
+                    &file_name.unwrap_or_default(),
+                    self.max_file_bytes(),
+                );
+                staged.push(f);
             }
         }
         let differences = self.check_local_inputs(&workflow_id, &inputs)?;
@@ -157,6 +171,7 @@ impl Service {
             return Err(CoreError::InputsDiffer(differences));
         }
         let run = self.run_workflow_local(&workflow_id, inputs).await?;
+        drop(staged);
         let mut outputs = Vec::new();
         for o in &run.outputs {
             let path = self.run_output(&run.id, &o.name)?;

@@ -166,3 +166,22 @@ async fn without_a_root_no_file_may_be_named_and_the_error_says_how() {
     );
     assert_eq!(rows[0].request_body, reply.text, "the error as sent");
 }
+
+/// Issue 39: a hard link in a client's folder to a file elsewhere (an
+/// upload in the data folder, or any file outside the roots) passes
+/// `canonicalize`; the file's link count refuses it.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_hard_link_in_a_root_to_a_file_elsewhere_is_refused() {
+    let (dir, service, ctx) = setup();
+    let outside = dir.path().join("outside.csv");
+    std::fs::write(&outside, PEOPLE).expect("outside");
+    let linked = dir.path().join("files/linked.csv");
+    std::fs::hard_link(&outside, &linked).expect("hard link");
+    let reply = service
+        .client_extract(&ctx, &linked.display().to_string())
+        .await;
+    assert!(reply.is_error, "{}", reply.text);
+    assert!(reply.text.contains("hard links"), "{}", reply.text);
+    assert!(service.client_requests().expect("requests").is_empty());
+}

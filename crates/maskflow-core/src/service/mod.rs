@@ -14,6 +14,7 @@ mod budgets;
 mod build_options;
 mod builds;
 mod cancel;
+mod client_open;
 mod clients;
 mod clients_files;
 mod clients_prompts;

@@ -7,6 +7,7 @@
 //! guards and ledgers whatever the client receives. Files may be named only
 //! inside the `--root` folders (none by default).
 
+pub mod sessions;
 pub mod tools;
 
 use std::io::Write;
@@ -18,7 +19,6 @@ use anyhow::Context;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use crate::api::{AppState, auth};
 use crate::serve::{data_home, open_service, resolve_token};
@@ -107,7 +107,7 @@ async fn http(args: McpArgs, roots: Vec<PathBuf>) -> anyhow::Result<()> {
         StreamableHttpServerConfig::default().with_allowed_hosts(["127.0.0.1", "localhost", "::1"]);
     let mcp = StreamableHttpService::new(
         move || Ok(tools.clone()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions::BoundedSessions::new(sessions::MAX_SESSIONS)),
         config,
     );
     let state = AppState::new(service.clone(), token.clone(), port);
