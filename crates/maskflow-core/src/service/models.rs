@@ -387,9 +387,13 @@ impl Service {
 
     /// Adds a GGUF file from disk: checked by its header, then hard-linked
     /// into the models folder when on the same disk (no space used twice,
-    /// and the model survives the original's deletion), else copied.
+    /// and the model survives the original's deletion), else copied. A
+    /// symbolic link is resolved first: the models folder holds the real
+    /// file, never a link whose target could be swapped later (issue 39).
     pub fn add_model_file(&self, input: AddModelFile) -> Result<ModelsView> {
-        let source = PathBuf::from(input.path.trim());
+        let given = PathBuf::from(input.path.trim());
+        let source = std::fs::canonicalize(&given)
+            .map_err(|e| CoreError::InvalidRequest(format!("{}: {e}", given.display())))?;
         if !source.is_file() {
             return Err(CoreError::InvalidRequest(format!(
                 "{} is not a file",
@@ -397,7 +401,7 @@ impl Service {
             )));
         }
         let info = gguf::read(&source).map_err(|e| CoreError::InvalidRequest(e.to_string()))?;
-        let stem = source
+        let stem = given
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -420,7 +424,10 @@ impl Service {
         let target = folder.join(&file);
         let tmp = folder.join(format!("{file}.adding"));
         let _ = std::fs::remove_file(&tmp);
-        if std::fs::hard_link(&source, &tmp).is_err() {
+        let linked = std::fs::hard_link(&source, &tmp).is_ok()
+            && std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.is_file());
+        if !linked {
+            let _ = std::fs::remove_file(&tmp);
             self.ensure_space(bytes, &format!("the model {}", source.display()))?;
             std::fs::copy(&source, &tmp)
                 .map_err(|e| CoreError::io(format!("copying {}", source.display()), e))?;

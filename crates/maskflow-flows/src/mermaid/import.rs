@@ -149,6 +149,12 @@ pub(super) fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
         })
         .collect();
     let ids = NodeIds { position, original };
+    // Each node's outgoing edges, indexed once: a lookup per node over all
+    // edges made a long chain quadratic (issue 39).
+    let mut from: HashMap<&str, Vec<&Edge>> = HashMap::new();
+    for e in &p.edges {
+        from.entry(e.from.as_str()).or_default().push(e);
+    }
     let mut out = Vec::new();
     for id in &p.order {
         let decl = &p.nodes[id];
@@ -157,7 +163,7 @@ pub(super) fn graph_nodes(p: &Parsed) -> Result<Vec<Step>, MermaidError> {
         let seed_limits = cfg.remove("seedLimits").is_some();
         with_label(&mut cfg, decl);
         cfg.entry("id").or_insert_with(|| json!(id));
-        let outgoing: Vec<&Edge> = p.edges.iter().filter(|e| &e.from == id).collect();
+        let outgoing: Vec<&Edge> = from.get(id.as_str()).cloned().unwrap_or_default();
         let ty = cfg
             .get("type")
             .and_then(Value::as_str)

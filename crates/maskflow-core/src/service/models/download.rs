@@ -24,6 +24,15 @@ pub const MAX_MODEL_BYTES: u64 = 64 << 30;
 const PROGRESS_EVERY: u64 = 256 << 10;
 /// The longest a download that is receiving bytes goes without a report.
 const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
+/// A transfer that brings fewer than [`STALL_BYTES`] in this long is
+/// stalled (a server sending a byte every few seconds never trips the
+/// read timeout): the attempt ends and the download resumes.
+pub const STALL_WINDOW: Duration = Duration::from_secs(60);
+/// See [`STALL_WINDOW`].
+pub const STALL_BYTES: u64 = 64 << 10;
+/// Free space is measured again after this many bytes (a file whose size
+/// the server does not say is only bounded by the cap).
+const SPACE_EVERY: u64 = 64 << 20;
 
 /// Why a download failed.
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +88,14 @@ pub enum DownloadError {
     /// The user cancelled; the `.part` stays for a later resume.
     #[error("the download was cancelled")]
     Cancelled,
+    /// The disk cannot take the rest of the file; the `.part` stays.
+    #[error("{url}: {message}")]
+    DiskFull {
+        /// The URL.
+        url: String,
+        /// How much was needed and was free, where.
+        message: String,
+    },
 }
 
 /// One download's parameters.
@@ -92,6 +109,9 @@ pub struct Fetch {
     pub sha256: Option<String>,
     /// The most bytes accepted.
     pub limit: u64,
+    /// How long a transfer may bring fewer than [`STALL_BYTES`] before the
+    /// attempt is ended as stalled ([`STALL_WINDOW`]).
+    pub stall_window: Duration,
 }
 
 /// A finished download.
@@ -214,6 +234,19 @@ async fn attempt(
     if total.is_some_and(|t| t > fetch.limit) {
         return Err(too_large(fetch).into());
     }
+    // Room for the rest (when the server says how much), checked again as
+    // bytes arrive: without a size only the cap bounds the file.
+    let space = |done: u64| -> Result<(), DownloadError> {
+        let needed = total.map_or(SPACE_EVERY, |t| t.saturating_sub(done));
+        let dir = fetch.part.parent().unwrap_or(Path::new("."));
+        crate::disk::ensure_space_in(dir, needed, "the rest of the download").map_err(|e| {
+            DownloadError::DiskFull {
+                url: fetch.url.clone(),
+                message: e.to_string(),
+            }
+        })
+    };
+    space(start)?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(resumed)
@@ -224,6 +257,8 @@ async fn attempt(
     let mut done = start;
     progress(done, total);
     let (mut reported, mut reported_at) = (done, Instant::now());
+    let (mut window_start, mut window_done) = (Instant::now(), done);
+    let mut space_at = done;
     let mut body = response.bytes_stream();
     loop {
         let chunk = tokio::select! {
@@ -249,6 +284,22 @@ async fn attempt(
         }
         file.write_all(&chunk)
             .map_err(|e| write_error(&fetch.part, e))?;
+        if done - space_at >= SPACE_EVERY {
+            file.flush().map_err(|e| write_error(&fetch.part, e))?;
+            space(done)?;
+            space_at = done;
+        }
+        if window_start.elapsed() >= fetch.stall_window {
+            if done - window_done < STALL_BYTES {
+                file.flush().map_err(|e| write_error(&fetch.part, e))?;
+                return Err(Attempt::Retry(format!(
+                    "the transfer stalled ({} bytes in {} s)",
+                    done - window_done,
+                    fetch.stall_window.as_secs_f32()
+                )));
+            }
+            (window_start, window_done) = (Instant::now(), done);
+        }
         if done - reported >= PROGRESS_EVERY || reported_at.elapsed() >= PROGRESS_PERIOD {
             progress(done, total);
             (reported, reported_at) = (done, Instant::now());

@@ -367,6 +367,7 @@ impl Service {
             part: part.clone(),
             sha256: plan.sha256.clone(),
             limit: download::MAX_MODEL_BYTES,
+            stall_window: download::STALL_WINDOW,
         };
         let client = download::client().map_err(download_error)?;
         let (service, name) = (self.clone(), plan.name.clone());
@@ -500,6 +501,7 @@ fn download_error(e: DownloadError) -> CoreError {
         DownloadError::Checksum { .. } | DownloadError::TooLarge { .. } => {
             CoreError::InvalidRequest(e.to_string())
         }
+        DownloadError::DiskFull { .. } => CoreError::DiskFull(e.to_string()),
         other => CoreError::Conflict(other.to_string()),
     }
 }

@@ -44,6 +44,9 @@ struct Script {
     /// Every response sends this many body bytes, then waits for the
     /// channel (the test's end) before closing.
     stall_after: Option<(usize, Mutex<mpsc::Receiver<()>>)>,
+    /// Every response sends its body one byte at a time, a pause between
+    /// bytes, with no `Content-Length` (issue 39: it never timed out).
+    trickle: bool,
 }
 
 /// A loopback HTTP/1.1 server of one file, with `Range` support.
@@ -112,8 +115,22 @@ fn serve_one(
     } else {
         format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n")
     };
-    let _ = stream.write_all(head.as_bytes());
     let rest = &body[start..];
+    if script.trickle {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+        for b in rest {
+            if stream
+                .write_all(&[*b])
+                .and_then(|()| stream.flush())
+                .is_err()
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        return;
+    }
+    let _ = stream.write_all(head.as_bytes());
     if let Some(cut) = script.drop_first_after.filter(|_| first) {
         let _ = stream.write_all(&rest[..cut.min(rest.len())]);
         let _ = stream.flush();
@@ -479,4 +496,64 @@ fn names_and_requests_are_checked_before_anything_is_downloaded() {
         })
         .contains("needs its sha256")
     );
+}
+
+/// Issue 39: a server that sends a byte at a time (under any read
+/// timeout) is a stalled transfer: each attempt ends, and the download
+/// fails saying so, its `.part` kept for a later resume.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_server_is_a_stalled_download() {
+    let dir = tempfile::tempdir().expect("dir");
+    let server = FileServer::start(
+        fake_model(1 << 20),
+        Script {
+            trickle: true,
+            ..Script::default()
+        },
+    );
+    let fetch = download::Fetch {
+        url: server.url.clone(),
+        part: dir.path().join("tiny.gguf.part"),
+        sha256: None,
+        limit: download::MAX_MODEL_BYTES,
+        stall_window: std::time::Duration::from_millis(300),
+    };
+    let client = download::client().expect("client");
+    let (_tx, mut cancel) = tokio::sync::watch::channel(false);
+    let err = download::fetch(&client, &fetch, &mut cancel, &|_, _| {})
+        .await
+        .expect_err("a trickle never completes");
+    assert!(err.to_string().contains("stalled"), "{err}");
+    assert_eq!(server.ranges().len() as u32, download::ATTEMPTS);
+}
+
+/// Issue 39: `models add` of a symbolic link keeps the real file, so
+/// pointing the link elsewhere later changes nothing Maskflow loads.
+#[cfg(unix)]
+#[test]
+fn a_linked_model_file_is_added_as_the_real_file_not_the_link() {
+    let home = tempfile::tempdir().expect("home");
+    let s = service(home.path());
+    let elsewhere = tempfile::tempdir().expect("elsewhere");
+    let real = elsewhere.path().join("real.gguf");
+    let body = fake_model(4_000);
+    std::fs::write(&real, &body).expect("write");
+    let link = elsewhere.path().join("nice.gguf");
+    std::os::unix::fs::symlink(&real, &link).expect("link");
+    let view = s
+        .add_model_file(AddModelFile {
+            path: link.display().to_string(),
+            name: None,
+        })
+        .expect("add");
+    assert_eq!(view.installed[0].name, "nice");
+    let kept = s.models_folder().join("nice.gguf");
+    let meta = std::fs::symlink_metadata(&kept).expect("kept");
+    assert!(meta.is_file(), "the models folder holds a link: {meta:?}");
+    // The link now points at another file: the model is unchanged.
+    let other = elsewhere.path().join("other.gguf");
+    std::fs::write(&other, fake_model(10)).expect("other");
+    std::fs::remove_file(&link).expect("unlink");
+    std::os::unix::fs::symlink(&other, &link).expect("relink");
+    assert_eq!(std::fs::read(&kept).expect("kept"), body);
 }
