@@ -174,6 +174,7 @@ impl Service {
                 Err(e) => {
                     let _ = std::fs::remove_dir_all(&staging);
                     if std::fs::symlink_metadata(&path).is_ok() {
+                        self.mark_skipped(&row, &path)?;
                         skipped.push((path, format!("not read: {e}")));
                     }
                     continue;
@@ -205,31 +206,38 @@ impl Service {
         Ok(started)
     }
 
-    /// Records the entries a scan skipped (each once, until it changes) and
-    /// says so in the schedule's last error, without backing it off.
+    /// Records a skipped entry as seen (with [`SKIPPED`] for its hash), so
+    /// it is reported once, again only when it changes.
+    fn mark_skipped(&self, row: &ScheduleRow, path: &Path) -> Result<()> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(());
+        };
+        let mtime_ms = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok())
+            .unwrap_or(0);
+        let seen = SeenFile {
+            path: path.display().to_string(),
+            size: i64::try_from(meta.len()).unwrap_or(i64::MAX),
+            mtime_ms,
+            sha256: SKIPPED.into(),
+        };
+        rows::put_seen(&self.db(), &row.id, &seen, None)?;
+        Ok(())
+    }
+
+    /// Says which entries a scan skipped, and why, in the schedule's last
+    /// error, without backing it off.
     fn report_skipped(&self, row: &ScheduleRow, skipped: &[(PathBuf, String)]) -> Result<()> {
         if skipped.is_empty() {
             return Ok(());
         }
-        let mut lines = Vec::new();
-        for (path, why) in skipped {
-            if let Ok(meta) = std::fs::symlink_metadata(path) {
-                let mtime_ms = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .and_then(|d| i64::try_from(d.as_millis()).ok())
-                    .unwrap_or(0);
-                let seen = SeenFile {
-                    path: path.display().to_string(),
-                    size: i64::try_from(meta.len()).unwrap_or(i64::MAX),
-                    mtime_ms,
-                    sha256: SKIPPED.into(),
-                };
-                rows::put_seen(&self.db(), &row.id, &seen, None)?;
-            }
-            lines.push(format!("{} skipped: {why}", path.display()));
-        }
+        let lines: Vec<String> = skipped
+            .iter()
+            .map(|(path, why)| format!("{} skipped: {why}", path.display()))
+            .collect();
         let row = self.schedule_row(&row.id).unwrap_or_else(|_| row.clone());
         let message = lines.join("; ");
         eprintln!("maskflow: schedule {}: {message}", row.name);
@@ -276,6 +284,7 @@ impl Service {
                         k.sha256 == SKIPPED && u64::try_from(k.size).ok() == Some(m.len())
                     });
                     if !unchanged {
+                        self.mark_skipped(row, &path)?;
                         found.skipped.push((path, why));
                     }
                     continue;
@@ -288,7 +297,10 @@ impl Service {
                         rows::put_seen(&self.db(), &row.id, &seen_file(&path, &read), None)?;
                     }
                     Ok(_) => found.fresh.push(path),
-                    Err(e) => found.skipped.push((path, format!("not read: {e}"))),
+                    Err(e) => {
+                        self.mark_skipped(row, &path)?;
+                        found.skipped.push((path, format!("not read: {e}")));
+                    }
                 },
                 _ => found.fresh.push(path),
             }
