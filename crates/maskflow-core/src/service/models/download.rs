@@ -234,19 +234,7 @@ async fn attempt(
     if total.is_some_and(|t| t > fetch.limit) {
         return Err(too_large(fetch).into());
     }
-    // Room for the rest (when the server says how much), checked again as
-    // bytes arrive: without a size only the cap bounds the file.
-    let space = |done: u64| -> Result<(), DownloadError> {
-        let needed = total.map_or(SPACE_EVERY, |t| t.saturating_sub(done));
-        let dir = fetch.part.parent().unwrap_or(Path::new("."));
-        crate::disk::ensure_space_in(dir, needed, "the rest of the download").map_err(|e| {
-            DownloadError::DiskFull {
-                url: fetch.url.clone(),
-                message: e.to_string(),
-            }
-        })
-    };
-    space(start)?;
+    room(fetch, total, start)?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(resumed)
@@ -286,7 +274,7 @@ async fn attempt(
             .map_err(|e| write_error(&fetch.part, e))?;
         if done - space_at >= SPACE_EVERY {
             file.flush().map_err(|e| write_error(&fetch.part, e))?;
-            space(done)?;
+            room(fetch, total, done)?;
             space_at = done;
         }
         if window_start.elapsed() >= fetch.stall_window {
@@ -314,6 +302,20 @@ async fn attempt(
     }
     progress(done, Some(done));
     Ok(done)
+}
+
+/// Room on the disk for the rest of the file (when the server says how
+/// much), or for the next [`SPACE_EVERY`] bytes when it does not: without
+/// a size only the cap bounds the file.
+fn room(fetch: &Fetch, total: Option<u64>, done: u64) -> Result<(), DownloadError> {
+    let needed = total.map_or(SPACE_EVERY, |t| t.saturating_sub(done));
+    let dir = fetch.part.parent().unwrap_or(Path::new("."));
+    crate::disk::ensure_space_in(dir, needed, "the rest of the download").map_err(|e| {
+        DownloadError::DiskFull {
+            url: fetch.url.clone(),
+            message: e.to_string(),
+        }
+    })
 }
 
 fn too_large(fetch: &Fetch) -> DownloadError {
