@@ -24,7 +24,7 @@ use calamine::{
 use crate::error::ExtractError;
 use crate::extract::{FileExtract, FileKind, SheetExtract};
 use crate::extractor::{Extractor, Input, Progress};
-use crate::limits::{ExtractOptions, MAX_SAMPLES};
+use crate::limits::{ExtractOptions, MAX_SAMPLES, MAX_SHEETS};
 use crate::table::TableSample;
 use crate::{ole, sniff, zipguard};
 
@@ -111,15 +111,60 @@ impl Extractor for ExcelExtractor {
 /// only its central directory, and rewinds `reader`: calamine opens the
 /// container afresh.
 fn check_container(reader: &mut BufReader<File>, file: &str) -> Result<(), ExtractError> {
-    let archive = zip::ZipArchive::new(&mut *reader).map_err(|_| {
+    let mut archive = zip::ZipArchive::new(&mut *reader).map_err(|_| {
         ExtractError::damaged(
             file,
             "the workbook is damaged: its zip container is truncated or invalid",
         )
     })?;
     zipguard::check_archive(&archive, file, "workbook")?;
+    if let Ok(part) = archive.by_name("xl/workbook.xml") {
+        let sheets = count_sheets(part).map_err(|e| ExtractError::io(file, e))?;
+        if sheets > MAX_SHEETS {
+            return Err(ExtractError::damaged(
+                file,
+                format!(
+                    "the workbook declares more than {MAX_SHEETS} sheets, more than Maskflow \
+                     reads; split it into smaller workbooks"
+                ),
+            ));
+        }
+    }
     drop(archive);
     reader.rewind().map_err(|e| ExtractError::io(file, e))
+}
+
+/// The `<sheet>` elements of a workbook part (any namespace prefix),
+/// counted in one streamed pass; stops counting past [`MAX_SHEETS`].
+fn count_sheets(mut part: impl Read) -> std::io::Result<usize> {
+    const TAG: &[u8] = b"sheet";
+    let mut buf = vec![0_u8; 64 * 1024];
+    // The bytes before the current chunk a tag may straddle.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut count = 0;
+    loop {
+        let n = part.read(&mut buf)?;
+        if n == 0 {
+            return Ok(count);
+        }
+        let mut window = std::mem::take(&mut carry);
+        window.extend_from_slice(&buf[..n]);
+        let mut i = 0;
+        while i + TAG.len() + 1 < window.len() {
+            let opens = window[i] == b'<' || window[i] == b':';
+            if opens && window[i + 1..].starts_with(TAG) {
+                let after = window[i + 1 + TAG.len()];
+                if after.is_ascii_whitespace() || after == b'/' || after == b'>' {
+                    count += 1;
+                    if count > MAX_SHEETS {
+                        return Ok(count);
+                    }
+                }
+            }
+            i += 1;
+        }
+        carry = window[i..].to_vec();
+    }
 }
 
 /// Opens the workbook `input` for reading whole sheets, after the same

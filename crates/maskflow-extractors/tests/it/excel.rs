@@ -440,3 +440,39 @@ fn samples_follow_the_option() {
     assert_eq!(sheets[2].sample_rows.len(), 1);
     assert_eq!(sheets[2].row_count, 2);
 }
+
+/// Issue 39, finding 5: a workbook whose sheet list names one part 1,001
+/// times (the attack declared 10^6 and ran past 300 s) is refused before
+/// the spreadsheet library reads the list, saying why.
+#[test]
+fn a_workbook_declaring_too_many_sheets_is_refused_first() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("many.xlsx");
+    write_xlsx(&path);
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(&path).expect("open")).expect("zip");
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default();
+    for i in 0..archive.len() {
+        let mut member = archive.by_index(i).expect("member");
+        let name = member.name().to_owned();
+        let mut text = Vec::new();
+        member.read_to_end(&mut text).expect("read member");
+        if name == "xl/workbook.xml" {
+            let xml = String::from_utf8(text).expect("utf-8");
+            let start = xml.find("<sheet ").expect("a sheet element");
+            let end = start + xml[start..].find("/>").expect("its end") + 2;
+            let one = &xml[start..end];
+            let many: String = (0..1001)
+                .map(|n| one.replacen("name=\"", &format!("name=\"S{n}"), 1))
+                .collect();
+            text = format!("{}{many}{}", &xml[..start], &xml[end..]).into_bytes();
+        }
+        out.start_file(name, opts).expect("start");
+        out.write_all(&text).expect("write");
+    }
+    let bytes = out.finish().expect("finish").into_inner();
+    write_file(&path, &bytes);
+    let err = extract(&path).expect_err("too many sheets");
+    assert!(err.to_string().contains("more than 1000 sheets"), "{err}");
+}
