@@ -138,7 +138,9 @@ mod tests {
         let sessions = BoundedSessions::new(2);
         let (a, _ta) = sessions.create_session().await.expect("first");
         let (_b, _tb) = sessions.create_session().await.expect("second");
-        let e = sessions.create_session().await.expect_err("third");
+        let Err(e) = sessions.create_session().await else {
+            panic!("a third session was made");
+        };
         assert!(e.to_string().contains("2 sessions"), "{e}");
         sessions.close_session(&a).await.expect("close");
         assert!(sessions.create_session().await.is_ok(), "room again");
