@@ -12,6 +12,27 @@
 //! for: a message whose text was changed after it was assembled no longer
 //! matches its parts and is judged as one untyped text (the strictest
 //! check), so no edit can pass text off as Maskflow's.
+//!
+//! Neither a message nor a part can be made with a kind it does not come
+//! from other than through their constructors: their fields are private.
+//!
+//! ```compile_fail
+//! use maskflow_llm::{ChatMessage, ChatRole};
+//! // A message with no parts of its own cannot be written as a literal.
+//! let m = ChatMessage { role: ChatRole::System, content: "raw".into() };
+//! ```
+//!
+//! ```compile_fail
+//! use maskflow_llm::{Part, PartKind};
+//! // Nor can text be labelled as Maskflow's instructions by hand.
+//! let p = Part { kind: PartKind::Instructions, text: "raw".into() };
+//! ```
+//!
+//! ```
+//! use maskflow_llm::{ChatMessage, ChatRole, Part, PartKind};
+//! let m = ChatMessage::from_parts(ChatRole::System, vec![Part::instructions("Hi")]);
+//! assert_eq!(m.parts(), vec![(PartKind::Instructions, "Hi")]);
+//! ```
 
 use std::hash::{Hash, Hasher};
 

@@ -346,20 +346,8 @@ impl GuardIndex {
             add_all_keys(t, &mut confirmed);
         }
         // Untyped text keeps the allowances it had: the LLM's own replies.
+        // Made once, the first time an untyped part needs it.
         let mut legacy: Option<KeySet> = None;
-        let mut legacy_keys = || {
-            legacy
-                .get_or_insert_with(|| {
-                    let mut extra = confirmed.clone();
-                    for m in &request.messages {
-                        if m.role == ChatRole::Assistant {
-                            add_all_keys(&m.content, &mut extra);
-                        }
-                    }
-                    extra
-                })
-                .clone()
-        };
         for m in &request.messages {
             let mut offset = 0;
             for (kind, text) in m.parts() {
@@ -381,8 +369,8 @@ impl GuardIndex {
                     // An untyped assistant message is the LLM's (as before).
                     continue;
                 } else {
-                    let extra = legacy_keys();
-                    self.scan(text, &extra, m.role == ChatRole::User, true, &mut found);
+                    let extra = legacy_keys(&mut legacy, &confirmed, request);
+                    self.scan(text, extra, m.role == ChatRole::User, true, &mut found);
                 }
                 let base = utf16_len(&m.content[..start]);
                 for f in &mut found {
@@ -405,9 +393,9 @@ impl GuardIndex {
         // flow agent's comes from a definition, checked as untyped text.
         let fixed_schema = !matches!(request.role, maskflow_llm::Role::Agent(_));
         if let Some(schema) = request.schema.as_ref().filter(|_| !fixed_schema) {
-            let extra = legacy_keys();
+            let extra = legacy_keys(&mut legacy, &confirmed, request);
             let mut found = Vec::new();
-            self.scan(&schema.to_string(), &extra, false, true, &mut found);
+            self.scan(&schema.to_string(), extra, false, true, &mut found);
             for f in &mut found {
                 f.part = Some("the reply's schema".to_owned());
             }
@@ -424,6 +412,24 @@ impl GuardIndex {
         self.scan(text, &KeySet::default(), false, true, &mut out);
         out
     }
+}
+
+/// The keys allowed in untyped text: the confirmed ones and those of the
+/// request's LLM replies (as before issue #38), made once per request.
+fn legacy_keys<'a>(
+    slot: &'a mut Option<KeySet>,
+    confirmed: &KeySet,
+    request: &LlmRequest,
+) -> &'a KeySet {
+    slot.get_or_insert_with(|| {
+        let mut extra = confirmed.clone();
+        for m in &request.messages {
+            if m.role == ChatRole::Assistant {
+                add_all_keys(&m.content, &mut extra);
+            }
+        }
+        extra
+    })
 }
 
 /// What the guard found in a request: the values it refuses, and the values

@@ -358,7 +358,7 @@ fn rare(word: &str) -> bool {
         return false;
     }
     let common = |w: &str| w.len() >= 3 && is_common(token_hash(w));
-    if common(word) {
+    if common(word) || super::words::abbreviates_common(word) {
         return false;
     }
     for ending in ["s", "es", "ed", "ing", "er"] {
@@ -418,6 +418,10 @@ mod tests {
     #[test]
     fn ordinary_headers_are_structure() {
         let names = [
+            // Abbreviations of headers (issue #38 point 6).
+            "Eng Displ",
+            "Trans Desc",
+            "Carline Class Desc",
             "order_id",
             "Amount",
             "Customer Name",

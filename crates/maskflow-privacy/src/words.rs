@@ -51,6 +51,29 @@ pub fn is_common(hash: u64) -> bool {
     words.filter[word] & bit != 0 && words.set.contains(&hash)
 }
 
+/// Whether `word` (lowercase) is the start of a longer common word, at
+/// least two letters short of it: an abbreviation in a header (`Displ`,
+/// `Desc`, `Trans`), not a name (issue #38 point 3).
+pub fn abbreviates_common(word: &str) -> bool {
+    static PREFIXES: OnceLock<KeySet> = OnceLock::new();
+    let prefixes = PREFIXES.get_or_init(|| {
+        let mut set = KeySet::default();
+        for w in COMMON_EN
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.is_ascii())
+        {
+            for n in MIN_ABBREVIATION..w.len().saturating_sub(1) {
+                set.insert(token_hash(&w[..n]));
+            }
+        }
+        set
+    });
+    word.len() >= MIN_ABBREVIATION && prefixes.contains(&token_hash(word))
+}
+
+/// The shortest abbreviation looked up.
+const MIN_ABBREVIATION: usize = 3;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +93,10 @@ mod tests {
         }
         for w in ["Lovelace", "Zebulon", "Okonkwo"] {
             assert!(!is_common(token_hash(w)), "{w}");
+            assert!(!abbreviates_common(&w.to_lowercase()), "{w}");
+        }
+        for w in ["displ", "desc", "trans"] {
+            assert!(abbreviates_common(w), "{w}");
         }
     }
 }
