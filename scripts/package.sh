@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Linux packages tauri.conf.json names (.deb and .rpm), each with
-# the desktop app (/usr/bin/maskflow-desktop) and the command-line tool and
-# server (/usr/bin/maskflow).
+# the desktop app (/usr/bin/maskflow-desktop), the command-line tool and
+# server (/usr/bin/maskflow) and uv (/usr/lib/maskflow/uv, the `uv` wheel's
+# static binary, where Maskflow looks beside its binaries; issue 44).
 #   scripts/package.sh           release build; debug info split out first
 #   scripts/package.sh --debug   bundles the debug build (`--features
 #                                tauri/custom-protocol`), as is
@@ -75,12 +76,17 @@ if [ "$PROFILE" = release ]; then
   split_debug_info "$OUT/maskflow"
 fi
 
-# The CLI goes into the same packages; its path depends on the target folder
-# and profile, so it is merged into the config here rather than written in
-# tauri.conf.json.
+# uv, fetched once per target folder (scripts/install-uv.sh).
+UV="$CARGO_TARGET_DIR/package-uv/uv"
+echo "package: uv"
+./scripts/install-uv.sh "$UV" >/dev/null
+
+# The CLI and uv go into the same packages; their paths depend on the target
+# folder and profile, so they are merged into the config here rather than
+# written in tauri.conf.json.
 EXTRA=$(python3 -c 'import json, sys
-files = {"/usr/bin/maskflow": sys.argv[1]}
-print(json.dumps({"bundle": {"linux": {"deb": {"files": files}, "rpm": {"files": files}}}}))' "$OUT/maskflow")
+files = {"/usr/bin/maskflow": sys.argv[1], "/usr/lib/maskflow/uv": sys.argv[2]}
+print(json.dumps({"bundle": {"linux": {"deb": {"files": files}, "rpm": {"files": files}}}}))' "$OUT/maskflow" "$UV")
 
 BUNDLE_ARGS=(bundle --ci --bundles deb,rpm --no-sign --no-binary-patching --config "$EXTRA")
 [ "$PROFILE" = debug ] && BUNDLE_ARGS+=(--debug)

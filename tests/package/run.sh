@@ -3,7 +3,9 @@
 # bundles the debug desktop build, `dpkg -i` installs it with nothing but
 # the dependencies it declares, the installed app shows its first screen
 # under Xvfb (the desktop suite's first test, pointed at /usr/bin), the
-# installed CLI answers, and `dpkg --purge` leaves nothing behind.
+# installed CLI answers, it finds the uv the package ships
+# (/usr/lib/maskflow/uv, issue 44) and a first message with the manual back
+# end gets the validator's prompt, and `dpkg --purge` leaves nothing behind.
 # `--prebuilt` bundles the binaries already built (scripts/test.sh's one
 # build) instead of building them again.
 # Installs into the system, so it needs root (or sudo) and refuses to run
@@ -74,6 +76,11 @@ for lib in $LIBS; do
 done
 
 /usr/bin/maskflow --help | grep -q serve || fail "the installed maskflow CLI does not list serve"
+/usr/lib/maskflow/uv --version >/dev/null || fail "the uv the package ships (/usr/lib/maskflow/uv) does not start"
+# The installed server, on a fresh data folder with no other uv in sight:
+# its preflight finds the shipped uv, and a first message (seed 000's call,
+# manual back end) is answered with the validator's prompt, not refused.
+node tests/package/first-message.mjs /usr/bin/maskflow || fail "the installed server's first message (above)"
 MASKFLOW_DESKTOP_BIN=/usr/bin/maskflow-desktop \
   node --test --test-name-pattern='the window shows the builder' tests/desktop/desktop.test.mjs
 

@@ -10,7 +10,7 @@
 use ts_rs::TS;
 
 mod error_body;
-pub use error_body::ErrorBody;
+pub use error_body::{ErrorBody, NextStep, next_steps};
 
 mod wire;
 pub use wire::{Confirm, ConversationQuery, KeyInput, LedgerQuery, ManualAnswer};
@@ -221,7 +221,7 @@ macro_rules! api_calls {
             send_message: post "/api/workflows/{id}/messages", tag "workflows", json 200,
                 path("id" workflow_id: String), query(), body(message: maskflow_core::service::SendMessage),
                 returns maskflow_core::service::MessageReply,
-                errors(400 "Bad request, no back end set for the role, or a prompt that does not fit the model (nothing was sent)", 404 "No such workflow", 409 "A message is in progress, the workflow is building or rejected, the user stopped the reply (`cancelled`), or (detail `PREFLIGHT_MISSING`) the workflow's first message while the preflight finds something missing; resend with `go_ahead: true` to send anyway", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed", 504 "The LLM back end did not answer in time (`provider_timeout`)"),
+                errors(400 "Bad request, no back end set for the role, or a prompt that does not fit the model (nothing was sent)", 404 "No such workflow", 409 "A message is in progress, the workflow is building or rejected, the user stopped the reply (`cancelled`)", 422 "The privacy guard found values from the user's files (`privacy_blocked`, with `matches`); resend with `confirm_privacy: true` to send the user's own text anyway", 502 "The LLM back end failed", 504 "The LLM back end did not answer in time (`provider_timeout`)"),
                 async |s| s.send_user_message(&workflow_id, message);
 
             /// What a build will need on this machine (Python, uv, isolation,

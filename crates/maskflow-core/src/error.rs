@@ -113,10 +113,6 @@ pub enum CoreError {
     /// Stored JSON could not be read back (a damaged database).
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
-    /// A workflow's first message while the preflight finds something
-    /// missing (Python, uv, isolation, disk) and the user did not say go ahead.
-    #[error("{0}")]
-    PreflightMissing(String),
     /// The files given to a run differ in shape from the approved ones;
     /// one sentence per difference.
     #[error("the files differ from the ones this workflow was approved with (run anyway with force):\n{}", .0.join("\n"))]
@@ -135,7 +131,6 @@ impl CoreError {
             CoreError::NotFound { .. } => ErrorCode::NotFound,
             CoreError::InputsDiffer(_) => ErrorCode::InvalidRequest,
             CoreError::Conflict(_)
-            | CoreError::PreflightMissing(_)
             | CoreError::Transition(_)
             | CoreError::RunInProgress(_)
             | CoreError::Environment(_) => ErrorCode::Conflict,
@@ -171,7 +166,6 @@ impl CoreError {
     pub fn detail_code(&self) -> Option<&'static str> {
         match self {
             CoreError::RunInProgress(_) => Some("RUN_IN_PROGRESS"),
-            CoreError::PreflightMissing(_) => Some("PREFLIGHT_MISSING"),
             CoreError::InputsDiffer(_) => Some("INPUTS_DIFFER"),
             _ => None,
         }

@@ -23,8 +23,10 @@ pub mod conversation;
 pub mod disk;
 pub mod error;
 pub mod events;
+pub mod file_names;
 pub mod fit;
 pub mod names;
+pub mod needs;
 #[cfg(test)]
 mod privacy_eval;
 pub mod service;

@@ -57,6 +57,13 @@ pub struct BuildView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub pending_packages: Option<Vec<maskflow_pyenv::PackageRequest>>,
+    /// What this machine is missing for the script's test (Python, or uv
+    /// for a script that needs packages), with its fix and one-click
+    /// action: the build waits; it goes on after "Install uv" or when the
+    /// gate is approved once it is fixed; rejecting it ends the build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_environment: Option<crate::needs::PreflightItem>,
     /// The build failed on its Python environment or test run (uv missing,
     /// the index unreachable): it can be retried with the same script.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,6 +98,7 @@ impl From<&BuildState> for BuildView {
             pending_gate: s.pending_gate,
             context_reduction: s.context_reduction.clone(),
             pending_packages: s.pending_packages.clone(),
+            pending_environment: s.pending_environment.clone(),
             retryable: s.environment_failed().then_some(true),
             pending_binding: s.pending_binding.clone(),
             pending_plan: s.pending_plan.clone(),

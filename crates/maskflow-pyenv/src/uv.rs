@@ -1,8 +1,10 @@
 //! Finding Astral's `uv` and running it with its messages streamed as
 //! progress. Order: `MASKFLOW_UV` (an explicit path), `uv` on `PATH`, the
-//! copy Maskflow installed into its data folder (`tools/uv/`, only after
-//! the user agreed), then the `uv` package of the Python in use
-//! (`python -m pip install uv` puts its binary beside that Python).
+//! copy in the data folder (`tools/uv/`: `scripts/run.sh` puts it there, or
+//! Settings' "Install uv" once the user agreed), the copy a package ships
+//! beside the binaries ([`bundled_paths`]: `/usr/lib/maskflow/uv`), then
+//! the `uv` package of the Python in use (`python -m pip install uv` puts
+//! its binary beside that Python).
 //!
 //! Every `uv` command is made by [`command`]: no configuration file of the
 //! user's (`--no-config`), no `UV_*` setting from the environment except
@@ -101,6 +103,25 @@ pub fn installed_path(home: &Path) -> PathBuf {
     home.join("tools").join("uv").join(bin).join(exe)
 }
 
+/// Where a package ships `uv` beside Maskflow's binaries: for
+/// `/usr/bin/maskflow`, `/usr/lib/maskflow/uv` (the .deb and .rpm, issue
+/// 44); and the binaries' own folder (an unpacked archive).
+pub fn bundled_paths() -> Vec<PathBuf> {
+    let exe = if cfg!(windows) { "uv.exe" } else { "uv" };
+    let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    else {
+        return Vec::new();
+    };
+    let mut paths = Vec::new();
+    if let Some(prefix) = dir.parent() {
+        paths.push(prefix.join("lib").join("maskflow").join(exe));
+    }
+    paths.push(dir.join(exe));
+    paths
+}
+
 fn works(program: &Path) -> Option<String> {
     let out = Command::new(program)
         .arg("--version")
@@ -134,6 +155,7 @@ pub fn find(home: &Path, python: Option<&Python>) -> Result<(PathBuf, String), E
     }
     candidates.push(PathBuf::from("uv"));
     candidates.push(installed_path(home));
+    candidates.extend(bundled_paths());
     if let Some(py) = python
         && let Some(p) = from_python(&py.program)
     {

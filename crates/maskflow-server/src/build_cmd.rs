@@ -22,9 +22,10 @@ use anyhow::{Context, bail};
 use maskflow_core::api::ErrorBody;
 use maskflow_core::builder::options::BuildOptions;
 use maskflow_core::builder::review::Verdict;
+use maskflow_core::needs::PreflightAction;
 use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest, SendMessage, WorkflowView};
 use maskflow_core::versions::Status;
-use maskflow_core::{CoreError, ErrorCode, Service};
+use maskflow_core::{ErrorCode, Service};
 use maskflow_server::terminal::{safe, safe_json, safe_line};
 
 use crate::build_io::{ManualDesk, Terminal};
@@ -278,12 +279,12 @@ pub fn reject(args: RejectArgs) -> anyhow::Result<ExitCode> {
 /// prompts pasted, and the build followed to its end.
 fn converse(s: &mut Session, workflow_id: &str, mut content: String) -> anyhow::Result<ExitCode> {
     let mut desk = ManualDesk::new(workflow_id);
-    let (mut confirm_privacy, mut go_ahead) = (false, false);
+    let mut confirm_privacy = false;
     loop {
         let message = SendMessage {
             content: content.clone(),
             confirm_privacy,
-            go_ahead,
+            go_ahead: false,
         };
         let (service, wf) = (s.service.clone(), workflow_id.to_owned());
         let task = s
@@ -300,7 +301,7 @@ fn converse(s: &mut Session, workflow_id: &str, mut content: String) -> anyhow::
                 Status::Clarifying => {
                     eprintln!("\n{}", safe(&reply.message));
                     content = s.term.line(">")?;
-                    (confirm_privacy, go_ahead) = (false, false);
+                    confirm_privacy = false;
                 }
                 Status::Building => {
                     eprintln!("maskflow build: {}", safe(&reply.message));
@@ -338,13 +339,17 @@ fn converse(s: &mut Session, workflow_id: &str, mut content: String) -> anyhow::
                     content = s.term.line("Say it another way >")?;
                 }
             }
-            Err(CoreError::PreflightMissing(what)) => {
-                eprintln!("maskflow build: {}", safe(&what));
-                if !s.term.yes("Go ahead anyway?")? {
-                    eprintln!("maskflow build: stopped before the first message was sent.");
+            Err(e) if !maskflow_core::api::next_steps(&e).is_empty() => {
+                // A weak model (issue 44): nothing changed; the two ways on.
+                eprintln!("maskflow build: not answered: {}", safe(&e.to_string()));
+                eprintln!(
+                    "maskflow build: nothing changed. Try again (a model's replies vary), or choose another \
+                     model: rerun with --provider and --model (or set it in Settings → Models)."
+                );
+                if !s.term.yes("Try again?")? {
                     return Ok(ExitCode::FAILURE);
                 }
-                go_ahead = true;
+                confirm_privacy = false;
             }
             Err(e) => return Err(e.into()),
         }
@@ -433,6 +438,27 @@ fn decide_gate(s: &mut Session, view: &WorkflowView) -> anyhow::Result<()> {
             bindings.insert(q.field.clone(), file);
         }
         request.bindings = Some(bindings);
+    } else if let Some(missing) = &build.pending_environment {
+        eprintln!(
+            "The build waits: this machine is missing what the script's test needs: {}",
+            safe_line(&missing.detail)
+        );
+        if let Some(fix) = &missing.fix {
+            eprintln!("Fix: {}", safe_line(fix));
+        }
+        if missing.action == Some(PreflightAction::InstallUv) && s.term.yes("Install uv now?")? {
+            // The install continues every build waiting for uv.
+            match s.service.install_uv() {
+                Ok(_) => return Ok(()),
+                Err(e) => eprintln!("maskflow build: {}", safe(&e.to_string())),
+            }
+        }
+        if !s
+            .term
+            .yes("Fixed? Check again and continue (no stops the build)?")?
+        {
+            request.decision = GateChoice::Reject;
+        }
     } else if let Some(packages) = &build.pending_packages {
         let names: Vec<String> = packages
             .iter()

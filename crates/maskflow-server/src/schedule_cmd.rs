@@ -26,7 +26,8 @@ enum ScheduleCommand {
     List,
     /// Schedule an approved workflow or a flow, by cron or by a watched folder.
     Add {
-        /// The schedule's name (letters, digits, - and _).
+        /// The schedule's name as you write it ("weekly sales report"; its
+        /// units and folder get a safe name, shown by `list`).
         name: String,
         /// The workflow (id or exact name) to run.
         #[arg(long, conflicts_with = "flow", required_unless_present = "flow")]
@@ -129,6 +130,16 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The name as written, with its safe file and unit name when that differs
+/// (`weekly sales report (weekly-sales-report)`).
+fn shown_name(s: &ScheduleView) -> String {
+    if s.slug == s.name {
+        s.name.clone()
+    } else {
+        format!("{} ({})", s.name, s.slug)
+    }
+}
+
 /// One schedule on one line, fields two spaces apart: name, state,
 /// target, trigger, next run, last run (and its error).
 fn line(s: &ScheduleView) -> String {
@@ -140,7 +151,7 @@ fn line(s: &ScheduleView) -> String {
     let state = if s.paused { "paused" } else { "active" };
     let mut text = format!(
         "{}  {state}  {} {}  {trigger}  next {}  last {} {}",
-        s.name,
+        shown_name(s),
         s.target_kind,
         s.target_label,
         s.next_run_at.as_deref().unwrap_or("-"),
@@ -161,11 +172,12 @@ fn command(s: &ScheduleView, home: &Path) -> anyhow::Result<(Vec<String>, String
         "workflow" => {
             let out = match &s.output_folder {
                 Some(out) => PathBuf::from(out),
-                None => home.join("scheduled").join(&s.name),
+                None => home.join("scheduled").join(&s.slug),
             };
             cmd.extend(["run".into(), s.target.clone(), "--out".into()]);
             cmd.push(out.display().to_string());
-            cmd.extend(["--schedule".into(), s.name.clone()]);
+            // By id: the person's name may hold anything a command line quotes.
+            cmd.extend(["--schedule".into(), s.id.clone()]);
             format!("run workflow {}", s.target_label)
         }
         _ => {
@@ -188,8 +200,9 @@ fn install(s: &ScheduleView, home: &Path, dry_run: bool) -> anyhow::Result<()> {
         );
     };
     let (command, what) = command(s, home)?;
+    // The units are named by the safe name (`maskflow-weekly-sales-report.timer`).
     let spec = UnitSpec {
-        name: s.name.clone(),
+        name: s.slug.clone(),
         what,
         cron: cron.clone(),
         command,
@@ -220,7 +233,7 @@ fn install(s: &ScheduleView, home: &Path, dry_run: bool) -> anyhow::Result<()> {
         eprintln!(
             "maskflow schedule: to start it: systemctl --user daemon-reload && \
              systemctl --user enable --now maskflow-{}.timer",
-            s.name
+            s.slug
         );
         Ok(())
     }

@@ -48,7 +48,7 @@ export function ChatPane({
       </header>
       {status && <Steps status={status} />}
       <Conversation workflow={workflow} chat={chat} streaming={streaming} onGate={onGate} />
-      <Preflight workflow={workflow} chat={chat} />
+      <Preflight workflow={workflow} />
       <ManualPrompts workflowId={workflow?.id} />
       <form class="composer" onSubmit={send}>
         <label for="message" class="sr-only">

@@ -8,6 +8,7 @@ import { BuildOptionsToggle } from "../components/BuildOptionsToggle";
 import { BuildReviews } from "../components/BuildReviews";
 import type { WorkflowView } from "../generated";
 import { STATUS, canChat } from "../lib/status";
+import { navigate } from "../lib/router";
 import type { Chat } from "./useChat";
 import { Message } from "./Message";
 import { toldInChat } from "../lib/outcomes";
@@ -76,6 +77,17 @@ export function Conversation({
       {workflow && status && status !== "building" && status !== "approved" && status !== "archived" && status !== "rejected" && (
         <li class="build-item">
           <BuildOptionsToggle workflowId={workflow.id} />
+        </li>
+      )}
+      {chat.unusable && !chat.sending && (
+        <li class="callout" data-testid="unusable-reply">
+          The model could not give a usable answer.{" "}
+          <button type="button" class="button small" onClick={() => void chat.tryAgain()}>
+            Try again
+          </button>{" "}
+          <button type="button" class="button small" onClick={() => navigate({ screen: "settings" })}>
+            Choose another model
+          </button>
         </li>
       )}
       {status === "rejected" && workflow?.current_version.rejection_reason && (

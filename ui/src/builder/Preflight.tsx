@@ -1,13 +1,12 @@
 // The preflight before a workflow's first message: what a build needs on
 // this machine (Python, uv, isolation, free disk), what is missing with
-// its fix as a button, and "Go ahead anyway". Shown until the first
-// message has gone, so nothing reaches the AI before the user has seen it.
+// its fix as a button. It informs and never holds the conversation (issue
+// 44): a build that needs what is missing waits at its environment gate.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { PreflightItem, PreflightView, WorkflowView } from "../generated";
 import { navigate } from "../lib/router";
 import { toApiError } from "../transport";
-import type { Chat } from "./useChat";
 
 const LABEL: Record<PreflightItem["check"], string> = {
   python: "Python",
@@ -17,11 +16,12 @@ const LABEL: Record<PreflightItem["check"], string> = {
 };
 
 /** The preflight panel of a workflow that has no message of the user's yet. */
-export function Preflight({ workflow, chat }: { workflow: WorkflowView | null; chat: Chat }) {
+export function Preflight({ workflow }: { workflow: WorkflowView | null }) {
   const transport = useTransport();
   const [view, setView] = useState<PreflightView | null>(null);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  const [hidden, setHidden] = useState(false);
   const first = !!workflow && !workflow.messages.some((m) => m.role === "user");
 
   const check = useCallback(async () => {
@@ -34,9 +34,9 @@ export function Preflight({ workflow, chat }: { workflow: WorkflowView | null; c
 
   useEffect(() => {
     if (first) void check();
-  }, [first, check, chat.preflightRefused]);
+  }, [first, check]);
 
-  if (!first || !view || view.ready || chat.goAhead) return null;
+  if (!first || !view || view.ready || hidden) return null;
 
   async function installUv() {
     setBusy(true);
@@ -53,7 +53,8 @@ export function Preflight({ workflow, chat }: { workflow: WorkflowView | null; c
 
   return (
     <div class="callout preflight" role="region" aria-label="Before the first message" data-testid="preflight">
-      <strong>Before you start: this machine is missing what a build needs.</strong>
+      <strong>This machine is missing what some builds need.</strong>
+      <p class="small">You can start the conversation now: a build that needs it waits for it, with the same fix.</p>
       <ul>
         {view.items
           .filter((i) => !i.ok)
@@ -75,13 +76,12 @@ export function Preflight({ workflow, chat }: { workflow: WorkflowView | null; c
           ))}
       </ul>
       {problem && <p class="bad small">{problem}</p>}
-      {chat.preflightRefused > 0 && <p class="small">Your message was not sent yet.</p>}
       <div class="row">
         <button type="button" class="button small" onClick={() => void check()}>
           Check again
         </button>
-        <button type="button" class="button small" onClick={() => void chat.proceedAnyway()}>
-          Go ahead anyway
+        <button type="button" class="button small" onClick={() => setHidden(true)}>
+          Hide
         </button>
       </div>
     </div>

@@ -24,10 +24,8 @@ export function useChat(
   const [sentAt, setSentAt] = useState(0);
   const [cancelling, setCancelling] = useState(false);
   const [blocked, setBlocked] = useState<{ content: string; matches: GuardMatch[] } | null>(null);
-  // The preflight: a first message refused while something is missing, and
-  // the user's "go ahead anyway" for this workflow.
-  const [preflightRefused, setPreflightRefused] = useState(0);
-  const [goAhead, setGoAhead] = useState(false);
+  // A weak model's two unusable replies: the message to try again with.
+  const [unusable, setUnusable] = useState<string | null>(null);
 
   const id = workflow?.id;
   const status = workflow?.current_version.status;
@@ -40,23 +38,24 @@ export function useChat(
     await deliver(draft.trim(), false);
   }
 
-  async function deliver(content: string, confirmPrivacy: boolean, anyway = goAhead) {
+  async function deliver(content: string, confirmPrivacy: boolean) {
     if (!workflow || !content || sending) return;
     setSending(true);
     setSentAt(Date.now());
     setNotice(null);
+    setUnusable(null);
     setPendingText(content);
     setDraft("");
     try {
-      const reply = await transport.sendMessage(workflow.id, content, confirmPrivacy, anyway);
+      const reply = await transport.sendMessage(workflow.id, content, confirmPrivacy);
       if (reply.context_reductions?.length) setNotice(reducedNotice(reply.context_reductions));
     } catch (err) {
       const apiError = toApiError(err);
       if (apiError.code === "privacy_blocked" && !confirmPrivacy) {
         setBlocked({ content, matches: apiError.matches });
-      } else if (apiError.detail === "PREFLIGHT_MISSING") {
-        // The preflight panel shows what is missing, its fixes and "go ahead".
-        setPreflightRefused((n) => n + 1);
+      } else if (apiError.nextSteps.includes("try_again")) {
+        // The chat's stored notice says what happened; the two ways on are offered under it.
+        setUnusable(content);
       } else if (wasCancelled(apiError)) {
         setNotice({ tone: "info", title: "Stopped", detail: "The reply was cancelled. Edit your message and send it again." });
       } else {
@@ -83,10 +82,9 @@ export function useChat(
     }
   }
 
-  /** "Go ahead anyway": sends the refused message (if any) despite the preflight. */
-  async function proceedAnyway() {
-    setGoAhead(true);
-    if (draft.trim()) await deliver(draft.trim(), false, true);
+  /** "Try again" after a weak model's unusable replies: the same message, sent again. */
+  async function tryAgain() {
+    if (unusable) await deliver(unusable, false);
   }
 
   /** Retries a build that failed on its environment, with the same script. */
@@ -113,10 +111,9 @@ export function useChat(
     send,
     deliver,
     cancel,
-    goAhead,
-    preflightRefused,
-    proceedAnyway,
     retryBuild,
+    unusable,
+    tryAgain,
   };
 }
 

@@ -1,7 +1,7 @@
 // The build's phases between messages: the current iteration and stage,
 // Cancel, the Python environment's install progress, and the gates that
-// wait for the user (extra packages, which file feeds which input, or the
-// builder's prompt and answer).
+// wait for the user (extra packages, what the machine is missing, which
+// file feeds which input, or the builder's prompt and answer).
 import { useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { BuildView } from "../generated";
@@ -9,6 +9,7 @@ import { bytesLabel } from "../lib/extracts";
 import { PHASES, phaseIndex } from "../lib/runs";
 import { BindingGate } from "./BindingGate";
 import { BuildReviews } from "./BuildReviews";
+import { EnvironmentGate } from "./EnvironmentGate";
 import { PlanGate } from "./PlanGate";
 
 const PHASE_LABEL: Record<string, string> = {
@@ -122,12 +123,13 @@ export function BuildProgress({
           </div>
         </div>
       )}
+      {build?.pending_gate && build.pending_environment && <EnvironmentGate missing={build.pending_environment} onGate={onGate} />}
       {build?.pending_gate && build.pending_binding && (
         <BindingGate questions={build.pending_binding} onGate={onGate} />
       )}
       {build?.pending_gate && build.pending_plan && <PlanGate key={build.pending_plan} proposed={build.pending_plan} onGate={onGate} />}
       <BuildReviews build={build} />
-      {build?.pending_gate && !build.pending_packages && !build.pending_binding && !build.pending_plan && (
+      {build?.pending_gate && !build.pending_packages && !build.pending_environment && !build.pending_binding && !build.pending_plan && (
         <div class="gate" data-testid="gate">
           <strong>The build waits for you</strong>
           <p class="muted small">

@@ -3,6 +3,7 @@ import type { BindingQuestion } from "./BindingQuestion";
 import type { ContextReduction } from "./ContextReduction";
 import type { PackageRequest } from "./PackageRequest";
 import type { Phase } from "./Phase";
+import type { PreflightItem } from "./PreflightItem";
 import type { ReviewNote } from "./ReviewNote";
 import type { Stage } from "./Stage";
 
@@ -35,6 +36,13 @@ context_reduction?: ContextReduction,
  * approval (the gate decides: approve installs them, reject ends the build).
  */
 pending_packages?: Array<PackageRequest>, 
+/**
+ * What this machine is missing for the script's test (Python, or uv
+ * for a script that needs packages), with its fix and one-click
+ * action: the build waits; it goes on after "Install uv" or when the
+ * gate is approved once it is fixed; rejecting it ends the build.
+ */
+pending_environment?: PreflightItem, 
 /**
  * The build failed on its Python environment or test run (uv missing,
  * the index unreachable): it can be retried with the same script.

@@ -5,7 +5,8 @@
  */
 export type ScheduleInput = { 
 /**
- * Letters, digits, `-` and `_` (it names the systemd units).
+ * The name as the person writes it ("weekly sales report"); its
+ * units and folders get its safe name (`slug` of the view).
  */
 name: string, 
 /**

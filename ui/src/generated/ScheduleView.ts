@@ -9,9 +9,16 @@ export type ScheduleView = {
  */
 id: string, 
 /**
- * Its name.
+ * Its name, as the person wrote it.
  */
 name: string, 
+/**
+ * Its safe file and unit name, derived from the name
+ * (`weekly-sales-report`): the systemd units
+ * (`maskflow-<slug>.timer`), the launchd label, the scheduled-results
+ * folder.
+ */
+slug: string, 
 /**
  * `workflow` or `flow`.
  */

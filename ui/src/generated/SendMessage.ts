@@ -14,7 +14,8 @@ content: string,
  */
 confirm_privacy: boolean, 
 /**
- * Send it even though the preflight finds something missing (Python,
- * uv, isolation, disk): the user said "go ahead anyway".
+ * Accepted for clients written when the preflight held a first
+ * message; it changes nothing now (a build that needs what is missing
+ * waits at its environment gate instead).
  */
 go_ahead: boolean, };

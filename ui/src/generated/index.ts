@@ -106,6 +106,7 @@ export type { MessageView } from "./MessageView";
 export type { ModelSource } from "./ModelSource";
 export type { ModelSpeed } from "./ModelSpeed";
 export type { ModelsView } from "./ModelsView";
+export type { NextStep } from "./NextStep";
 export type { Output } from "./Output";
 export type { OutputFile } from "./OutputFile";
 export type { OutputPreview } from "./OutputPreview";

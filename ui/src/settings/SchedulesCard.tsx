@@ -65,7 +65,7 @@ export function SchedulesCard() {
             {list.map((s) => (
               <tr key={s.id} data-testid={`schedule-${s.name}`}>
                 <td>
-                  {s.name} {s.paused && <span class="badge">paused</span>}
+                  {s.name} {s.slug !== s.name && <code class="small" title="Its safe file and unit name">{s.slug}</code>} {s.paused && <span class="badge">paused</span>}
                 </td>
                 <td>
                   {s.target_kind} {s.target_label}
@@ -150,7 +150,7 @@ export function ScheduleForm({ busy, onCreate, workflowId }: { busy: boolean; on
       <h3>New schedule</h3>
       <label>
         <span>Name</span>
-        <input name="name" value={name} required placeholder="morning-report" onInput={(e) => setName(e.currentTarget.value)} />
+        <input name="name" value={name} required placeholder="morning report" onInput={(e) => setName(e.currentTarget.value)} />
       </label>
       <label>
         <span>Runs</span>

@@ -62,11 +62,11 @@ export abstract class CallTransport {
   createWorkflow(request: CreateWorkflow) {
     return this.call("create_workflow", { request });
   }
-  /** `confirmPrivacy`: the user confirmed what the privacy guard found; `goAhead`: they chose to send although the preflight found something missing. */
-  sendMessage(workflow_id: string, content: string, confirmPrivacy = false, goAhead = false) {
+  /** `confirmPrivacy`: the user confirmed what the privacy guard found. */
+  sendMessage(workflow_id: string, content: string, confirmPrivacy = false) {
     return this.call("send_message", {
       workflow_id,
-      message: { content, confirm_privacy: confirmPrivacy, go_ahead: goAhead },
+      message: { content, confirm_privacy: confirmPrivacy, go_ahead: false },
     });
   }
   /** What a build needs on this machine (Python, uv, isolation, disk), each with its fix. */

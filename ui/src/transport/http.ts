@@ -7,7 +7,7 @@
 // WebSocket, which cannot carry a header. No cookie: one would go to every
 // other server on 127.0.0.1. Downloads are fetched with the header and
 // saved from a blob, so no link to the API needs a credential.
-import type { Event, GuardMatch, UploadedFile } from "../generated";
+import type { Event, GuardMatch, NextStep, UploadedFile } from "../generated";
 import { calls, type CallName, type CallSpec } from "../generated/api";
 import { saveBlob } from "../lib/download";
 import { CallTransport, type Args, type Result, type Transport } from "./client";
@@ -20,6 +20,7 @@ interface HttpErrorBody {
   message: string;
   matches?: GuardMatch[];
   detail?: string;
+  next_steps?: NextStep[];
 }
 
 function isErrorBody(v: unknown): v is HttpErrorBody {
@@ -33,7 +34,8 @@ export function errorFromResponse(status: number, body: unknown): ApiError {
   if (isErrorBody(body)) {
     const code = typeof body.error === "string" ? body.error : String(body.code);
     const detail = typeof body.detail === "string" ? body.detail : null;
-    return new ApiError(code, body.message, Array.isArray(body.matches) ? body.matches : [], detail);
+    const steps = Array.isArray(body.next_steps) ? body.next_steps : [];
+    return new ApiError(code, body.message, Array.isArray(body.matches) ? body.matches : [], detail, steps);
   }
   return new ApiError("http_" + status, `Maskflow answered ${status}.`);
 }

@@ -1,7 +1,7 @@
 // The transport's types and helpers, apart from `pickTransport` so that the
 // two implementations can import them without an import cycle. `Transport`
 // itself is in ./client.ts, read from the list of calls.
-import type { GuardMatch } from "../generated";
+import type { GuardMatch, NextStep } from "../generated";
 
 /** An error from either shell: a stable code and a sentence for people. */
 export class ApiError extends Error {
@@ -10,8 +10,10 @@ export class ApiError extends Error {
     message: string,
     /** For `privacy_blocked`: what the guard found, masked, and where from. */
     readonly matches: GuardMatch[] = [],
-    /** A finer code the UI branches on, e.g. `PREFLIGHT_MISSING`, `INPUTS_DIFFER`. */
+    /** A finer code the UI branches on, e.g. `RUN_IN_PROGRESS`, `INPUTS_DIFFER`. */
     readonly detail: string | null = null,
+    /** The ways on offered as buttons (`try_again`, `choose_another_model`). */
+    readonly nextSteps: NextStep[] = [],
   ) {
     super(message);
     this.name = "ApiError";
@@ -49,12 +51,19 @@ export function sourceSize(source: FileSource): number | undefined {
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (e && typeof e === "object" && "code" in e && "message" in e) {
-    const { code, message, matches, detail } = e as { code: unknown; message: unknown; matches?: unknown; detail?: unknown };
+    const { code, message, matches, detail, next_steps } = e as {
+      code: unknown;
+      message: unknown;
+      matches?: unknown;
+      detail?: unknown;
+      next_steps?: unknown;
+    };
     return new ApiError(
       String(code),
       String(message),
       Array.isArray(matches) ? (matches as GuardMatch[]) : [],
       typeof detail === "string" ? detail : null,
+      Array.isArray(next_steps) ? (next_steps as NextStep[]) : [],
     );
   }
   if (e instanceof Error) return new ApiError("network", e.message);

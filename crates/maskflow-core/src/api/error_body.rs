@@ -27,6 +27,33 @@ pub struct ErrorBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub detail: Option<String>,
+    /// The ways on the UI offers as buttons, when there are some: after a
+    /// weak model's unusable replies, `try_again` and
+    /// `choose_another_model` (issue 44).
+    #[serde(skip_serializing_if = "<[NextStep]>::is_empty")]
+    #[ts(optional, as = "Option<Vec<NextStep>>")]
+    #[schema(value_type = Option<Vec<NextStep>>)]
+    pub next_steps: &'static [NextStep],
+}
+
+/// A way on after a failure, offered as a button.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NextStep {
+    /// Send the same message again (a model's replies vary).
+    TryAgain,
+    /// Choose another model for the role (Settings → Models).
+    ChooseAnotherModel,
+}
+
+/// The ways on after `e` (none for most errors).
+pub fn next_steps(e: &CoreError) -> &'static [NextStep] {
+    match e {
+        CoreError::Provider(ProviderError::InvalidReply { .. }) => {
+            &[NextStep::TryAgain, NextStep::ChooseAnotherModel]
+        }
+        _ => &[],
+    }
 }
 
 impl ErrorBody {
@@ -37,6 +64,7 @@ impl ErrorBody {
             message: message.into(),
             matches: None,
             detail: None,
+            next_steps: &[],
         }
     }
 
@@ -46,6 +74,7 @@ impl ErrorBody {
     pub fn from_core(e: CoreError, log: &str) -> Self {
         let code = e.code();
         let detail = e.detail_code().map(str::to_owned);
+        let next_steps = next_steps(&e);
         if code == ErrorCode::Internal {
             eprintln!("maskflow: internal error: {e}");
             return Self::new(
@@ -63,6 +92,7 @@ impl ErrorBody {
             message,
             matches,
             detail,
+            next_steps,
         }
     }
 }

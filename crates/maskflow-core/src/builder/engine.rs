@@ -117,6 +117,7 @@ impl Engine {
         state.environment_failed = false;
         state.pending_gate = false;
         state.pending_packages = None;
+        state.pending_environment = None;
         self.drive(job, state, Command::Retest, on).await
     }
 
@@ -190,6 +191,28 @@ impl Engine {
                 return self.drive(job, state, Command::GiveUp, on).await;
             }
             state.bindings.extend(bindings);
+            on(state);
+            let Some(command) = self.test_step(job, state).await else {
+                return self.pause(state, on);
+            };
+            return self.drive(job, state, command, on).await;
+        }
+        if let Some(missing) = state.pending_environment.take() {
+            if !approve {
+                state.reason = Some(format!(
+                    "you stopped the build while it waited for what this machine is missing: {}{}; \
+                     once it is fixed, retry the build (its script is kept)",
+                    missing.detail,
+                    missing
+                        .fix
+                        .as_deref()
+                        .map(|f| format!(" (fix: {f})"))
+                        .unwrap_or_default()
+                ));
+                state.environment_failed = true;
+                return self.drive(job, state, Command::GiveUp, on).await;
+            }
+            // Checked again: still missing, the build waits again.
             on(state);
             let Some(command) = self.test_step(job, state).await else {
                 return self.pause(state, on);

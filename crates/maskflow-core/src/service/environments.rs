@@ -9,9 +9,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::Service;
+use super::{GateChoice, GateRequest};
+use crate::builder::BuildState;
 use crate::error::{CoreError, Result};
 use crate::events::Event;
-use crate::store::python_locks;
+use crate::store::{self, python_locks};
+use crate::versions::Status;
 use maskflow_pyenv::{EnvProgress, EnvironmentInfo, Environments, Lock, ProgressSink};
 use maskflow_runner::Python;
 
@@ -170,6 +173,44 @@ impl Service {
         };
         let path: PathBuf = self.environments().install_uv(&base, &on)?;
         let _ = path;
+        self.resume_environment_gates()?;
         self.list_environments()
+    }
+
+    /// Continues every build waiting at its environment gate (issue 44):
+    /// each checks again what it waited for and goes on, or waits again
+    /// if it is still missing. Called once `uv` is installed.
+    pub fn resume_environment_gates(&self) -> Result<usize> {
+        let waiting: Vec<(String, String)> = {
+            let db = self.db();
+            store::versions_in(&db, Status::Building)?
+                .into_iter()
+                .filter(|v| {
+                    store::builds::get_build(&db, &v.id)
+                        .ok()
+                        .flatten()
+                        .and_then(|r| serde_json::from_value::<BuildState>(r.state).ok())
+                        .is_some_and(|s| s.pending_gate && s.pending_environment.is_some())
+                })
+                .map(|v| (v.workflow_id, v.id))
+                .collect()
+        };
+        let mut resumed = 0;
+        for (workflow_id, version_id) in waiting {
+            let request = GateRequest {
+                decision: GateChoice::Approve,
+                feedback: None,
+                bindings: None,
+                plan: None,
+            };
+            // Another caller may have taken the gate in the meantime.
+            if self
+                .resolve_gate(&workflow_id, &version_id, request)
+                .is_ok()
+            {
+                resumed += 1;
+            }
+        }
+        Ok(resumed)
     }
 }

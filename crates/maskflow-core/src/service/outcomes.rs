@@ -28,14 +28,24 @@ pub(super) fn build_ended(version: i64, reason: &str) -> String {
              workflow (or send a message) and say what to change."
         )
     } else {
+        let weak = if reason.contains(UNUSABLE_TWICE) {
+            " If the model keeps answering in a shape Maskflow cannot use, choose another \
+             model for the builder (Settings → Models): a small model often cannot."
+        } else {
+            ""
+        };
         format!(
             "The build of version {version} failed: {}. To try again, choose Edit on the \
              workflow (or send a message) and say what to change; Maskflow drafts a new \
-             version and builds it.",
+             version and builds it.{weak}",
             reason.trim().trim_end_matches('.')
         )
     }
 }
+
+/// What every "unusable reply twice" failure says (`ProviderError::InvalidReply`,
+/// the builder's and the planner's own).
+const UNUSABLE_TWICE: &str = "gave an unusable reply twice";
 
 /// The notice of a build that waits for the user, `None` when it does not.
 pub(super) fn build_waiting(version: i64, state: &BuildState) -> Option<String> {
@@ -47,6 +57,19 @@ pub(super) fn build_waiting(version: i64, state: &BuildState) -> Option<String> 
              to have the script rewritten without them.",
             if names.len() == 1 { "" } else { "s" },
             names.join(", ")
+        ));
+    }
+    if let Some(missing) = &state.pending_environment {
+        return Some(format!(
+            "The build of version {version} is waiting: this machine is missing what its \
+             script's test needs — {}.{} Fix it (\"Install uv\" in the build's progress below \
+             does it in one click) and the build goes on.",
+            missing.detail.trim().trim_end_matches('.'),
+            missing
+                .fix
+                .as_deref()
+                .map(|f| format!(" Fix: {f}."))
+                .unwrap_or_default()
         ));
     }
     if state.pending_binding.is_some() {
@@ -68,6 +91,15 @@ pub(super) fn build_waiting(version: i64, state: &BuildState) -> Option<String> 
 /// anything the user's side answers at once (a privacy check to confirm,
 /// settings to fix, a conflict where nothing happened: the reply says so).
 pub(super) fn message_failed(error: &CoreError) -> Option<String> {
+    if let CoreError::Provider(maskflow_llm::ProviderError::InvalidReply { role, .. }) = error {
+        // A weak model (issue 44): the two ways on, named.
+        return Some(format!(
+            "Your last message was not answered: {}. Nothing changed. Try again (send it \
+             again; a model's replies vary), or choose another model for the {role} in \
+             Settings → Models: a small model often cannot answer in the shape Maskflow asks for.",
+            error.to_string().trim().trim_end_matches('.')
+        ));
+    }
     match error.code() {
         ErrorCode::Cancelled => Some(STOPPED_REPLY.to_owned()),
         ErrorCode::ProviderError | ErrorCode::ProviderTimeout => Some(format!(

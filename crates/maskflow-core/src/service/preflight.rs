@@ -1,10 +1,11 @@
 //! The preflight (issue 28, point 5): what a build will need on this
 //! machine — Python, `uv`, script isolation and free disk — checked when a
-//! workflow is created and again before its first message, so what is
-//! missing is found before any LLM call, with its fix. A workflow's first
-//! message is refused while something is missing unless the user said "go
-//! ahead" ([`SendMessage::go_ahead`]). Also here: retrying a build whose
-//! environment failed, without asking the builder again.
+//! workflow is created, so what is missing is shown with its fix before
+//! any LLM call. It never holds a conversation (issue 44): only a build
+//! that needs what is missing waits, at its environment gate, and goes on
+//! once it is fixed ([`Service::resume_environment_gates`]). Also here:
+//! retrying a build whose environment failed, without asking the builder
+//! again.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -15,54 +16,13 @@ use crate::builder::BuildState;
 use crate::error::{CoreError, Result};
 use crate::store::{self, builds as rows};
 use crate::versions::{Status, VersionEvent};
-use maskflow_llm::ChatRole;
 
 /// Free disk (in the data folder) below which a build is refused: room for
 /// an environment and a test run.
 pub const DISK_FLOOR_BYTES: u64 = 128 << 20;
 
-/// What a preflight checks.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum PreflightCheck {
-    /// A Python interpreter recent enough to run scripts.
-    Python,
-    /// `uv`, which makes the scripts' package environments.
-    Uv,
-    /// The sandbox scripts run in (or the user's choice to run without).
-    Isolation,
-    /// Free disk in the data folder.
-    Disk,
-}
-
-/// A fix the UI can offer as a button.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, ToSchema, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum PreflightAction {
-    /// Install `uv` into the data folder (`POST /api/environments/uv`).
-    InstallUv,
-    /// Open Settings, where the setting named in `fix` is changed.
-    OpenSettings,
-}
-
-/// One checked item.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
-pub struct PreflightItem {
-    /// What was checked.
-    pub check: PreflightCheck,
-    /// Whether it is there.
-    pub ok: bool,
-    /// What was found, or what is missing, in words.
-    pub detail: String,
-    /// How to fix it (when missing), in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub fix: Option<String>,
-    /// The button that fixes it (when missing and there is one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub action: Option<PreflightAction>,
-}
+pub use crate::needs::{PreflightAction, PreflightCheck, PreflightItem};
+use crate::needs::{found as item_found, missing};
 
 /// The preflight: every item, and whether all are there.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, ToSchema, ts_rs::TS)]
@@ -94,29 +54,6 @@ impl PreflightView {
     }
 }
 
-fn item(check: PreflightCheck, ok: bool, detail: String) -> PreflightItem {
-    PreflightItem {
-        check,
-        ok,
-        detail,
-        fix: None,
-        action: None,
-    }
-}
-
-fn missing(
-    check: PreflightCheck,
-    detail: String,
-    fix: &str,
-    action: Option<PreflightAction>,
-) -> PreflightItem {
-    PreflightItem {
-        fix: Some(fix.to_owned()),
-        action,
-        ..item(check, false, detail)
-    }
-}
-
 impl Service {
     /// Checks Python, `uv`, isolation and free disk. Blocking: it starts
     /// the interpreter and `uv` to ask their versions.
@@ -125,37 +62,19 @@ impl Service {
         let mut items = Vec::new();
         let python = self.python()?;
         let base = self.runner().python().ok();
-        items.push(match (&python.error, &python.version) {
-            (None, Some(v)) => item(C::Python, true, format!("Python {v}")),
-            (error, _) => missing(
-                C::Python,
-                error.clone().unwrap_or_else(|| "no Python 3 found".into()),
-                "install Python 3 or choose an interpreter in Settings → Python",
-                Some(PreflightAction::OpenSettings),
-            ),
-        });
-        items.push(match self.environments().uv(base.as_ref()) {
-            Ok((path, version)) => item(C::Uv, true, format!("{} ({version})", path.display())),
-            Err(e) if base.is_some() => missing(
-                C::Uv,
-                e.to_string(),
-                "install uv with one click (pip install uv into the data folder), or run python3 -m pip install uv",
-                Some(PreflightAction::InstallUv),
-            ),
-            Err(e) => missing(
-                C::Uv,
-                e.to_string(),
-                "install Python 3 first, then uv",
-                None,
-            ),
-        });
+        items.push(crate::needs::python_item(
+            match (&python.error, &python.version) {
+                (None, Some(v)) => Ok(v.clone()),
+                (error, _) => Err(error.clone().unwrap_or_else(|| "no Python 3 found".into())),
+            },
+        ));
+        items.push(crate::needs::uv_item(&self.environments(), base.as_ref()));
         let isolation = self.isolation()?;
         items.push(if isolation.available {
-            item(C::Isolation, true, isolation.detail)
+            item_found(C::Isolation, isolation.detail)
         } else if isolation.allow_unisolated {
-            item(
+            item_found(
                 C::Isolation,
-                true,
                 format!(
                     "{}; scripts run without isolation (your choice in Settings)",
                     isolation.detail
@@ -172,7 +91,7 @@ impl Service {
         let free = crate::disk::available_space(self.home());
         let shown = crate::disk::human_bytes(free);
         items.push(if free >= DISK_FLOOR_BYTES {
-            item(C::Disk, true, format!("{shown} free in the data folder"))
+            item_found(C::Disk, format!("{shown} free in the data folder"))
         } else {
             missing(
                 C::Disk,
@@ -190,39 +109,19 @@ impl Service {
         })
     }
 
-    /// The user's message as both shells send it: a workflow's first
-    /// message is refused (409 `PREFLIGHT_MISSING`, before any LLM call)
-    /// while the preflight finds something missing, unless `go_ahead`.
+    /// The user's message as both shells send it. The preflight never
+    /// holds it: the validator and the clarifier need nothing of what it
+    /// checks, and a build that needs what is missing waits at its
+    /// environment gate ([`crate::builder::BuildState::pending_environment`]).
+    /// `go_ahead` is accepted as before and changes nothing.
     pub async fn send_user_message(
         &self,
         workflow_id: &str,
         message: SendMessage,
     ) -> Result<MessageReply> {
-        // A malformed message is refused as such first (400), whatever the preflight says.
         super::checked_content(&message.content)?;
-        if !message.go_ahead && self.is_first_message(workflow_id)? {
-            let service = self.clone();
-            let view = tokio::task::spawn_blocking(move || service.preflight())
-                .await
-                .map_err(|e| CoreError::Corrupt(format!("the preflight stopped: {e}")))??;
-            if !view.ready {
-                return Err(CoreError::PreflightMissing(format!(
-                    "not sent: this machine is missing what a build needs — {}. Fix it, or send again with \"go ahead\" (go_ahead: true)",
-                    view.missing_sentence()
-                )));
-            }
-        }
         self.send_message_cancellable(workflow_id, &message.content, message.confirm_privacy)
             .await
-    }
-
-    /// Whether the workflow's conversation has no message of the user's yet.
-    fn is_first_message(&self, workflow_id: &str) -> Result<bool> {
-        self.versions_or_404(&self.db(), workflow_id)?;
-        Ok(!self
-            .history(workflow_id)?
-            .iter()
-            .any(|m| m.role == ChatRole::User))
     }
 
     /// Retries a failed build whose Python environment (or test run) could
@@ -272,7 +171,7 @@ mod tests {
         let view = PreflightView {
             ready: false,
             items: vec![
-                item(PreflightCheck::Python, true, "Python 3.11".into()),
+                item_found(PreflightCheck::Python, "Python 3.11".into()),
                 missing(
                     PreflightCheck::Uv,
                     "uv was not found".into(),

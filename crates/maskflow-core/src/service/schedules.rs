@@ -24,7 +24,7 @@ use maskflow_clock::format_rfc3339;
 pub const BACKOFF_BASE_MS: i64 = 60_000;
 /// The longest wait after failures.
 pub const BACKOFF_CAP_MS: i64 = 3_600_000;
-/// Longest schedule name (it names systemd units too).
+/// Longest schedule name, in characters.
 pub const MAX_SCHEDULE_NAME: usize = 64;
 
 /// `POST /api/schedules`'s body: what runs, and when.
@@ -32,7 +32,8 @@ pub const MAX_SCHEDULE_NAME: usize = 64;
 #[serde(deny_unknown_fields)]
 #[ts(optional_fields)]
 pub struct ScheduleInput {
-    /// Letters, digits, `-` and `_` (it names the systemd units).
+    /// The name as the person writes it ("weekly sales report"); its
+    /// units and folders get its safe name (`slug` of the view).
     pub name: String,
     /// The workflow (id or exact name) to run, or
     #[serde(default)]
@@ -57,8 +58,13 @@ pub struct ScheduleInput {
 pub struct ScheduleView {
     /// `sch_…`
     pub id: String,
-    /// Its name.
+    /// Its name, as the person wrote it.
     pub name: String,
+    /// Its safe file and unit name, derived from the name
+    /// (`weekly-sales-report`): the systemd units
+    /// (`maskflow-<slug>.timer`), the launchd label, the scheduled-results
+    /// folder.
+    pub slug: String,
     /// `workflow` or `flow`.
     pub target_kind: String,
     /// The workflow's id or the flow's name.
@@ -137,16 +143,19 @@ pub fn backoff_ms(failures: i64) -> i64 {
         .min(BACKOFF_CAP_MS)
 }
 
+/// A schedule's name as the person wrote it — spaces, accents, any
+/// script (issue 44) — up to [`MAX_SCHEDULE_NAME`] characters, with no
+/// control character. Its units and folders use its safe name
+/// ([`crate::file_names::slug`]).
 fn checked_name(name: &str) -> Result<String> {
     let name = name.trim();
     let ok = !name.is_empty()
-        && name.len() <= MAX_SCHEDULE_NAME
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        && name.chars().count() <= MAX_SCHEDULE_NAME
+        && !name.chars().any(char::is_control);
     if !ok {
         return Err(bad(format!(
-            "schedule name {name:?}: use 1 to {MAX_SCHEDULE_NAME} letters, digits, - or _"
+            "schedule name {name:?}: give 1 to {MAX_SCHEDULE_NAME} characters on one line \
+             (spaces and accents are fine; no tab or control character)"
         )));
     }
     Ok(name.to_owned())
@@ -202,6 +211,7 @@ impl Service {
         };
         ScheduleView {
             id: r.id,
+            slug: crate::file_names::slug(&r.name),
             name: r.name,
             target_kind: target_kind.into(),
             target,
@@ -267,6 +277,16 @@ impl Service {
         if rows::get(&self.db(), &name)?.is_some() {
             return Err(CoreError::Conflict(format!(
                 "a schedule named {name:?} exists"
+            )));
+        }
+        let slug = crate::file_names::slug(&name);
+        if let Some(other) = rows::list(&self.db())?
+            .into_iter()
+            .find(|r| crate::file_names::slug(&r.name) == slug)
+        {
+            return Err(CoreError::Conflict(format!(
+                "schedule name {name:?} gets the file name {slug:?}, which schedule {:?} has; choose another name",
+                other.name
             )));
         }
         let row = ScheduleRow {
@@ -439,10 +459,15 @@ mod tests {
     }
 
     #[test]
-    fn names_are_unit_safe() {
+    fn names_are_kept_as_written_and_only_their_safe_names_name_units() {
         assert!(checked_name("daily-report_2").is_ok());
-        assert!(checked_name("../x").is_err());
-        assert!(checked_name("a b").is_err());
+        // Issue 44: spaces and accents are a person's name, kept as written.
+        assert_eq!(checked_name(" a b ").expect("spaces"), "a b");
+        assert_eq!(checked_name("Relevé März").expect("accents"), "Relevé März");
         assert!(checked_name("").is_err());
+        assert!(checked_name("a\nb").is_err());
+        assert!(checked_name(&"x".repeat(MAX_SCHEDULE_NAME + 1)).is_err());
+        // A path in a name never reaches a file name: its safe name does.
+        assert_eq!(crate::file_names::slug("../x"), "x");
     }
 }

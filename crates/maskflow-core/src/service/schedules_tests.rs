@@ -371,7 +371,8 @@ async fn schedules_are_refused_clearly() {
     assert!(err(json!({"name": "x", "workflow": wf, "cron": "every day"})).contains("5 fields"));
     assert!(err(json!({"name": "x", "workflow": wf})).contains("cron expression or a folder"));
     assert!(err(json!({"name": "x", "cron": "* * * * *"})).contains("workflow or a flow"));
-    assert!(err(json!({"name": "x y", "workflow": wf, "cron": "* * * * *"})).contains("name"));
+    // A name as people write it is fine (issue 44); a control character is not.
+    assert!(err(json!({"name": "x\ty", "workflow": wf, "cron": "* * * * *"})).contains("name"));
     assert!(err(json!({"name": "x", "workflow": wf, "folder": "relative"})).contains("absolute"));
     assert!(err(json!({"name": "x", "workflow": "nope", "cron": "* * * * *"})).contains("nope"));
     s.create_schedule(input(
@@ -380,6 +381,43 @@ async fn schedules_are_refused_clearly() {
     .expect("create");
     assert!(err(json!({"name": "x", "workflow": wf, "cron": "0 7 * * *"})).contains("exists"));
     assert_eq!(s.list_schedules().expect("list").len(), 1);
+}
+
+/// Issue 44, point 4 (regression: "weekly sales report" was refused for
+/// its spaces): a name as people write it is kept as written and shown
+/// with its safe file and unit name; two names with one safe name clash.
+#[tokio::test]
+async fn a_schedule_named_as_people_write_it_gets_a_safe_name_shown_beside_it() {
+    let home = tempfile::tempdir().expect("home");
+    let (s, _hand) = service(home.path());
+    let wf = approved(&s).await;
+    let view = s
+        .create_schedule(input(
+            json!({"name": "weekly sales report", "workflow": wf, "cron": "0 7 * * 1"}),
+        ))
+        .expect("a name with spaces");
+    assert_eq!(view.name, "weekly sales report");
+    assert_eq!(view.slug, "weekly-sales-report");
+    let view = s
+        .create_schedule(input(
+            json!({"name": "Relevé März", "workflow": wf, "cron": "0 7 1 * *"}),
+        ))
+        .expect("a name with accents");
+    assert_eq!(view.slug, "releve-marz");
+    assert_eq!(
+        s.get_schedule("Relevé März").expect("by its name").id,
+        view.id
+    );
+    let clash = s
+        .create_schedule(input(
+            json!({"name": "Weekly Sales Report!", "workflow": wf, "cron": "0 8 * * 1"}),
+        ))
+        .expect_err("the same safe name")
+        .to_string();
+    assert!(
+        clash.contains("weekly-sales-report") && clash.contains("choose another name"),
+        "{clash}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -125,8 +125,9 @@ pub struct SendMessage {
     /// files in it (after the user confirmed; only their own text passes).
     #[serde(default)]
     pub confirm_privacy: bool,
-    /// Send it even though the preflight finds something missing (Python,
-    /// uv, isolation, disk): the user said "go ahead anyway".
+    /// Accepted for clients written when the preflight held a first
+    /// message; it changes nothing now (a build that needs what is missing
+    /// waits at its environment gate instead).
     #[serde(default)]
     pub go_ahead: bool,
 }

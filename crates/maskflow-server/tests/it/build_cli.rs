@@ -241,13 +241,9 @@ fn maskflow_build_then_approve_on_a_terminal() {
     assert!(llm.bodies().is_empty(), "sent before the approval");
     tmux.type_line("y");
 
-    // The clarifier's question, answered on the terminal. (A machine
-    // missing what a build needs asks to go ahead first.)
-    let mut pane = tmux.wait_for_any(&[QUESTION, "Go ahead anyway?"]);
-    if !pane.contains(QUESTION) {
-        tmux.type_line("y");
-        pane = tmux.wait_for(QUESTION);
-    }
+    // The clarifier's question, answered on the terminal (the preflight
+    // never holds the conversation, issue 44).
+    let pane = tmux.wait_for(QUESTION);
     assert!(pane.contains(QUESTION), "{pane}");
     tmux.type_line(ANSWER);
 
@@ -375,11 +371,7 @@ fn maskflow_build_with_a_plan_and_a_review() {
         llm,
         tmux,
     } = start_build("plan", "--yes --plan --review");
-    let mut pane = tmux.wait_for_any(&[QUESTION, "Go ahead anyway?"]);
-    if !pane.contains(QUESTION) {
-        tmux.type_line("y");
-        pane = tmux.wait_for(QUESTION);
-    }
+    let pane = tmux.wait_for(QUESTION);
     assert!(pane.contains(QUESTION), "{pane}");
     tmux.type_line(ANSWER);
     let pane = tmux.wait_for("Approve this plan?");
@@ -425,4 +417,58 @@ fn maskflow_build_with_a_plan_and_a_review() {
             "{f}"
         );
     }
+}
+
+/// Issue 44, point 5 on the command line: a weak model's two unusable
+/// replies are told with the two ways on (try again, choose another
+/// model), "Try again?" asks it again, and no ends the command as a
+/// failure with nothing changed.
+#[test]
+fn maskflow_build_with_a_weak_model_offers_try_again_and_another_model() {
+    let llm = Recorder::start(|req, _| {
+        if req.method != "POST" || !req.path.ends_with("/chat/completions") {
+            return Reply::not_found();
+        }
+        sse("I think that can be done!")
+    });
+    let home = tempfile::tempdir().expect("home");
+    let data = home.path().join("data");
+    let csv = home.path().join("sales.csv");
+    std::fs::write(&csv, CSV).expect("csv");
+    let mut child = Command::new(BIN)
+        .arg("build")
+        .arg(&csv)
+        .args(["--yes", "--message", "total the amount per customer"])
+        .args(["--provider", "openai", "--model", "tiny"])
+        .arg("--base-url")
+        .arg(format!("http://127.0.0.1:{}/v1", llm.port))
+        .env("MASKFLOW_HOME", &data)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("maskflow build");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        // Yes to the first "Try again?", no to the second.
+        stdin.write_all(b"y\nn\n").expect("answers");
+    }
+    let out = child.wait_with_output().expect("exit");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.matches("Try again?").count(), 2, "{err}");
+    assert!(
+        err.contains("validator gave an unusable reply twice")
+            && err.contains("choose another")
+            && err.contains("--provider and --model"),
+        "{err}"
+    );
+    // Two messages, each a first reply and its one repair.
+    let validator = llm
+        .bodies()
+        .iter()
+        .filter(|b| b.contains("You are Maskflow's validator"))
+        .count();
+    assert_eq!(validator, 4, "{err}");
 }

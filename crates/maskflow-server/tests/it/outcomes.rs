@@ -172,3 +172,136 @@ async fn dismissing_the_manual_prompt_of_a_message_is_not_a_bad_gateway() {
     assert_eq!(v["code"], "cancelled", "{v}");
     left_actionable(&api, &wf, Some("You stopped the reply")).await;
 }
+
+/// A weak model on loopback speaking `kind`'s protocol (streamed): prose
+/// where JSON is asked for — for every role, or only for the builder.
+struct Junk {
+    kind: &'static str,
+    builder_only: bool,
+}
+
+impl wiremock::Respond for Junk {
+    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+        let body = String::from_utf8_lossy(&request.body);
+        let text = if !self.builder_only {
+            "I think that can be done! Let me know.".to_owned()
+        } else if body.contains("needs_clarification") {
+            json!({"needs_clarification": false}).to_string()
+        } else if body.contains("feasible") {
+            json!({"feasible": true}).to_string()
+        } else {
+            "Sure, here is a script: print('hi')".to_owned()
+        };
+        let out = match self.kind {
+            "openai" => format!(
+                "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+                json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5}})
+            ),
+            _ => format!(
+                "event: message_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+                json!({"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}),
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
+                json!({"type":"message_delta","usage":{"output_tokens":5}})
+            ),
+        };
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(out)
+    }
+}
+
+async fn weak_api(
+    kind: &'static str,
+    builder_only: bool,
+) -> (Router, MockServer, tempfile::TempDir) {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Junk { kind, builder_only })
+        .mount(&server)
+        .await;
+    let home = tempfile::tempdir().expect("tmp");
+    let config = ServiceConfig {
+        keys: Arc::new(maskflow_llm::keys::KeyringCredentials::with_store(
+            keyring_core::mock::Store::new().expect("mock keyring"),
+        )),
+        ..ServiceConfig::from_settings(home.path())
+    };
+    let api = app(Service::open(config).expect("service"));
+    let base = if kind == "openai" {
+        format!("{}/v1", server.uri())
+    } else {
+        server.uri()
+    };
+    use_backend(
+        &api,
+        json!({"id": "b", "kind": kind, "base_url": base, "model": "tiny-model"}),
+    )
+    .await;
+    (api, server, home)
+}
+
+/// Issue 44, point 5: a weak model's two unusable replies, through the
+/// OpenAI-compatible and the Anthropic protocol, leave the version where
+/// the user can act (it is `validating`, the message can be sent again),
+/// answer the two ways on for the UI to offer (`next_steps`), and the
+/// chat's notice names them: try again, or choose another model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_weak_models_unusable_replies_offer_try_again_and_another_model_on_each_protocol() {
+    for kind in ["openai", "anthropic"] {
+        let (api, _server, _home) = weak_api(kind, false).await;
+        let wf = new_workflow(&api).await;
+        let (s, v) = send(&api, &wf).await;
+        assert_eq!(s, StatusCode::BAD_GATEWAY, "{kind}: {v}");
+        assert_eq!(v["code"], "provider_error", "{kind}: {v}");
+        assert_eq!(
+            v["next_steps"],
+            json!(["try_again", "choose_another_model"]),
+            "{kind}: {v}"
+        );
+        left_actionable(&api, &wf, Some("Try again")).await;
+        left_actionable(&api, &wf, Some("choose another model for the validator")).await;
+        // Trying again is possible (and fails the same way with the same model).
+        let (s, v) = send(&api, &wf).await;
+        assert_eq!(s, StatusCode::BAD_GATEWAY, "{kind}: {v}");
+        left_actionable(&api, &wf, Some("unusable reply twice")).await;
+    }
+}
+
+/// The builder's unusable replies end its build `failed` (where Edit
+/// starts a new version) and the chat says so with "choose another model".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_weak_builder_ends_its_build_failed_with_the_way_on_on_each_protocol() {
+    for kind in ["openai", "anthropic"] {
+        let (api, _server, _home) = weak_api(kind, true).await;
+        let wf = new_workflow(&api).await;
+        let (s, v) = send(&api, &wf).await;
+        assert_eq!(s, StatusCode::OK, "{kind}: {v}");
+        assert_eq!(v["status"], "building", "{kind}: {v}");
+        let mut view = Value::Null;
+        for _ in 0..1200 {
+            let (_, w) = call(&api, "GET", &format!("/api/workflows/{wf}"), None).await;
+            if w["current_version"]["status"] != "building" {
+                view = w;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            view["current_version"]["status"], "failed",
+            "{kind}: {view}"
+        );
+        let last = view["messages"]
+            .as_array()
+            .and_then(|m| m.iter().rev().find(|m| m["role"] == "notice"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+            .to_owned();
+        assert!(
+            last.contains("unusable reply twice")
+                && last.contains("choose another model for the builder")
+                && last.contains("Edit"),
+            "{kind}: {view}"
+        );
+    }
+}

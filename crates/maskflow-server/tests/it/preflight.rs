@@ -1,9 +1,12 @@
-//! Issue 28, point 5, through the real binary: with `uv` unavailable
-//! (`MASKFLOW_UV` naming a missing file, no `uv` on `PATH`) the preflight
-//! says so with its fix, a workflow's first message is refused before any
-//! LLM call (the ledger stays empty), "go ahead" sends it, the build fails
-//! on its environment, and once uv is back (where the one-click install
-//! puts it) a retry builds with the builder's script — no new builder call.
+//! Issue 28, point 5, and issue 44, point 2, through the real binary: with
+//! `uv` unavailable (`MASKFLOW_UV` naming a missing file, no `uv` on
+//! `PATH`) the preflight says so with its fix, yet the preflight never
+//! holds a conversation: seed 000's message call (`{content}` alone) gets
+//! the validator's prompt, a script of the standard library alone is built
+//! and tested with no uv, and a script that needs packages waits at the
+//! build's environment gate, naming uv and its one-click fix, and goes on
+//! once uv is where the one-click install puts it — with the builder's
+//! script, no new builder call.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -13,10 +16,17 @@ use serde_json::{Value, json};
 use crate::common::spawned::{Serve, upload};
 
 const SCRIPT: &str = r#"import json, sys
-import pypdf
+import pandas
 f = json.load(open(sys.argv[1]))["fields"]
-rows = open(f["table"]).read().splitlines()
-open("outputs/count.txt", "w").write("%d rows, pypdf %s\n" % (len(rows) - 1, pypdf.__version__))
+rows = pandas.read_csv(f["table"])
+open("outputs/count.txt", "w").write("%d rows, pandas %s\n" % (len(rows), pandas.__version__))
+"#;
+
+/// A script of the standard library alone.
+const STDLIB_SCRIPT: &str = r#"import csv, json, sys
+f = json.load(open(sys.argv[1]))["fields"]
+rows = list(csv.DictReader(open(f["table"])))
+open("outputs/count.txt", "w").write("%d rows\n" % len(rows))
 "#;
 
 /// A real `uv` for the part where it is back, or `None` (skipped loudly,
@@ -55,13 +65,123 @@ fn uv_cache() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
+/// The environment of a server that finds no uv anywhere.
+fn no_uv_env(home: &Path) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("MASKFLOW_UV", home.join("no-such-uv").into_os_string()),
+        ("PATH", path_without_uv()),
+        ("UV_CACHE_DIR", uv_cache().into_os_string()),
+        // Nor python3's own uv package, when one is installed for the user.
+        ("PYTHONNOUSERSITE", OsString::from("1")),
+    ]
+}
+
+fn start_without_uv(home: &Path, data: &Path, replay: Option<&Path>) -> Serve {
+    let env = no_uv_env(home);
+    let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    Serve::start(data, replay, &env)
+}
+
+/// The one manual prompt of `role`, once it is listed.
+fn manual_prompt(server: &Serve, role: &str) -> Value {
+    let list = server.wait_for("/api/manual", &format!("a {role} prompt"), |v| {
+        v.as_array()
+            .is_some_and(|l| l.iter().any(|p| p["role"] == role))
+    });
+    list.as_array()
+        .and_then(|l| l.iter().find(|p| p["role"] == role))
+        .cloned()
+        .expect("prompt")
+}
+
+fn answer(server: &Serve, prompt: &Value, text: &str) {
+    let id = prompt["id"].as_str().expect("prompt id");
+    let (status, body) = server.call(
+        "POST",
+        &format!("/api/manual/{id}/answer"),
+        Some(json!({ "text": text })),
+    );
+    assert_eq!(status, 204, "{body}");
+}
+
+#[test]
+fn with_no_uv_the_first_message_gets_the_validators_prompt_and_a_stdlib_script_is_built() {
+    let home = tempfile::tempdir().expect("home");
+    let data = home.path().join("data");
+    // The manual back end: every prompt is listed for the user to answer.
+    let server = start_without_uv(home.path(), &data, None);
+    let (_, preflight) = server.call("GET", "/api/preflight", None);
+    assert_eq!(uv_item(&preflight)["ok"], false, "{preflight}");
+    let detail = uv_item(&preflight)["detail"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        !detail.contains("the script needs"),
+        "no script exists yet: {preflight}"
+    );
+    let ids = upload(
+        server.port,
+        &[("people.csv", "text/csv", b"name,age\nAda,36\nAlan,41\n")],
+    );
+    let (status, created) = server.call("POST", "/api/workflows", Some(json!({"file_ids": ids})));
+    assert_eq!(status, 201, "{created}");
+    let wf = created["workflow_id"].as_str().expect("wf").to_owned();
+
+    // Seed 000's call exactly: `{content}`, nothing else.
+    let port = server.port;
+    let path = format!("/api/workflows/{wf}/messages");
+    let message = std::thread::spawn(move || {
+        let body = json!({"content": "count the rows"}).to_string();
+        let (status, out) =
+            crate::common::spawned::http(port, "POST", &path, "application/json", body.as_bytes());
+        (status, String::from_utf8_lossy(&out).into_owned())
+    });
+    let validator = manual_prompt(&server, "validator");
+    assert!(
+        validator["messages"].to_string().contains("count the rows"),
+        "the validator is asked about the message: {validator}"
+    );
+    answer(&server, &validator, r#"{"feasible": true}"#);
+    answer(
+        &server,
+        &manual_prompt(&server, "clarifier"),
+        r#"{"needs_clarification": false}"#,
+    );
+    let (status, reply) = message.join().expect("message");
+    assert_eq!(status, 200, "{reply}");
+    assert!(reply.contains("building"), "{reply}");
+
+    // The builder's script needs no package: built and tested with no uv.
+    let spec = json!({
+        "name": "Row count",
+        "description": "Counts the rows",
+        "script": STDLIB_SCRIPT,
+        "fields": [{"name": "table", "label": "Table", "type": "file", "required": true, "accept": [".csv"]}],
+        "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": [],
+                      "outputs": [{"name": "count.txt", "description": "the count"}]}
+    });
+    answer(
+        &server,
+        &manual_prompt(&server, "builder"),
+        &spec.to_string(),
+    );
+    let view = server.wait_for(&format!("/api/workflows/{wf}"), "the build to end", |v| {
+        v["current_version"]["status"] != "building"
+    });
+    let current = &view["current_version"];
+    assert_eq!(current["status"], "pending_user_approval", "{view}");
+    assert_eq!(current["test_report"]["status"], "passed", "{view}");
+    assert_eq!(current["test_report"]["environment"], Value::Null, "{view}");
+}
+
 fn replay(dir: &Path) -> PathBuf {
     let spec = json!({
         "name": "Row count",
         "description": "Counts the rows",
         "script": SCRIPT,
         "fields": [{"name": "table", "label": "Table", "type": "file", "required": true, "accept": [".csv"]}],
-        "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": ["pypdf"],
+        "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": ["pandas"],
                       "outputs": [{"name": "count.txt", "description": "the count"}]}
     });
     let path = dir.join("replay.json");
@@ -96,25 +216,23 @@ fn uv_item(preflight: &Value) -> Value {
         .expect("a uv item")
 }
 
+fn build_of(server: &Serve, wf: &str) -> Value {
+    server.wait_for(
+        &format!("/api/workflows/{wf}"),
+        "the build to wait or end",
+        |v| {
+            v["current_version"]["build"]["pending_gate"] == true
+                || v["current_version"]["status"] != "building"
+        },
+    )
+}
+
 #[test]
-fn missing_uv_holds_the_first_message_and_a_failed_environment_retries_without_the_builder() {
+fn a_script_that_needs_packages_waits_for_uv_at_its_gate_and_goes_on_once_it_is_there() {
     let Some(uv) = real_uv() else { return };
     let home = tempfile::tempdir().expect("home");
     let data = home.path().join("data");
-    let missing = home.path().join("no-such-uv");
-    let path = path_without_uv();
-    let cache = uv_cache();
-    let server = Serve::start(
-        &data,
-        Some(&replay(home.path())),
-        &[
-            ("MASKFLOW_UV", missing.as_os_str()),
-            ("PATH", path.as_os_str()),
-            ("UV_CACHE_DIR", cache.as_os_str()),
-            // Nor python3's own uv package, when one is installed for the user.
-            ("PYTHONNOUSERSITE", std::ffi::OsStr::new("1")),
-        ],
-    );
+    let server = start_without_uv(home.path(), &data, Some(&replay(home.path())));
 
     // The preflight, on its own and with the new workflow.
     let (status, preflight) = server.call("GET", "/api/preflight", None);
@@ -147,54 +265,48 @@ fn missing_uv_holds_the_first_message_and_a_failed_environment_retries_without_t
     let wf = created["workflow_id"].as_str().expect("wf").to_owned();
     let vid = created["version_id"].as_str().expect("vid").to_owned();
 
-    // Without "go ahead": refused, naming uv, and nothing left the machine.
+    // The first message goes through (no "go ahead" needed) and the build
+    // waits at its environment gate, naming uv and its one-click fix.
     let messages = format!("/api/workflows/{wf}/messages");
-    let (status, refused) = server.call(
+    let (status, reply) = server.call(
         "POST",
         &messages,
         Some(json!({"content": "count the rows"})),
     );
-    assert_eq!(status, 409, "{refused}");
-    assert_eq!(refused["detail"], "PREFLIGHT_MISSING", "{refused}");
-    let text = refused["message"].as_str().unwrap_or("");
-    assert!(
-        text.contains("uv") && text.contains("go ahead"),
-        "{refused}"
-    );
-    assert!(
-        ledger_roles(&server).is_empty(),
-        "no request reached the back end"
-    );
-
-    // With it: the conversation goes on and the build fails on its environment.
-    let (status, reply) = server.call(
-        "POST",
-        &messages,
-        Some(json!({"content": "count the rows", "go_ahead": true})),
-    );
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["status"], "building", "{reply}");
-    let view = server.wait_for(&format!("/api/workflows/{wf}"), "the build to end", |v| {
-        v["current_version"]["status"] != "building"
-    });
-    assert_eq!(view["current_version"]["status"], "failed", "{view}");
+    let view = build_of(&server, &wf);
+    let build = &view["current_version"]["build"];
+    assert_eq!(view["current_version"]["status"], "building", "{view}");
+    assert_eq!(build["pending_gate"], true, "{view}");
+    assert_eq!(build["pending_environment"]["check"], "uv", "{view}");
     assert_eq!(
-        view["current_version"]["build"]["retryable"], true,
-        "the UI offers the retry: {view}"
+        build["pending_environment"]["action"], "install_uv",
+        "{view}"
     );
     let builder_calls = |roles: Vec<String>| roles.iter().filter(|r| *r == "builder").count();
     assert_eq!(builder_calls(ledger_roles(&server)), 1);
 
-    // uv is back where the one-click install puts it; the retry builds
+    // "Continue" while uv is still missing: it waits again.
+    let gate = format!("/api/workflows/{wf}/versions/{vid}/gate");
+    let (status, body) = server.call("POST", &gate, Some(json!({"decision": "approve"})));
+    assert_eq!(status, 200, "{body}");
+    let view = build_of(&server, &wf);
+    assert_eq!(view["current_version"]["status"], "building", "{view}");
+    assert_eq!(
+        view["current_version"]["build"]["pending_environment"]["check"], "uv",
+        "{view}"
+    );
+
+    // uv is there, where the one-click install puts it: the build goes on
     // with the same script, without asking the builder again.
     let bin = data.join("tools").join("uv").join("bin");
     std::fs::create_dir_all(&bin).expect("tools dir");
     std::os::unix::fs::symlink(&uv, bin.join("uv")).expect("link uv");
     let (_, preflight) = server.call("GET", "/api/preflight", None);
     assert_eq!(uv_item(&preflight)["ok"], true, "{preflight}");
-    let retry = format!("/api/workflows/{wf}/versions/{vid}/retry");
-    let (status, retried) = server.call("POST", &retry, None);
-    assert_eq!(status, 200, "{retried}");
+    let (status, body) = server.call("POST", &gate, Some(json!({"decision": "approve"})));
+    assert_eq!(status, 200, "{body}");
     let mut view = Value::Null;
     for _ in 0..2400 {
         let (_, v) = server.call("GET", &format!("/api/workflows/{wf}"), None);
@@ -210,9 +322,10 @@ fn missing_uv_holds_the_first_message_and_a_failed_environment_retries_without_t
     assert_eq!(
         builder_calls(ledger_roles(&server)),
         1,
-        "the retry did not ask the builder"
+        "the build went on without asking the builder"
     );
     // Only a failed build is retried.
+    let retry = format!("/api/workflows/{wf}/versions/{vid}/retry");
     let (status, again) = server.call("POST", &retry, None);
     assert_eq!(status, 409, "{again}");
 }

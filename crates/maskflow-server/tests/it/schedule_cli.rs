@@ -193,3 +193,41 @@ fn schedules_are_added_listed_paused_and_installed_as_a_valid_systemd_timer() {
         "{left}"
     );
 }
+
+/// Issue 44, point 4: a schedule named as people write it is accepted,
+/// listed with its safe name, and its units are named by that safe name.
+#[test]
+fn a_schedule_named_with_spaces_and_accents_gets_safe_unit_names() {
+    let home = tempfile::tempdir().expect("home");
+    copy_dir(Path::new(FLOWS), home.path());
+    let h = home.path();
+    let added = ok(&cli(
+        h,
+        &[
+            "schedule",
+            "add",
+            "Weekly sales report é",
+            "--flow",
+            "seed_example",
+            "--cron",
+            "0 7 * * 1",
+        ],
+    ));
+    assert!(
+        added.starts_with("Weekly sales report é (weekly-sales-report-e)  active  "),
+        "{added}"
+    );
+    let units = ok(&cli(
+        h,
+        &["schedule", "install", "Weekly sales report é", "--dry-run"],
+    ));
+    assert!(
+        units.starts_with("# maskflow-weekly-sales-report-e.timer\n")
+            && units.contains("# maskflow-weekly-sales-report-e.service\n"),
+        "{units}"
+    );
+    assert!(
+        units.contains("Unit=maskflow-weekly-sales-report-e.service\n"),
+        "{units}"
+    );
+}

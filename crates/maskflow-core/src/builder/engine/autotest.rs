@@ -14,6 +14,7 @@ use crate::builder::profile::TestOutcome;
 use crate::builder::review::Verdict;
 use crate::builder::table::Command;
 use crate::conversation::spec::WorkflowSpec;
+use crate::needs::PreflightItem;
 use maskflow_pyenv::{Lock, PackageRequest, dist_name, outside_curated};
 use maskflow_runner::RunRequest;
 
@@ -117,6 +118,27 @@ impl Engine {
         Ok(Some(lock))
     }
 
+    /// What this machine lacks for testing `spec`: a Python, or `uv` when
+    /// the script needs packages (a standard-library script needs no uv).
+    async fn missing_environment(&self, spec: &WorkflowSpec) -> Option<PreflightItem> {
+        let needs_packages = spec
+            .execution
+            .requirements
+            .iter()
+            .any(|r| !r.trim().is_empty());
+        let (runner, envs) = (self.runner.clone(), self.environments.clone());
+        tokio::task::spawn_blocking(move || match runner.python() {
+            Err(e) => Some(crate::needs::python_item(Err(e.to_string()))),
+            Ok(base) if needs_packages => {
+                Some(crate::needs::uv_item(&envs, Some(&base))).filter(|item| !item.ok)
+            }
+            Ok(_) => None,
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
     async fn run_test(&self, job: &BuildJob, state: &mut BuildState) -> Result<Tested, String> {
         let spec = state.spec.clone().ok_or("there is no script to test")?;
         // By name, never by position; what names cannot settle is asked.
@@ -127,6 +149,10 @@ impl Engine {
                 return Ok(Tested::NeedsApproval);
             }
         };
+        if let Some(missing) = self.missing_environment(&spec).await {
+            state.pending_environment = Some(missing);
+            return Ok(Tested::NeedsApproval);
+        }
         let lock = self.lock_requirements(&spec, state).await?;
         if state.pending_packages.is_some() {
             return Ok(Tested::NeedsApproval);

@@ -49,6 +49,13 @@ pub struct BuildState {
     /// (the gate is pending while this is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_packages: Option<Vec<PackageRequest>>,
+    /// What this machine is missing for the script's test — Python, or
+    /// `uv` for a script that needs packages — with its fix: the build
+    /// waits here (the gate is pending while this is set) and goes on once
+    /// it is fixed (issue 44). A script of the standard library alone
+    /// never waits for `uv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_environment: Option<crate::needs::PreflightItem>,
     /// The pinned package set of the latest script (stored with the version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<Lock>,
@@ -128,6 +135,7 @@ impl Default for BuildState {
             context_reduction: None,
             approved_packages: Vec::new(),
             pending_packages: None,
+            pending_environment: None,
             lock: None,
             environment_failed: false,
             bindings: BTreeMap::new(),
