@@ -5,6 +5,10 @@
 
 mod build_cmd;
 mod build_io;
+#[cfg(test)]
+mod docs_lines;
+#[cfg(test)]
+mod docs_tests;
 mod extract_cmd;
 mod flows_cmd;
 mod models_cmd;

@@ -17,6 +17,7 @@ mod checkpoint_retention;
 mod cli_interrupt;
 mod context_fit;
 mod conversations;
+mod docs_commands;
 mod extract_cli;
 mod flow_editor;
 mod flow_steer;
