@@ -1,8 +1,10 @@
 //! Destructive SQL refused at run time (seed 002's database protection,
 //! issue 31 point 7): every connection the store opens gets SQLite's
-//! authorizer, which refuses `DROP` (table, index, view, trigger), `ATTACH`
-//! (and `DETACH`), and whole-table deletes; only [`migrate`] lifts it, for
-//! the migrations it runs on this thread.
+//! authorizer, which refuses `DROP` (table, index, view, trigger), `CREATE`
+//! (table, index, view, trigger, virtual table) and `ALTER TABLE` (seed 002:
+//! the schema changes through migrations only), `ATTACH` (and `DETACH`),
+//! and whole-table deletes; only [`migrate`] lifts it, for the migrations it
+//! runs on this thread.
 //!
 //! The rule for a whole-table delete: SQLite shows the authorizer the
 //! `DELETE` and then, while it resolves the `WHERE`, a read of each column
@@ -143,6 +145,20 @@ fn refused(ctx: &AuthContext<'_>) -> Option<String> {
             format!("{DROP} TRIGGER {trigger_name}")
         }
         AuthAction::DropVtable { table_name, .. } => format!("{DROP} TABLE {table_name}"),
+        AuthAction::CreateTable { table_name } | AuthAction::CreateTempTable { table_name } => {
+            format!("CREATE TABLE {table_name}")
+        }
+        AuthAction::CreateIndex { index_name, .. }
+        | AuthAction::CreateTempIndex { index_name, .. } => format!("CREATE INDEX {index_name}"),
+        AuthAction::CreateView { view_name } | AuthAction::CreateTempView { view_name } => {
+            format!("CREATE VIEW {view_name}")
+        }
+        AuthAction::CreateTrigger { trigger_name, .. }
+        | AuthAction::CreateTempTrigger { trigger_name, .. } => {
+            format!("CREATE TRIGGER {trigger_name}")
+        }
+        AuthAction::CreateVtable { table_name, .. } => format!("CREATE VIRTUAL TABLE {table_name}"),
+        AuthAction::AlterTable { table_name, .. } => format!("ALTER TABLE {table_name}"),
         AuthAction::Attach { filename } => format!("ATTACH {filename:?}"),
         AuthAction::Detach { database_name } => format!("DETACH {database_name}"),
         _ => return None,
@@ -152,16 +168,21 @@ fn refused(ctx: &AuthContext<'_>) -> Option<String> {
 
 /// Runs `migrations` on `conn` with the guard lifted for this thread.
 pub fn migrate(conn: &mut Connection, migrations: &Migrations) -> Result<()> {
-    struct Lifted;
+    lifted(|| migrations.to_latest(conn))?;
+    Ok(())
+}
+
+/// Runs `f` with the guard lifted for this thread (what [`migrate`] does
+/// around its migrations).
+pub(crate) fn lifted<T>(f: impl FnOnce() -> T) -> T {
+    struct Lifted(bool);
     impl Drop for Lifted {
         fn drop(&mut self) {
-            MIGRATING.with(|m| m.set(false));
+            MIGRATING.with(|m| m.set(self.0));
         }
     }
-    MIGRATING.with(|m| m.set(true));
-    let _lifted = Lifted;
-    migrations.to_latest(conn)?;
-    Ok(())
+    let _lifted = Lifted(MIGRATING.with(|m| m.replace(true)));
+    f()
 }
 
 #[cfg(test)]

@@ -42,11 +42,13 @@ fn refused_for(conn: &Connection, sql: &str) -> String {
 #[test]
 fn drops_are_refused_and_the_schema_stays() {
     let conn = open_in_memory().expect("db");
-    conn.execute_batch(
-        "CREATE VIEW guard_v AS SELECT id FROM workflows;
-         CREATE TRIGGER guard_t AFTER INSERT ON workflows BEGIN SELECT 1; END;",
-    )
-    .expect("creating is allowed");
+    lifted(|| {
+        conn.execute_batch(
+            "CREATE VIEW guard_v AS SELECT id FROM workflows;
+             CREATE TRIGGER guard_t AFTER INSERT ON workflows BEGIN SELECT 1; END;",
+        )
+    })
+    .expect("creating is allowed where migrations run");
     for (what, name) in [
         ("TABLE workflows", "workflows"),
         ("TABLE IF EXISTS workflow_messages", "workflow_messages"),
@@ -147,9 +149,7 @@ fn migrations_may_drop_and_empty_tables() {
     migrate(&mut fresh, &list).expect("migrations run under the guard");
     assert!(!exists(&fresh, "guard_tmp"));
     // Outside `migrate`, the same statements are refused again.
-    fresh
-        .execute_batch("CREATE TABLE guard_tmp (x INTEGER)")
-        .expect("create");
+    lifted(|| fresh.execute_batch("CREATE TABLE guard_tmp (x INTEGER)")).expect("create");
     assert!(
         fresh
             .execute_batch(&format!("{DROP} TABLE guard_tmp"))
@@ -157,4 +157,35 @@ fn migrations_may_drop_and_empty_tables() {
     );
     // The store's own list (run by `open_in_memory` above) is all applied.
     migrate(&mut conn, &crate::store::schema::migrations()).expect("nothing pending");
+}
+
+#[test]
+fn create_and_alter_are_refused_outside_migrations() {
+    let conn = open_in_memory().expect("db");
+    for (sql, name) in [
+        ("CREATE TABLE guard_new (x INTEGER)", "guard_new"),
+        ("CREATE TEMP TABLE guard_tmp (x INTEGER)", "guard_tmp"),
+        ("CREATE INDEX guard_i ON workflows (name)", "guard_i"),
+        ("CREATE VIEW guard_v AS SELECT id FROM workflows", "guard_v"),
+        (
+            "CREATE TRIGGER guard_t AFTER INSERT ON workflows BEGIN SELECT 1; END",
+            "guard_t",
+        ),
+    ] {
+        let said = refused_for(&conn, sql);
+        assert!(said.contains("not authorized"), "{sql}: {said}");
+        assert!(
+            said.contains(name) && said.contains("refused outside migrations"),
+            "{sql}: {said}"
+        );
+        assert!(!exists(&conn, name), "{name} was not made");
+    }
+    let said = refused_for(&conn, "ALTER TABLE workflows ADD COLUMN guard_x TEXT");
+    assert!(said.contains("ALTER TABLE workflows"), "{said}");
+    let said = refused_for(&conn, "ALTER TABLE workflows RENAME TO guard_w");
+    assert!(said.contains("ALTER TABLE workflows"), "{said}");
+    assert!(exists(&conn, "workflows"), "the table keeps its name");
+    // The app's own rows still go in.
+    workflow(&conn, "wf_1");
+    assert_eq!(count(&conn, "workflows"), 1);
 }
