@@ -204,6 +204,10 @@ pub enum Event {
         /// The workflow, when the call is for one.
         #[serde(skip_serializing_if = "Option::is_none")]
         workflow_id: Option<String>,
+        /// The flow run, when a flow's agent asks (such events come on the
+        /// socket only to a client that asks for them: seed 004's types only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        flow_run_id: Option<String>,
     },
     /// An outbound LLM request was recorded in the ledger.
     LedgerEntry {

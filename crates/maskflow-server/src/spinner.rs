@@ -118,6 +118,7 @@ mod tests {
             role: "agent:critic".into(),
             model: "m".into(),
             workflow_id: None,
+            flow_run_id: None,
         }
     }
 

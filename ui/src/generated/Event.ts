@@ -239,7 +239,12 @@ model: string,
 /**
  * The workflow, when the call is for one.
  */
-workflow_id?: string, } | { "type": "ledger_entry", 
+workflow_id?: string, 
+/**
+ * The flow run, when a flow's agent asks (such events come on the
+ * socket only to a client that asks for them: seed 004's types only).
+ */
+flow_run_id?: string, } | { "type": "ledger_entry", 
 /**
  * The ledger row.
  */

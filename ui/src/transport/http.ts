@@ -64,7 +64,7 @@ const WS_PROTOCOL = "maskflow";
 /** The subprotocol that carries the token to the event socket. */
 const WS_TOKEN_PREFIX = "maskflow.bearer.";
 /** Event types beyond seed 004's that this UI asks the socket for. */
-const UI_EXTRA_EVENTS = ["flow_turn", "flow_status"];
+const UI_EXTRA_EVENTS = ["flow_turn", "flow_status", "llm_call_started", "ledger_entry"];
 
 /** The ApiError of a request that did not reach the server. */
 function unreachable(): ApiError {

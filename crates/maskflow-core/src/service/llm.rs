@@ -139,6 +139,7 @@ impl CallSink for Service {
             role: entry.role.clone(),
             model: entry.model.clone(),
             workflow_id: entry.workflow_id.clone(),
+            flow_run_id: entry.flow_run_id.clone(),
         });
         Ok(())
     }

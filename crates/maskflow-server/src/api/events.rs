@@ -9,11 +9,13 @@
 //!
 //! By default the socket carries only the seed's event types for flow runs:
 //! Maskflow's own `flow_turn` and `flow_status` (a committed transcript turn,
-//! a waiting or ended status) are sent only to a client that asks for them
-//! with the query parameter `events`, a comma-separated list such as
-//! `/api/events?events=flow_turn,flow_status`; an unknown name there is a
-//! `400 invalid_request` naming it. Events of builds and uploads are not
-//! flow events and always come.
+//! a waiting or ended status), and a flow run's `llm_call_started` and
+//! `ledger_entry` (its agents' calls in the ledger), are sent only to a
+//! client that asks for them with the query parameter `events`, a
+//! comma-separated list such as `/api/events?events=flow_turn,flow_status`;
+//! an unknown name there is a `400 invalid_request` naming it. Events of
+//! builds and uploads (their LLM calls too) are not flow events and always
+//! come.
 //!
 //! A browser authenticates the socket by offering the subprotocols
 //! `maskflow` and `maskflow.bearer.<token>` ([`super::auth`]); the server
@@ -43,8 +45,14 @@ enum ClientMessage {
     },
 }
 
-/// The event types beyond the seed's that a client may ask for.
-pub const OPT_IN_EVENTS: [&str; 2] = ["flow_turn", "flow_status"];
+/// The event types beyond the seed's that a client may ask for (the last
+/// two: those of a flow run's LLM calls; a build's always come).
+pub const OPT_IN_EVENTS: [&str; 4] = [
+    "flow_turn",
+    "flow_status",
+    "llm_call_started",
+    "ledger_entry",
+];
 
 /// The socket's query: `events=flow_turn,flow_status` asks for the extras.
 #[derive(Deserialize, Debug, Default)]
@@ -60,6 +68,8 @@ pub struct EventsQuery {
 struct Extras {
     flow_turn: bool,
     flow_status: bool,
+    llm_call_started: bool,
+    ledger_entry: bool,
 }
 
 impl Extras {
@@ -71,6 +81,8 @@ impl Extras {
                 "" => {}
                 "flow_turn" => extras.flow_turn = true,
                 "flow_status" => extras.flow_status = true,
+                "llm_call_started" => extras.llm_call_started = true,
+                "ledger_entry" => extras.ledger_entry = true,
                 other => {
                     return Err(super::error::AppError::invalid(format!(
                         "unknown event type {other:?} in `events`; the ones to ask for are {}",
@@ -87,6 +99,11 @@ impl Extras {
         match event {
             Event::FlowTurn { .. } => self.flow_turn,
             Event::FlowStatus { .. } => self.flow_status,
+            Event::LlmCallStarted {
+                flow_run_id: Some(_),
+                ..
+            } => self.llm_call_started,
+            Event::LedgerEntry { entry } if entry.flow_run_id.is_some() => self.ledger_entry,
             _ => true,
         }
     }

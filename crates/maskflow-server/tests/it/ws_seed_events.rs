@@ -352,6 +352,11 @@ async fn flow_turn_and_flow_status_come_only_to_a_client_that_asks() {
     let mut plain = connect(server.port).await;
     let mut asking = connect_to(server.port, "/api/events?events=flow_turn,flow_status").await;
     let mut status_only = connect_to(server.port, "/api/events?events=flow_status").await;
+    let mut calls = connect_to(
+        server.port,
+        "/api/events?events=llm_call_started,ledger_entry",
+    )
+    .await;
     let (id, _) = start(server.port).await;
 
     let seen = types_to_final(&mut plain, &id).await;
@@ -360,6 +365,15 @@ async fn flow_turn_and_flow_status_come_only_to_a_client_that_asks() {
         !seen.iter().any(|t| t == "flow_turn" || t == "flow_status"),
         "a seed client gets only the seed's flow events: {seen:?}"
     );
+    assert!(
+        !seen
+            .iter()
+            .any(|t| t == "llm_call_started" || t == "ledger_entry"),
+        "nor the flow's LLM calls: {seen:?}"
+    );
+    let seen = types_to_final(&mut calls, &id).await;
+    assert!(seen.iter().any(|t| t == "llm_call_started"), "{seen:?}");
+    assert!(seen.iter().any(|t| t == "ledger_entry"), "{seen:?}");
     let seen = types_to_final(&mut asking, &id).await;
     assert!(seen.iter().any(|t| t == "flow_turn"), "{seen:?}");
     assert!(seen.iter().any(|t| t == "flow_status"), "{seen:?}");
@@ -367,7 +381,7 @@ async fn flow_turn_and_flow_status_come_only_to_a_client_that_asks() {
     let seen = types_to_final(&mut status_only, &id).await;
     assert!(seen.iter().any(|t| t == "flow_status"), "{seen:?}");
     assert!(!seen.iter().any(|t| t == "flow_turn"), "{seen:?}");
-    for ws in [&mut plain, &mut asking, &mut status_only] {
+    for ws in [&mut plain, &mut asking, &mut status_only, &mut calls] {
         let _ = ws.close(None).await;
     }
 }
