@@ -24,7 +24,7 @@ export function FlowHead({
   setFolder: (folder: string) => void;
   actions: FlowActions;
 }) {
-  const { busy, start, stop, resume, resumeAt, exportMermaid, exportBundle } = actions;
+  const { busy, start, stop, resume, resumeAt, exportMermaid, exportBundle, exportSeed003 } = actions;
   const status = run ? String(run.status) : null;
   // Stored as running but cut off: it can be resumed at once, or stopped.
   const interrupted = status === "running" && !!run?.interrupted;
@@ -57,6 +57,9 @@ export function FlowHead({
         <a class="button" href={`#/flow-editor/${encodeURIComponent(flowName)}`}>Edit</a>
         <button type="button" class="button" onClick={exportMermaid} disabled={!mermaid}>Export Mermaid</button>
         <button type="button" class="button" onClick={exportBundle}>Export bundle</button>
+        <button type="button" class="button" onClick={exportSeed003} title="Seed 003's own shape: workflow.steps and agents">
+          Export seed 003
+        </button>
       </div>
     </header>
   );

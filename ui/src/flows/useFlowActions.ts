@@ -96,6 +96,14 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
     act(async () => {
       if (api && flowName) download(`${flowName}.json`, JSON.stringify(await api.exportFlow(flowName), null, 2), "application/json");
     });
+  // Seed 003's own shape (workflow.steps, agents), which re-imports to the same flow.
+  const exportSeed003 = () =>
+    act(async () => {
+      if (api && flowName) {
+        const bundle = await api.exportFlow(flowName, "seed003");
+        download(`${flowName}.seed003.json`, JSON.stringify(bundle, null, 2), "application/json");
+      }
+    });
 
   const rename = (r: FlowRunSummary) =>
     act(async () => {
@@ -116,7 +124,7 @@ export function useFlowActions(data: FlowsData, flowName: string | undefined, fo
     refreshRuns();
   };
 
-  return { busy, deleting, setDeleting, start, resume, resumeAt, stop, answer, onImport, imported, setImported, exportMermaid, exportBundle, rename, archive, remove, removed };
+  return { busy, deleting, setDeleting, start, resume, resumeAt, stop, answer, onImport, imported, setImported, exportMermaid, exportBundle, exportSeed003, rename, archive, remove, removed };
 }
 
 /** What useFlowActions returns. */

@@ -296,8 +296,9 @@ export abstract class CallTransport {
   flowMermaid(name: string) {
     return this.call("flows_mermaid", { name });
   }
-  exportFlow(name: string) {
-    return this.call("flows_export", { name });
+  /** A flow with its agents: Maskflow's bundle, or seed 003's own shape. */
+  exportFlow(name: string, format?: "maskflow" | "seed003") {
+    return this.call("flows_export", format ? { name, format } : { name });
   }
   importFlow(request: FlowImport) {
     return this.call("flows_import", { request });
