@@ -215,6 +215,37 @@ pub struct TurnView {
     pub created_at: String,
     /// The step it belongs to (seed 004's `command`).
     pub command: turn::StepMeta,
+    /// Seed 003's `suggested_tags` of an agent's reply (none for other turns).
+    pub suggested_tags: Vec<String>,
+}
+
+impl TurnView {
+    /// The view of a stored turn: an agent's reply also shows the tags it
+    /// suggested (seed 003's `suggested_tags`, in its JSON or `## Metadata`).
+    pub fn of(role: &str, content: String, created_at: String, command: turn::StepMeta) -> Self {
+        let agent = command.place().is_some_and(|p| p.agent_type.is_some());
+        let suggested_tags = if role == "assistant" && agent {
+            prompt::parse_output(&content)
+                .get("suggested_tags")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Self {
+            role: role.to_owned(),
+            content,
+            created_at,
+            command,
+            suggested_tags,
+        }
+    }
 }
 
 /// `GET /api/flow-runs/{conversationId}`.
@@ -264,10 +295,52 @@ pub struct RunView {
     pub retry_due: Option<RetryDue>,
     /// The steps a resume may start at (`resumeStepPath`), in the flow's order.
     pub resume_steps: Vec<ResumeStep>,
+    /// What a resume starts from (seed 002's `ResumeContext`): the steps
+    /// done with their times, the last step's output, a fan-out's counts.
+    pub resume: ResumeContext,
     /// RFC 3339.
     pub created_at: String,
     /// RFC 3339.
     pub updated_at: String,
+}
+
+/// What a run that goes on starts from (seed 002's `ResumeContext`).
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeContext {
+    /// The steps completed, with when and how often, in the order they first completed.
+    pub completed_steps: Vec<state::CompletedStep>,
+    /// The last step's output (`null` before the first step); held back
+    /// (and `lastOutputLocal` set) when it holds the user's local data.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub last_output: Value,
+    /// The last output came from local data and is shown in the transcript only.
+    pub last_output_local: bool,
+    /// The fan-out in progress or waiting for its join, if any.
+    pub fan_out: Option<FanOutSummary>,
+}
+
+/// A fan-out's counts on resume: how many items, done, failed and to run.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FanOutSummary {
+    /// The foreach step's label.
+    pub step: String,
+    /// Its step path.
+    pub step_path: Vec<usize>,
+    /// Items in all.
+    pub total: usize,
+    /// Items that succeeded.
+    pub completed: usize,
+    /// Items that failed (those whose retry is due among them).
+    pub failed: usize,
+    /// Items still to run (timed-out ones aside).
+    pub remaining: usize,
 }
 
 /// A step of a run's flow that a resume may start at.

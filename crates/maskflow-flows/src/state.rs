@@ -277,6 +277,50 @@ pub struct RunState {
     pub agent_answer: Option<AgentAnswer>,
     /// Steps completed so far.
     pub steps_done: u64,
+    /// Each step the run has completed, with when (seed 002's
+    /// `completedSteps`), in the order they first completed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub completed_steps: Vec<CompletedStep>,
+}
+
+/// A step a run has completed: its path and label, when it last completed
+/// (RFC 3339) and how many times (a loop's steps repeat).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CompletedStep {
+    /// Seed 004's step path.
+    pub step_path: Vec<usize>,
+    /// The step's label.
+    pub label: String,
+    /// When it last completed (RFC 3339).
+    pub completed_at: String,
+    /// How many times it completed.
+    pub times: u32,
+}
+
+impl RunState {
+    /// Records that the step at `path` completed at `at`: one row per step,
+    /// so the list stays as long as the flow however often a loop runs.
+    pub fn complete_step(&mut self, path: &[usize], label: &str, at: &str) {
+        match self
+            .completed_steps
+            .iter_mut()
+            .find(|c| c.step_path == path)
+        {
+            Some(c) => {
+                c.completed_at = at.to_owned();
+                c.times = c.times.saturating_add(1);
+            }
+            None => self.completed_steps.push(CompletedStep {
+                step_path: path.to_vec(),
+                label: label.to_owned(),
+                completed_at: at.to_owned(),
+                times: 1,
+            }),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -269,6 +269,11 @@ pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
                 let service = open(replay.as_ref())?;
                 let run = service.flow_run(&id)?;
                 let path = step_path.as_deref().map(parse_step_path).transpose()?;
+                // What the run goes on from, a due retry first (shown before it runs).
+                let due = run.retry_due.as_ref().filter(|_| path.is_none());
+                for line in maskflow_server::resume_view::resume_lines(due, &run.resume) {
+                    println!("{}", safe_line(&line));
+                }
                 let request = StartFlow {
                     conversation_id: Some(id),
                     resume_step_path: path,

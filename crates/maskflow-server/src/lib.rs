@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod mcp;
+pub mod resume_view;
 pub mod schedule_units;
 pub mod serve;
 pub mod spinner;

@@ -1,6 +1,6 @@
 // The selected run's transcript: one bubble per turn, the streaming reply,
 // the run's error and what it waits for.
-import type { FlowRunView, RetryDue, TurnView } from "../generated";
+import type { FlowRunView, ResumeContext, RetryDue, TurnView } from "../generated";
 import { ManualPrompts } from "../components/ManualPrompts";
 import type { Pending } from "./labels";
 import { type OnAnswer, PendingPanel } from "./PendingPanel";
@@ -37,6 +37,9 @@ export function FlowTranscript({
           {status === "running" && !stream && <RunningNote run={run} />}
           {run.error && status === "failed" && <p class="notice notice-error">{run.error}</p>}
           {run.retryDue && (status !== "running" || run.interrupted) && <RetryDueNote due={run.retryDue} />}
+          {(status === "stopped" || status === "failed" || status === "needs_attention" || run.interrupted) && (
+            <ResumeNote resume={run.resume} />
+          )}
           {pending && <PendingPanel pending={pending} busy={busy} onAnswer={onAnswer} />}
         </>
       )}
@@ -99,6 +102,52 @@ function Bubble({ turn }: { turn: TurnView }) {
         )}
       </div>
       <p class="bubble-text">{turn.content}</p>
+      {turn.suggestedTags.length > 0 && (
+        <p class="bubble-tags small" aria-label="Suggested tags">
+          {turn.suggestedTags.map((t) => (
+            <span key={t} class="pill">
+              {t}
+            </span>
+          ))}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** What a resume starts from (seed 002's ResumeContext): steps done, a fan-out's counts, the last output. */
+function ResumeNote({ resume }: { resume: ResumeContext }) {
+  const done = resume.completedSteps;
+  const last = done.reduce<(typeof done)[number] | null>((a, c) => (!a || c.completedAt > a.completedAt ? c : a), null);
+  const f = resume.fanOut;
+  const output = resume.lastOutput == null ? null : JSON.stringify(resume.lastOutput);
+  return (
+    <div class="notice notice-info" role="status" data-testid="resume-context">
+      <p>
+        {last ? (
+          <>
+            {done.length} step{done.length === 1 ? "" : "s"} done; the last, <strong>{last.label}</strong>, at{" "}
+            {new Date(last.completedAt).toLocaleString()}.
+          </>
+        ) : (
+          "No step done yet."
+        )}
+      </p>
+      {f && (
+        <p data-testid="resume-fan-out">
+          Fan-out <strong>{f.step}</strong>: {f.total} items, {f.completed} completed, {f.failed} failed, {f.remaining} to
+          run.
+        </p>
+      )}
+      {resume.lastOutputLocal ? (
+        <p class="muted small">The last output holds your local data; it is in the transcript above.</p>
+      ) : (
+        output && (
+          <p class="small">
+            Last output: <code>{output.length > 300 ? output.slice(0, 300) + "…" : output}</code>
+          </p>
+        )
+      )}
     </div>
   );
 }

@@ -32,10 +32,12 @@ function run(status: string, paths: number[][], next?: number[], pending: unknow
       content: "x",
       createdAt: "",
       command: { name: "flow", stepIndex: 0, totalSteps: 1, loopDepth: 0, agentType: "a", identifier: "i", label: "l", stepPath: p },
+      suggestedTags: [],
     })),
     pending,
     parentId: null,
     resumeSteps: [],
+    resume: { completedSteps: [], lastOutput: null, lastOutputLocal: false, fanOut: null },
     createdAt: "",
     updatedAt: "",
   };

@@ -93,7 +93,7 @@ export function useFlowsData(flowName: string | undefined, runId: string | undef
       if (e.type === "user_turn" && e.conversationId === currentId) {
         // The step's prompt shows at once; its committed turn replaces it on refresh.
         setStream("");
-        const turn = { role: "user", content: e.content, createdAt: e.createdAt, command: e.command };
+        const turn = { role: "user", content: e.content, createdAt: e.createdAt, command: e.command, suggestedTags: [] };
         setRun((r) => (r ? { ...r, turns: [...r.turns, turn] } : r));
       } else if (e.type === "assistant_delta" && e.conversationId === currentId) {
         setStream((s) => s + e.delta);

@@ -20,4 +20,8 @@ createdAt: string,
 /**
  * The step it belongs to (seed 004's `command`).
  */
-command: StepMeta, };
+command: StepMeta, 
+/**
+ * Seed 003's `suggested_tags` of an agent's reply (none for other turns).
+ */
+suggestedTags: Array<string>, };

@@ -51,6 +51,18 @@ pub struct ClientContext {
     pub roots: Vec<PathBuf>,
 }
 
+/// What a client's `start_flow` asks: the run's folder, and a run of the
+/// flow to resume (from a step path, seed 004's `resumeStepPath`).
+#[derive(Debug, Clone, Default)]
+pub struct ClientStart<'a> {
+    /// The folder its scripts run in.
+    pub working_folder: Option<&'a str>,
+    /// The run to resume instead of starting one.
+    pub run_id: Option<&'a str>,
+    /// Where to resume it.
+    pub resume_step_path: Option<Vec<i64>>,
+}
+
 /// What a client is handed: the exact text, already guarded and ledgered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientReply {
@@ -130,14 +142,17 @@ impl Service {
         &self,
         ctx: &ClientContext,
         name: &str,
-        working_folder: Option<&str>,
+        start: ClientStart<'_>,
     ) -> ClientReply {
         let answer = (|| {
-            let folder = working_folder
+            let folder = start
+                .working_folder
                 .map(|f| self.client_path(ctx, f, false))
                 .transpose()?;
             let request = maskflow_flows::StartFlow {
                 working_folder: folder.map(|f| f.display().to_string()),
+                conversation_id: start.run_id.map(str::to_owned),
+                resume_step_path: start.resume_step_path,
                 ..Default::default()
             };
             let started = self.flow_start(name, request)?;
@@ -260,6 +275,8 @@ impl Service {
             "conversationId": v.conversation_id, "flowName": v.flow_name, "title": v.title,
             "status": v.status, "error": v.error, "pending": v.pending, "turns": turns,
             "manual_prompts": prompts,
+            // Seed 002's ResumeContext and the step paths start_flow may resume from.
+            "resume": v.resume, "resume_steps": v.resume_steps, "retry_due": v.retry_due,
         }))
         .own(own);
         a.flow_run_id = Some(id);

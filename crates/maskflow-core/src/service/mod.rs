@@ -70,7 +70,7 @@ pub use backups::{BackupsView, RestoreReply};
 pub use budgets::BUDGETS_SETTING;
 pub use builds::{GateChoice, GateRequest, SessionFile, SessionIteration};
 pub use cancel::CancelReply;
-pub use clients::{CLIENT_LEDGER_PAGE, ClientContext, ClientReply};
+pub use clients::{CLIENT_LEDGER_PAGE, ClientContext, ClientReply, ClientStart};
 pub use clients_files::ClientRequestView;
 pub use conversations::{ConversationKind, ConversationList, ConversationSummary, NO_FLOW};
 pub use current::InterfaceChange;

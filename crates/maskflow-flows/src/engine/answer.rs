@@ -58,6 +58,7 @@ impl FlowEngine {
                     result,
                 };
                 let turn = answer_gate(&run, node, &mut next, answer)?;
+                next.complete_step(&node.path, &node.label, &self.now());
                 (vec![turn], false)
             }
             (RunStatus::NeedsAttention, pending) => {

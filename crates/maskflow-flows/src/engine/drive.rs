@@ -360,6 +360,7 @@ impl FlowEngine {
                 ..
             } = advanced;
             next.pending_retry = None;
+            next.complete_step(&node.path, &node.label, &self.now());
             if let Err(e) = self.commit(
                 run,
                 StatusMove::on(RunEvent::StepDone),

@@ -42,8 +42,9 @@ use super::turn::{
     ATTENTION_OPTIONS, FailedItem, GateChoice, Pending, StepMeta, StepPlace, TurnRole,
 };
 use super::{
-    FlowFlags, FlowList, FlowSummary, GateAnswer, HISTORY_LIMIT, MAX_SUBFLOW_DEPTH, ResumeStep,
-    RetryDue, RunFlags, RunList, RunPatch, RunSummary, RunView, StartFlow, Started, TurnView,
+    FanOutSummary, FlowFlags, FlowList, FlowSummary, GateAnswer, HISTORY_LIMIT, MAX_SUBFLOW_DEPTH,
+    ResumeContext, ResumeStep, RetryDue, RunFlags, RunList, RunPatch, RunSummary, RunView,
+    StartFlow, Started, TurnView,
 };
 use crate::error::{Error, Result};
 use maskflow_clock::{Clock, IdGen, format_rfc3339};

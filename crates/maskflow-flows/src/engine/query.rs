@@ -65,12 +65,7 @@ impl FlowEngine {
             },
             turns: turns
                 .into_iter()
-                .map(|t| TurnView {
-                    role: t.role,
-                    content: t.content,
-                    created_at: t.created_at,
-                    command: t.command,
-                })
+                .map(|t| TurnView::of(&t.role, t.content, t.created_at, t.command))
                 .collect(),
             pending: row
                 .pending
@@ -78,6 +73,7 @@ impl FlowEngine {
             parent_id: row.parent_id,
             retry_due,
             resume_steps: program.as_ref().map(resume_steps).unwrap_or_default(),
+            resume: resume_context(program.as_ref(), &row.state),
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -187,4 +183,33 @@ fn resume_steps(program: &Program) -> Vec<ResumeStep> {
         .collect();
     steps.sort_by(|a, b| a.step_path.cmp(&b.step_path));
     steps
+}
+
+/// What a resume starts from: the steps done, the last output (held back
+/// when it is local data), and the fan-out's counts.
+fn resume_context(program: Option<&Program>, st: &RunState) -> ResumeContext {
+    let local = is_local(&st.local, "output");
+    let fan_out = st.foreach.as_ref().map(|p| {
+        let node = program.and_then(|prog| prog.nodes.get(p.node));
+        let completed = p.results.values().filter(|r| r.ok).count();
+        let failed = p.results.len() - completed;
+        FanOutSummary {
+            step: node.map(|n| n.label.clone()).unwrap_or_default(),
+            step_path: node.map(|n| n.path.clone()).unwrap_or_default(),
+            total: p.total,
+            completed,
+            failed,
+            remaining: p.total.saturating_sub(p.results.len() + p.timed_out.len()),
+        }
+    });
+    ResumeContext {
+        completed_steps: st.completed_steps.clone(),
+        last_output: if local {
+            Value::Null
+        } else {
+            st.output.clone()
+        },
+        last_output_local: local,
+        fan_out,
+    }
 }

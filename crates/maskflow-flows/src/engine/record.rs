@@ -192,12 +192,12 @@ impl FlowEngine {
             self.inner.events.publish(FlowEvent::Turn {
                 conversation_id: id.to_owned(),
                 flow_name: flow_name.to_owned(),
-                turn: TurnView {
-                    role: t.role.as_str().to_owned(),
-                    content: t.content.clone(),
-                    created_at: now.to_owned(),
-                    command: t.command.clone(),
-                },
+                turn: TurnView::of(
+                    t.role.as_str(),
+                    t.content.clone(),
+                    now.to_owned(),
+                    t.command.clone(),
+                ),
             });
         }
     }

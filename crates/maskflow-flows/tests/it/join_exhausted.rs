@@ -181,3 +181,45 @@ async fn a_join_that_skips_failed_items_is_not_asked_about_them() {
     assert_eq!(reviewed, 2);
     assert_eq!(joined(&view), ["Joined 2 of 3 items (1 failed)"]);
 }
+
+/// Seed 002's `ResumeContext` in the run's view: the fan-out's counts while
+/// it waits, then the steps completed with their times and the last output.
+#[tokio::test]
+async fn the_view_says_what_a_resume_starts_from() {
+    let home = tempfile::tempdir().expect("tempdir");
+    write_flows(
+        home.path(),
+        &[("fan", flow(json!({"type": "join", "id": "all"})))],
+    );
+    let reviewer = Arc::new(Reviewer::default());
+    let engine = engine_at(home.path(), reviewer.clone(), START_MS);
+    let view = run(&engine, "fan", None).await;
+    assert_eq!(view.status, RunStatus::NeedsAttention, "{view:?}");
+    let fan = serde_json::to_value(&view.resume.fan_out).expect("json");
+    assert_eq!(
+        fan,
+        json!({"step": "foreach", "stepPath": [0], "total": 3, "completed": 2, "failed": 1, "remaining": 0}),
+        "{view:?}"
+    );
+    assert!(view.resume.completed_steps.is_empty(), "{view:?}");
+
+    reviewer.fixed.store(true, Ordering::SeqCst);
+    let view = answer(&engine, &view.conversation_id, "retry", None).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    let done: Vec<(Vec<usize>, u32)> = view
+        .resume
+        .completed_steps
+        .iter()
+        .map(|c| (c.step_path.clone(), c.times))
+        .collect();
+    assert_eq!(done, [(vec![0], 1), (vec![1], 1)], "{view:?}");
+    assert!(
+        view.resume
+            .completed_steps
+            .iter()
+            .all(|c| c.completed_at.ends_with('Z') && !c.label.is_empty()),
+        "{view:?}"
+    );
+    assert_eq!(view.resume.last_output["succeeded"], 3, "{view:?}");
+    assert!(!view.resume.last_output_local);
+}

@@ -398,3 +398,42 @@ async fn a_suggested_stage_cannot_loop_a_run_forever_and_must_exist() {
         refused.err()
     );
 }
+
+/// Seed 003's `suggested_tags` of an agent's reply are shown on its turn.
+#[tokio::test]
+async fn an_agents_suggested_tags_are_on_its_turn() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let flow = serde_json::json!({"steps": [
+        {"type": "llm", "label": "Triage", "agentType": "rev", "identifier": "r",
+         "messages": [{"role": "user", "content": ["Triage the ticket."]}]}]});
+    crate::support::write_flows(home.path(), &[("tags", flow)]);
+    let provider = std::sync::Arc::new(
+        maskflow_llm::ReplayProvider::from_value(&serde_json::json!({"agent:rev": [
+            {"answer": "refund", "suggested_tags": ["billing", "urgent"]}
+        ]}))
+        .expect("replay"),
+    );
+    let engine = crate::support::engine_at(home.path(), provider, crate::support::START_MS);
+    let view = crate::support::run(&engine, "tags", None).await;
+    assert_eq!(
+        view.status,
+        maskflow_flows::RunStatus::Completed,
+        "{view:?}"
+    );
+    let tagged: Vec<(&str, &[String])> = view
+        .turns
+        .iter()
+        .map(|t| (t.role.as_str(), t.suggested_tags.as_slice()))
+        .collect();
+    assert_eq!(
+        tagged,
+        [
+            ("user", &[][..]),
+            (
+                "assistant",
+                &["billing".to_owned(), "urgent".to_owned()][..]
+            )
+        ],
+        "{view:?}"
+    );
+}

@@ -53,6 +53,15 @@ pub struct StartArgs {
     /// The folder its scripts run in (absolute, inside a `--root` folder).
     #[serde(default)]
     pub working_folder: Option<String>,
+    /// Resume this run of the flow (its `conversationId`) instead of
+    /// starting a new one: where it stopped, failed or waits, or from
+    /// `resume_step_path`.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Seed 004's step path to resume the run from (e.g. `[1]`, or `[2, 0]`
+    /// inside a loop); needs `run_id`. `watch_flow`'s `resume_steps` lists them.
+    #[serde(default)]
+    pub resume_step_path: Option<Vec<i64>>,
 }
 
 /// The arguments naming one flow run.
@@ -226,7 +235,7 @@ impl MaskflowTools {
     }
 
     #[tool(
-        description = "Start a run of a flow; returns its conversationId (the run id) to watch, answer or stop."
+        description = "Start a run of a flow, or resume one (run_id, optionally from resume_step_path); returns its conversationId (the run id) to watch, answer or stop."
     )]
     async fn start_flow(
         &self,
@@ -235,13 +244,22 @@ impl MaskflowTools {
     ) -> CallToolResult {
         let ctx = self.context(&peer);
         self.blocking("start_flow", move |s| {
-            s.client_flow_start(&ctx, &args.name, args.working_folder.as_deref())
+            if args.resume_step_path.is_some() && args.run_id.is_none() {
+                let message = "start_flow's resume_step_path needs run_id: the run to resume";
+                return s.client_refuse(&ctx, "start_flow", message.into());
+            }
+            let start = maskflow_core::service::ClientStart {
+                working_folder: args.working_folder.as_deref(),
+                run_id: args.run_id.as_deref(),
+                resume_step_path: args.resume_step_path.clone(),
+            };
+            s.client_flow_start(&ctx, &args.name, start)
         })
         .await
     }
 
     #[tool(
-        description = "A flow run's status, what it waits for (pending: a gate's prompt and options, or a question needing attention; manual_prompts: prompts of a manual back end to answer with answer_prompt) and its last transcript turns."
+        description = "A flow run's status, what it waits for (pending: a gate's prompt and options, or a question needing attention; manual_prompts: prompts of a manual back end to answer with answer_prompt), its last transcript turns, and what a resume starts from (resume: steps completed with their times, the last output, a fan-out's total/completed/failed; resume_steps: the step paths start_flow may resume from; retry_due)."
     )]
     async fn watch_flow(
         &self,

@@ -446,6 +446,23 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     let waiting = client.watch_until(&run, |v| v["pending"]["kind"] == "gate");
     assert_eq!(waiting["pending"]["prompt"], "Ship it?", "{waiting}");
     client.ok("answer_flow", json!({"run_id": run, "option": "Approve"}));
+    let done = client.watch_until(&run, |v| v["status"] == "completed");
+    let steps: Vec<&Value> = done["resume"]["completedSteps"]
+        .as_array()
+        .map(|a| a.iter().map(|c| &c["stepPath"]).collect())
+        .unwrap_or_default();
+    assert_eq!(steps, [&json!([0]), &json!([1])], "{done}");
+    assert_eq!(done["resume_steps"][1]["stepPath"], json!([1]), "{done}");
+
+    // Resumed over MCP from a step path (seed 004): back at the gate.
+    let again = client.ok(
+        "start_flow",
+        json!({"name": "review", "run_id": run, "resume_step_path": [1]}),
+    );
+    assert_eq!(again["conversationId"], run.as_str(), "{again}");
+    let waiting = client.watch_until(&run, |v| v["pending"]["kind"] == "gate");
+    assert_eq!(waiting["pending"]["prompt"], "Ship it?", "{waiting}");
+    client.ok("answer_flow", json!({"run_id": run, "option": "Approve"}));
     client.watch_until(&run, |v| v["status"] == "completed");
     answer_a_manual_task(&mut client);
 
