@@ -153,7 +153,6 @@ impl Service {
                 working_folder: folder.map(|f| f.display().to_string()),
                 conversation_id: start.run_id.map(str::to_owned),
                 resume_step_path: start.resume_step_path,
-                ..Default::default()
             };
             let started = self.flow_start(name, request)?;
             let own = vec![started.conversation_id.clone(), started.inflight_id.clone()];

@@ -185,3 +185,72 @@ async fn a_hard_link_in_a_root_to_a_file_elsewhere_is_refused() {
     assert!(reply.text.contains("hard links"), "{}", reply.text);
     assert!(service.client_requests().expect("requests").is_empty());
 }
+
+/// Polls the run until `done` holds of its `watch_flow` answer.
+async fn watch_until(
+    service: &super::Service,
+    ctx: &ClientContext,
+    run: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    for _ in 0..400 {
+        let reply = service.client_flow_watch(ctx, run);
+        assert!(!reply.is_error, "{}", reply.text);
+        last = serde_json::from_str(&reply.text).expect("json");
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the run never got there: {last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_resumes_a_flow_run_from_a_step_path_and_sees_what_it_goes_on_from() {
+    let (dir, service, ctx) = setup();
+    let flows = dir.path().join("data/flows");
+    std::fs::create_dir_all(&flows).expect("flows");
+    let flow = json!({"steps": [
+        {"type": "gate", "label": "First", "prompt": "One?", "options": [{"label": "go"}]},
+        {"type": "gate", "label": "Second", "prompt": "Two?", "options": [{"label": "go"}]}]});
+    std::fs::write(flows.join("two.json"), flow.to_string()).expect("flow");
+    let started = service.client_flow_start(&ctx, "two", super::ClientStart::default());
+    assert!(!started.is_error, "{}", started.text);
+    let run =
+        serde_json::from_str::<serde_json::Value>(&started.text).expect("json")["conversationId"]
+            .as_str()
+            .expect("run")
+            .to_owned();
+    for prompt in ["One?", "Two?"] {
+        watch_until(&service, &ctx, &run, |v| v["pending"]["prompt"] == prompt).await;
+        let answer = maskflow_flows::GateAnswer {
+            option: "go".into(),
+            input: None,
+            result: None,
+        };
+        let a = service.client_flow_answer(&ctx, &run, answer);
+        assert!(!a.is_error, "{}", a.text);
+    }
+    let done = watch_until(&service, &ctx, &run, |v| v["status"] == "completed").await;
+    let steps: Vec<serde_json::Value> = done["resume"]["completedSteps"]
+        .as_array()
+        .expect("completed steps")
+        .iter()
+        .map(|c| c["stepPath"].clone())
+        .collect();
+    assert_eq!(steps, [json!([0]), json!([1])], "{done}");
+    assert_eq!(done["resume_steps"][1]["stepPath"], json!([1]), "{done}");
+
+    // From the second gate again: the run waits there, not at the first.
+    let start = super::ClientStart {
+        run_id: Some(&run),
+        resume_step_path: Some(vec![1]),
+        ..super::ClientStart::default()
+    };
+    let again = service.client_flow_start(&ctx, "two", start);
+    assert!(!again.is_error, "{}", again.text);
+    assert!(again.text.contains(&run), "{}", again.text);
+    let waiting = watch_until(&service, &ctx, &run, |v| v["status"] == "waiting").await;
+    assert_eq!(waiting["pending"]["prompt"], "Two?", "{waiting}");
+}
