@@ -265,7 +265,7 @@ async fn a_house_rule_holding_a_file_value_is_stopped_by_the_privacy_guard() {
     assert_eq!(builder["request_body"], "", "{builder}");
     let why = builder["error"].as_str().expect("why");
     assert!(
-        why.contains("Aaaaaaa-Aaaaaaa (from orders.csv, column \"customer\")"),
+        why.contains("Aaaaaaa-Aaaaaaa (from orders.csv, column \"customer\""),
         "{why}"
     );
 }

@@ -132,18 +132,26 @@ async fn exactly_the_switched_on_categories_and_the_confirmed_words_reach_the_ba
         assert!(!sent.contains(v), "{v} reached the back end");
     }
 
-    // The user's own word: located, not echoed; confirmed once per workflow.
+    // A category word identifies no one (#38): sent as the user wrote it.
     let (s, r) = say(off.clone(), "only Biscoe", false).await;
+    assert_eq!(s, StatusCode::OK, "a category word passes: {r}");
+    assert!(received(&server).await.join("\n").contains("only Biscoe"));
+
+    // A person's name: located, not echoed; confirmed once per workflow.
+    let (s, r) = say(off.clone(), "rows seen by Ada Lovelace", false).await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{r}");
-    assert_eq!(r["matches"][0]["at"], json!([5, 11]), "{r}");
-    assert_eq!(r["matches"][0]["source"], "penguins.csv, column \"island\"");
-    assert!(!r.to_string().contains("Biscoe"), "{r}");
-    let (s, r) = say(off.clone(), "only Biscoe", true).await;
+    let located =
+        r["matches"].as_array().expect("matches").iter().any(|m| {
+            m["at"] == json!([13, 25]) && m["source"] == "penguins.csv, column \"observer\""
+        });
+    assert!(located, "{r}");
+    assert!(!r.to_string().contains("Ada Lovelace"), "{r}");
+    let (s, r) = say(off.clone(), "rows seen by Ada Lovelace", true).await;
     assert_eq!(s, StatusCode::OK, "{r}");
-    let (s, r) = say(off.clone(), "Biscoe, heaviest first", false).await;
+    let (s, r) = say(off.clone(), "Ada Lovelace, heaviest first", false).await;
     assert_eq!(s, StatusCode::OK, "confirmed once: {r}");
     let other = create(json!({"file_ids": [id]})).await;
-    let (s, _) = say(other, "only Biscoe", false).await;
+    let (s, _) = say(other, "rows seen by Ada Lovelace", false).await;
     assert_eq!(
         s,
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -161,12 +169,12 @@ async fn exactly_the_switched_on_categories_and_the_confirmed_words_reach_the_ba
     for v in ["Biscoe", "Dream", "Torgersen"] {
         assert!(sent.contains(v), "{v} was switched on");
     }
-    for v in ["Adelie", "Gentoo", "Ada Lovelace"] {
+    for v in ["Adelie", "Gentoo", "Alan Turing"] {
         assert!(!sent.contains(v), "{v} was not switched on");
     }
-    let (s, r) = say(on.clone(), "only Gentoo", false).await;
-    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{r}");
-    let (s, r) = say(on, "only Torgersen", false).await;
+    let (s, r) = say(on.clone(), "only Torgersen", false).await;
     assert_eq!(s, StatusCode::OK, "a switched-on value passes: {r}");
-    assert!(!received(&server).await.join("\n").contains("Gentoo"));
+    let (s, r) = say(on, "rows seen by Alan Turing", false).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{r}");
+    assert!(!received(&server).await.join("\n").contains("Alan Turing"));
 }
