@@ -4,9 +4,11 @@
 //! Chosen for the jobs people bring (Excel in and out, a chart, a PDF or
 //! Word table, tables too big for the standard library) and kept small
 //! enough that the whole set installs in well under a minute from PyPI
-//! (about 280 MB on disk). polars and pyarrow are left out: pandas covers
-//! the same work and the two add about 150 MB; a script may still ask for
-//! them, with the user's approval.
+//! (about 340 MB on disk, DuckDB's 60 MB included; each environment holds
+//! only what its script lists). DuckDB is the out-of-core engine: SQL over
+//! files larger than memory, spilling to disk. polars and pyarrow are left
+//! out: DuckDB and pandas cover the same work and the two add about 150 MB;
+//! a script may still ask for them, with the user's approval.
 
 use super::requirement::Requirement;
 
@@ -27,6 +29,11 @@ pub const CURATED: &[(&str, &str)] = &[
     (
         "matplotlib",
         "charts saved as PNG or SVG (use `matplotlib.use(\"Agg\")`)",
+    ),
+    (
+        "duckdb",
+        "SQL over CSV, Parquet and JSON files read in place, out of core (it spills to disk instead of running out of memory): \
+large inputs, joins of large files, aggregations",
     ),
     ("pypdf", "read PDF text and pages"),
     ("python-docx", "read and write Word .docx (import `docx`)"),
@@ -72,6 +79,16 @@ pub fn outside_curated(requirements: &[String]) -> Vec<String> {
     out
 }
 
+/// When the builder should reach for DuckDB rather than pandas (issue 43):
+/// pandas holds a whole table in memory, several times the file's size.
+pub const DUCKDB_OR_PANDAS: &str = "Large data: pandas holds a whole table in memory, often 5–10 times the file's size on disk. \
+When an input is larger than about a tenth of the run's memory limit, and for joins of large files or aggregations over them, \
+use duckdb: `con = duckdb.connect()`, then SQL that reads the file in place, e.g. \
+`con.execute(\"SELECT country, sum(amount) FROM read_csv(?) GROUP BY country\", [path]).fetchall()`, or \
+`COPY (SELECT …) TO 'outputs/result.csv' (HEADER)` for a large result. It sizes itself to the run's memory limit and spills \
+to its temporary folder (`.tmp` in the working folder, counted against the disk limit); fetch only the small result \
+(`.df()` gives a pandas DataFrame, with pandas listed too). Keep pandas for small tables and for writing Excel files.\n";
+
 /// The prompt's paragraph on packages.
 pub fn prompt_text() -> String {
     let mut text = String::from(
@@ -82,6 +99,7 @@ the script itself has no network):\n",
     for (name, what) in CURATED {
         text.push_str(&format!("- {name}: {what}\n"));
     }
+    text.push_str(DUCKDB_OR_PANDAS);
     text.push_str(
         "Prefer these. Any other package needs the user's approval before it is installed, so ask for one only when the task \
 cannot be done without it. Charts: save them into `outputs/` as PNG or SVG; tables: CSV or .xlsx in `outputs/`.",
@@ -134,5 +152,7 @@ mod tests {
             assert!(text.contains(name), "{name}");
         }
         assert!(text.contains("approval"));
+        assert!(text.contains("larger than about a tenth of the run's memory limit"));
+        assert!(text.contains("Keep pandas for small tables and for writing Excel"));
     }
 }

@@ -162,6 +162,100 @@ fn an_environment_is_made_once_then_reused_and_removed() {
     assert!(!dir.exists());
 }
 
+/// DuckDB, of the curated set, starts in the sandbox (it reads its own
+/// cgroup's limits at `connect()`, issue 43), sizes itself to the run's
+/// memory limit where a cgroup holds it, and spills a grouping larger than
+/// its memory into its temporary folder inside the run folder (counted
+/// against the disk limit), which it removes again.
+#[test]
+fn duckdb_runs_out_of_core_in_the_sandbox() {
+    if !have_uv() {
+        return;
+    }
+    if let Err(why) = maskflow_runner::isolation_status() {
+        eprintln!("SKIPPED the DuckDB sandbox test: {why}");
+        return;
+    }
+    assert!(curated::is_curated("duckdb"));
+    let home = tempfile::tempdir().expect("home");
+    let envs = Environments::new(home.path()).with_cache(test_cache());
+    let py = base();
+    let lock = envs
+        .resolve(&py, &["duckdb".into()], &quiet())
+        .expect("resolve duckdb");
+    let (env_py, _) = envs.ensure(&py, &lock, &quiet()).expect("ensure duckdb");
+    let script = r#"import json, os, threading, time
+import duckdb
+con = duckdb.connect()
+memory, temp = con.execute("select current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
+con.execute("SET memory_limit='48MB'")
+con.execute("SET preserve_insertion_order=false")
+seen = set()
+def watch():
+    while not done:
+        if os.path.isdir('.tmp'):
+            seen.update(os.listdir('.tmp'))
+        time.sleep(0.005)
+done = False
+t = threading.Thread(target=watch); t.start()
+groups = con.execute("select count(*), sum(n) from (select i % 1500000 as k, count(*) as n, list(i) as l from range(4500000) t(i) group by k)").fetchone()
+done = True; t.join()
+con.close()
+with open('outputs/groups.json', 'w') as f:
+    json.dump({'memory': memory, 'temp': temp, 'groups': groups, 'spilled': sorted(seen), 'left': os.path.exists('.tmp') and os.listdir('.tmp')}, f)
+"#;
+    let work = tempfile::tempdir().expect("work");
+    let request = maskflow_runner::RunRequest {
+        script: script.into(),
+        inputs: Default::default(),
+        requirements: vec!["duckdb".into()],
+        workdir: work.path().join("run"),
+        limits: maskflow_runner::Limits {
+            memory_bytes: 1 << 30,
+            ..Default::default()
+        },
+        shared_folders: Vec::new(),
+    };
+    let run = maskflow_runner::Runner::new(None)
+        .run_with(&env_py, &request, &Default::default())
+        .expect("run");
+    assert!(run.succeeded(), "{} {}", run.message, run.stderr);
+    assert!(run.isolated, "{}", run.message);
+    let text = std::fs::read_to_string(work.path().join("run/outputs/groups.json")).expect("out");
+    let seen: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        seen["groups"],
+        serde_json::json!([1_500_000, 4_500_000]),
+        "{seen}"
+    );
+    assert_eq!(seen["temp"], ".tmp", "inside the run folder: {seen}");
+    assert!(
+        seen["spilled"].as_array().is_some_and(|a| !a.is_empty()),
+        "the grouping spilled to disk: {seen}"
+    );
+    assert!(
+        matches!(&seen["left"], serde_json::Value::Bool(false))
+            || seen["left"] == serde_json::json!([]),
+        "its temporary files are removed: {seen}"
+    );
+    let held_by_cgroup = run
+        .limit("memory")
+        .and_then(|l| l.mechanism.as_deref())
+        .is_some_and(|m| m.contains("cgroup"));
+    if held_by_cgroup {
+        // DuckDB's default: 80 % of the limit it found (1 GiB here).
+        let memory = seen["memory"].as_str().unwrap_or_default();
+        let mib: f64 = memory
+            .strip_suffix(" MiB")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0);
+        assert!(
+            (512.0..1024.0).contains(&mib),
+            "sized to the run's limit (819.1 MiB): {seen}"
+        );
+    }
+}
+
 #[test]
 fn an_unknown_package_fails_clearly_and_leaves_nothing() {
     if !have_uv() {

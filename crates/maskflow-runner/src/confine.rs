@@ -471,3 +471,221 @@ unsafe fn stand_in(pid: i32) -> ! {
         libc::_exit(128 + signal)
     }
 }
+
+/// `LANDLOCK_RULE_PATH_BENEATH` and `LANDLOCK_ACCESS_FS_READ_FILE` of
+/// `landlock_add_rule(2)`.
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
+const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// The longest path of a limit file built here (a cgroup path is short).
+const LIMIT_PATH_MAX: usize = 512;
+
+/// The files that tell a process its own memory and CPU limits, from the
+/// text of its `/proc/self/cgroup` (`id:controllers:path` lines): of the
+/// cgroup v2 entry (`0::path`) its `memory.max` and `cpu.max`; of a v1
+/// `memory` hierarchy its `memory.limit_in_bytes`; of a v1 `cpu` hierarchy
+/// its `cpu.cfs_quota_us` and `cpu.cfs_period_us` — what DuckDB (and JVMs,
+/// Go's and .NET's runtimes) read to size themselves. Each path is written
+/// NUL-terminated into `buf` and handed to `each`; nothing is allocated
+/// (this runs in the child before `exec`).
+pub fn each_limit_file(text: &[u8], buf: &mut [u8; LIMIT_PATH_MAX], each: &mut dyn FnMut(&[u8])) {
+    for line in text.split(|b| *b == b'\n') {
+        let mut parts = line.splitn(3, |b| *b == b':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if !path.starts_with(b"/") || path.contains(&0) || path.windows(2).any(|w| w == b"..") {
+            continue;
+        }
+        // `/` is the hierarchy's root: no second slash.
+        let path: &[u8] = if path == b"/" { b"" } else { path };
+        let has = |name: &[u8]| controllers.split(|b| *b == b',').any(|c| c == name);
+        let mut emit = |parts: &[&[u8]]| {
+            let mut n = 0;
+            for p in parts {
+                if n + p.len() >= LIMIT_PATH_MAX {
+                    return;
+                }
+                buf[n..n + p.len()].copy_from_slice(p);
+                n += p.len();
+            }
+            buf[n] = 0;
+            each(&buf[..=n]);
+        };
+        if id == b"0" && controllers.is_empty() {
+            emit(&[b"/sys/fs/cgroup", path, b"/memory.max"]);
+            emit(&[b"/sys/fs/cgroup", path, b"/cpu.max"]);
+        }
+        if has(b"memory") {
+            emit(&[b"/sys/fs/cgroup/memory", path, b"/memory.limit_in_bytes"]);
+        }
+        if has(b"cpu") {
+            emit(&[b"/sys/fs/cgroup/cpu", path, b"/cpu.cfs_quota_us"]);
+            emit(&[b"/sys/fs/cgroup/cpu", path, b"/cpu.cfs_period_us"]);
+        }
+    }
+}
+
+/// Adds a Landlock rule to `ruleset` letting the process read the file at
+/// `path` (NUL-terminated), that file only; the `O_PATH` descriptor that
+/// names it (close-on-exec), or -1 when the file is missing or the rule
+/// was refused.
+///
+/// # Safety
+/// Async-signal-safe: open(2), landlock_add_rule(2), close(2).
+unsafe fn allow_read_file(ruleset: i32, path: &[u8]) -> i32 {
+    if path.last() != Some(&0) {
+        return -1;
+    }
+    // SAFETY: `path` is NUL-terminated; the attribute is a stack struct
+    // whose layout is the kernel's.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr().cast(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_NOCTTY,
+        );
+        if fd < 0 {
+            return -1;
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: LANDLOCK_ACCESS_FS_READ_FILE,
+            parent_fd: fd,
+        };
+        let added = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        ) == 0;
+        if !added {
+            libc::close(fd);
+            return -1;
+        }
+        fd
+    }
+}
+
+/// In the child, before its Landlock ruleset (`ruleset`, a descriptor of
+/// it) is applied: lets it read what tells a process its own limits — its
+/// `/proc/self/cgroup` and, of the cgroups named there, the memory and CPU
+/// limit files ([`each_limit_file`]), each file alone (the rest of `/proc`
+/// and `/sys/fs/cgroup` stays closed). Without them DuckDB cannot start
+/// ("Cannot open file /proc/self/cgroup: Permission denied").
+///
+/// A `/proc/<pid>` file's inode lives only as long as its dentry, and a
+/// Landlock rule holds the inode: the returned `O_PATH` descriptor of
+/// `/proc/self/cgroup` is what keeps the dentry (and the rule's match)
+/// alive, so the caller clears its close-on-exec flag once the other
+/// descriptors were marked. -1 when the file could not be allowed.
+///
+/// # Safety
+/// Async-signal-safe: open(2), read(2), close(2), landlock_add_rule(2) on
+/// stack buffers. Call after the process's last fork (`/proc/self` is the
+/// process that will `exec`) and after it joined its cgroups.
+pub unsafe fn allow_own_limits(ruleset: i32) -> i32 {
+    let own = c"/proc/self/cgroup";
+    // SAFETY: see above; every buffer is on the stack.
+    unsafe {
+        let pinned = allow_read_file(ruleset, own.to_bytes_with_nul());
+        if pinned < 0 {
+            return -1;
+        }
+        let mut text = [0u8; 4096];
+        let f = libc::open(own.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if f < 0 {
+            return pinned;
+        }
+        let mut len = 0usize;
+        while len < text.len() {
+            let n = libc::read(f, text[len..].as_mut_ptr().cast(), text.len() - len);
+            if n <= 0 {
+                break;
+            }
+            len += n as usize;
+        }
+        libc::close(f);
+        let mut buf = [0u8; LIMIT_PATH_MAX];
+        each_limit_file(&text[..len], &mut buf, &mut |path| {
+            let fd = allow_read_file(ruleset, path);
+            if fd >= 0 {
+                // A cgroup file system's inode is found again by its node:
+                // the rule holds without the descriptor.
+                libc::close(fd);
+            }
+        });
+        pinned
+    }
+}
+
+/// Lets `fd` survive `exec` (clears its close-on-exec flag).
+///
+/// # Safety
+/// Async-signal-safe: fcntl(2).
+pub unsafe fn keep_across_exec(fd: i32) {
+    // SAFETY: fcntl(2) on an integer.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETFD, 0);
+    }
+}
+
+#[cfg(test)]
+mod limit_file_tests {
+    use super::*;
+
+    fn files(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; LIMIT_PATH_MAX];
+        each_limit_file(text.as_bytes(), &mut buf, &mut |p| {
+            out.push(String::from_utf8_lossy(&p[..p.len() - 1]).into_owned());
+        });
+        out
+    }
+
+    #[test]
+    fn the_limit_files_of_each_own_cgroup_are_named() {
+        // A hybrid machine (this one): v1 memory and cpu, an empty v2 root.
+        let hybrid = "9:name=systemd:/\n4:memory:/maskflow-7-1\n2:cpuacct:/\n1:cpu:/\n0::/\n";
+        assert_eq!(
+            files(hybrid),
+            vec![
+                "/sys/fs/cgroup/memory/maskflow-7-1/memory.limit_in_bytes",
+                "/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+                "/sys/fs/cgroup/cpu/cpu.cfs_period_us",
+                "/sys/fs/cgroup/memory.max",
+                "/sys/fs/cgroup/cpu.max",
+            ]
+        );
+        // cgroup v2 only: a systemd scope.
+        assert_eq!(
+            files("0::/user.slice/maskflow-run-1-2.scope\n"),
+            vec![
+                "/sys/fs/cgroup/user.slice/maskflow-run-1-2.scope/memory.max",
+                "/sys/fs/cgroup/user.slice/maskflow-run-1-2.scope/cpu.max",
+            ]
+        );
+        // Combined v1 controllers; nothing else of the cgroup is named.
+        assert_eq!(
+            files("3:cpu,cpuacct:/a\n5:pids:/b\n"),
+            vec![
+                "/sys/fs/cgroup/cpu/a/cpu.cfs_quota_us",
+                "/sys/fs/cgroup/cpu/a/cpu.cfs_period_us"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_strange_cgroup_path_names_nothing() {
+        assert!(files("0::/../../etc\n4:memory:relative\n4:memory\n\n").is_empty());
+        let long = format!("0::/{}\n", "a".repeat(LIMIT_PATH_MAX));
+        assert!(files(&long).is_empty(), "too long for the buffer: left out");
+    }
+}

@@ -264,6 +264,12 @@ fn prepare_with(
         None => (None, None),
     };
     let mut ruleset = plan.landlock.ok();
+    // A second descriptor of the same ruleset, for the rules the child adds
+    // about its own limits (kept open in the parent until spawn).
+    let ruleset_fd: Option<std::os::fd::OwnedFd> = ruleset
+        .as_ref()
+        .and_then(|r| r.try_clone().ok())
+        .and_then(Into::into);
     let filter = plan.seccomp.ok();
     let metadata_filter = plan.metadata.ok();
     let writable = plan.writable;
@@ -277,11 +283,12 @@ fn prepare_with(
     let scope_pipes = scope_fds.map(|(_, w, r)| (w, r));
     // SAFETY: the hook only makes system calls (getpid, read, open, write,
     // close, setrlimit, unshare, mount, mount_setattr, chdir, prctl,
-    // capset, landlock_restrict_self, seccomp, close_range) on values
+    // capset, landlock_add_rule, landlock_restrict_self, seccomp,
+    // close_range, fcntl) on values
     // prepared above; it does not allocate.
     unsafe {
         cmd.pre_exec(move || {
-            let _ = (&keep, &scope_pipes);
+            let _ = (&keep, &scope_pipes, &ruleset_fd);
             // `held`: limits a cgroup holds, whose rlimits are not set.
             let (mut flags, mut held) = (0u32, 0u32);
             if let Some((pid_fd, go_fd, go_write_fd)) = keep.1 {
@@ -317,6 +324,12 @@ fn prepare_with(
             if dropped.bounding_emptied {
                 flags |= CAPS_BOUNDING_EMPTY;
             }
+            // What tells this process its own limits (after its last fork
+            // and its cgroups), for the libraries that size themselves.
+            let limits_fd = match &ruleset_fd {
+                Some(r) if ruleset.is_some() => confine::allow_own_limits(r.as_raw_fd()),
+                _ => -1,
+            };
             // Landlock first (it sets no_new_privs, which seccomp needs).
             if let Some(r) = ruleset.take()
                 && let Ok(status) = r.restrict_self()
@@ -337,6 +350,9 @@ fn prepare_with(
             }
             if confine::close_on_exec_from_3() {
                 flags |= FDS_CLOEXEC;
+            }
+            if limits_fd >= 0 {
+                confine::keep_across_exec(limits_fd);
             }
             let bytes = flags.to_ne_bytes();
             libc::write(fd, bytes.as_ptr().cast(), bytes.len());

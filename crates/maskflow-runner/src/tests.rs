@@ -390,6 +390,80 @@ fn the_allocator_sees_its_settings_and_nothing_else_of_proc() {
     assert!(!read["/proc/1/environ"], "{read:?}");
 }
 
+/// DuckDB reads its own cgroup's memory and CPU limits at `connect()`
+/// and fails when it cannot ("Cannot open file /proc/self/cgroup:
+/// Permission denied", issue 43): the script reads its `/proc/self/cgroup`
+/// and the limit files of the cgroups named there — the run's memory
+/// limit among them where a cgroup holds it — and nothing else of its
+/// `/proc`, of another process's, or of those cgroups.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_script_reads_its_own_limits_and_nothing_else_of_its_cgroups() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = r#"import json, os
+def can_read(p):
+    try:
+        open(p).read(); return True
+    except OSError:
+        return False
+own = open('/proc/self/cgroup').read()
+limits, others = {}, {}
+for line in own.splitlines():
+    hid, controllers, path = line.split(':', 2)
+    path = '' if path == '/' else path
+    names = controllers.split(',') if controllers else []
+    if hid == '0' and not names:
+        base = '/sys/fs/cgroup' + path
+        for f in ['memory.max', 'cpu.max']:
+            if os.path.exists(base + '/' + f): limits[base + '/' + f] = can_read(base + '/' + f)
+        for f in ['memory.current', 'memory.stat', 'cgroup.procs']:
+            if os.path.exists(base + '/' + f): others[base + '/' + f] = can_read(base + '/' + f)
+    if 'memory' in names:
+        base = '/sys/fs/cgroup/memory' + path
+        limits[base + '/memory.limit_in_bytes'] = can_read(base + '/memory.limit_in_bytes')
+        for f in ['memory.usage_in_bytes', 'memory.stat', 'cgroup.procs', 'tasks']:
+            if os.path.exists(base + '/' + f): others[base + '/' + f] = can_read(base + '/' + f)
+    if 'cpu' in names:
+        base = '/sys/fs/cgroup/cpu' + path
+        for f in ['cpu.cfs_quota_us', 'cpu.cfs_period_us']:
+            if os.path.exists(base + '/' + f): limits[base + '/' + f] = can_read(base + '/' + f)
+        for f in ['cpu.stat', 'cgroup.procs']:
+            if os.path.exists(base + '/' + f): others[base + '/' + f] = can_read(base + '/' + f)
+for p in ['/proc/self/environ', '/proc/self/status', '/proc/self/mountinfo', '/proc/self/maps',
+          '/proc/1/cgroup', '/proc/1/environ', '/proc/cgroups', '/sys/fs/cgroup/memory/memory.stat',
+          '/sys/fs/cgroup/pids/pids.max', '/sys/fs/cgroup/unified/cgroup.procs']:
+    if os.path.exists(p): others[p] = can_read(p)
+memory = None
+for p, ok in limits.items():
+    if ok and (p.endswith('memory.max') or p.endswith('memory.limit_in_bytes')):
+        text = open(p).read().strip()
+        if text.isdigit() and '/maskflow-' in p: memory = int(text)
+print(json.dumps({'own': own, 'limits': limits, 'others': others, 'memory': memory}))
+"#;
+    let limits = Limits {
+        memory_bytes: 768 << 20,
+        ..Limits::default()
+    };
+    let result = run(&request(dir.path(), script, limits));
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:#?}");
+    assert!(result.isolated, "{result:#?}");
+    let seen: serde_json::Value = serde_json::from_str(result.stdout.trim()).expect("report");
+    let own = seen["own"].as_str().expect("its /proc/self/cgroup");
+    assert!(own.contains(':'), "{own}");
+    let limits = seen["limits"].as_object().expect("limits");
+    assert!(!limits.is_empty(), "{seen}");
+    let unread: Vec<_> = limits.iter().filter(|(_, ok)| *ok != true).collect();
+    assert!(unread.is_empty(), "its own limits unread: {unread:?}");
+    let others = seen["others"].as_object().expect("others");
+    assert!(others.contains_key("/proc/self/environ"), "{seen}");
+    let opened: Vec<_> = others.iter().filter(|(_, ok)| *ok != false).collect();
+    assert!(opened.is_empty(), "read beyond its limits: {opened:?}");
+    let memory = result.limit("memory").and_then(|l| l.mechanism.clone());
+    if memory.as_deref().is_some_and(|m| m.contains("cgroup")) {
+        assert_eq!(seen["memory"], serde_json::json!(768u64 << 20), "{seen}");
+    }
+}
+
 #[test]
 fn the_script_environment_is_an_allowlist() {
     let dir = tempfile::tempdir().expect("tempdir");

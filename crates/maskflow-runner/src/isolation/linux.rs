@@ -1,7 +1,9 @@
 //! What a script may touch (Linux): a Landlock ruleset — its working folder
 //! read-write; the Python runtime, the system libraries and a few device
 //! files read-only; nothing else, so no home folder, no Maskflow data folder,
-//! no other upload and no `/proc` of any process — and a seccomp filter that
+//! no other upload and no `/proc` of any process (but the few files that
+//! tell the script its own limits, which the child adds in
+//! `confine::allow_own_limits`) — and a seccomp filter that
 //! refuses `socket(2)` of every family (so neither the network nor a
 //! pathname or abstract UNIX socket — an ssh-agent, a D-Bus bus, X11,
 //! `docker.sock` — is reachable; `socketpair(2)` stays allowed for
