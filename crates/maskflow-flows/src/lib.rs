@@ -288,6 +288,10 @@ pub struct RunView {
     /// The run that started this one as a subflow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
+    /// The folder its scripts run in, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub working_folder: Option<String>,
     /// A single step's retry that runs first when the run goes on (it
     /// stopped, failed or was interrupted with the retry due).
     #[serde(skip_serializing_if = "Option::is_none")]

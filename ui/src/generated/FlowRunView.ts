@@ -62,6 +62,10 @@ pending: unknown,
  */
 parentId: string | null, 
 /**
+ * The folder its scripts run in, if it has one.
+ */
+workingFolder?: string, 
+/**
  * A single step's retry that runs first when the run goes on (it
  * stopped, failed or was interrupted with the retry due).
  */

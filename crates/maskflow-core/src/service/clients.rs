@@ -37,7 +37,11 @@ const OWN_WORDS: &str = "id name description label approved inputs type required
     created_at provider model outcome blocked request_body truncated_body entries \
     succeeded failed running started stopped waiting completed gate attention kind prompt \
     context option input assistant user system manual_prompts prompt_id messages schema \
-    answered";
+    answered withheld";
+
+/// Shown instead of a script step's output that holds values of the user's files.
+const WITHHELD_OUTPUT: &str = "This step's output holds values of your files, so it is not \
+    shown here: open the run in Maskflow to read it";
 
 /// Who is asking, and which folders it may name files in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,24 +253,38 @@ impl Service {
         self.deliver(ctx, "read_ledger", answer)
     }
 
-    /// A flow run as a client sees it: the last turns only; what the LLM
-    /// wrote counts as its own (it came from outside).
+    /// A flow run as a client sees it: the last turns only. What an agent
+    /// (an LLM) wrote counts as its own: it came from outside. Any other
+    /// assistant turn — a script step's output — is runtime text, checked
+    /// against the run's working folder and every file the user gave
+    /// Maskflow, and shown masked when it holds a value (issue 38, finding 8).
     fn run_answer(&self, v: maskflow_flows::RunView) -> Result<Answer> {
         let skip = v.turns.len().saturating_sub(TURNS_SHOWN);
-        let mut own = vec![v.conversation_id.clone()];
-        let turns: Vec<Value> = v
-            .turns
-            .iter()
-            .skip(skip)
-            .map(|t| {
-                if t.role == "assistant" {
-                    own.push(t.content.clone());
-                }
-                own.push(t.created_at.clone());
-                json!({"role": t.role, "content": t.content, "created_at": t.created_at,
-                       "step": t.command.place().map(|p| p.label.clone())})
-            })
+        let mut own = vec![v.conversation_id.clone(), WITHHELD_OUTPUT.to_owned()];
+        let also: Vec<Arc<GuardIndex>> = v
+            .working_folder
+            .as_deref()
+            .map(|f| self.flow_folder_guard(Path::new(f)))
+            .into_iter()
             .collect();
+        let mut turns = Vec::new();
+        for t in v.turns.iter().skip(skip) {
+            let from_agent = t.command.place().is_some_and(|p| p.agent_type.is_some());
+            let mut content = t.content.clone();
+            if t.role == "assistant" && from_agent {
+                own.push(t.content.clone());
+            } else if t.role == "assistant" {
+                let held = self.client_guard_hits(&t.content, Vec::new(), &also)?;
+                if !held.is_empty() {
+                    content = format!("{WITHHELD_OUTPUT} ({} value(s))", held.len());
+                }
+            }
+            own.push(t.created_at.clone());
+            turns.push(
+                json!({"role": t.role, "content": content, "created_at": t.created_at,
+                   "step": t.command.place().map(|p| p.label.clone())}),
+            );
+        }
         let id = v.conversation_id.clone();
         let (prompts, from_llm) = self.client_run_prompts(&id);
         own.extend(from_llm);
@@ -278,6 +296,7 @@ impl Service {
             "resume": v.resume, "resume_steps": v.resume_steps, "retry_due": v.retry_due,
         }))
         .own(own);
+        a.also = also;
         a.flow_run_id = Some(id);
         Ok(a)
     }
@@ -422,7 +441,7 @@ impl Service {
 
     /// The values of the user's files that `text` holds (Maskflow's own
     /// texts and words allowed), by the flow guard and `also`.
-    fn client_guard_hits(
+    pub(super) fn client_guard_hits(
         &self,
         text: &str,
         mut own: Vec<String>,

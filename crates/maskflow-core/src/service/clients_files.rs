@@ -37,6 +37,10 @@ pub struct ClientRequestView {
 }
 
 /// What a client is told while the user has not approved a file's extract.
+/// Said of an output whose name holds a value of the run's files (the run's id follows).
+const WITHHELD_NAME: &str = "Its name holds a value of your files, so it is masked here and \
+    its path is not given: open the outputs in Maskflow, run";
+
 const APPROVE_IN_MASKFLOW: &str = "Approve in Maskflow: the user has not approved this file's \
     masked extract yet. The request is listed in Maskflow (Settings, Client requests); ask \
     again once it is approved.";
@@ -172,22 +176,42 @@ impl Service {
         }
         let run = self.run_workflow_local(&workflow_id, inputs).await?;
         drop(staged);
+        let index = Arc::new(index);
         let mut outputs = Vec::new();
         for o in &run.outputs {
             let path = self.run_output(&run.id, &o.name)?;
-            let shown = path.display().to_string();
-            own.extend([shown.clone(), o.size.to_string()]);
-            outputs.push(json!({
-                "name": o.name, "path": shown, "size": o.size, "preview": masked_preview(&path),
-            }));
+            if let Some(folder) = path.parent() {
+                own.push(folder.display().to_string());
+            }
+            own.push(o.size.to_string());
+            // An output's name is the script's runtime text: one written
+            // from the data ("one file per customer") holds a value, and is
+            // handed out masked, without its path (issue 38, finding 7).
+            let held = self.client_guard_hits(&o.name, Vec::new(), std::slice::from_ref(&index))?;
+            outputs.push(if held.is_empty() {
+                json!({
+                    "name": o.name, "path": path.display().to_string(), "size": o.size,
+                    "preview": masked_preview(&path),
+                })
+            } else {
+                let masked = maskflow_extractors::mask(&o.name);
+                let mut preview = masked_preview(&path);
+                if preview.get("filename").is_some() {
+                    preview["filename"] = json!(masked);
+                }
+                json!({
+                    "name": masked, "path": null, "size": o.size, "preview": preview,
+                    "withheld": format!("{WITHHELD_NAME} {}", run.id),
+                })
+            });
         }
-        own.extend([run.id.clone(), run.status.clone()]);
+        own.extend([run.id.clone(), run.status.clone(), WITHHELD_NAME.to_owned()]);
         let mut answer = Answer::new(json!({
             "run_id": run.id, "workflow_id": workflow_id, "status": run.status,
             "message": run.message, "outputs": outputs,
         }))
         .own(own);
-        answer.also.push(Arc::new(index));
+        answer.also.push(index);
         answer.workflow_id = Some(workflow_id);
         Ok(answer)
     }

@@ -254,3 +254,188 @@ async fn a_client_resumes_a_flow_run_from_a_step_path_and_sees_what_it_goes_on_f
     let waiting = watch_until(&service, &ctx, &run, |v| v["status"] == "waiting").await;
     assert_eq!(waiting["pending"]["prompt"], "Two?", "{waiting}");
 }
+
+/// Issue 38, finding 8: a script step's output is the run's local data, not
+/// an LLM's words. `watch_flow` shows it withheld when it holds a value of
+/// the run's working folder (a file nobody uploaded), and the rest of the
+/// run — its gate, its status — still reaches the client.
+#[tokio::test]
+async fn watch_flow_withholds_a_script_steps_output_that_holds_a_value() {
+    let (dir, service, ctx) = setup();
+    let work = dir.path().join("files/work");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(
+        work.join("customers.csv"),
+        "name,city\nMarguerite Okonkwo,Lagos\n",
+    )
+    .expect("csv");
+    std::fs::write(
+        work.join("read.py"),
+        "print(open('customers.csv').read().splitlines()[1])\n",
+    )
+    .expect("script");
+    std::fs::write(work.join("count.py"), "print('rows read: 1')\n").expect("script");
+    let flows = dir.path().join("data/flows");
+    std::fs::create_dir_all(&flows).expect("flows");
+    let flow = json!({"steps": [
+        {"type": "script", "label": "read", "path": "read.py"},
+        {"type": "script", "label": "count", "path": "count.py"},
+        {"type": "gate", "label": "Check", "prompt": "Send it?", "options": [{"label": "go"}]}]});
+    std::fs::write(flows.join("local.json"), flow.to_string()).expect("flow");
+    let start = super::ClientStart {
+        working_folder: Some(work.to_str().expect("utf-8")),
+        ..super::ClientStart::default()
+    };
+    let started = service.client_flow_start(&ctx, "local", start);
+    assert!(!started.is_error, "{}", started.text);
+    let run =
+        serde_json::from_str::<serde_json::Value>(&started.text).expect("json")["conversationId"]
+            .as_str()
+            .expect("run")
+            .to_owned();
+    let waiting = watch_until(&service, &ctx, &run, |v| {
+        v["pending"]["prompt"] == "Send it?"
+    })
+    .await;
+    let text = waiting.to_string();
+    for raw in ["Marguerite", "Okonkwo", "Lagos"] {
+        assert!(!text.contains(raw), "{raw} reached the client: {text}");
+    }
+    let turns = waiting["turns"].as_array().expect("turns");
+    let read = turns
+        .iter()
+        .find(|t| t["step"] == "read")
+        .expect("the read step's turn");
+    assert!(
+        read["content"]
+            .as_str()
+            .expect("content")
+            .contains("open the run in Maskflow"),
+        "{read}"
+    );
+    let count = turns
+        .iter()
+        .find(|t| t["step"] == "count")
+        .expect("the count step's turn");
+    assert!(
+        count["content"]
+            .as_str()
+            .expect("content")
+            .contains("rows read: 1"),
+        "ordinary output is shown: {count}"
+    );
+    // The local transcript keeps the real output.
+    let view = service.flow_run(&run).expect("view");
+    assert!(
+        view.turns
+            .iter()
+            .any(|t| t.content.contains("Marguerite Okonkwo"))
+    );
+}
+
+/// Writes one file per person, named after them (a stdlib script).
+const PER_PERSON: &str = r#"import csv, json, sys
+f = json.load(open(sys.argv[1]))["fields"]
+for r in csv.DictReader(open(f["people"])):
+    with open("outputs/" + r["name"] + ".csv", "w") as out:
+        out.write("city\n" + r["city"] + "\n")
+with open("outputs/summary.txt", "w") as out:
+    out.write("people written\n")
+"#;
+
+/// Issue 38, finding 7: a workflow that writes "one file per customer"
+/// names its outputs after values of the file it read. `run_workflow`
+/// hands those names out masked and without their paths; an output whose
+/// name holds no value keeps its name and path; nothing else is refused.
+#[tokio::test]
+async fn run_workflow_masks_an_output_named_after_a_value_and_keeps_its_path_back() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let spec = json!({
+        "name": "One file per person", "description": "Writes each person's city",
+        "script": PER_PERSON,
+        "fields": [{"name": "people", "label": "People", "type": "file", "required": true}],
+        "execution": {"runtime": "python3", "entrypoint": "script.py", "requirements": [],
+                      "outputs": [{"name": "summary.txt", "description": "what was written"}]}
+    });
+    let replay = ReplayProvider::from_value(&json!({
+        "validator": [{"feasible": true}],
+        "clarifier": [{"needs_clarification": false}],
+        "builder": [spec],
+    }))
+    .expect("replay");
+    let s = service_with(&dir.path().join("data"), Arc::new(replay));
+    let ctx = ClientContext {
+        name: "test-client".into(),
+        transport: "stdio".into(),
+        roots: vec![std::fs::canonicalize(&files).expect("canonical")],
+    };
+    let file = s
+        .add_upload_bytes("people.csv", PEOPLE.as_bytes())
+        .await
+        .expect("upload");
+    let mut rx = s.subscribe();
+    let created = s
+        .create_workflow(crate::service::CreateWorkflow {
+            file_ids: vec![file.file_id.clone()],
+            ..Default::default()
+        })
+        .expect("create");
+    s.send_message(&created.workflow_id, "one file per person with their city")
+        .await
+        .expect("message");
+    loop {
+        if let crate::events::Event::StatusChanged {
+            version_id, status, ..
+        } = rx.recv().await.expect("event")
+            && version_id == created.version_id
+            && matches!(
+                status,
+                crate::versions::Status::PendingUserApproval | crate::versions::Status::Failed
+            )
+        {
+            assert_eq!(status, crate::versions::Status::PendingUserApproval);
+            break;
+        }
+    }
+    s.approve(&created.workflow_id, &created.version_id)
+        .expect("approve");
+
+    let next = files.join("next.csv");
+    std::fs::write(&next, "name,city\nMarguerite Okonkwo,Lagos\n").expect("next");
+    let inputs = [("people".to_owned(), vec![next.display().to_string()])].into();
+    let reply = s
+        .client_run(&ctx, &created.workflow_id, inputs, false)
+        .await;
+    assert!(!reply.is_error, "{}", reply.text);
+    for raw in ["Marguerite", "Okonkwo", "Lagos"] {
+        assert!(
+            !reply.text.contains(raw),
+            "{raw} reached the client: {}",
+            reply.text
+        );
+    }
+    let ran: serde_json::Value = serde_json::from_str(&reply.text).expect("json");
+    let outputs = ran["outputs"].as_array().expect("outputs");
+    let named = outputs
+        .iter()
+        .find(|o| o["name"] == "Aaaaaaaaaa Aaaaaaa.aaa")
+        .unwrap_or_else(|| panic!("the person's file, masked: {ran}"));
+    assert_eq!(named["path"], serde_json::Value::Null, "{named}");
+    assert!(
+        named["withheld"]
+            .as_str()
+            .is_some_and(|w| w.contains("open the outputs in Maskflow"))
+    );
+    let summary = outputs
+        .iter()
+        .find(|o| o["name"] == "summary.txt")
+        .unwrap_or_else(|| panic!("the summary: {ran}"));
+    assert!(
+        summary["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("summary.txt")),
+        "{summary}"
+    );
+}

@@ -71,6 +71,7 @@ impl FlowEngine {
                 .pending
                 .map(|p| serde_json::to_value(p).unwrap_or(Value::Null)),
             parent_id: row.parent_id,
+            working_folder: row.working_folder,
             retry_due,
             resume_steps: program.as_ref().map(resume_steps).unwrap_or_default(),
             resume: resume_context(program.as_ref(), &row.state),
