@@ -283,6 +283,49 @@ pub struct ColumnProfile {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub other_shapes: u64,
+    /// How many numbers the range (`min`, `max`) covers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub range_values: Option<u64>,
+    /// The formats the values are written in, each with its count, most
+    /// frequent first: every date format (`%Y-%m-%d`, `%m/%d/%Y`, `Excel
+    /// serial`, `not a date`), every number format (`decimal comma, € after`),
+    /// and for text its case and whitespace (`upper case, padded`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<FormatCount>>", optional))]
+    pub formats: Vec<FormatCount>,
+    /// Values of formats past the ones tracked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[cfg_attr(feature = "ts", ts(type = "number | undefined"))]
+    pub other_formats: u64,
+    /// Which of Maskflow's placeholder words the placeholders were
+    /// (Maskflow's spelling, `n/a`, `unknown`), each with its count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<FormatCount>>", optional))]
+    pub placeholder_words: Vec<FormatCount>,
+    /// Maskflow's placeholder words that are entries of this column (a
+    /// list's `UNKNOWN` operator, a `None` answer among categories), so
+    /// counted as values, not as missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<FormatCount>>", optional))]
+    pub category_words: Vec<FormatCount>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A format (or one of Maskflow's own words) and how many values have it:
+/// Maskflow's wording, never a value of the file.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FormatCount {
+    /// The format in Maskflow's words (`%d/%m/%Y`, `decimal comma`).
+    pub format: String,
+    /// Values written so.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub count: u64,
 }
 
 /// A masked shape (`##/##/####`) and how many values have it.

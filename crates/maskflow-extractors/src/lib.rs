@@ -36,8 +36,9 @@ pub mod zipguard;
 
 pub use error::ExtractError;
 pub use extract::{
-    CategoryColumn, CategoryValue, ColumnProfile, DocumentExtract, FileExtract, FileKind, Heading,
-    ImageExtract, ShapeCount, SheetExtract, TableExtract, TableProfile, TextFormat,
+    CategoryColumn, CategoryValue, ColumnProfile, DocumentExtract, FileExtract, FileKind,
+    FormatCount, Heading, ImageExtract, ShapeCount, SheetExtract, TableExtract, TableProfile,
+    TextFormat,
 };
 pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;

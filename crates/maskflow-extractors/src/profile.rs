@@ -214,6 +214,28 @@ impl ValueSink for Profiler {
     }
 
     fn cell(&mut self, column: usize, value: &str) {
+        self.add_cell(column, value, false);
+    }
+
+    fn text_cell(&mut self, column: usize, value: &str) {
+        self.add_cell(column, value, true);
+    }
+
+    fn text(&mut self, _text: &str) {}
+
+    fn row_end(&mut self) {
+        if let Some(t) = self.current.as_mut() {
+            if t.pending_header {
+                t.pending_header = false;
+            } else {
+                t.end_row();
+            }
+        }
+    }
+}
+
+impl Profiler {
+    fn add_cell(&mut self, column: usize, value: &str, as_text: bool) {
         if self.current.is_none() {
             self.table(None, &[]);
         }
@@ -233,23 +255,15 @@ impl ValueSink for Profiler {
         while t.columns.len() <= column {
             t.columns.push(ColumnState::new());
         }
-        let h = t.columns[column].add(value);
+        let h = if as_text {
+            t.columns[column].add_text(value)
+        } else {
+            t.columns[column].add(value)
+        };
         // Order matters within a row: each cell's hash is mixed with its column.
         t.row_hash = t
             .row_hash
             .wrapping_add(mix(h ^ (column as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         t.row_cells += 1;
-    }
-
-    fn text(&mut self, _text: &str) {}
-
-    fn row_end(&mut self) {
-        if let Some(t) = self.current.as_mut() {
-            if t.pending_header {
-                t.pending_header = false;
-            } else {
-                t.end_row();
-            }
-        }
     }
 }

@@ -14,6 +14,11 @@ pub trait ValueSink {
     fn table(&mut self, sheet: Option<&str>, columns: &[String]);
     /// One raw cell of the current table, in 0-based `column`.
     fn cell(&mut self, column: usize, value: &str);
+    /// A workbook's cell stored as text (a number typed as text shows
+    /// here); others see it as any cell.
+    fn text_cell(&mut self, column: usize, value: &str) {
+        self.cell(column, value);
+    }
     /// Running text: a paragraph, a page, the text OCR found.
     fn text(&mut self, text: &str);
     /// The current table's row ends (its empty cells were not sent). Only

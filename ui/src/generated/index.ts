@@ -78,6 +78,7 @@ export type { FlowSaved } from "./FlowSaved";
 export type { FlowSource } from "./FlowSource";
 export type { FlowStarted } from "./FlowStarted";
 export type { FlowSummary } from "./FlowSummary";
+export type { FormatCount } from "./FormatCount";
 export type { GateAnswer } from "./GateAnswer";
 export type { GateChoice } from "./GateChoice";
 export type { GateRequest } from "./GateRequest";

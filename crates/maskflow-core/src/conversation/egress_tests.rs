@@ -219,13 +219,13 @@ fn n_a_cells_do_not_refuse_the_prompt_s_own_placeholders() {
     let extracts = approved(dir.path(), &files);
     let index = version_guard(dir.path(), &files, &extracts);
     let extracts = Value::Array(extracts);
-    let own = "(N/A, -, null…)";
+    // Maskflow's own words for the placeholders it found.
+    let own = "rows `n/a`";
     assert!(
         validator_request(&extracts, &[]).messages[0]
             .content
             .contains(own)
     );
-    assert!(!index.check_text(own).is_empty(), "N/A is a cell");
     never_refused(&index, &extracts, "n/a cells");
 }
 

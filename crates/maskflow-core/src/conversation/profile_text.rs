@@ -85,8 +85,18 @@ pub fn column_line(c: &Value) -> String {
         parts.push(format!("{nulls} null"));
     }
     let placeholders = count(c, "placeholders");
-    if placeholders > 0 {
+    let words = word_counts(c, "placeholder_words");
+    if placeholders > 0 && words.is_empty() {
         parts.push(format!("{placeholders} placeholder (N/A, -, null…)"));
+    } else if placeholders > 0 {
+        parts.push(format!("{placeholders} placeholder ({})", words.join(", ")));
+    }
+    let entries = word_counts(c, "category_words");
+    if !entries.is_empty() {
+        parts.push(format!(
+            "entries that are placeholder words but values of this column, not missing ({})",
+            entries.join(", ")
+        ));
     }
     let capped = c.get("distinct_capped").and_then(Value::as_bool) == Some(true);
     parts.push(format!(
@@ -110,7 +120,13 @@ pub fn column_line(c: &Value) -> String {
         c.get("min").and_then(Value::as_str),
         c.get("max").and_then(Value::as_str),
     ) {
-        parts.push(format!("range ~{lo} to ~{hi}"));
+        parts.push(match c.get("range_values").and_then(Value::as_u64) {
+            Some(n) => format!("range ~{lo} to ~{hi} over {n} numbers"),
+            None => format!("range ~{lo} to ~{hi}"),
+        });
+    }
+    if let Some(line) = formats_line(c) {
+        parts.push(line);
     }
     let shapes: Vec<String> = c
         .get("shapes")
@@ -152,6 +168,70 @@ pub fn column_line(c: &Value) -> String {
         parts.push(line);
     }
     format!("{}: {}", s("name"), parts.join(", "))
+}
+
+/// Maskflow's words of a list (`placeholder_words`, `category_words`) with
+/// their counts: `17 rows n/a`.
+fn word_counts(c: &Value, key: &str) -> Vec<String> {
+    c.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|w| {
+            let n = count(w, "count");
+            let rows = if n == 1 { "row" } else { "rows" };
+            format!(
+                "{n} {rows} `{}`",
+                w.get("format").and_then(Value::as_str).unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// Text formats named per column; the rest of a free-text column's
+/// formats are counted (no format of a date, number or key is left out).
+const TEXT_FORMATS_SHOWN: usize = 4;
+
+/// The column's formats (`formats 200 rows [decimal point, $ before], 40
+/// rows [decimal comma, € before]`): every one but text case variants past
+/// [`TEXT_FORMATS_SHOWN`]; none when the one format is what the type says.
+fn formats_line(c: &Value) -> Option<String> {
+    let formats: Vec<(&str, u64)> = c
+        .get("formats")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| Some((f.get("format")?.as_str()?, count(f, "count"))))
+        .collect();
+    let date_format = c.get("date_format").and_then(Value::as_str);
+    let plain = |f: &str| {
+        matches!(f, "whole number" | "decimal point")
+            || Some(f) == date_format
+            || (f.starts_with("text, ") && f.matches(", ").count() == 1)
+    };
+    match formats.as_slice() {
+        [] => return None,
+        [(f, _)] if plain(f) && count(c, "other_formats") == 0 => return None,
+        _ => {}
+    }
+    let mut shown = Vec::new();
+    let (mut texts, mut rest) = (0, 0u64);
+    for (f, n) in &formats {
+        if f.starts_with("text, ") {
+            texts += 1;
+            if texts > TEXT_FORMATS_SHOWN {
+                rest += n;
+                continue;
+            }
+        }
+        shown.push(format!("{n} rows [{f}]"));
+    }
+    let mut line = format!("formats {}", shown.join(", "));
+    let rest = rest + count(c, "other_formats");
+    if rest > 0 {
+        line.push_str(&format!(", other text formats in {rest} rows"));
+    }
+    Some(line)
 }
 
 /// One profiled table: its file, sheet and profile.

@@ -39,9 +39,13 @@ pub(crate) fn extracts_parts(extracts: &Value) -> Vec<Part> {
     };
     let profiled = if pretty.contains("\"profile\":") {
         ". A table's `profile` covers every row, not only the samples: the rows read, duplicate rows, the columns that are unique keys, \
-and per column its type (with the date format), empty cells (null), placeholder values meaning missing (N/A, -, null…), distinct values, \
-value lengths, the numeric range rounded to two significant figures (~), and the masked shapes of its values with their counts — \
-a shape held by few rows is a minority format the script must handle too"
+and per column its type (with the date format), empty cells (null), placeholder values meaning missing, named by which of Maskflow's placeholder words they are \
+(a placeholder word that is an entry of its column, like an `UNKNOWN` among a list's names, is a value, not missing), distinct values, \
+value lengths, the numeric range rounded to two significant figures (~) with how many numbers it covers, \
+every format its values are written in with its count (date formats, Excel serial day numbers, values that are not dates or not numbers; \
+for numbers the decimal mark, thousands separator, currency sign and where it stands, percent, negatives in parentheses, scientific notation, numbers stored as text; \
+for text its case and spaces), and the masked shapes of its values with their counts — \
+a format or shape held by few rows is a minority format the script must parse too, never drop or misread"
     } else {
         ""
     };

@@ -458,6 +458,8 @@ mod schedules_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod told_tests;
+#[cfg(test)]
 mod ts_export;
 
 // The flow editor (issue 31, point 1).

@@ -257,14 +257,12 @@ impl ValueSink for UploadSinks<'_> {
 
     fn cell(&mut self, column: usize, value: &str) {
         self.profiler.cell(column, value);
-        if let Some(c) = &mut self.categories {
-            c.cell(column, value);
-        }
-        self.seen += value.len() as u64 + 1;
-        if self.seen >= self.next && self.size > 0 {
-            (self.report)(self.seen.min(self.size), self.size);
-            self.next = self.seen + self.size / 100 + 1;
-        }
+        self.counted(column, value);
+    }
+
+    fn text_cell(&mut self, column: usize, value: &str) {
+        self.profiler.text_cell(column, value);
+        self.counted(column, value);
     }
 
     fn text(&mut self, text: &str) {
@@ -284,6 +282,20 @@ impl ValueSink for UploadSinks<'_> {
         self.profiler.table_width(width);
         if let Some(c) = &mut self.categories {
             c.table_width(width);
+        }
+    }
+}
+
+impl UploadSinks<'_> {
+    /// A cell for the category counter and the progress.
+    fn counted(&mut self, column: usize, value: &str) {
+        if let Some(c) = &mut self.categories {
+            c.cell(column, value);
+        }
+        self.seen += value.len() as u64 + 1;
+        if self.seen >= self.next && self.size > 0 {
+            (self.report)(self.seen.min(self.size), self.size);
+            self.next = self.seen + self.size / 100 + 1;
         }
     }
 }

@@ -26,6 +26,7 @@ fn sheets<R: Read + Seek>(
         let range = sheet_range(file, &mut book, &name)?;
         let mut rows = range.rows().map(|row| {
             let mut cells: Vec<String> = Vec::with_capacity(row.len() * 2);
+            let texts: Vec<bool> = row.iter().map(|c| matches!(c, Data::String(_))).collect();
             for cell in row {
                 cells.push(render(&data_ref(cell)));
             }
@@ -35,14 +36,14 @@ fn sheets<R: Read + Seek>(
                     cells.push(shown);
                 }
             }
-            cells
+            (cells, texts)
         });
-        let head: Vec<Vec<String>> = rows.by_ref().take(HEADER_VOTE_ROWS).collect();
+        let head: Vec<(Vec<String>, Vec<bool>)> = rows.by_ref().take(HEADER_VOTE_ROWS).collect();
         // The header is decided on the stored values alone.
         let width = range.width();
         let voted: Vec<Vec<String>> = head
             .iter()
-            .map(|r| r.iter().take(width).cloned().collect())
+            .map(|(r, _)| r.iter().take(width).cloned().collect())
             .collect();
         let has_header = crate::table::detect_header(&voted);
         let columns: Vec<String> = match voted.first() {
@@ -51,16 +52,20 @@ fn sheets<R: Read + Seek>(
         };
         sink.table(Some(&name), &columns);
         sink.table_width(width);
-        for row in head.into_iter().skip(usize::from(has_header)).chain(rows) {
-            cells(sink, &row);
+        let skip = usize::from(has_header);
+        for (row, texts) in head.into_iter().skip(skip).chain(rows) {
+            cells(sink, &row, &texts);
         }
     }
     Ok(())
 }
 
-fn cells(sink: &mut dyn ValueSink, row: &[String]) {
+fn cells(sink: &mut dyn ValueSink, row: &[String], texts: &[bool]) {
     for (i, c) in row.iter().enumerate() {
-        if !c.is_empty() {
+        if c.is_empty() {
+        } else if texts.get(i) == Some(&true) {
+            sink.text_cell(i, c);
+        } else {
             sink.cell(i, c);
         }
     }

@@ -53,52 +53,192 @@ const PLACEHOLDERS: [&str; 14] = [
 ];
 
 /// Whether `v` (trimmed) is a placeholder for a missing value.
+#[cfg(test)]
 pub(super) fn is_placeholder(v: &str) -> bool {
-    v.len() <= 13 && PLACEHOLDERS.iter().any(|p| p.eq_ignore_ascii_case(v))
+    placeholder(v).is_some()
+}
+
+/// Which of Maskflow's placeholder words `v` (trimmed) is, as an index of
+/// [`PLACEHOLDERS`].
+pub(super) fn placeholder(v: &str) -> Option<usize> {
+    if v.len() > 13 {
+        return None;
+    }
+    PLACEHOLDERS.iter().position(|p| p.eq_ignore_ascii_case(v))
+}
+
+/// Maskflow's spelling of placeholder word `i`.
+pub(super) fn placeholder_word(i: usize) -> &'static str {
+    PLACEHOLDERS.get(i).copied().unwrap_or("?")
+}
+
+/// Whether placeholder word `i` is a word a list may hold as one of its
+/// entries (`UNKNOWN` among operators, `None` among answers), not only a
+/// mark of a missing value.
+pub(super) fn may_be_category(i: usize) -> bool {
+    matches!(
+        placeholder_word(i),
+        "unknown" | "none" | "missing" | "not available" | "nil"
+    )
+}
+
+/// How a text value's letters are cased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Case {
+    /// `gold`.
+    Lower,
+    /// `GOLD`.
+    Upper,
+    /// `Gold Member`, `GoLd`, `Van der Berg`: both cases (names and
+    /// titles are told apart no further, which would say little).
+    Mixed,
+    /// No letter.
+    None,
+}
+
+impl Case {
+    /// The case of `v`.
+    pub(super) fn of(v: &str) -> Case {
+        let (mut lower, mut upper) = (false, false);
+        for c in v.chars() {
+            lower |= c.is_lowercase();
+            upper |= c.is_uppercase();
+        }
+        match (lower, upper) {
+            (false, false) => Case::None,
+            (true, false) => Case::Lower,
+            (false, true) => Case::Upper,
+            _ => Case::Mixed,
+        }
+    }
+
+    /// The case in words.
+    pub(super) fn describe(self) -> &'static str {
+        match self {
+            Case::Lower => "lower case",
+            Case::Upper => "upper case",
+            Case::Mixed => "mixed case",
+            Case::None => "no letters",
+        }
+    }
 }
 
 /// The kind of `v` (trimmed, not empty), with its numeric value for numbers.
+#[cfg(test)]
 pub(super) fn classify(v: &str) -> (Kind, Option<f64>) {
+    let (k, n, _) = classify_full(v);
+    (k, n)
+}
+
+/// The kind of `v` (trimmed, not empty), with its numeric value and the
+/// format it is written in for numbers.
+pub(super) fn classify_full(v: &str) -> (Kind, Option<f64>, Option<NumberFormat>) {
     let Some(&first) = v.as_bytes().first() else {
-        return (Kind::Text, None);
+        return (Kind::Text, None, None);
     };
     if first.is_ascii_digit()
         && let Some(kind) = temporal(v)
     {
-        return (kind, None);
+        return (kind, None, None);
     }
     if (first.is_ascii_digit()
         || matches!(first, b'-' | b'+' | b'.' | b'$' | b'(')
         || !first.is_ascii())
-        && let Some((n, integer)) = number(v)
+        && let Some((n, integer, format)) = number(v)
     {
         let kind = if integer {
             Kind::Integer
         } else {
             Kind::Decimal
         };
-        return (kind, Some(n));
+        return (kind, Some(n), Some(format));
     }
     if matches!(v.len(), 2..=5)
         && ["true", "false", "yes", "no"]
             .iter()
             .any(|w| w.eq_ignore_ascii_case(v))
     {
-        return (Kind::Boolean, None);
+        return (Kind::Boolean, None, None);
     }
-    (Kind::Text, None)
+    (Kind::Text, None, None)
+}
+
+/// How a number is written: its decimal mark, thousands separator,
+/// currency sign and where it stands, percent, parentheses for negatives,
+/// scientific notation. A value-free description (no digit of the value).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct NumberFormat {
+    /// `.` or `,` as the decimal mark; 0 for a whole number.
+    pub decimal: u8,
+    /// `,`, `.` or a space grouping thousands; 0 for none.
+    pub group: u8,
+    /// The currency sign (`$`, `€`, `£`, `¥`), if any.
+    pub currency: Option<char>,
+    /// Whether the currency sign follows the number.
+    pub currency_after: bool,
+    /// A `%` after the number.
+    pub percent: bool,
+    /// A negative written in parentheses.
+    pub parentheses: bool,
+    /// Scientific notation (`1.5e3`).
+    pub scientific: bool,
+    /// A workbook cell of text type that holds a number.
+    pub as_text: bool,
+}
+
+impl NumberFormat {
+    /// The format in words, e.g. `decimal comma, thousands point, € before`.
+    pub(super) fn describe(&self) -> String {
+        let mark = |c: u8| match c {
+            b'.' => "point",
+            b',' => "comma",
+            _ => "space",
+        };
+        let mut parts: Vec<String> = Vec::new();
+        if self.scientific {
+            parts.push("scientific".into());
+        } else if self.decimal == 0 {
+            parts.push("whole number".into());
+        } else {
+            parts.push(format!("decimal {}", mark(self.decimal)));
+        }
+        if self.group != 0 {
+            parts.push(format!("thousands {}", mark(self.group)));
+        }
+        if let Some(c) = self.currency {
+            let at = if self.currency_after {
+                "after"
+            } else {
+                "before"
+            };
+            parts.push(format!("{c} {at}"));
+        }
+        if self.percent {
+            parts.push("percent".into());
+        }
+        if self.parentheses {
+            parts.push("negative in parentheses".into());
+        }
+        if self.as_text {
+            parts.push("stored as text".into());
+        }
+        parts.join(", ")
+    }
 }
 
 /// A number written as people write amounts: a sign or parentheses, a
 /// currency symbol before or after, thousands grouped with `,` (or `,` as
-/// the decimal mark when it is followed by other than three digits), a `%`.
-/// Returns its value and whether it is a whole number written without a
-/// decimal mark.
-fn number(v: &str) -> Option<(f64, bool)> {
+/// the decimal mark when it is followed by other than three digits), or
+/// grouped with `.` before a decimal comma (`1.234,56`), a `%`.
+/// Returns its value, whether it is a whole number written without a
+/// decimal mark, and its format.
+fn number(v: &str) -> Option<(f64, bool, NumberFormat)> {
+    let mut f = NumberFormat::default();
     let mut s = v.trim();
     let mut negative = false;
     if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
         negative = true;
+        f.parentheses = true;
         s = inner.trim();
     }
     if let Some(r) = s.strip_prefix('-') {
@@ -107,7 +247,20 @@ fn number(v: &str) -> Option<(f64, bool)> {
     } else if let Some(r) = s.strip_prefix('+') {
         s = r.trim_start();
     }
-    s = s.trim_start_matches(['$', '€', '£', '¥']).trim_start();
+    const SIGNS: [char; 4] = ['$', '€', '£', '¥'];
+    if let Some(c) = s.chars().next().filter(|c| SIGNS.contains(c)) {
+        f.currency = Some(c);
+    }
+    s = s.trim_start_matches(SIGNS).trim_start();
+    let before = s.len();
+    s = s.trim_end_matches('%').trim_end();
+    f.percent = s.len() < before;
+    if f.currency.is_none()
+        && let Some(c) = s.chars().last().filter(|c| SIGNS.contains(c))
+    {
+        f.currency = Some(c);
+        f.currency_after = true;
+    }
     s = s.trim_end_matches(['€', '$', '£', '¥', '%']).trim_end();
     if let Some(r) = s.strip_prefix('-') {
         negative = !negative;
@@ -120,10 +273,12 @@ fn number(v: &str) -> Option<(f64, bool)> {
     {
         // Scientific notation, as Python and Excel write it.
         let n: f64 = s.parse().ok().filter(|n: &f64| n.is_finite())?;
-        return s
-            .bytes()
-            .any(|c| c == b'e' || c == b'E')
-            .then_some((if negative { -n } else { n }, false));
+        f.scientific = true;
+        return s.bytes().any(|c| c == b'e' || c == b'E').then_some((
+            if negative { -n } else { n },
+            false,
+            f,
+        ));
     }
     if !s.as_bytes()[0].is_ascii_digit() && !s.starts_with('.') {
         return None;
@@ -138,31 +293,58 @@ fn number(v: &str) -> Option<(f64, bool)> {
             len += 1;
         }
     };
-    if s.contains(',') {
+    let grouped_by = |int: &str, sep: char| {
+        let mut groups = int.split(sep);
+        let first = groups.next().unwrap_or("");
+        !first.is_empty() && first.len() <= 3 && groups.all(|g| g.len() == 3)
+    };
+    let dots = s.bytes().filter(|&b| b == b'.').count();
+    if s.contains(',') && s.contains('.') && s.rfind(',') > s.rfind('.') {
+        // `1.234,56`: thousands grouped with points, a decimal comma.
+        let (int, frac) = s.rsplit_once(',').unwrap_or((s, ""));
+        if !grouped_by(int, '.') || frac.contains('.') {
+            return None;
+        }
+        int.bytes().filter(|&b| b != b'.').for_each(&mut push);
+        push(b'.');
+        frac.bytes().for_each(&mut push);
+        f.group = b'.';
+        f.decimal = b',';
+    } else if s.contains(',') {
         let (int, frac) = s.split_once('.').unwrap_or((s, ""));
         let mut groups = int.split(',');
         let first = groups.next().unwrap_or("");
         let rest: Vec<&str> = groups.collect();
-        let grouped = first.len() <= 3
-            && !first.is_empty()
-            && rest.iter().all(|g| g.len() == 3)
-            && !frac.contains(',');
+        let grouped = grouped_by(int, ',') && !frac.contains(',');
         if grouped {
             int.bytes().filter(|&b| b != b',').for_each(&mut push);
+            f.group = b',';
             if s.contains('.') {
                 push(b'.');
                 frac.bytes().for_each(&mut push);
+                f.decimal = b'.';
             }
         } else if rest.len() == 1 && !s.contains('.') {
             // `12,50`: a decimal comma.
             first.bytes().for_each(&mut push);
             push(b'.');
             rest[0].bytes().for_each(&mut push);
+            f.decimal = b',';
         } else {
             return None;
         }
+    } else if dots > 1 {
+        // `1.234.567`: thousands grouped with points.
+        if !grouped_by(s, '.') {
+            return None;
+        }
+        s.bytes().filter(|&b| b != b'.').for_each(&mut push);
+        f.group = b'.';
     } else {
         s.bytes().for_each(&mut push);
+        if dots == 1 {
+            f.decimal = b'.';
+        }
     }
     if len == buf.len() {
         return None;
@@ -170,7 +352,7 @@ fn number(v: &str) -> Option<(f64, bool)> {
     let plain = std::str::from_utf8(&buf[..len]).ok()?;
     let n: f64 = plain.trim_end_matches('.').parse().ok()?;
     let integer = !plain.contains('.');
-    Some((if negative { -n } else { n }, integer))
+    Some((if negative { -n } else { n }, integer, f))
 }
 
 /// The digits of `s` as a number when `s` is 1..=4 ASCII digits.

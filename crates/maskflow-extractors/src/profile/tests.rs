@@ -293,3 +293,138 @@ fn ranges_round_to_two_figures_and_cannot_spell_a_long_value() {
         assert!((r.len() <= 3 && !r.contains('.')) || r.contains('e'), "{x}");
     }
 }
+
+fn formats(c: &ColumnProfile) -> Vec<(&str, u64)> {
+    c.formats
+        .iter()
+        .map(|f| (f.format.as_str(), f.count))
+        .collect()
+}
+
+/// Issue #40 point 1: a nightly rate of dot-decimal dollars with a
+/// minority of decimal-comma euros, a date column with month-first dates
+/// and Excel serials among ISO dates, and a text column with padding.
+fn rates() -> String {
+    let mut s = String::from("stay,night,rate,code\n");
+    for i in 0..200u32 {
+        let night = match i % 10 {
+            3 => format!("{:02}/{:02}/2024", i % 12 + 1, 13 + i % 15),
+            7 if i % 20 == 7 => format!("{}", 45_000 + i),
+            8 => "not yet".to_owned(),
+            _ => format!("2024-{:02}-{:02}", i % 12 + 1, i % 28 + 1),
+        };
+        let rate = match i % 8 {
+            2 => format!("\"{},{:02} €\"", 80 + i, i % 100),
+            5 => format!("\"$1,{:03}.50\"", i),
+            6 => format!("({}.25)", i + 1),
+            _ => format!("{}.{:02}", 90 + i, i % 100),
+        };
+        let code = if i % 25 == 0 {
+            format!(" ab{i} ")
+        } else {
+            format!("AB{i}")
+        };
+        s.push_str(&format!("S{i:04},{night},{rate},{code}\n"));
+    }
+    s
+}
+
+#[test]
+fn every_date_and_number_format_is_counted_minorities_included() {
+    let (_, extract) = profile_file("rates.csv", rates().as_bytes());
+    let p = extract.profile.as_ref().expect("profile");
+    let night = column(p, "night");
+    assert_eq!(night.inferred_type, "date", "{night:?}");
+    assert_eq!(
+        formats(night),
+        [
+            ("%Y-%m-%d", 150),
+            ("%m/%d/%Y", 20),
+            ("not a date", 20),
+            ("Excel serial", 10)
+        ]
+    );
+    let rate = column(p, "rate");
+    assert_eq!(rate.inferred_type, "decimal");
+    assert_eq!(
+        formats(rate),
+        [
+            ("decimal point", 125),
+            ("decimal comma, € after", 25),
+            ("decimal point, negative in parentheses", 25),
+            ("decimal point, thousands comma, $ before", 25),
+        ]
+    );
+    assert_eq!(rate.range_values, Some(200));
+    let code = column(p, "code");
+    assert_eq!(
+        formats(code),
+        [
+            ("text, upper case", 192),
+            ("text, lower case, spaces around", 8)
+        ]
+    );
+}
+
+#[test]
+fn numbers_are_read_in_every_common_format() {
+    for (v, n, f) in [
+        ("1.234,56", 1234.56, "decimal comma, thousands point"),
+        ("1.234.567", 1_234_567.0, "whole number, thousands point"),
+        ("12%", 12.0, "whole number, percent"),
+        ("1.5e3", 1500.0, "scientific"),
+        ("£(3)", 0.0, ""),
+    ] {
+        let (_, value, format) = super::classify::classify_full(v);
+        if f.is_empty() {
+            assert_eq!(value, None, "{v}");
+            continue;
+        }
+        assert_eq!(value, Some(n), "{v}");
+        assert_eq!(format.map(|f| f.describe()).as_deref(), Some(f), "{v}");
+    }
+}
+
+#[test]
+fn placeholders_are_named_and_a_list_s_own_unknown_is_a_value() {
+    // An operator list, each name once, one of them `UNKNOWN`; a status
+    // column whose `N/A` and `unknown` mean missing; a tier in upper case
+    // with a `NONE` among its categories.
+    let mut s = String::from("operator,status,tier\n");
+    for i in 0..60u32 {
+        let operator = if i == 17 {
+            "UNKNOWN".to_owned()
+        } else {
+            format!(
+                "OPERATOR {}",
+                ["ALPHA", "BRAVO", "CHARLIE"][(i % 3) as usize]
+            ) + &format!(" {i}")
+        };
+        let status = match i % 10 {
+            0 | 5 => "N/A",
+            9 => "unknown",
+            _ => ["open", "closed"][(i % 2) as usize],
+        };
+        let tier = ["GOLD", "SILVER", "NONE"][(i % 3) as usize];
+        s.push_str(&format!("{operator},{status},{tier}\n"));
+    }
+    let (_, extract) = profile_file("operators.csv", s.as_bytes());
+    let p = extract.profile.as_ref().expect("profile");
+    let operator = column(p, "operator");
+    assert_eq!(operator.placeholders, 0, "{operator:?}");
+    assert_eq!(operator.distinct, 60);
+    assert_eq!(operator.category_words[0].format, "unknown");
+    assert!(p.unique_columns.contains(&"operator".to_owned()), "{p:?}");
+    let status = column(p, "status");
+    assert_eq!(status.placeholders, 18);
+    let words: Vec<(&str, u64)> = status
+        .placeholder_words
+        .iter()
+        .map(|w| (w.format.as_str(), w.count))
+        .collect();
+    assert_eq!(words, [("n/a", 12), ("unknown", 6)]);
+    // A category `NONE` is named, so the reader can tell it is one.
+    let tier = column(p, "tier");
+    assert_eq!(tier.placeholders, 20, "{tier:?}");
+    assert_eq!(tier.placeholder_words[0].format, "none");
+}
