@@ -115,8 +115,8 @@ async fn a_script_step_reading_an_unuploaded_file_cannot_hand_its_rows_to_an_age
     assert_nothing_raw(&provider);
     let sent = received(&provider);
     assert!(
-        sent.contains("Summarize Aaaaaaa Aaaaaaa,aaa.aaaaaaa@aaaaaaa.aaa,Aaaaa;"),
-        "the row went masked as an extract's samples are:\n{sent}"
+        sent.contains("Summarize aaaaaaa aaaaaaa,aaa.aaaaaaa@aaaaaaa.aaa,aaaaa;"),
+        "the row went masked, case folded:\n{sent}"
     );
 
     // The person types a value of the file at the gate: the next prompt

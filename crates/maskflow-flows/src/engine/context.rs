@@ -3,8 +3,8 @@
 //! A value is local when it was computed from local data: a `script` step's
 //! output (and what is derived from it: a subflow's, a fan-out's), a
 //! subflow's input built from one. Such a value reaches a prompt only
-//! masked, as an extract's samples are (`John Smith` → `Aaaa Aaaaa`, `42`
-//! → `##`) — its object keys too, unless the run's own definitions name
+//! masked, in a bounded grammar ([`LOCAL_CHARS`]: `John Smith` → `aaaa aaaaa`,
+//! `42` → `##`, case folded) — its object keys too, unless the run's own definitions name
 //! them (`{{output.rows}}` names `rows`) or Maskflow wrote them (`stdout`,
 //! `total`…): a script can put a row in a key as easily as in a value.
 //! This holds whatever the script read, so it does not depend on knowing
@@ -76,36 +76,95 @@ pub(super) fn authored_words(definition: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// The most characters of local data one masked context carries, values
+/// and masked keys together (a value or key counts at least one). Masked
+/// local text is written in a grammar of 36 characters — `a` for any letter
+/// (case folded), `#` for any digit, ASCII punctuation and space, `?` for
+/// anything else — so whatever a script prints, one context carries at most
+/// `LOCAL_CHARS × log2(36)` ≈ 5,200 bits of it (issue 38, finding 9): no
+/// letter case, no boolean, no length past the bound.
+pub const LOCAL_CHARS: usize = 1_000;
+
+/// What stands for local data past [`LOCAL_CHARS`], and for a boolean.
+const HELD_BACK: &str = "…";
+const BOOLEAN: &str = "bool";
+
+/// One local text in the bounded grammar, cut to what `budget` has left.
+fn fold(text: &str, budget: &mut usize) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if *budget == 0 {
+            out.push_str(HELD_BACK);
+            return out;
+        }
+        *budget -= 1;
+        out.push(match maskflow_extractors::mask::mask_char(c) {
+            'A' => 'a',
+            m if m.is_ascii() => m,
+            _ => '?',
+        });
+    }
+    out
+}
+
 /// Replaces every value under the local roots with its masked form; object
-/// keys are masked too unless they are among `keep` or Maskflow's own.
+/// keys are masked too unless they are among `keep` or Maskflow's own. All
+/// of it in the bounded grammar of [`LOCAL_CHARS`].
 pub(super) fn mask_local(ctx: &mut Value, local: &BTreeSet<String>, keep: &BTreeSet<String>) {
-    fn mask_key(k: String, keep: &BTreeSet<String>) -> String {
+    fn mask_key(k: String, keep: &BTreeSet<String>, budget: &mut usize) -> String {
         if keep.contains(&k) || ENGINE_KEYS.contains(&k.as_str()) {
             k
         } else {
-            maskflow_extractors::mask::mask(&k)
+            *budget = budget.saturating_sub(1);
+            fold(&k, budget)
         }
     }
-    fn mask_value(v: &mut Value, keep: &BTreeSet<String>) {
+    fn mask_value(v: &mut Value, keep: &BTreeSet<String>, budget: &mut usize) {
         match v {
-            Value::String(s) => *s = maskflow_extractors::mask::mask(s),
-            Value::Number(n) => *v = Value::String(maskflow_extractors::mask::mask(&n.to_string())),
-            Value::Array(a) => a.iter_mut().for_each(|v| mask_value(v, keep)),
+            Value::Array(a) => {
+                let mut kept = Vec::new();
+                for mut item in std::mem::take(a) {
+                    if *budget == 0 {
+                        kept.push(Value::String(HELD_BACK.into()));
+                        break;
+                    }
+                    mask_value(&mut item, keep, budget);
+                    kept.push(item);
+                }
+                *a = kept;
+            }
             Value::Object(o) => {
                 for (k, mut v) in std::mem::take(o) {
-                    mask_value(&mut v, keep);
-                    let masked = mask_key(k, keep);
-                    // Two keys of one shape (`Anna`, `Bert` → `Aaaa`) stay two.
+                    if *budget == 0 {
+                        o.insert(HELD_BACK.into(), Value::String(HELD_BACK.into()));
+                        break;
+                    }
+                    let masked = mask_key(k, keep, budget);
+                    mask_value(&mut v, keep, budget);
+                    // Two keys of one shape (`Anna`, `Bert` → `aaaa`) stay two.
                     let mut key = masked.clone();
                     let mut n = 1;
                     while o.contains_key(&key) {
                         n += 1;
                         key = format!("{masked} ({n})");
                     }
+                    // The count a suffix shows is local data too.
+                    *budget = budget.saturating_sub(key.chars().count() - masked.chars().count());
                     o.insert(key, v);
                 }
             }
-            Value::Bool(_) | Value::Null => {}
+            Value::Null => *budget = budget.saturating_sub(1),
+            Value::Bool(_) => {
+                *budget = budget.saturating_sub(1);
+                *v = Value::String(BOOLEAN.into());
+            }
+            Value::Number(n) => {
+                let text = n.to_string();
+                *v = Value::String(fold(&text, budget));
+            }
+            // An empty text still costs one: the bound holds for any count of values.
+            Value::String(s) if s.is_empty() => *budget = budget.saturating_sub(1),
+            Value::String(s) => *s = fold(s, budget),
         }
     }
     fn at<'v>(v: &'v mut Value, parts: &[&str]) -> Option<&'v mut Value> {
@@ -114,10 +173,11 @@ pub(super) fn mask_local(ctx: &mut Value, local: &BTreeSet<String>, keep: &BTree
             Some((first, rest)) => at(v.get_mut(*first)?, rest),
         }
     }
+    let mut budget = LOCAL_CHARS;
     for root in local {
         let parts: Vec<&str> = root.split('.').collect();
         if let Some(v) = at(ctx, &parts) {
-            mask_value(v, keep);
+            mask_value(v, keep, &mut budget);
         }
     }
 }
@@ -256,14 +316,65 @@ mod tests {
                 "output": {
                     "rows": "##",
                     "columns": ["aaaa", "aaaa"],
-                    "Aaaa Aaaaa": {"Aaaaa": "#"},
-                    "Aaaa": "#",
-                    "Aaaa (2)": "#",
-                    "stdout": "Aaaaaaa,Aaaaa"
+                    "aaaa aaaaa": {"aaaaa": "#"},
+                    "aaaa": "#",
+                    "aaaa (2)": "#",
+                    "stdout": "aaaaaaa,aaaaa"
                 },
-                "steps": {"other": {"Aaaaaaa": "#"}},
+                "steps": {"other": {"aaaaaaa": "#"}},
                 "gate": {"option": "Go", "input": "typed by a person"}
             })
         );
+    }
+
+    /// Issue 38, finding 9: a row written as letter case or as booleans
+    /// decodes from nothing — two outputs that differ only there mask alike.
+    #[test]
+    fn letter_case_and_booleans_carry_nothing() {
+        let keep = BTreeSet::new();
+        let masked = |v: Value| {
+            let mut ctx = json!({ "output": v });
+            mask_local(&mut ctx, &set(&["output"]), &keep);
+            ctx
+        };
+        assert_eq!(
+            masked(json!({"bits": [true, false, true], "row": "ZeBuLoN"})),
+            masked(json!({"bits": [false, false, false], "row": "zEbUlOn"})),
+        );
+        assert_eq!(
+            masked(json!(["Ünïcödé ✓"])),
+            json!({"output": ["aaaaaaa ?"]})
+        );
+    }
+
+    /// However much a script prints, and however it nests it, one masked
+    /// context carries at most `LOCAL_CHARS` characters of it.
+    #[test]
+    fn a_masked_context_carries_at_most_the_bound() {
+        fn chars(v: &Value) -> usize {
+            match v {
+                // Maskflow's constant words are one symbol each.
+                Value::String(s) if s == BOOLEAN || s == HELD_BACK => 1,
+                Value::String(s) => s.chars().count().max(1),
+                Value::Array(a) => a.iter().map(chars).sum(),
+                Value::Object(o) => o.iter().map(|(k, v)| k.chars().count() + chars(v)).sum(),
+                _ => 1,
+            }
+        }
+        let keep = BTreeSet::new();
+        let rows: Vec<Value> = (0..5_000)
+            .map(|i| json!({format!("Customer {i}"): [format!("Name {i}"), i, i % 2 == 0, null, ""]}))
+            .collect();
+        for output in [
+            json!(rows),
+            json!("x".repeat(50_000)),
+            json!({"deep": [[[rows]]]}),
+        ] {
+            let mut ctx = json!({ "output": output });
+            mask_local(&mut ctx, &set(&["output"]), &keep);
+            // The held-back markers are Maskflow's; a handful at most.
+            let shown = chars(&ctx["output"]);
+            assert!(shown <= LOCAL_CHARS + 16, "{shown} characters");
+        }
     }
 }

@@ -603,7 +603,7 @@ async fn script_output_is_masked_before_it_reaches_an_agent() {
         .expect("msg")
         .content
         .clone();
-    assert_eq!(sent, "The customer is Aaaa Aaaaa with # rows");
+    assert_eq!(sent, "The customer is aaaa aaaaa with # rows");
 }
 
 /// A stop asked by another process (its `stop_requested` flag) is seen by

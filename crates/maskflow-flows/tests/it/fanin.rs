@@ -151,10 +151,7 @@ async fn the_fan_in_prompt_masks_local_results() {
     let text = &sent[0].messages.last().expect("message").content;
     assert!(text.starts_with("Score the owners."), "{text}");
     assert!(!text.contains("Jane Doe"), "{text}");
-    assert!(
-        text.contains(&maskflow_extractors::mask::mask("Jane Doe")),
-        "{text}"
-    );
+    assert!(text.contains("aaaa aaa"), "{text}");
     assert_eq!(
         stored_state(home.path(), &view.conversation_id).steps["sum"]["score"],
         70
@@ -248,7 +245,7 @@ async fn failed_script_items_errors_reach_the_fan_in_prompt_masked() {
     assert_eq!(sent.len(), 1);
     let text = &sent[0].messages.last().expect("message").content;
     assert!(
-        text.contains("Aaaaaaa Aaaaaaa"),
+        text.contains("aaaaaaa aaaaaaa"),
         "the errors went, masked: {text}"
     );
     assert!(!text.contains("Okonkwo"), "{text}");
@@ -288,5 +285,5 @@ async fn a_fan_out_over_subflows_that_run_scripts_is_masked_in_the_fan_in_prompt
     for raw in ["Okonkwo", "Zebulon", "Quarrington"] {
         assert!(!text.contains(raw), "{raw} in {text}");
     }
-    assert!(text.contains("Aaaaaaa Aaaaaaa"), "{text}");
+    assert!(text.contains("aaaaaaa aaaaaaa"), "{text}");
 }
