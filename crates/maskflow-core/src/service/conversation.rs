@@ -76,7 +76,7 @@ impl Service {
             status: versions::INITIAL,
             // Shown before the first message; a failing probe is not a
             // failed creation (the message gate checks again).
-            preflight: self.preflight().ok(),
+            preflight: self.recent_preflight().ok(),
         })
     }
 

@@ -205,6 +205,8 @@ struct Inner {
     flows: maskflow_flows::FlowEngine,
     /// The runner of the Python setting it was made for (remade when it changes).
     runner: Mutex<Option<(Option<PathBuf>, Arc<maskflow_runner::Runner>)>>,
+    /// The last preflight that found everything, and when (see [`Service::recent_preflight`]).
+    ready_preflight: Mutex<Option<(std::time::Instant, preflight::PreflightView)>>,
     /// Delete confirmations handed out and not yet used.
     confirmations: Mutex<deletes::Confirmations>,
     /// Where uploads are read: off the async workers, a bounded few at once.
@@ -279,6 +281,7 @@ impl Service {
             events,
             llm,
             runner: Mutex::new(None),
+            ready_preflight: Mutex::new(None),
             confirmations: Mutex::new(Default::default()),
             extract_pool: extract_pool::ExtractPool::sized_from_cores(),
             models: Default::default(),

@@ -21,6 +21,13 @@ use crate::versions::{Status, VersionEvent};
 /// an environment and a test run.
 pub const DISK_FLOOR_BYTES: u64 = 128 << 20;
 
+/// How long a preflight that found everything is reused when a workflow is
+/// created: the probes start Python, `uv` and a sandboxed process (up to a
+/// second on a machine with pyenv shims), and a user creating workflows one
+/// after another has not uninstalled Python in between. A preflight that
+/// found something missing is never reused, so a fix shows at once.
+const READY_REUSED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub use crate::needs::{PreflightAction, PreflightCheck, PreflightItem};
 use crate::needs::{found as item_found, missing};
 
@@ -58,6 +65,25 @@ impl Service {
     /// Checks Python, `uv`, isolation and free disk. Blocking: it starts
     /// the interpreter and `uv` to ask their versions.
     pub fn preflight(&self) -> Result<PreflightView> {
+        let view = self.preflight_now()?;
+        *super::lock(&self.inner.ready_preflight) = view
+            .ready
+            .then(|| (std::time::Instant::now(), view.clone()));
+        Ok(view)
+    }
+
+    /// The preflight shown when a workflow is created: a recent one that
+    /// found everything, else a new one ([`READY_REUSED_FOR`]).
+    pub(super) fn recent_preflight(&self) -> Result<PreflightView> {
+        if let Some((at, view)) = &*super::lock(&self.inner.ready_preflight)
+            && at.elapsed() < READY_REUSED_FOR
+        {
+            return Ok(view.clone());
+        }
+        self.preflight()
+    }
+
+    fn preflight_now(&self) -> Result<PreflightView> {
         use PreflightCheck as C;
         let mut items = Vec::new();
         let python = self.python()?;
@@ -190,5 +216,45 @@ mod tests {
             view.missing_sentence(),
             "uv: uv was not found (fix: install uv); disk: only 1 MB free (fix: free some space)"
         );
+    }
+
+    /// Creating workflows one after another probes the machine once: a
+    /// preflight that found everything is reused; one that found something
+    /// missing never is, and an explicit preflight always probes.
+    #[test]
+    fn a_ready_preflight_is_reused_by_creation_and_a_missing_one_is_not() {
+        let home = tempfile::tempdir().expect("home");
+        let replay =
+            maskflow_llm::ReplayProvider::from_value(&serde_json::json!({})).expect("replay");
+        let s = crate::service::tests::service_with(home.path(), std::sync::Arc::new(replay));
+        let marked = |ready: bool| PreflightView {
+            ready,
+            items: vec![item_found(PreflightCheck::Python, "marked".into())],
+        };
+        let reused = |s: &Service| {
+            crate::service::tests::create(s)
+                .preflight
+                .is_some_and(|p| p.items[0].detail == "marked")
+        };
+        *crate::service::lock(&s.inner.ready_preflight) =
+            Some((std::time::Instant::now(), marked(true)));
+        assert!(
+            reused(&s),
+            "a ready preflight of a moment ago is shown again"
+        );
+        let old = std::time::Instant::now()
+            .checked_sub(READY_REUSED_FOR * 2)
+            .expect("instant");
+        *crate::service::lock(&s.inner.ready_preflight) = Some((old, marked(true)));
+        assert!(!reused(&s), "an old one is probed again");
+        *crate::service::lock(&s.inner.ready_preflight) =
+            Some((std::time::Instant::now(), marked(true)));
+        let fresh = s.preflight().expect("preflight");
+        assert_ne!(
+            fresh.items[0].detail, "marked",
+            "an explicit preflight probes"
+        );
+        let stored = crate::service::lock(&s.inner.ready_preflight).clone();
+        assert_eq!(stored.is_some(), fresh.ready, "only a ready one is kept");
     }
 }
