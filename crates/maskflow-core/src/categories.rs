@@ -63,6 +63,45 @@ pub fn show(
     Ok(())
 }
 
+/// Names in `sent` (the extract as sent) the candidates the user left
+/// switched off (#40 point 5): each column's name and how many values it
+/// has, never a value, in `switchable_categories` beside its table, so
+/// the AI knows real values exist and can ask for them. A column whose
+/// name is not sent as it is (a name that looked like a value) is left out.
+pub fn offer(sent: &mut Value, candidates: &[CategoryCandidate], chosen: &[Chosen<'_>]) {
+    for k in candidates {
+        if chosen
+            .iter()
+            .any(|(sheet, column)| k.column == *column && k.sheet.as_deref() == *sheet)
+        {
+            continue;
+        }
+        let target = match &k.sheet {
+            None => Some(&mut *sent),
+            Some(name) => sent
+                .get_mut("sheets")
+                .and_then(Value::as_array_mut)
+                .and_then(|sheets| sheets.iter_mut().find(|s| s["name"] == name.as_str())),
+        };
+        let Some(Value::Object(target)) = target else {
+            continue;
+        };
+        let named = target
+            .get("columns")
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().any(|c| c == k.column.as_str()));
+        if !named {
+            continue;
+        }
+        if let Value::Array(list) = target
+            .entry("switchable_categories")
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            list.push(json!({"column": k.column, "values": k.values.len()}));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

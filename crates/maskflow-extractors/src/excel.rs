@@ -222,6 +222,9 @@ fn assemble(filename: &str, sheets: Vec<SheetResult>) -> FileExtract {
         extract.sample_rows = first.sheet.sample_rows.clone();
         extract.row_count = first.sheet.row_count;
         extract.has_header = first.sheet.has_header;
+        extract.header_row = first.sheet.header_row;
+        extract.rows_above = first.sheet.rows_above.clone();
+        extract.units = first.sheet.units.clone();
     } else {
         extract
             .warnings
@@ -530,7 +533,7 @@ struct SheetScan {
 impl SheetScan {
     fn new(samples: usize) -> Self {
         Self {
-            keep: samples as u32 + 1,
+            keep: (samples + 1 + crate::table::MAX_TITLE_ROWS) as u32,
             samples,
             first_row: None,
             last_row: 0,
@@ -565,6 +568,9 @@ impl SheetScan {
                     sample_rows: Vec::new(),
                     row_count: 0,
                     has_header: None,
+                    header_row: None,
+                    rows_above: Vec::new(),
+                    units: Vec::new(),
                     categories: Vec::new(),
                     profile: None,
                 },
@@ -587,7 +593,7 @@ impl SheetScan {
             }
         }
         let table = TableSample::from_head(&head, self.samples);
-        let row_count = rows - u64::from(table.has_header);
+        let row_count = rows - u64::from(table.has_header) - table.title_rows as u64;
         SheetResult {
             sheet: SheetExtract {
                 name: name.to_owned(),
@@ -595,6 +601,9 @@ impl SheetScan {
                 sample_rows: table.sample_rows,
                 row_count,
                 has_header: Some(table.has_header),
+                header_row: (table.title_rows > 0).then(|| first + 1 + table.title_rows as u32),
+                rows_above: table.rows_above,
+                units: table.units,
                 categories: Vec::new(),
                 profile: None,
             },

@@ -45,6 +45,20 @@ pub struct FileExtract {
     /// For tables: whether the first record was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_header: Option<bool>,
+    /// For a table with a title block: the header's row, 1-based (a
+    /// sheet's rows as Excel numbers them; a delimited file's records),
+    /// when it is not the first; the rows above it are a title block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_row: Option<u32>,
+    /// The title block's rows above the header, masked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<Vec<String>>>", optional))]
+    pub rows_above: Vec<Vec<String>>,
+    /// Units and scale the title block or the header names, in Maskflow's
+    /// words (`in thousands`, `USD`, `per tonne`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
+    pub units: Vec<String>,
     /// For delimited text: the delimiter and encoding that were detected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_format: Option<TextFormat>,
@@ -84,6 +98,9 @@ impl FileExtract {
             sample_rows: Vec::new(),
             row_count: 0,
             has_header: None,
+            header_row: None,
+            rows_above: Vec::new(),
+            units: Vec::new(),
             text_format: None,
             sheets: None,
             document: None,
@@ -124,6 +141,20 @@ pub struct SheetExtract {
     /// Whether the first row was taken as a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_header: Option<bool>,
+    /// For a table with a title block: the header's row, 1-based (a
+    /// sheet's rows as Excel numbers them; a delimited file's records),
+    /// when it is not the first; the rows above it are a title block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_row: Option<u32>,
+    /// The title block's rows above the header, masked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<Vec<String>>>", optional))]
+    pub rows_above: Vec<Vec<String>>,
+    /// Units and scale the title block or the header names, in Maskflow's
+    /// words (`in thousands`, `USD`, `per tonne`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
+    pub units: Vec<String>,
     /// The sheet's profile over every row; absent in older extracts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<TableProfile>,

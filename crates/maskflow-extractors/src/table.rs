@@ -13,17 +13,118 @@ pub struct TableSample {
     pub columns: Vec<String>,
     /// Masked sample rows, each as wide as `columns`.
     pub sample_rows: Vec<Vec<String>>,
-    /// Whether the first record was taken as the header.
+    /// Whether a record was taken as the header (the first, or the first
+    /// after the title block).
     pub has_header: bool,
     /// Notes for the user (never containing a value).
     pub warnings: Vec<String>,
+    /// Records above the header that are a title block (titles, notes,
+    /// units): 0 when the header is the first record.
+    pub title_rows: usize,
+    /// Those records, masked, each without its trailing empty cells.
+    pub rows_above: Vec<Vec<String>>,
+    /// Units and scale named in the title block or the header, in
+    /// Maskflow's words (`in thousands`, `USD`, `per tonne`).
+    pub units: Vec<String>,
+}
+
+/// Records at most that a title block above a header may take.
+pub const MAX_TITLE_ROWS: usize = 10;
+
+/// How many of the first records are a title block above the header:
+/// records that fill at most half the table's width (a title, a note, a
+/// units line, a merged cell), followed by a record the header vote takes
+/// for a header. 0 when there is none (or the table has no header).
+pub fn title_rows(head: &[Vec<String>]) -> usize {
+    let filled = |r: &Vec<String>| r.iter().filter(|c| !c.trim().is_empty()).count();
+    let width = head.iter().map(filled).max().unwrap_or(0);
+    if width < 2 {
+        return 0;
+    }
+    let Some(k) = head.iter().position(|r| filled(r) * 2 > width) else {
+        return 0;
+    };
+    if k == 0 || k > MAX_TITLE_ROWS || head[k..].len() < 2 || !detect_header(&head[k..]) {
+        return 0;
+    }
+    k
+}
+
+/// Where a table's header is: the records of its title block, and whether
+/// the record after them is a header.
+pub fn header_at(head: &[Vec<String>]) -> (usize, bool) {
+    match title_rows(head) {
+        0 => (0, detect_header(head)),
+        k => (k, true),
+    }
+}
+
+/// Units and scale that `texts` (title cells, header names) name, in
+/// Maskflow's own words: a scale (`'000`, thousands, millions, billions),
+/// a currency code or sign, a measure after `per`, a percent.
+pub fn units_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    const CURRENCIES: [&str; 10] = [
+        "USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "CNY", "INR", "SEK",
+    ];
+    const MEASURES: [&str; 16] = [
+        "tonne", "ton", "kg", "g", "lb", "litre", "liter", "barrel", "unit", "head", "hour", "day",
+        "month", "year", "km", "mile",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |u: String| {
+        if !out.contains(&u) {
+            out.push(u);
+        }
+    };
+    for text in texts {
+        let lower = text.to_lowercase();
+        if lower.contains("'000") || lower.contains("000s") || lower.contains("thousand") {
+            add("in thousands".into());
+        }
+        if lower.contains("million") || lower.contains("mln") || lower.contains("(m)") {
+            add("in millions".into());
+        }
+        if lower.contains("billion") || lower.contains("bn") {
+            add("in billions".into());
+        }
+        if text.contains('%') || lower.contains("percent") {
+            add("percent".into());
+        }
+        let words: Vec<&str> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            if let Some(c) = CURRENCIES.iter().find(|c| *c == w) {
+                add((*c).to_owned());
+            }
+            if w.eq_ignore_ascii_case("per")
+                && let Some(next) = words.get(i + 1)
+            {
+                let next = next.to_lowercase();
+                if let Some(m) = MEASURES
+                    .iter()
+                    .find(|m| next == **m || next == format!("{m}s"))
+                {
+                    add(format!("per {m}"));
+                }
+            }
+        }
+        for (sign, name) in [('$', "$"), ('€', "€"), ('£', "£"), ('¥', "¥")] {
+            if text.contains(sign) {
+                add(name.to_owned());
+            }
+        }
+    }
+    out
 }
 
 impl TableSample {
     /// Builds the sample from the first records of a table (the header
     /// candidate plus at least `samples` more when the table has them).
     pub fn from_head(head: &[Vec<String>], samples: usize) -> Self {
-        let has_header = detect_header(head);
+        let (title_rows, has_header) = header_at(head);
+        let (above, head) = head.split_at(title_rows);
         let (header, data) = match (has_header, head.split_first()) {
             (true, Some((first, rest))) => (Some(first), rest),
             _ => (None, head),
@@ -89,11 +190,38 @@ impl TableSample {
                 "sample values longer than {MAX_VALUE_CHARS} characters are cut, ending in …"
             ));
         }
+        let rows_above: Vec<Vec<String>> = above
+            .iter()
+            .map(|r| {
+                let end = r
+                    .iter()
+                    .rposition(|c| !c.trim().is_empty())
+                    .map_or(0, |e| e + 1);
+                r[..end]
+                    .iter()
+                    .map(|c| mask(&cut(c.trim(), MAX_VALUE_CHARS)))
+                    .collect()
+            })
+            .collect();
+        let units = if has_header {
+            units_in(
+                above
+                    .iter()
+                    .flatten()
+                    .map(String::as_str)
+                    .chain(header.into_iter().flatten().map(String::as_str)),
+            )
+        } else {
+            Vec::new()
+        };
         Self {
             columns,
             sample_rows,
             has_header,
             warnings,
+            title_rows,
+            rows_above,
+            units,
         }
     }
 }

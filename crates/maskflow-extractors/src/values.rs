@@ -109,8 +109,14 @@ pub fn visit_table(
     head: Vec<Vec<String>>,
     rest: &mut dyn Iterator<Item = Vec<String>>,
 ) {
-    let has_header = crate::table::detect_header(&head);
+    let (above, has_header) = crate::table::header_at(&head);
     let mut rows = head.into_iter();
+    // A title block's cells are text above the table, not its rows.
+    for row in rows.by_ref().take(above) {
+        for cell in row.iter().filter(|c| !c.is_empty()) {
+            sink.text(cell);
+        }
+    }
     let columns: Vec<String> = if has_header {
         rows.next()
             .unwrap_or_default()

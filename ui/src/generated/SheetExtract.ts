@@ -27,6 +27,21 @@ row_count: number,
  */
 has_header?: boolean, 
 /**
+ * For a table with a title block: the header's row, 1-based (a
+ * sheet's rows as Excel numbers them; a delimited file's records),
+ * when it is not the first; the rows above it are a title block.
+ */
+header_row?: number, 
+/**
+ * The title block's rows above the header, masked.
+ */
+rows_above?: Array<Array<string>>, 
+/**
+ * Units and scale the title block or the header names, in Maskflow's
+ * words (`in thousands`, `USD`, `per tonne`).
+ */
+units?: Array<string>, 
+/**
  * The sheet's profile over every row; absent in older extracts.
  */
 profile?: TableProfile, 

@@ -49,13 +49,31 @@ a format or shape held by few rows is a minority format the script must parse to
     } else {
         ""
     };
+    let titled = if pretty.contains("\"header_row\":") {
+        ". A table with `header_row` has a title block: its header is that row (1-based; a sheet's rows as Excel numbers them, a delimited file's records), \
+the rows above it (`rows_above`, masked) are titles and notes, not data — read the table from that header (pandas `header=`/`skiprows=`), never the first row"
+    } else {
+        ""
+    };
+    let united = if pretty.contains("\"units\":") {
+        ". `units` are the units and scale the title block or the header names (`in thousands`: every amount is in thousands; `per tonne`; a currency) — \
+say them in the output's column names or scale the values as the request asks"
+    } else {
+        ""
+    };
+    let switchable = if pretty.contains("\"switchable_categories\":") {
+        ". `switchable_categories` names columns of few values whose real values the user can show you with a switch in the approval view \
+(the column and its number of values): their spellings are not guessed — the clarifier may ask the user to switch one on"
+    } else {
+        ""
+    };
     let mut parts = vec![
         Part::instructions(format!(
             "The user's files, as masked extracts. Every sample value is masked \
 (uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values. \
 Column and sheet names are real, except a name that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
 it is masked the same way (e.g. `Aaaa Aaaaa`), so it is not the file's real name and must never be written literally in the script; \
-refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{profiled}:\n```json\n"
+refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{titled}{united}{switchable}{profiled}:\n```json\n"
         )),
         Part::extract(pretty),
         Part::instructions("\n```"),
@@ -188,9 +206,56 @@ pub fn clarifier_request(extracts: &Value, history: &[ChatMessage]) -> LlmReques
 Read the whole conversation. If something essential to write the script is still ambiguous (which columns, how to match rows, \
 what to do with missing values, the output format), ask exactly one short question. If you know enough, say so.\n\n",
     )];
+    let checklist = clarifier_checklist(extracts);
+    if !checklist.is_empty() {
+        system.push(Part::instructions(checklist));
+    }
     system.extend(extracts_parts(extracts));
     system.push(Part::instructions(format!("\n\n{}", schema_block(&schema))));
     request(Role::Clarifier, system, history, schema)
+}
+
+/// What the clarifier checks besides the request itself, when the
+/// profiles show it (#40 point 8): duplicate rows, and columns written in
+/// more than one date or number format. Maskflow's wording only.
+fn clarifier_checklist(extracts: &Value) -> String {
+    let mut duplicates = false;
+    let mut minority = false;
+    let mut visit = |p: &Value| {
+        duplicates |= p["duplicate_rows"].as_u64().unwrap_or(0) > 0;
+        minority |= p["columns"].as_array().into_iter().flatten().any(|c| {
+            c["formats"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| {
+                    let f = f["format"].as_str().unwrap_or("");
+                    !f.starts_with("text, ") && f != "not a date" && f != "not a number"
+                })
+                .count()
+                >= 2
+        });
+    };
+    for f in extracts.as_array().into_iter().flatten() {
+        visit(&f["profile"]);
+        for s in f["sheets"].as_array().into_iter().flatten() {
+            visit(&s["profile"]);
+        }
+    }
+    let mut items = Vec::new();
+    if duplicates {
+        items.push("the profile shows duplicate rows: if the answer depends on whether they are kept or dropped, and the conversation does not say, ask");
+    }
+    if minority {
+        items.push("a column is written in more than one date or number format (see its `formats`): if the request does not settle how to read the minority one (day or month first, a decimal comma), ask");
+    }
+    if items.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Check also: {}. Ask only what the extracts below cannot answer.\n\n",
+        items.join("; ")
+    )
 }
 
 /// The curated packages' names, comma-separated.

@@ -505,11 +505,13 @@ fn approved_extracts(
             .filter(|c| &c.file_id == id)
             .map(|c| (c.sheet.as_deref(), c.column.as_str()))
             .collect();
+        let candidates = store::file_categories::of_file(tx, id)?;
         if !chosen.is_empty() {
-            let candidates = store::file_categories::of_file(tx, id)?;
             crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
                 .map_err(CoreError::InvalidRequest)?;
         }
+        // The ones left off are named with their number of values (#40).
+        crate::categories::offer(&mut sent, &candidates, &chosen);
         stored.push(sent);
     }
     let given: Vec<Value> = request

@@ -132,3 +132,101 @@ async fn a_minority_number_format_and_a_minority_date_format_reach_the_prompt() 
     assert!(sent.contains("270 rows [%Y-%m-%d]"), "{sent}");
     holds_no_cell(&sent, &body);
 }
+
+/// A sheet with a title, a note naming the scale, an empty row, then the
+/// header and the table (#40 point 2).
+fn titled_book() -> Vec<u8> {
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let s = wb.add_worksheet().set_name("Exports").expect("name");
+    s.write(0, 0, "Coffee exports by port, 2023").expect("w");
+    s.write(1, 0, "Values in USD per tonne; volumes ($'000)")
+        .expect("w");
+    for (c, h) in ["port", "month", "volume ($'000)", "price"]
+        .iter()
+        .enumerate()
+    {
+        s.write(3, c as u16, *h).expect("w");
+    }
+    for r in 0..40u32 {
+        s.write(
+            4 + r,
+            0,
+            ["Santos", "Veracruz", "Mombasa"][(r % 3) as usize],
+        )
+        .expect("w");
+        s.write(4 + r, 1, format!("2023-{:02}", r % 12 + 1))
+            .expect("w");
+        s.write(4 + r, 2, f64::from(100 + r * 7)).expect("w");
+        s.write(4 + r, 3, 2000.5 + f64::from(r)).expect("w");
+    }
+    wb.save_to_buffer().expect("xlsx")
+}
+
+#[tokio::test]
+async fn a_title_block_above_the_header_and_its_units_reach_the_prompt() {
+    let sent = told(&[("exports.xlsx", titled_book())], "average price per port").await;
+    assert!(sent.contains("\"header_row\":4"), "{sent}");
+    assert!(
+        sent.contains("\"columns\":[\"port\",\"month\",\"volume ($'000)\",\"price\"]"),
+        "the real header: {sent}"
+    );
+    assert!(
+        sent.contains("\"units\":[\"in thousands\",\"USD\",\"per tonne\",\"$\"]"),
+        "{sent}"
+    );
+    assert!(sent.contains("its header is that row"), "{sent}");
+    for v in ["Coffee", "Santos", "Veracruz"] {
+        assert!(!sent.contains(v), "{v} was sent");
+    }
+}
+
+#[tokio::test]
+async fn the_clarifier_checks_minority_formats_when_the_profile_shows_them() {
+    let sent = told(
+        &[("stays.csv", stays().into_bytes())],
+        "total revenue per month",
+    )
+    .await;
+    assert!(
+        sent.contains("a column is written in more than one date or number format"),
+        "{sent}"
+    );
+}
+
+/// A penguin survey: species and island codes in many rows each, and the
+/// observer's name.
+fn penguins() -> String {
+    let mut t = String::from("species,island,observer,body_mass_g\n");
+    let people = ["Ada Lovelace", "Alan Turing", "Grace Hopper"];
+    for i in 0..36 {
+        t.push_str(&format!(
+            "{},{},{},{}\n",
+            ["Adelie", "Gentoo"][i % 2],
+            ["Biscoe", "Dream", "Torgersen"][i % 3],
+            people[i % 3],
+            3150 + i * 25,
+        ));
+    }
+    t
+}
+
+#[tokio::test]
+async fn a_category_behind_its_switch_is_named_with_its_number_of_values() {
+    let sent = told(
+        &[("penguins.csv", penguins().into_bytes())],
+        "average body mass per island",
+    )
+    .await;
+    assert!(
+        sent.contains("{\"column\":\"island\",\"values\":3}"),
+        "the switch is named: {sent}"
+    );
+    assert!(
+        sent.contains("{\"column\":\"species\",\"values\":2}"),
+        "{sent}"
+    );
+    assert!(sent.contains("approval view"), "{sent}");
+    for v in ["Biscoe", "Torgersen", "Adelie", "Gentoo"] {
+        assert!(!sent.contains(v), "{v} was sent");
+    }
+}

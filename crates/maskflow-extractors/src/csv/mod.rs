@@ -68,7 +68,10 @@ impl Extractor for CsvExtractor {
             )
         }
         .map_err(io_err)?;
-        extract.row_count = records.saturating_sub(u64::from(extract.has_header == Some(true)));
+        let above = extract.header_row.map_or(0, |h| u64::from(h) - 1);
+        extract.row_count = records
+            .saturating_sub(u64::from(extract.has_header == Some(true)))
+            .saturating_sub(above);
         Ok(extract)
     }
 
@@ -106,6 +109,10 @@ impl CsvExtractor {
         let mut extract = FileExtract::new(input.filename, FileKind::Csv);
         extract.row_count =
             (head.records.len() as u64).saturating_sub(u64::from(sample.has_header));
+        extract.row_count = extract.row_count.saturating_sub(sample.title_rows as u64);
+        extract.header_row = (sample.title_rows > 0).then(|| sample.title_rows as u32 + 1);
+        extract.rows_above = sample.rows_above;
+        extract.units = sample.units;
         extract.columns = sample.columns;
         extract.sample_rows = sample.sample_rows;
         extract.has_header = Some(sample.has_header);

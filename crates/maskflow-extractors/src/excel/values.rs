@@ -45,14 +45,18 @@ fn sheets<R: Read + Seek>(
             .iter()
             .map(|(r, _)| r.iter().take(width).cloned().collect())
             .collect();
-        let has_header = crate::table::detect_header(&voted);
-        let columns: Vec<String> = match voted.first() {
+        let (above, has_header) = crate::table::header_at(&voted);
+        let columns: Vec<String> = match voted.get(above) {
             Some(first) if has_header => first.iter().map(|c| c.trim().to_owned()).collect(),
             _ => Vec::new(),
         };
         sink.table(Some(&name), &columns);
         sink.table_width(width);
-        let skip = usize::from(has_header);
+        // A title block's cells are text above the table, not its rows.
+        for cell in voted[..above].iter().flatten().filter(|c| !c.is_empty()) {
+            sink.text(cell);
+        }
+        let skip = above + usize::from(has_header);
         for (row, texts) in head.into_iter().skip(skip).chain(rows) {
             cells(sink, &row, &texts);
         }

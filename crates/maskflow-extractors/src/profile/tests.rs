@@ -428,3 +428,55 @@ fn placeholders_are_named_and_a_list_s_own_unknown_is_a_value() {
     assert_eq!(tier.placeholders, 20, "{tier:?}");
     assert_eq!(tier.placeholder_words[0].format, "none");
 }
+
+/// A sheet as analysts export it (#40 point 2): a title, a note with the
+/// scale, an empty row, then the header and the table.
+pub(crate) fn titled_book() -> Vec<u8> {
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let s = wb.add_worksheet().set_name("Exports").expect("name");
+    s.write(0, 0, "Coffee exports by port, 2023").expect("w");
+    s.write(1, 0, "Values in USD per tonne; volumes ($'000)")
+        .expect("w");
+    for (c, h) in ["port", "month", "volume ($'000)", "price"]
+        .iter()
+        .enumerate()
+    {
+        s.write(3, c as u16, *h).expect("w");
+    }
+    for r in 0..40u32 {
+        s.write(
+            4 + r,
+            0,
+            ["Santos", "Veracruz", "Mombasa"][(r % 3) as usize],
+        )
+        .expect("w");
+        s.write(4 + r, 1, format!("2023-{:02}", r % 12 + 1))
+            .expect("w");
+        s.write(4 + r, 2, f64::from(100 + r * 7)).expect("w");
+        s.write(4 + r, 3, 2000.5 + f64::from(r)).expect("w");
+    }
+    wb.save_to_buffer().expect("xlsx")
+}
+
+#[test]
+fn a_title_block_above_the_header_is_found_and_its_units_named() {
+    let (_, extract) = profile_file("exports.xlsx", &titled_book());
+    assert_eq!(
+        extract.columns,
+        ["port", "month", "volume ($'000)", "price"]
+    );
+    assert_eq!(extract.header_row, Some(4));
+    assert_eq!(extract.row_count, 40);
+    assert_eq!(extract.rows_above.len(), 3, "{:?}", extract.rows_above);
+    assert!(
+        !extract
+            .rows_above
+            .concat()
+            .iter()
+            .any(|c| c.contains("Coffee"))
+    );
+    assert_eq!(extract.units, ["in thousands", "USD", "per tonne", "$"]);
+    let p = extract.profile.as_ref().expect("profile");
+    assert_eq!(p.rows_profiled, 40);
+    assert_eq!(column(p, "price").inferred_type, "decimal");
+}

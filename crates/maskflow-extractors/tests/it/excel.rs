@@ -63,6 +63,9 @@ fn row(cells: &[&str]) -> Vec<String> {
 /// The "People" sheet every fixture holds, as the extract must show it.
 fn expected_people() -> SheetExtract {
     SheetExtract {
+        header_row: None,
+        rows_above: Vec::new(),
+        units: Vec::new(),
         name: "People".into(),
         columns: row(&["name", "city", "joined", "amount", "active"]),
         sample_rows: vec![
@@ -80,6 +83,9 @@ fn expected_people() -> SheetExtract {
 /// The headerless "Codes" sheet: its first row is data.
 fn expected_codes() -> SheetExtract {
     SheetExtract {
+        header_row: None,
+        rows_above: Vec::new(),
+        units: Vec::new(),
         name: "Codes".into(),
         columns: row(&["column_1", "column_2", "column_3"]),
         sample_rows: vec![
@@ -189,6 +195,9 @@ fn an_xlsx_gives_every_sheet_masked_and_counted() {
     assert_eq!(
         sheets[0],
         SheetExtract {
+            header_row: None,
+            rows_above: Vec::new(),
+            units: Vec::new(),
             name: "Empty".into(),
             columns: vec![],
             sample_rows: vec![],
