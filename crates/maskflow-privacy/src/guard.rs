@@ -49,6 +49,13 @@ pub const MIN_TOKEN_CHARS: usize = 4;
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Most matches reported for one request.
 pub const MAX_MATCHES: usize = 20;
+/// A group of an account code written in groups (an IBAN's are four).
+const GROUP_CHARS: usize = 4;
+/// Fewest and most groups of such a code looked up written together.
+const MIN_GROUPS: usize = 3;
+const MAX_GROUPS: usize = 10;
+/// Most characters of a stretch of an unspaced script looked up on its own.
+const MAX_UNSPACED_CHARS: usize = 8;
 /// A column whose values repeat this often on average holds categories.
 pub const CATEGORY_REPEATS: u32 = 10;
 
@@ -293,6 +300,7 @@ impl GuardIndex {
             }
             i += 1;
         }
+        self.scan_written_together(text, &toks, extra, user, own, out);
         let mut found = Vec::new();
         let mut ks = Vec::new();
         for r in runs {
@@ -311,6 +319,89 @@ impl GuardIndex {
             }
             if let Some(e) = self.value(k, extra, own) {
                 self.push(out, text, a..b, e, user);
+            }
+        }
+    }
+
+    /// Values written the other usual ways (issue #38 finding 11): an IBAN
+    /// or account code in groups (`DE89 3704 0044 0532 0130 00` for the
+    /// cell `DE89370400440532013000`), and a name of a script written
+    /// without spaces run together with the words around it (`山田太郎さん`)
+    /// or split (`山田 太郎` for `山田太郎`).
+    fn scan_written_together(
+        &self,
+        text: &str,
+        toks: &[keys::Token],
+        extra: &KeySet,
+        user: bool,
+        own: bool,
+        out: &mut Vec<GuardMatch>,
+    ) {
+        let short = |t: &keys::Token| t.end - t.start <= GROUP_CHARS;
+        let mut i = 0;
+        while i < toks.len() {
+            let mut j = i + 1;
+            if short(&toks[i]) {
+                while j < toks.len()
+                    && j - i < MAX_GROUPS
+                    && short(&toks[j])
+                    && matches!(&text[toks[j - 1].end..toks[j].start], " " | "-")
+                {
+                    j += 1;
+                }
+            }
+            for s in i..j.saturating_sub(MIN_GROUPS - 1) {
+                for e in (s + MIN_GROUPS..=j).rev() {
+                    let run = &toks[s..e];
+                    // Letters and digits both: an account code, not words.
+                    if !(run.iter().any(|t| t.digits) && run.iter().any(|t| !t.digits)) {
+                        continue;
+                    }
+                    if let Some(entry) = self.value(keys::joined_hash(text, run), extra, own) {
+                        self.push(out, text, run[0].start..run[run.len() - 1].end, entry, user);
+                        break;
+                    }
+                }
+            }
+            i = j;
+        }
+        let unspaced = |t: &keys::Token| text[t.start..t.end].chars().all(keys::unspaced);
+        for (i, t) in toks.iter().enumerate() {
+            let word = &text[t.start..t.end];
+            if !word.chars().any(keys::unspaced) {
+                continue;
+            }
+            // Split: this token and the next one or two, written together.
+            if unspaced(t) {
+                for n in 2..=3.min(toks.len() - i) {
+                    let run = &toks[i..i + n];
+                    if !run.iter().all(unspaced) {
+                        break;
+                    }
+                    if let Some(entry) = self.value(keys::joined_hash(text, run), extra, own) {
+                        self.push(out, text, t.start..run[n - 1].end, entry, user);
+                    }
+                }
+            }
+            // Run together: each stretch of the token (the whole one was looked up).
+            let bounds: Vec<usize> = word
+                .char_indices()
+                .map(|(b, _)| b)
+                .chain([word.len()])
+                .collect();
+            let n = bounds.len() - 1;
+            for a in 0..n {
+                for b in (a + 2..=n.min(a + MAX_UNSPACED_CHARS)).rev() {
+                    if a == 0 && b == n {
+                        continue;
+                    }
+                    let key = keys::token_hash(&word[bounds[a]..bounds[b]]);
+                    if let Some(entry) = self.value(key, extra, own) {
+                        let at = t.start + bounds[a]..t.start + bounds[b];
+                        self.push(out, text, at, entry, user);
+                        break;
+                    }
+                }
             }
         }
     }

@@ -136,8 +136,10 @@ impl KeyHash {
             return self.bytes(s.as_bytes());
         }
         for c in s.chars().flat_map(char::to_lowercase) {
-            let mut buf = [0u8; 4];
-            self.bytes(c.encode_utf8(&mut buf).as_bytes());
+            fold_letter(c, |f| {
+                let mut buf = [0u8; 4];
+                self.bytes(f.encode_utf8(&mut buf).as_bytes());
+            });
         }
     }
 
@@ -147,6 +149,49 @@ impl KeyHash {
         self.round(self.buf | (u64::from(self.n) << 56));
         mix(self.h)
     }
+}
+
+/// A lowercase letter without its diacritics, as people write a name on a
+/// keyboard that lacks them (`Müller` as `Muller`, `Đặng` as `Dang`,
+/// issue #38 finding 11): the canonical decomposition without its
+/// combining marks, and the letters that do not decompose spelled out
+/// (Latin, Greek and Cyrillic letters; any other character is itself).
+fn fold_letter(c: char, mut out: impl FnMut(char)) {
+    let spelled = match c {
+        'ß' => "ss",
+        'æ' => "ae",
+        'œ' => "oe",
+        'ø' => "o",
+        'ł' => "l",
+        'đ' | 'ð' => "d",
+        'þ' => "th",
+        'ı' => "i",
+        // Latin, Greek and Cyrillic only: elsewhere a combining mark is
+        // part of how the word is spelled (Devanagari's, Thai's vowels).
+        _ if !matches!(u32::from(c), 0xC0..=0x52F | 0x1E00..=0x1FFF) => {
+            out(c);
+            return;
+        }
+        _ => {
+            unicode_normalization::char::decompose_canonical(c, |d| {
+                if !unicode_normalization::char::is_combining_mark(d) {
+                    out(d);
+                }
+            });
+            return;
+        }
+    };
+    spelled.chars().for_each(out);
+}
+
+/// Whether `c` is of a script written without spaces between words (Han,
+/// kana, Thai, Lao, Khmer, Myanmar): a name in it is written as one run
+/// (`山田太郎`) as often as with a space.
+pub fn unspaced(c: char) -> bool {
+    matches!(u32::from(c),
+        0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF | 0x3040..=0x30FF
+        | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF
+        | 0xFF66..=0xFF9F | 0x20000..=0x2FFFF)
 }
 
 /// Up to seven bytes as one word, the first in the low byte (a loop of
@@ -724,10 +769,14 @@ mod tests {
 
     #[test]
     fn tokens_fold_case_and_emails_are_found() {
-        let t = tokenize("John SMITH, jöhn");
-        assert_eq!(t.len(), 3);
+        let t = tokenize("John SMITH, jöhn, Jóna, Straße");
+        assert_eq!(t.len(), 5);
         assert_eq!(t[1].hash, token_hash("smith"));
-        assert_ne!(t[0].hash, t[2].hash);
+        // Diacritics fold away (#38 finding 11): a name typed without them.
+        assert_eq!(t[0].hash, t[2].hash);
+        assert_eq!(t[3].hash, token_hash("jona"));
+        assert_eq!(t[4].hash, token_hash("strasse"));
+        assert_ne!(t[0].hash, t[3].hash);
         let text = "write to john.smith@acme.com today";
         let spans = email_spans(text);
         assert_eq!(spans.len(), 1);

@@ -211,8 +211,14 @@ impl Scratch {
                 self.variety.resize_with(at + 1, Variety::default);
             }
             self.variety[at].count(h);
-            // A code written without its separators: `AC-0100-0042` as `AC01000042`.
-            if toks.iter().any(|t| t.digits) && toks.iter().any(|t| !t.digits) {
+            // A code written without its separators: `AC-0100-0042` as
+            // `AC01000042`; a name of a script written without spaces, as
+            // one run: `山田 太郎` as `山田太郎`.
+            let unspaced = || {
+                toks.iter()
+                    .all(|t| value[t.start..t.end].chars().all(keys::unspaced))
+            };
+            if (toks.iter().any(|t| t.digits) && toks.iter().any(|t| !t.digits)) || unspaced() {
                 self.insert(keys::joined_hash(value, toks), of);
             }
             // A name of 2–3 capitalised words, last word first: `Smith, John`.

@@ -561,3 +561,45 @@ mod by_provenance {
         assert!(!g.check_text("Ottoline Okonkwo").is_empty());
     }
 }
+
+/// Issue #38 finding 11: identifiers written the usual ways still match —
+/// an IBAN in groups of four, a name without its diacritics (and with them
+/// when the file has none), a Japanese name run together with the words
+/// around it or split by a space — and ordinary sentences in the same
+/// languages block nothing.
+#[test]
+fn identifiers_written_the_usual_ways_are_found() {
+    let g = csv_index(
+        "name,iban,city\n\
+         Jürgen Müller,DE89370400440532013000,München\n\
+         Francois Lefevre,FR1420041010050500013M02606,Besancon\n\
+         佐藤 陽子,GB29NWBK60161331926819,東京\n\
+         山田太郎,NL91ABNA0417164300,大阪\n",
+    );
+    let found = |text: &str| {
+        g.check_request(&req(ChatRole::User, text), &[])
+            .iter()
+            .map(|m| m.masked.clone())
+            .collect::<Vec<_>>()
+    };
+    for text in [
+        "refund DE89 3704 0044 0532 0130 00 please",
+        "IBAN: GB29 NWBK 6016 1331 9268 19",
+        "pay fr14 2004 1010 0505 0001 3m02 606 today",
+        "the total for Jurgen Muller",
+        "what did François Lefèvre order?",
+        "佐藤陽子さんの売上は？",
+        "山田 太郎 の注文",
+        "山田太郎様へ",
+    ] {
+        assert!(!found(text).is_empty(), "nothing found in {text:?}");
+    }
+    for text in [
+        "sum the amounts per city and month, then sort by total",
+        "Gesamtsumme pro Monat, bitte nach Stadt sortiert",
+        "月ごとの売上を合計してください",
+        "group 1 2 3 of 4 in 2026",
+    ] {
+        assert_eq!(found(text), Vec::<String>::new(), "{text:?}");
+    }
+}
