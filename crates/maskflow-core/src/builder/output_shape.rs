@@ -27,6 +27,9 @@ pub const MAX_COLUMNS: usize = 16;
 const MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// Longest column name shown.
 const MAX_NAME_CHARS: usize = 48;
+/// Distinct string literals of the script a column may be labelled by
+/// (≤ 10 bits a label, with the approved extracts' columns).
+pub const MAX_LITERALS: usize = 1_000;
 
 /// One output table, profiled.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,6 +96,36 @@ pub struct Names<'a> {
 }
 
 impl Names<'_> {
+    /// Whether `name` is one of the script's first [`MAX_LITERALS`]
+    /// distinct one-line string literals (in the order they appear): a
+    /// script holding thousands of literals still chooses a column's label
+    /// among at most that many (issue #38 finding 10).
+    fn among_literals(&self, name: &str) -> bool {
+        let mut seen: Vec<&str> = Vec::new();
+        for line in self.script.lines() {
+            let mut rest = line;
+            while let Some(open) = rest.find(['\'', '"']) {
+                let quote = &rest[open..=open];
+                let after = &rest[open + 1..];
+                let Some(close) = after.find(quote) else {
+                    break;
+                };
+                let literal = &after[..close];
+                if !seen.contains(&literal) {
+                    if literal == name {
+                        return true;
+                    }
+                    seen.push(literal);
+                    if seen.len() == MAX_LITERALS {
+                        return false;
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+        }
+        false
+    }
+
     fn output(&self, file: &str, index: usize) -> String {
         let base = file.rsplit('/').next().unwrap_or(file);
         if self.declared.iter().any(|d| d == file || d == base) {
@@ -103,12 +136,10 @@ impl Names<'_> {
     }
 
     fn column(&self, name: &str, index: usize) -> String {
-        let quoted_in_script = self.script.contains(&format!("'{name}'"))
-            || self.script.contains(&format!("\"{name}\""));
         let known = !name.is_empty()
             && name.chars().count() <= MAX_NAME_CHARS
             && !name.contains(['\n', '\r', '`'])
-            && (self.columns.iter().any(|c| c == name) || quoted_in_script);
+            && (self.columns.iter().any(|c| c == name) || self.among_literals(name));
         if known {
             format!("\"{name}\"")
         } else {
@@ -252,5 +283,27 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         assert!(text.contains("output file 1: 2 rows, 2 columns"), "{text}");
         assert!(run(&[("note.md", "hello")], &names).is_none());
+    }
+
+    /// Issue #38 finding 10: a script that holds thousands of string
+    /// literals still labels a column only by one of its first
+    /// [`MAX_LITERALS`] — a label chooses among at most that many.
+    #[test]
+    fn a_column_is_labelled_only_by_one_of_the_scripts_first_literals() {
+        let many: String = (0..5_000).map(|i| format!("x = 'c{i}'\n")).collect();
+        let names = Names {
+            declared: &[],
+            columns: &[],
+            script: &many,
+        };
+        let (text, _) = run(&[("a.csv", "c5,c999,c1000,c4999\n1,2,3,4\n")], &names).expect("table");
+        assert!(text.contains("\"c5\""), "{text}");
+        assert!(text.contains("\"c999\""), "the 1,000th literal: {text}");
+        assert!(
+            !text.contains("c1000"),
+            "the 1,001st is past the bound: {text}"
+        );
+        assert!(!text.contains("c4999"), "{text}");
+        assert!(text.contains("column 4"), "{text}");
     }
 }
