@@ -267,6 +267,49 @@ pub struct TableProfile {
     pub unique_columns: Vec<String>,
     /// One per column, in the table's order.
     pub columns: Vec<ColumnProfile>,
+    /// The id-like column whose values repeat, and how the rows that
+    /// repeat one differ from its first row (#40 point 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub repeated_keys: Option<RepeatedKeys>,
+}
+
+/// The rows of a table that repeat a value of its id-like column, compared
+/// with the first row of that value: counts only.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RepeatedKeys {
+    /// The id-like column.
+    pub column: String,
+    /// Rows whose id an earlier row has.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub rows: u64,
+    /// Of them, rows equal to that earlier row cell for cell.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub exact: u64,
+    /// Of them, rows that equal it once case, spaces and number formats
+    /// are normalised (the same record written differently).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub same_after_normalising: u64,
+    /// Per column, how many of the other repeats differ in it.
+    pub differing: Vec<DifferingColumn>,
+}
+
+/// A column in which rows repeating an id differ from the id's first row.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DifferingColumn {
+    /// The column.
+    pub column: String,
+    /// Repeats whose value here differs.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub rows: u64,
+    /// Of them, those whose value is the same once case, spaces and number
+    /// format are normalised.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub only_format: u64,
 }
 
 /// The profile of one column: counts and masked shapes, no values.

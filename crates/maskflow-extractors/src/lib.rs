@@ -36,9 +36,9 @@ pub mod zipguard;
 
 pub use error::ExtractError;
 pub use extract::{
-    CategoryColumn, CategoryValue, ColumnProfile, DocumentExtract, FileExtract, FileKind,
-    FormatCount, Heading, ImageExtract, ShapeCount, SheetExtract, TableExtract, TableProfile,
-    TextFormat,
+    CategoryColumn, CategoryValue, ColumnProfile, DifferingColumn, DocumentExtract, FileExtract,
+    FileKind, FormatCount, Heading, ImageExtract, RepeatedKeys, ShapeCount, SheetExtract,
+    TableExtract, TableProfile, TextFormat,
 };
 pub use extractor::{Extractor, Input, Progress};
 pub use limits::ExtractOptions;

@@ -22,6 +22,7 @@ use self::hash::{Hashes, mix};
 use crate::error::ExtractError;
 use crate::extract::FileExtract;
 pub use crate::extract::{ColumnProfile, ShapeCount, TableProfile};
+use crate::extract::{DifferingColumn, RepeatedKeys};
 use crate::registry::Registry;
 use crate::values::{ValueOptions, ValueSink};
 
@@ -30,6 +31,159 @@ pub use column::{DISTINCT_CAP, KEY_CAP, MAX_SHAPES, SHOWN_SHAPES};
 /// Rows whose hashes are kept to find duplicate rows; later rows are not
 /// compared (a bound on memory: about 16 bytes a row).
 pub const DUPLICATE_ROWS_CAP: usize = 2_000_000;
+
+/// Ids whose first row is kept (as hashes) to explain repeated ids; later
+/// new ids are not followed (a bound on memory).
+pub const REPEATED_KEYS_CAP: usize = 200_000;
+/// Columns compared in the rows that repeat an id.
+const KEY_COLUMNS_COMPARED: usize = 128;
+
+/// Whether a column's name says it holds an id (`order_id`, `Ref`, `SKU`,
+/// `Customer No`).
+fn id_like(name: &str) -> bool {
+    let n: String = name
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    !n.is_empty()
+        && ["id", "ref", "key", "code", "sku", "no", "number", "num"]
+            .iter()
+            .any(|s| n.ends_with(s))
+}
+
+/// The hash of `v` as a reader would compare it: trimmed, case folded,
+/// runs of spaces as one, and a number by its value (`1,200.00` = `1200`).
+fn normal_hash(v: &str) -> u64 {
+    let v = v.trim();
+    if let (_, Some(n), _) = classify::classify_full(v) {
+        return hash::fnv(&n.to_bits().to_le_bytes()) ^ 0x5bd1_e995;
+    }
+    let mut h = hash::fnv(b"");
+    let mut space = false;
+    for c in v.chars().flat_map(char::to_lowercase) {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space {
+            h = hash::mix(h ^ u64::from(b' '));
+            space = false;
+        }
+        h = hash::mix(h ^ u64::from(c));
+    }
+    h
+}
+
+/// The rows that repeat an id, compared with the id's first row.
+struct KeyTally {
+    column: usize,
+    /// Per id: the first row's (raw, normalised) hash per column.
+    first: std::collections::HashMap<
+        u64,
+        Vec<(u64, u64)>,
+        std::hash::BuildHasherDefault<hash::Identity>,
+    >,
+    /// The current row's (raw, normalised) hash per column.
+    row: Vec<(u64, u64)>,
+    rows: u64,
+    exact: u64,
+    normal: u64,
+    /// Per column: repeats differing, of them only in format.
+    differ: Vec<(u64, u64)>,
+}
+
+impl KeyTally {
+    fn new(column: usize) -> Self {
+        Self {
+            column,
+            first: Default::default(),
+            row: Vec::new(),
+            rows: 0,
+            exact: 0,
+            normal: 0,
+            differ: Vec::new(),
+        }
+    }
+
+    fn cell(&mut self, column: usize, value: &str) {
+        if column >= KEY_COLUMNS_COMPARED {
+            return;
+        }
+        if self.row.len() <= column {
+            self.row.resize(column + 1, (0, 0));
+        }
+        self.row[column] = (hash::fnv(value.trim().as_bytes()), normal_hash(value));
+    }
+
+    fn end_row(&mut self) {
+        let row = std::mem::take(&mut self.row);
+        let Some(&(_, key)) = row.get(self.column).filter(|c| c.0 != 0) else {
+            return;
+        };
+        let Some(first) = self.first.get(&key) else {
+            if self.first.len() < REPEATED_KEYS_CAP {
+                self.first.insert(key, row);
+            }
+            return;
+        };
+        self.rows += 1;
+        let width = row.len().max(first.len());
+        if self.differ.len() < width {
+            self.differ.resize(width, (0, 0));
+        }
+        let (mut raw_same, mut normal_same) = (true, true);
+        for i in 0..width {
+            let a = first.get(i).copied().unwrap_or((0, 0));
+            let b = row.get(i).copied().unwrap_or((0, 0));
+            if a.0 != b.0 {
+                raw_same = false;
+                self.differ[i].0 += 1;
+                if a.1 == b.1 {
+                    self.differ[i].1 += 1;
+                } else {
+                    normal_same = false;
+                }
+            }
+        }
+        if raw_same {
+            self.exact += 1;
+        } else if normal_same {
+            self.normal += 1;
+        }
+    }
+
+    fn finish(self, names: &[String]) -> Option<RepeatedKeys> {
+        if self.rows == 0 {
+            return None;
+        }
+        let name = |i: usize| {
+            names
+                .get(i)
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .unwrap_or_else(|| format!("column_{}", i + 1))
+        };
+        let differing = self
+            .differ
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.0 > 0)
+            .map(|(i, d)| DifferingColumn {
+                column: name(i),
+                rows: d.0,
+                only_format: d.1,
+            })
+            .collect();
+        Some(RepeatedKeys {
+            column: name(self.column),
+            rows: self.rows,
+            exact: self.exact,
+            same_after_normalising: self.normal,
+            differing,
+        })
+    }
+}
 
 /// One profiled table and where it came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,6 +259,7 @@ struct TableState {
     row_hash: u64,
     row_cells: u32,
     seen_rows: Hashes,
+    keys: Option<KeyTally>,
 }
 
 impl Profiler {
@@ -130,6 +285,7 @@ impl Profiler {
         };
         t.end_row();
         let rows = t.rows;
+        let repeated_keys = t.keys.take().and_then(|k| k.finish(&t.names));
         let n = t.columns.len().max(t.names.len());
         let mut unique = Vec::new();
         let mut columns = Vec::with_capacity(n);
@@ -152,6 +308,7 @@ impl Profiler {
                 duplicate_rows: t.duplicates,
                 unique_columns: unique,
                 columns,
+                repeated_keys,
             },
         });
     }
@@ -175,6 +332,9 @@ impl TableState {
     fn end_row(&mut self) {
         if self.row_cells == 0 {
             return;
+        }
+        if let Some(k) = self.keys.as_mut() {
+            k.end_row();
         }
         self.rows += 1;
         let h = mix(self.row_hash ^ u64::from(self.row_cells));
@@ -204,6 +364,7 @@ impl ValueSink for Profiler {
             row_hash: 0,
             row_cells: 0,
             seen_rows: Hashes::default(),
+            keys: columns.iter().position(|n| id_like(n)).map(KeyTally::new),
         });
     }
 
@@ -265,5 +426,8 @@ impl Profiler {
             .row_hash
             .wrapping_add(mix(h ^ (column as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         t.row_cells += 1;
+        if let Some(k) = t.keys.as_mut() {
+            k.cell(column, value);
+        }
     }
 }

@@ -62,8 +62,48 @@ fn compact_table(t: &Value) -> Value {
     if let Some(left) = p.get("columns_left_out") {
         profile["columns_left_out"] = left.clone();
     }
+    if let Some(line) = p.get("repeated_keys").and_then(repeated_keys_line) {
+        profile["repeated_ids"] = Value::from(line);
+    }
     out.insert("profile".into(), profile);
     Value::Object(out)
+}
+
+/// The rows repeating an id in a line: `` `order_id`: 12 rows repeat an
+/// earlier row's value — 3 exactly, 4 the same once case, spaces and number
+/// format are normalised, 5 differ in content; the columns that differ:
+/// `amount` (9 rows, 4 of them only in …)``.
+fn repeated_keys_line(k: &Value) -> Option<String> {
+    let column = k.get("column")?.as_str()?;
+    let rows = count(k, "rows");
+    let (exact, normal) = (count(k, "exact"), count(k, "same_after_normalising"));
+    let other = rows.saturating_sub(exact + normal);
+    let differing: Vec<String> = k
+        .get("differing")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            let c = d.get("column").and_then(Value::as_str).unwrap_or("");
+            let (n, f) = (count(d, "rows"), count(d, "only_format"));
+            if f > 0 {
+                format!("`{c}` ({n} rows, {f} of them only in case, spaces or number format)")
+            } else {
+                format!("`{c}` ({n} rows)")
+            }
+        })
+        .collect();
+    let mut line = format!(
+        "`{column}`: {rows} rows repeat an earlier row's value — {exact} exactly, \
+{normal} the same once case, spaces and number format are normalised, {other} differ in content"
+    );
+    if !differing.is_empty() {
+        line.push_str(&format!(
+            "; the columns that differ: {}",
+            differing.join(", ")
+        ));
+    }
+    Some(line)
 }
 
 fn count(c: &Value, key: &str) -> u64 {

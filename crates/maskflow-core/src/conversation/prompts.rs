@@ -45,7 +45,9 @@ value lengths, the numeric range rounded to two significant figures (~) with how
 every format its values are written in with its count (date formats, Excel serial day numbers, values that are not dates or not numbers; \
 for numbers the decimal mark, thousands separator, currency sign and where it stands, percent, negatives in parentheses, scientific notation, numbers stored as text; \
 for text its case and spaces), and the masked shapes of its values with their counts — \
-a format or shape held by few rows is a minority format the script must parse too, never drop or misread"
+a format or shape held by few rows is a minority format the script must parse too, never drop or misread; \
+`repeated_ids` says, for an id-like column whose values repeat, how many rows repeat an id, how many of them are exact duplicates, \
+how many are the same record written differently (case, spaces, number format), and in which columns the others differ"
     } else {
         ""
     };

@@ -230,3 +230,32 @@ async fn a_category_behind_its_switch_is_named_with_its_number_of_values() {
         assert!(!sent.contains(v), "{v} was sent");
     }
 }
+
+#[tokio::test]
+async fn repeated_ids_differing_in_one_column_are_explained_in_the_prompt() {
+    // 80 orders, 6 ids again with another amount, 2 rows twice exactly.
+    let mut body = String::from("order_id,region,amount\n");
+    for i in 0..80u32 {
+        body.push_str(&format!("{},North,{}.25\n", 610_000 + i * 3, 300 + i));
+    }
+    for i in 0..6u32 {
+        body.push_str(&format!("{},North,{}.75\n", 610_000 + i * 3, 900 + i));
+    }
+    for i in 40..42u32 {
+        body.push_str(&format!("{},North,{}.25\n", 610_000 + i * 3, 300 + i));
+    }
+    let sent = told(
+        &[("orders.csv", body.clone().into_bytes())],
+        "total per region",
+    )
+    .await;
+    assert!(
+        sent.contains(
+            "`order_id`: 8 rows repeat an earlier row's value — 2 exactly, 0 the same once case, \
+spaces and number format are normalised, 6 differ in content; the columns that differ: `amount` (6 rows)"
+        ),
+        "{sent}"
+    );
+    assert!(sent.contains("the profile shows duplicate rows"), "{sent}");
+    holds_no_cell(&sent, &body);
+}

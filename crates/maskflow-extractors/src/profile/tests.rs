@@ -480,3 +480,40 @@ fn a_title_block_above_the_header_is_found_and_its_units_named() {
     assert_eq!(p.rows_profiled, 40);
     assert_eq!(column(p, "price").inferred_type, "decimal");
 }
+
+#[test]
+fn repeated_ids_are_explained_column_by_column() {
+    // 100 orders; 3 written twice exactly, 4 again with the status in upper
+    // case and the amount grouped, 5 again with another amount.
+    let mut s = String::from("order_id,status,amount\n");
+    let row = |i: u32| format!("{},shipped,{}.50\n", 700_000 + i, 1000 + i);
+    for i in 0..100 {
+        s.push_str(&row(i));
+    }
+    for i in 0..3 {
+        s.push_str(&row(i));
+    }
+    for i in 10..14 {
+        s.push_str(&format!(
+            "{},SHIPPED,\"{},{:03}.50\"\n",
+            700_000 + i,
+            (1000 + i) / 1000,
+            (1000 + i) % 1000
+        ));
+    }
+    for i in 20..25 {
+        s.push_str(&format!("{},shipped,{}.00\n", 700_000 + i, 5 + i));
+    }
+    let (_, extract) = profile_file("orders.csv", s.as_bytes());
+    let p = extract.profile.as_ref().expect("profile");
+    assert_eq!(p.duplicate_rows, 3);
+    let k = p.repeated_keys.as_ref().expect("repeated ids");
+    assert_eq!(k.column, "order_id");
+    assert_eq!((k.rows, k.exact, k.same_after_normalising), (12, 3, 4));
+    let differing: Vec<(&str, u64, u64)> = k
+        .differing
+        .iter()
+        .map(|d| (d.column.as_str(), d.rows, d.only_format))
+        .collect();
+    assert_eq!(differing, [("status", 4, 4), ("amount", 9, 4)]);
+}
