@@ -93,7 +93,24 @@ pub fn fit_request(
     model: &str,
     build: &dyn Fn(&Value) -> LlmRequest,
 ) -> Result<(LlmRequest, Option<ContextReduction>), ProviderError> {
-    let full = build(extracts);
+    fit_request_with(extracts, window, budget, model, &|e, _| build(e))
+}
+
+/// What the user is told when the builder's sizes-and-limits block went.
+pub const SIZES_LEFT_OUT: &str = "the inputs' sizes and the run's limits";
+
+/// [`fit_request`] for a prompt with a block of Maskflow's guidance that
+/// can go too (the builder's sizes and limits, issue 43): `build`'s second
+/// argument says whether to keep it. It goes once the sample values have
+/// gone, before the profiles.
+pub fn fit_request_with(
+    extracts: &Value,
+    window: Option<u32>,
+    budget: u32,
+    model: &str,
+    build: &dyn Fn(&Value, bool) -> LlmRequest,
+) -> Result<(LlmRequest, Option<ContextReduction>), ProviderError> {
+    let full = build(extracts, true);
     let Some(window) = window else {
         return Ok((full, None));
     };
@@ -105,9 +122,26 @@ pub fn fit_request(
     }
     // Every rung, in order, until one reaches the target.
     let mut tried = vec![(full, before, Vec::new())];
+    let mut guidance = true;
+    let mut steps: Vec<(Rung, bool)> = Vec::new();
+    let mut last = ALL;
     for rung in ladder(extracts) {
-        let (reduced, left_out) = reduce(extracts, &rung);
-        let request = build(&reduced);
+        if guidance && (!rung.profiles || rung.named_columns.is_some()) {
+            guidance = false;
+            steps.push((last, false));
+        }
+        steps.push((rung, guidance));
+        last = rung;
+    }
+    if guidance {
+        steps.push((last, false));
+    }
+    for (rung, keep) in steps {
+        let (reduced, mut left_out) = reduce(extracts, &rung);
+        if !keep {
+            left_out.push(SIZES_LEFT_OUT.to_owned());
+        }
+        let request = build(&reduced, keep);
         let tokens = measure(&request);
         tried.push((request, tokens, left_out));
         if tokens <= target {

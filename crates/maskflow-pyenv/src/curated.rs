@@ -32,8 +32,7 @@ pub const CURATED: &[(&str, &str)] = &[
     ),
     (
         "duckdb",
-        "SQL over CSV, Parquet and JSON files read in place, out of core (it spills to disk instead of running out of memory): \
-large inputs, joins of large files, aggregations",
+        "SQL on CSV/Parquet files in place, out of core: large files, joins, aggregations",
     ),
     ("pypdf", "read PDF text and pages"),
     ("python-docx", "read and write Word .docx (import `docx`)"),
@@ -79,15 +78,14 @@ pub fn outside_curated(requirements: &[String]) -> Vec<String> {
     out
 }
 
-/// When the builder should reach for DuckDB rather than pandas (issue 43):
+/// When the builder should reach for DuckDB rather than pandas (issue 43),
+/// told beside the sizes when an input is large for the memory limit:
 /// pandas holds a whole table in memory, several times the file's size.
-pub const DUCKDB_OR_PANDAS: &str = "Large data: pandas holds a whole table in memory, often 5–10 times the file's size on disk. \
-When an input is larger than about a tenth of the run's memory limit, and for joins of large files or aggregations over them, \
-use duckdb: `con = duckdb.connect()`, then SQL that reads the file in place, e.g. \
-`con.execute(\"SELECT country, sum(amount) FROM read_csv(?) GROUP BY country\", [path]).fetchall()`, or \
-`COPY (SELECT …) TO 'outputs/result.csv' (HEADER)` for a large result. It sizes itself to the run's memory limit and spills \
-to its temporary folder (`.tmp` in the working folder, counted against the disk limit); fetch only the small result \
-(`.df()` gives a pandas DataFrame, with pandas listed too). Keep pandas for small tables and for writing Excel files.\n";
+pub const DUCKDB_OR_PANDAS: &str = "pandas holds a whole table in memory, often 5–10 times the file's size: for an input \
+over about a tenth of the memory limit, and for joins or aggregations of large files, use duckdb — SQL reading the file in place, \
+e.g. `duckdb.connect().execute(\"SELECT country, sum(amount) FROM read_csv(?) GROUP BY country\", [path]).fetchall()`, \
+or `COPY (SELECT …) TO 'outputs/result.csv' (HEADER)`; it sizes itself to the memory limit and spills to `.tmp` in the working \
+folder. Fetch only the small result (`.df()` gives pandas). Keep pandas for small tables and for writing Excel files.";
 
 /// The prompt's paragraph on packages.
 pub fn prompt_text() -> String {
@@ -99,7 +97,6 @@ the script itself has no network):\n",
     for (name, what) in CURATED {
         text.push_str(&format!("- {name}: {what}\n"));
     }
-    text.push_str(DUCKDB_OR_PANDAS);
     text.push_str(
         "Prefer these. Any other package needs the user's approval before it is installed, so ask for one only when the task \
 cannot be done without it. Charts: save them into `outputs/` as PNG or SVG; tables: CSV or .xlsx in `outputs/`.",
@@ -152,7 +149,8 @@ mod tests {
             assert!(text.contains(name), "{name}");
         }
         assert!(text.contains("approval"));
-        assert!(text.contains("larger than about a tenth of the run's memory limit"));
-        assert!(text.contains("Keep pandas for small tables and for writing Excel"));
+        assert!(text.contains("duckdb: SQL on CSV"));
+        assert!(DUCKDB_OR_PANDAS.contains("over about a tenth of the memory limit"));
+        assert!(DUCKDB_OR_PANDAS.contains("Keep pandas for small tables and for writing Excel"));
     }
 }

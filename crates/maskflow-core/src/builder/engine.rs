@@ -348,6 +348,21 @@ impl Engine {
             iteration: state.iteration,
             house_rules: job.house_rules.clone(),
             current: job.current.clone(),
+            sizes: Some(self.sizes(job)),
+        }
+    }
+
+    /// The input files' sizes as they are on disk now, and the limits the
+    /// test run gets.
+    fn sizes(&self, job: &BuildJob) -> crate::conversation::sizes::RunSizes {
+        let bytes = job
+            .input_files
+            .iter()
+            .filter_map(|f| Some((f.filename.clone(), std::fs::metadata(&f.path).ok()?.len())))
+            .collect();
+        crate::conversation::sizes::RunSizes {
+            bytes,
+            limits: self.limits.clone(),
         }
     }
 
@@ -357,18 +372,26 @@ impl Engine {
     async fn request(&self, job: &BuildJob, state: &mut BuildState) -> Result<LlmRequest, String> {
         let window = self.provider.context_window().await;
         let budget = self.budgets.max_tokens(&maskflow_llm::Role::Builder, None);
-        let build = |extracts: &Value| {
+        let build = |extracts: &Value, sizes: bool| {
             let mut ctx = self.context(job, state);
             ctx.extracts = extracts.clone();
+            if !sizes {
+                ctx.sizes = None;
+            }
             if state.phase == Phase::Generate {
                 self.profile.generation_prompt(&ctx)
             } else {
                 self.profile.revision_prompt(&ctx)
             }
         };
-        let (request, reduction) =
-            crate::fit::fit_request(&job.extracts, window, budget, self.provider.model(), &build)
-                .map_err(|e| e.to_string())?;
+        let (request, reduction) = crate::fit::fit_request_with(
+            &job.extracts,
+            window,
+            budget,
+            self.provider.model(),
+            &build,
+        )
+        .map_err(|e| e.to_string())?;
         state.context_reduction = reduction;
         Ok(request)
     }

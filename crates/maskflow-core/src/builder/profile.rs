@@ -66,6 +66,8 @@ pub struct ProfileContext {
     pub house_rules: crate::conversation::house_rules::HouseRules,
     /// The workflow as it stands when an edit or a repair starts from one.
     pub current: Option<WorkflowSpec>,
+    /// The input files' sizes and the run's limits, for the builder.
+    pub sizes: Option<crate::conversation::sizes::RunSizes>,
 }
 
 /// The outcome of the auto-test, as the profile sees it.

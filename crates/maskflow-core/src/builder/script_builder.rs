@@ -65,6 +65,7 @@ fn builder_request(ctx: &ProfileContext) -> LlmRequest {
         &ctx.history,
         &rules_for(ctx),
         ctx.current.as_ref(),
+        ctx.sizes.as_ref(),
     )
 }
 

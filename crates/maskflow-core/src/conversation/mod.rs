@@ -12,4 +12,5 @@ pub mod profile_text;
 #[cfg(test)]
 mod profile_text_tests;
 pub mod prompts;
+pub mod sizes;
 pub mod spec;

@@ -281,16 +281,18 @@ pub fn builder_request_with_rules(
     history: &[ChatMessage],
     house_rules: &str,
 ) -> LlmRequest {
-    builder_request_for(extracts, history, house_rules, None)
+    builder_request_for(extracts, history, house_rules, None, None)
 }
 
 /// The builder's request, with the workflow as it stands when an edit or
-/// a repair starts from one (its script, inputs and outputs).
+/// a repair starts from one (its script, inputs and outputs), and the
+/// inputs' sizes and the run's limits when the engine knows them.
 pub fn builder_request_for(
     extracts: &Value,
     history: &[ChatMessage],
     house_rules: &str,
     current: Option<&crate::conversation::spec::WorkflowSpec>,
+    sizes: Option<&super::sizes::RunSizes>,
 ) -> LlmRequest {
     let schema = workflow_schema();
     let mut system = vec![Part::instructions(format!(
@@ -306,6 +308,10 @@ the complete Python script, its inputs (`fields`, usually one `file` field per u
     }
     system.extend(extracts_parts(extracts));
     system.push(Part::instructions("\n\n"));
+    if let Some(sizes) = sizes {
+        system.extend(super::sizes::sizes_parts(extracts, sizes));
+        system.push(Part::instructions("\n\n"));
+    }
     system.extend(workflow_blocks(extracts, current));
     system.push(Part::instructions(schema_block(&schema)));
     let mut req = request(Role::Builder, system, history, schema);

@@ -377,6 +377,15 @@ async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_s
     );
     assert!(reduction.prompt_tokens_before > 2048, "{reduction:?}");
     assert!(reduction.prompt_tokens <= 2048, "{reduction:?}");
+    // The sizes and limits went once the samples had (issue 43).
+    assert!(
+        reduction
+            .left_out
+            .iter()
+            .any(|l| l == maskflow_core::fit::SIZES_LEFT_OUT),
+        "{reduction:?}"
+    );
+    assert!(!builder_prompts(&provider)[0].contains("Limits of every run"));
     assert!(!reduction.left_out.is_empty(), "{reduction:?}");
     // What was sent is what was measured: the reduced prompt, samples gone.
     let prompt = &builder_prompts(&provider)[0];
@@ -458,4 +467,33 @@ async fn a_hostile_script_sends_no_row_back_in_the_repair_prompt() {
         feedback.contains("<exception class not shown>: name,city,amount Aaaa Aaaaa,Aaaaa,###"),
         "{feedback}"
     );
+}
+
+/// Issues 40 point 6 and 43 point 2: the builder is told each input's
+/// bytes and rows and the run's memory, time, disk and output limits.
+#[tokio::test]
+async fn the_builder_is_told_each_input_s_size_and_the_run_s_limits() {
+    let home = tempfile::tempdir().expect("home");
+    let provider = replay(&[GOOD]);
+    let (_service, _wf, vid, mut rx) = start(home.path(), provider.clone()).await;
+    assert_eq!(finished(&mut rx, &vid).await, Status::PendingUserApproval);
+    let prompt = &builder_prompts(&provider)[0];
+    assert!(
+        prompt.contains(&format!("- people.csv: {} bytes, 2 rows", PEOPLE.len())),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!("- cities.csv: {} bytes, 2 rows", CITIES.len())),
+        "{prompt}"
+    );
+    let limits = maskflow_runner::Limits::default();
+    let told = maskflow_core::conversation::sizes::binary_bytes;
+    for fact in [
+        format!("memory {} (all processes", told(limits.memory_bytes)),
+        "time 5 min (CPU 5 min)".to_owned(),
+        format!("disk {} for all it writes", told(limits.output_bytes)),
+        "64 KiB of stdout".to_owned(),
+    ] {
+        assert!(prompt.contains(&fact), "{fact} in {prompt}");
+    }
 }
