@@ -399,13 +399,75 @@ pub fn join_keys(extracts: &Value) -> String {
             }
         }
     }
-    if lines.is_empty() {
-        return String::new();
+    let found = found_lines(extracts);
+    let mut out = Vec::new();
+    if !lines.is_empty() {
+        out.push(format!(
+            "Columns that may join the files (by name or unique key), with their masked shapes:\n{}",
+            lines.join("\n")
+        ));
     }
-    format!(
-        "Columns that may join the files (by name or unique key), with their masked shapes:\n{}",
-        lines.join("\n")
-    )
+    if !found.is_empty() {
+        out.push(format!(
+            "Values of id-like columns found in another file's column, compared normalised \
+(an id by its digits without leading zeros, other values by their letters and digits case-folded) — \
+join on the normalised form when the shapes differ:\n{}",
+            found.join("\n")
+        ));
+    }
+    out.join("\n")
+}
+
+/// The masked shapes of column `name` of table `sheet` of the file
+/// called `file`.
+fn shapes_in<'a>(extracts: &'a Value, file: &str, sheet: Option<&str>, name: &str) -> Vec<&'a str> {
+    tables(extracts)
+        .into_iter()
+        .filter(|t| t.file == file && t.sheet == sheet)
+        .flat_map(|t| t.profile["columns"].as_array().into_iter().flatten())
+        .find(|c| c["name"] == name)
+        .map(shapes_of)
+        .unwrap_or_default()
+}
+
+/// One line per `join_matches` entry of the extracts (counts Maskflow
+/// computed at approval).
+fn found_lines(extracts: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in extracts.as_array().into_iter().flatten() {
+        let file = f["filename"].as_str().unwrap_or("?");
+        for m in f["join_matches"].as_array().into_iter().flatten() {
+            let (column, other_file, other_column) = (
+                m["column"].as_str().unwrap_or(""),
+                m["other_file"].as_str().unwrap_or(""),
+                m["other_column"].as_str().unwrap_or(""),
+            );
+            let (sheet, other_sheet) = (m["sheet"].as_str(), m["other_sheet"].as_str());
+            let a = Table {
+                file,
+                sheet,
+                profile: &Value::Null,
+            };
+            let b = Table {
+                file: other_file,
+                sheet: other_sheet,
+                profile: &Value::Null,
+            };
+            out.push(format!(
+                "- {}: {} of its {} distinct values are found in {} ({} vs {})",
+                place(&a, column),
+                count(m, "found"),
+                count(m, "of"),
+                place(&b, other_column),
+                quoted(&shapes_in(extracts, file, sheet, column)),
+                quoted(&shapes_in(extracts, other_file, other_sheet, other_column)),
+            ));
+            if out.len() >= MAX_PAIRS * 2 {
+                return out;
+            }
+        }
+    }
+    out
 }
 
 fn quoted(shapes: &[&str]) -> String {

@@ -542,5 +542,17 @@ fn approved_extracts(
             "file_extracts must list at least one approved extract (or give file_ids)".into(),
         ));
     }
+    let mut extracts = extracts;
+    if !request.file_ids.is_empty() {
+        // How much of each id column is found in the other files (#40).
+        let mut paths = Vec::new();
+        for id in &request.file_ids {
+            if let Some(f) = store::get_file(tx, id)? {
+                paths.push(std::path::PathBuf::from(f.path));
+            }
+        }
+        let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+        super::join_overlap::annotate(&mut extracts, &paths);
+    }
     Ok(extracts)
 }

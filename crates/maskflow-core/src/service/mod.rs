@@ -452,6 +452,7 @@ mod categories_tests;
 mod clients_tests;
 #[cfg(test)]
 mod flow_privacy_tests;
+mod join_overlap;
 #[cfg(test)]
 mod names_tests;
 #[cfg(test)]

@@ -259,3 +259,45 @@ spaces and number format are normalised, 6 differ in content; the columns that d
     assert!(sent.contains("the profile shows duplicate rows"), "{sent}");
     holds_no_cell(&sent, &body);
 }
+
+#[tokio::test]
+async fn join_keys_of_different_shapes_get_the_share_of_values_found() {
+    // Orders by a six-digit id; shipments by `ORD-` and seven digits, 40
+    // of the 50 orders among them.
+    let mut orders = String::from("order_id,amount\n");
+    for i in 0..50u32 {
+        orders.push_str(&format!("{},{}.25\n", 430_000 + i * 7, 20 + i));
+    }
+    let mut shipments = String::from("order_ref,carrier\n");
+    for i in 0..40u32 {
+        shipments.push_str(&format!(
+            "ORD-{:07},{}\n",
+            430_000 + i * 7,
+            ["Ups", "Dhl"][(i % 2) as usize]
+        ));
+    }
+    for i in 0..5u32 {
+        shipments.push_str(&format!("ORD-{:07},Ups\n", 990_000 + i));
+    }
+    let sent = told(
+        &[
+            ("orders.csv", orders.clone().into_bytes()),
+            ("shipments.csv", shipments.clone().into_bytes()),
+        ],
+        "carrier of each order",
+    )
+    .await;
+    assert!(
+        sent.contains(
+            "- orders.csv column \"order_id\": 40 of its 50 distinct values are found in \
+shipments.csv column \"order_ref\" (`######` vs `AAA-#######`)"
+        ),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("- shipments.csv column \"order_ref\": 40 of its 45 distinct values are found in orders.csv column \"order_id\""),
+        "{sent}"
+    );
+    holds_no_cell(&sent, &orders);
+    holds_no_cell(&sent, &shipments);
+}
