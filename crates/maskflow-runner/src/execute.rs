@@ -498,7 +498,8 @@ fn collect(mut run: Running, ended: Ended, limits: &Limits) -> Result<RunResult,
     let signal = signal_of(ended.status);
     let exit_code = ended.status.and_then(|s| s.code());
     let signs = Signs {
-        memory_error: stderr.contains("MemoryError"),
+        // Python's, or DuckDB's at its own memory limit (sized from the run's).
+        memory_error: stderr.contains("MemoryError") || stderr.contains("OutOfMemoryException"),
         // A refused fork or thread shows as EAGAIN, which Python names
         // BlockingIOError (Windows: "not enough quota", error 1816).
         fork_refused: [&stdout, &stderr].iter().any(|t| {

@@ -349,6 +349,7 @@ impl Engine {
             house_rules: job.house_rules.clone(),
             current: job.current.clone(),
             sizes: Some(self.sizes(job)),
+            out_of_memory: state.out_of_memory,
         }
     }
 

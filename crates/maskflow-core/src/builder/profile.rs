@@ -68,6 +68,8 @@ pub struct ProfileContext {
     pub current: Option<WorkflowSpec>,
     /// The input files' sizes and the run's limits, for the builder.
     pub sizes: Option<crate::conversation::sizes::RunSizes>,
+    /// Whether the run being repaired was stopped at the memory limit.
+    pub out_of_memory: bool,
 }
 
 /// The outcome of the auto-test, as the profile sees it.

@@ -90,6 +90,36 @@ fn with_output_shape(text: String, test: &TestOutcome) -> String {
     }
 }
 
+/// When the run was stopped at the memory limit (issue 43 point 3): that
+/// fact, the limit and the inputs' sizes (typed parts: Maskflow's wording
+/// and its figures), and to move to out-of-core work rather than guess.
+fn out_of_memory_parts(ctx: &ProfileContext) -> Vec<Part> {
+    if !ctx.out_of_memory {
+        return Vec::new();
+    }
+    let mut parts = vec![Part::instructions(
+        "\n\nIt ran out of memory: the run was stopped at its memory limit. Do not only trim the script: \
+move the heavy part out of core.\n",
+    )];
+    if let Some(sizes) = &ctx.sizes {
+        parts.extend(crate::conversation::sizes::sizes_parts(
+            &ctx.extracts,
+            sizes,
+        ));
+        if !crate::conversation::sizes::large_for_memory(sizes) {
+            parts.push(Part::instructions("\n"));
+            parts.push(Part::instructions(
+                maskflow_pyenv::curated::DUCKDB_OR_PANDAS,
+            ));
+        }
+    } else {
+        parts.push(Part::instructions(
+            maskflow_pyenv::curated::DUCKDB_OR_PANDAS,
+        ));
+    }
+    parts
+}
+
 impl Profile for ScriptBuilder {
     fn key(&self) -> &'static str {
         KEY
@@ -148,18 +178,72 @@ impl Profile for ScriptBuilder {
             ));
         }
         // The feedback is made at run time (a test's output): checked strictly.
-        req.messages.push(ChatMessage::from_parts(
-            ChatRole::User,
-            vec![
-                match &ctx.feedback {
-                    Some(f) => Part::runtime(f.as_str()),
-                    None => Part::instructions("Please revise the workflow."),
-                },
-                Part::instructions(
-                    "\n\nFix the workflow and reply with the complete corrected workflow JSON (the whole script, not a diff).",
-                ),
-            ],
+        let mut parts = vec![match &ctx.feedback {
+            Some(f) => Part::runtime(f.as_str()),
+            None => Part::instructions("Please revise the workflow."),
+        }];
+        parts.extend(out_of_memory_parts(ctx));
+        parts.push(Part::instructions(
+            "\n\nFix the workflow and reply with the complete corrected workflow JSON (the whole script, not a diff).",
         ));
+        req.messages
+            .push(ChatMessage::from_parts(ChatRole::User, parts));
         req
+    }
+}
+
+#[cfg(test)]
+mod out_of_memory_tests {
+    use super::*;
+    use crate::conversation::sizes::RunSizes;
+
+    fn ctx(out_of_memory: bool) -> ProfileContext {
+        ProfileContext {
+            extracts: json!([{"filename": "orders.csv", "kind": "csv", "columns": ["country", "amount"],
+                "sample_rows": [], "row_count": 12_000_000u64}]),
+            history: vec![ChatMessage::new(ChatRole::User, "Total the amount per country")],
+            previous: None,
+            feedback: Some("The script was run on the user's real files and failed: stopped at the memory limit.".into()),
+            iteration: 1,
+            house_rules: Default::default(),
+            current: None,
+            sizes: Some(RunSizes {
+                bytes: [("orders.csv".to_owned(), 309_237_645u64)].into(),
+                limits: maskflow_runner::Limits::default(),
+            }),
+            out_of_memory,
+        }
+    }
+
+    fn repair_message(ctx: &ProfileContext) -> String {
+        let req = ScriptBuilder.revision_prompt(ctx);
+        req.messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_run_out_of_memory_is_repaired_with_the_limit_and_the_sizes() {
+        let text = repair_message(&ctx(true));
+        assert!(text.contains("It ran out of memory"), "{text}");
+        assert!(text.contains("memory 2.0 GiB"), "the limit: {text}");
+        assert!(
+            text.contains("- orders.csv: 295 MiB (309,237,645 bytes), 12,000,000 rows"),
+            "the sizes: {text}"
+        );
+        assert!(text.contains("use duckdb"), "{text}");
+        // Its figures are Maskflow's, typed as such, not runtime text.
+        let req = ScriptBuilder.revision_prompt(&ctx(true));
+        let last = req.messages.last().expect("repair");
+        assert!(
+            last.parts()
+                .iter()
+                .any(|(k, t)| *k == maskflow_llm::PartKind::Extract && t.contains("309,237,645"))
+        );
+        // Another failure says none of it.
+        let other = repair_message(&ctx(false));
+        assert!(!other.contains("ran out of memory"), "{other}");
+        assert!(!other.contains("use duckdb"), "{other}");
     }
 }

@@ -261,9 +261,14 @@ impl Engine {
         }
         if result.metadata["verdict"] == "pass" {
             state.feedback = None;
+            state.out_of_memory = false;
             return Command::Pass;
         }
         state.test_failures += 1;
+        state.out_of_memory = report
+            .run
+            .as_ref()
+            .is_some_and(|r| r.status == maskflow_runner::RunStatus::MemoryLimit);
         state.feedback = result.metadata["feedback"]
             .as_str()
             .map(|f| with_review_advice(f, state));

@@ -32,6 +32,10 @@ pub struct BuildState {
     pub test_failures: u32,
     /// What the next revision must fix (masked or LLM/user-written).
     pub feedback: Option<String>,
+    /// Whether the last test run was stopped at the memory limit (the
+    /// revision is told the limit and the inputs' sizes, issue 43).
+    #[serde(default)]
+    pub out_of_memory: bool,
     /// The latest usable workflow.
     pub spec: Option<WorkflowSpec>,
     /// The latest test report.
@@ -129,6 +133,7 @@ impl Default for BuildState {
             pending_gate: false,
             test_failures: 0,
             feedback: None,
+            out_of_memory: false,
             spec: None,
             report: None,
             reason: None,
