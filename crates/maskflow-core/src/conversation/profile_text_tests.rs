@@ -255,3 +255,42 @@ range ~15 to ~9.9e3, shapes 200 rows `$#,###.##`, 40 rows `€###,##`, other sha
         ""
     );
 }
+
+/// Issue #40: the profile's new facts (formats, placeholder words, ranges'
+/// coverage, repeated ids) cost under a tenth of the builder's prompt on
+/// the customers and orders files (the figure goes in bench/README.md).
+#[test]
+fn the_new_profile_facts_cost_under_a_tenth_of_the_prompt() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let extracts = Value::Array(approved(
+        dir.path(),
+        &[("customers.csv", customers()), ("orders.csv", orders())],
+    ));
+    let mut bare = extracts.clone();
+    for f in bare.as_array_mut().into_iter().flatten() {
+        let p = &mut f["profile"];
+        if let Some(o) = p.as_object_mut() {
+            o.remove("repeated_keys");
+        }
+        for c in p["columns"].as_array_mut().into_iter().flatten() {
+            if let Some(o) = c.as_object_mut() {
+                for k in [
+                    "formats",
+                    "other_formats",
+                    "placeholder_words",
+                    "category_words",
+                    "range_values",
+                ] {
+                    o.remove(k);
+                }
+            }
+        }
+    }
+    let with = builder_request(&extracts, &history()).messages[0]
+        .content
+        .len();
+    let without = builder_request(&bare, &history()).messages[0].content.len();
+    eprintln!("builder prompt: {with} characters, {without} without the #40 facts");
+    assert!(with > without, "the facts are in the prompt");
+    assert!((with - without) * 10 < with, "{with} against {without}");
+}
