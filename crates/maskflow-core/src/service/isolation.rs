@@ -33,6 +33,17 @@ pub struct IsolationInput {
     pub allow_unisolated: bool,
 }
 
+/// A run's memory limit on a machine of `total` bytes (issue 43 point 4):
+/// a quarter of it, at least the former fixed 2 GiB, at most half the
+/// machine; 2 GiB where the system does not say.
+pub fn memory_share(total: Option<u64>) -> u64 {
+    const FLOOR: u64 = 2 << 30;
+    match total {
+        Some(t) if t > 0 => (t / 4).max(FLOOR).min(t / 2),
+        _ => FLOOR,
+    }
+}
+
 impl Service {
     fn allow_unisolated(&self) -> bool {
         store::settings::get(&self.db(), KEY)
@@ -42,10 +53,12 @@ impl Service {
             .unwrap_or(false)
     }
 
-    /// The limits of a script run, with the isolation setting applied.
+    /// The limits of a script run, with the isolation setting applied and
+    /// the memory limit a share of this machine's ([`memory_share`]).
     pub(super) fn run_limits(&self) -> Limits {
         Limits {
             allow_unisolated: self.allow_unisolated(),
+            memory_bytes: memory_share(super::models::total_memory()),
             ..Limits::default()
         }
     }
@@ -70,5 +83,24 @@ impl Service {
         let now = self.now();
         store::settings::put(&self.db(), KEY, &value, &now)?;
         self.isolation()
+    }
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::memory_share;
+
+    #[test]
+    fn the_memory_limit_is_a_share_of_the_machine() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(memory_share(Some(24 * GIB)), 6 * GIB);
+        assert_eq!(memory_share(Some(64 * GIB)), 16 * GIB);
+        assert_eq!(memory_share(Some(6 * GIB)), 2 * GIB, "the floor");
+        assert_eq!(
+            memory_share(Some(2 * GIB)),
+            GIB,
+            "never past half the machine"
+        );
+        assert_eq!(memory_share(None), 2 * GIB);
     }
 }

@@ -80,11 +80,11 @@ pub use environments::{EnvironmentEntry, EnvironmentsView};
 pub use flows::FlowTask;
 pub use house_rules::{HouseRulesFile, HouseRulesInput, HouseRulesView};
 pub use input_hashes::InputHash;
-pub use isolation::{IsolationInput, IsolationView};
+pub use isolation::{IsolationInput, IsolationView, memory_share};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use models::{
     AddModelFile, CatalogEntry, DownloadView, FirstStartInput, InstalledModel, ModelSource,
-    ModelSpeed, ModelsView, PullModel, StartChoice,
+    ModelSpeed, ModelsView, PullModel, StartChoice, total_memory,
 };
 pub use preflight::{
     DISK_FLOOR_BYTES, PreflightAction, PreflightCheck, PreflightItem, PreflightView,

@@ -486,7 +486,10 @@ async fn the_builder_is_told_each_input_s_size_and_the_run_s_limits() {
         prompt.contains(&format!("- cities.csv: {} bytes, 2 rows", CITIES.len())),
         "{prompt}"
     );
-    let limits = maskflow_runner::Limits::default();
+    let limits = maskflow_runner::Limits {
+        memory_bytes: maskflow_core::service::memory_share(maskflow_core::service::total_memory()),
+        ..maskflow_runner::Limits::default()
+    };
     let told = maskflow_core::conversation::sizes::binary_bytes;
     for fact in [
         format!("memory {} (all processes", told(limits.memory_bytes)),
