@@ -27,8 +27,10 @@ pub mod file_names;
 pub mod fit;
 pub mod names;
 pub mod needs;
+pub mod output_compare;
 #[cfg(test)]
 mod privacy_eval;
+pub mod reads;
 pub mod service;
 pub mod settings;
 pub mod shape;

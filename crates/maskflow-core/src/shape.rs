@@ -1,6 +1,6 @@
 //! Whether a file given to a run has the shape of the file the workflow was
 //! approved with: column names, inferred types (where both extracts carry a
-//! profile) and, for workbooks, sheet names. A pure comparison of two
+//! profile), a workbook's sheets and a PDF's or Word document's tables. A pure comparison of two
 //! extracts (as JSON, so extracts stored before a field existed still
 //! compare); the callers (`maskflow run`, the run route) decide what to do.
 //! It reads only structure: names the user's own extract already holds, and
@@ -16,6 +16,7 @@ struct Shape {
     kind: Option<String>,
     columns: Vec<String>,
     sheets: Option<Vec<SheetShape>>,
+    document: Option<DocumentShape>,
     profile: Option<ProfileShape>,
 }
 
@@ -26,6 +27,20 @@ struct SheetShape {
     name: String,
     columns: Vec<String>,
     profile: Option<ProfileShape>,
+}
+
+/// A PDF's or a Word document's tables.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct DocumentShape {
+    tables: Vec<TableShape>,
+}
+
+/// One table of a document.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TableShape {
+    columns: Vec<String>,
 }
 
 /// The profile's per-column types.
@@ -43,30 +58,75 @@ struct ColumnShape {
     inferred_type: String,
 }
 
+/// Where in a file a difference is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The file as a whole (its kind).
+    File,
+    /// The file's own table (a delimited file's, or a workbook's first sheet's).
+    Table,
+    /// A workbook's sheet, by its name in the approved file.
+    Sheet(String),
+    /// A document's table, by its 0-based index.
+    DocumentTable(usize),
+}
+
+/// One difference, with where it is: for [`crate::reads`] to tell what the
+/// script reads from what it does not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The table (or the file) it is in.
+    pub place: Place,
+    /// The approved column it is about; `None` for the table as a whole
+    /// (missing or new) or a column that is new.
+    pub column: Option<String>,
+    /// Whether it takes away what the approved file had (a missing sheet,
+    /// table or column, another type, another kind of file); a new sheet,
+    /// table or column does not.
+    pub breaks: bool,
+    /// The sentence, without the `input NAME: ` prefix.
+    pub text: String,
+}
+
 /// Every way `new` differs from `approved`, one sentence each, prefixed
 /// with `input NAME: `; empty when the shapes agree. A renamed column (one
 /// missing where one is new, at the same place) is one sentence. Column
-/// order, row counts and values are not compared: scripts address columns
-/// by name, and other values are the point of a new run.
+/// order, row counts and values are not compared here (a script's
+/// positional reads are checked by [`crate::reads`]); other values are the
+/// point of a new run.
 pub fn differences(input: &str, approved: &Value, new: &Value) -> Vec<String> {
+    located(approved, new)
+        .into_iter()
+        .map(|d| format!("input {input}: {}", d.text))
+        .collect()
+}
+
+/// [`differences`] with where each is.
+pub fn located(approved: &Value, new: &Value) -> Vec<Located> {
     let approved: Shape = serde_json::from_value(approved.clone()).unwrap_or_default();
     let new: Shape = serde_json::from_value(new.clone()).unwrap_or_default();
     let mut out = Vec::new();
     if let (Some(a), Some(n)) = (&approved.kind, &new.kind)
         && a != n
     {
-        out.push(format!(
-            "the approved file was {} and this one is {}",
-            kind_name(a),
-            kind_name(n)
-        ));
+        out.push(Located {
+            place: Place::File,
+            column: None,
+            breaks: true,
+            text: format!(
+                "the approved file was {} and this one is {}",
+                kind_name(a),
+                kind_name(n)
+            ),
+        });
     }
     match (&approved.sheets, &new.sheets) {
         (Some(a_sheets), Some(n_sheets)) => {
             for a in a_sheets {
+                let place = Place::Sheet(a.name.clone());
                 match n_sheets.iter().find(|n| n.name == a.name) {
                     Some(n) => {
-                        let prefix = format!("sheet {:?}: ", a.name);
+                        let prefix = format!("sheet {:?}: ", shown(&a.name));
                         out.extend(
                             columns(
                                 &a.columns,
@@ -75,31 +135,94 @@ pub fn differences(input: &str, approved: &Value, new: &Value) -> Vec<String> {
                                 n.profile.as_ref(),
                             )
                             .into_iter()
-                            .map(|d| format!("{prefix}{d}")),
+                            .map(|(column, breaks, d)| Located {
+                                place: place.clone(),
+                                column,
+                                breaks,
+                                text: format!("{prefix}{d}"),
+                            }),
                         );
                     }
-                    None => out.push(format!(
-                        "sheet {:?} is missing (the approved file had it)",
-                        a.name
-                    )),
+                    None => out.push(Located {
+                        place,
+                        column: None,
+                        breaks: true,
+                        text: format!(
+                            "sheet {:?} is missing (the approved file had it)",
+                            shown(&a.name)
+                        ),
+                    }),
                 }
             }
             for n in n_sheets {
                 if !a_sheets.iter().any(|a| a.name == n.name) {
-                    out.push(format!("sheet {:?} is new", n.name));
+                    out.push(Located {
+                        place: Place::Sheet(n.name.clone()),
+                        column: None,
+                        breaks: false,
+                        text: format!("sheet {:?} is new", shown(&n.name)),
+                    });
                 }
             }
         }
-        _ => out.extend(columns(
-            &approved.columns,
-            &new.columns,
-            approved.profile.as_ref(),
-            new.profile.as_ref(),
-        )),
+        _ => out.extend(
+            columns(
+                &approved.columns,
+                &new.columns,
+                approved.profile.as_ref(),
+                new.profile.as_ref(),
+            )
+            .into_iter()
+            .map(|(column, breaks, text)| Located {
+                place: Place::Table,
+                column,
+                breaks,
+                text,
+            }),
+        ),
     }
-    out.into_iter()
-        .map(|d| format!("input {input}: {d}"))
-        .collect()
+    if let (Some(a), Some(n)) = (&approved.document, &new.document) {
+        for (i, at) in a.tables.iter().enumerate() {
+            let place = Place::DocumentTable(i);
+            match n.tables.get(i) {
+                Some(nt) => out.extend(
+                    columns(&at.columns, &nt.columns, None, None)
+                        .into_iter()
+                        .map(|(column, breaks, d)| Located {
+                            place: place.clone(),
+                            column,
+                            breaks,
+                            text: format!("table {}: {d}", i + 1),
+                        }),
+                ),
+                None => out.push(Located {
+                    place,
+                    column: None,
+                    breaks: true,
+                    text: format!("table {} is missing (the approved file had it)", i + 1),
+                }),
+            }
+        }
+        for i in a.tables.len()..n.tables.len() {
+            out.push(Located {
+                place: Place::DocumentTable(i),
+                column: None,
+                breaks: false,
+                text: format!("table {} is new", i + 1),
+            });
+        }
+    }
+    out
+}
+
+/// A name as a line shows it: masked like a sample value when it looks
+/// like a value (a person, a date, an ID…), as it is otherwise.
+pub fn shown(name: &str) -> String {
+    if maskflow_privacy::names::classify(name).is_some() {
+        maskflow_extractors::mask(name)
+    } else {
+        name.to_owned()
+    }
 }
 
 /// What people call a file kind (`excel` → "a workbook").
@@ -111,13 +234,14 @@ fn kind_name(kind: &str) -> String {
     }
 }
 
-/// The column differences of one table.
+/// The column differences of one table: (the approved column it is about,
+/// whether it breaks, the sentence).
 fn columns(
     approved: &[String],
     new: &[String],
     a_profile: Option<&ProfileShape>,
     n_profile: Option<&ProfileShape>,
-) -> Vec<String> {
+) -> Vec<(Option<String>, bool, String)> {
     let mut out = Vec::new();
     let mut added: Vec<(usize, &String)> = new
         .iter()
@@ -129,28 +253,42 @@ fn columns(
             continue;
         }
         // A new column in the same place reads as a rename: one sentence.
-        match added.iter().position(|(j, _)| *j == i) {
+        let text = match added.iter().position(|(j, _)| *j == i) {
             Some(k) => {
                 let (_, n) = added.remove(k);
-                out.push(format!(
-                    "column {a:?} is missing (the approved file had it); column {n:?} is new"
-                ));
+                format!(
+                    "column {:?} is missing (the approved file had it); column {:?} is new",
+                    shown(a),
+                    shown(n)
+                )
             }
-            None => out.push(format!(
-                "column {a:?} is missing (the approved file had it)"
-            )),
-        }
+            None => format!(
+                "column {:?} is missing (the approved file had it)",
+                shown(a)
+            ),
+        };
+        out.push((Some(a.clone()), true, text));
     }
-    out.extend(added.iter().map(|(_, n)| format!("column {n:?} is new")));
+    out.extend(
+        added
+            .iter()
+            .map(|(_, n)| (None, false, format!("column {:?} is new", shown(n)))),
+    );
     if let (Some(a), Some(n)) = (a_profile, n_profile) {
         for ac in &a.columns {
             let Some(nc) = n.columns.iter().find(|c| c.name == ac.name) else {
                 continue;
             };
             if !same_type(&ac.inferred_type, &nc.inferred_type) {
-                out.push(format!(
-                    "column {:?} was {}, now {}",
-                    ac.name, ac.inferred_type, nc.inferred_type
+                out.push((
+                    Some(ac.name.clone()),
+                    true,
+                    format!(
+                        "column {:?} was {}, now {}",
+                        shown(&ac.name),
+                        ac.inferred_type,
+                        nc.inferred_type
+                    ),
                 ));
             }
         }

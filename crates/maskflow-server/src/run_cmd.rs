@@ -1,8 +1,12 @@
-//! `maskflow run <workflow> --input NAME=PATH… [--out DIR] [--force]`: runs
+//! `maskflow run <workflow> --input NAME=PATH… [--out DIR] [--force] [--accept-output]`: runs
 //! an approved workflow on local files through the same service and runner
 //! as the app, copies its outputs into DIR and prints their paths. A file
-//! whose shape differs from the approved one is named (one line per
-//! difference, exit code 2) before any script runs, unless `--force`. What the
+//! that differs from the approved one in what the script reads is named
+//! (one line per difference, exit code 2) before any script runs, unless
+//! `--force`; a difference in what it does not read is a `note:` line.
+//! After the run it prints the script's stdout and how its output compares
+//! with the approved run's; a jump holds the outputs (exit code 3) unless
+//! `--accept-output`. What the
 //! script controls (output names, its stderr, the run's message) is printed
 //! with its control characters escaped ([`maskflow_server::terminal`]).
 
@@ -29,6 +33,10 @@ pub struct RunArgs {
     /// the one the workflow was approved with.
     #[arg(long)]
     pub force: bool,
+    /// Take the outputs even when they jumped from the approved run's
+    /// (rows halved, a column ten times larger): a run that needs a look.
+    #[arg(long)]
+    pub accept_output: bool,
     /// Record the run as this schedule's (what `maskflow schedule install`'s timer passes).
     #[arg(long, value_name = "NAME")]
     pub schedule: Option<String>,
@@ -36,6 +44,10 @@ pub struct RunArgs {
 
 /// The exit code when a file differs from the approved one (before any script ran).
 pub const INPUTS_DIFFER: u8 = 2;
+
+/// The exit code when the script succeeded but its output jumped from the
+/// approved run's: held as "needs a look", not copied.
+pub const NEEDS_LOOK: u8 = 3;
 
 /// Runs the workflow; non-zero exit when the run fails.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -59,8 +71,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.schedule {
         service.get_schedule(name)?;
     }
-    // A file of another shape is named here, before any script runs.
-    let differences = service.check_local_inputs(&workflow_id, &inputs)?;
+    // What the script reads of a file that changed is named here, before
+    // any script runs; what it does not read is only reported.
+    let check = service.local_input_check(&workflow_id, &inputs)?;
+    for n in &check.notes {
+        eprintln!("maskflow run: note: {}", safe_line(n));
+    }
+    let differences = check.refusals;
     if !differences.is_empty() {
         for d in &differences {
             eprintln!("maskflow run: {}", safe_line(d));
@@ -95,7 +112,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     });
     eprintln!("maskflow run: running {}…", safe_line(&workflow_id));
     let _ = std::io::stderr().flush();
-    let run = runtime.block_on(service.run_workflow_local(&workflow_id, inputs))?;
+    let mut notes = check.notes;
+    if args.force {
+        notes.extend(differences);
+    }
+    let run = runtime.block_on(service.run_workflow_local_noted(&workflow_id, inputs, notes))?;
     if let Some(name) = &args.schedule {
         let failed = (run.status != "succeeded").then_some(run.message.as_str());
         service.record_timer_run(name, &run.id, &run.status, failed)?;
@@ -107,7 +128,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         run.duration_ms.unwrap_or(0),
         safe(&run.message)
     );
-    if run.status != "succeeded" {
+    // The script's own account ("lines read: 80"), and its output against
+    // the approved run's.
+    for line in run.stdout.lines() {
+        eprintln!("maskflow run: script: {}", safe_line(line));
+    }
+    for line in &run.output_comparison {
+        eprintln!("maskflow run: output: {}", safe_line(line));
+    }
+    for line in &run.output_jumps {
+        eprintln!("maskflow run: needs a look: {}", safe_line(line));
+    }
+    if run.status == "needs_look" && !args.accept_output {
+        eprintln!(
+            "maskflow run: held: the outputs stay with run {} (the Run panel shows them); \
+             look at them, then give --accept-output to take them anyway",
+            safe_line(&run.id)
+        );
+        return Ok(ExitCode::from(NEEDS_LOOK));
+    }
+    if !matches!(run.status.as_str(), "succeeded" | "needs_look") {
         if !run.stderr.is_empty() {
             eprintln!("{}", safe(run.stderr.trim_end()));
         }

@@ -33,6 +33,39 @@ export function RunItem({ run }: { run: RunView }) {
           Inputs: {inputs.map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : String(v)}`).join(" · ")}
         </p>
       )}
+      {run.status === "needs_look" && (
+        <div class="warn-text" data-testid="run-needs-look">
+          <strong>Needs a look:</strong> the output differs from the approved run's.
+          <ul>
+            {run.output_jumps.map((j) => (
+              <li key={j}>{j}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {run.input_notes.length > 0 && (
+        <div class="muted small" data-testid="run-input-notes">
+          Changes in the files that the script does not read:
+          <ul>
+            {run.input_notes.map((n) => (
+              <li key={n}>{n}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {run.stdout.trim() && (
+        <pre class="preview small" data-testid="run-stdout">{run.stdout.trim()}</pre>
+      )}
+      {run.output_comparison.length > 0 && (
+        <details data-testid="run-comparison">
+          <summary class="small">Output against the approved run</summary>
+          <ul class="small">
+            {run.output_comparison.map((c) => (
+              <li key={c}>{c}</li>
+            ))}
+          </ul>
+        </details>
+      )}
       {run.outputs.map((o) => (
         <OutputView key={o.name} source={{ kind: "run", runId: run.id }} output={o} testId="run-output" />
       ))}

@@ -21,7 +21,8 @@ workflow_id: string,
  */
 version_id: string, 
 /**
- * `running`, `succeeded`, `failed`, `timed_out`, `memory_limit`, …
+ * `running`, `succeeded`, `needs_look` (it succeeded, but its output
+ * jumped from the approved run's), `failed`, `timed_out`, `memory_limit`, …
  */
 status: string, 
 /**
@@ -68,4 +69,19 @@ limits: Array<LimitState>,
 /**
  * What started it: by hand, or a schedule (cron, or a watched folder's file).
  */
-trigger?: RunTrigger, };
+trigger?: RunTrigger, 
+/**
+ * How its files differ from the approved ones in what the script does
+ * not read (issue 41): reported, the run went on. One sentence each.
+ */
+input_notes: Array<string>, 
+/**
+ * Its outputs against the approved run's, value free (issue 41): rows,
+ * columns, empty cells, numeric columns' magnitude and sign.
+ */
+output_comparison: Array<string>, 
+/**
+ * The jumps among them (rows halved, a column ten times larger…),
+ * for which the run is held as `needs_look`.
+ */
+output_jumps: Array<string>, };

@@ -22,7 +22,9 @@ pub fn stem(filename: &str) -> &str {
 }
 
 /// The input name a file's input should have: its stem as a Python
-/// identifier (`Bakers 2024.csv` → `bakers_2024`).
+/// identifier, without the words that name a period (`Bakers 2024.csv` →
+/// `bakers`, `originations_2018-02.csv` → `originations`), since the
+/// workflow is re-run on next period's files (issue 41, point 5).
 pub fn input_name(filename: &str) -> String {
     let mut out = String::new();
     for c in stem(filename).chars() {
@@ -33,6 +35,12 @@ pub fn input_name(filename: &str) -> String {
         }
     }
     let mut out = out.trim_end_matches('_').to_owned();
+    // A recurring file's name carries its period (`originations_2018_02`):
+    // the input is named by its role, which next period's file shares.
+    let role: Vec<&str> = out.split('_').filter(|w| !is_period(w)).collect();
+    if !role.is_empty() {
+        out = role.join("_");
+    }
     if out.is_empty() {
         out = "file".into();
     }
@@ -40,6 +48,36 @@ pub fn input_name(filename: &str) -> String {
         out.insert_str(0, "file_");
     }
     out
+}
+
+/// Whether a word of a file name names a period rather than a role: a
+/// number (`2018`, `02`), a month (`mar`, `march`), a quarter or half
+/// (`q1`, `h2`), a fiscal year (`fy24`).
+fn is_period(word: &str) -> bool {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let digits = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
+    digits(word)
+        || MONTHS
+            .iter()
+            .any(|m| word == *m || (word.len() == 3 && m.starts_with(word)) || word == "sept")
+        || word
+            .strip_prefix('q')
+            .or_else(|| word.strip_prefix('h'))
+            .is_some_and(|r| matches!(r, "1" | "2" | "3" | "4"))
+        || word.strip_prefix("fy").is_some_and(digits)
 }
 
 /// One input name per file, in the files' order, made distinct
@@ -93,7 +131,8 @@ pub fn inputs_parts(extracts: &Value) -> Vec<Part> {
         Part::instructions(
             "The uploaded files and the input name of each: declare one `file` field per file under exactly this name \
 (keep it when revising); its path is `inputs.json`'s `fields[\"<name>\"]`. Maskflow gives each file to the input of its name, \
-never by the order of `fields`; a single `files` field instead takes every file no `file` field names.\n",
+never by the order of `fields`; a single `files` field instead takes every file no `file` field names. \
+The user re-runs the workflow on next period's files, so each name says the file's role, never its period.\n",
         ),
         Part::extract(lines.join("\n")),
     ]
@@ -143,10 +182,7 @@ mod tests {
             {"filename": "Bakers 2024.csv"},
             {"filename": "results.xlsx"}
         ]));
-        assert!(
-            block.contains("- `bakers_2024`: Bakers 2024.csv"),
-            "{block}"
-        );
+        assert!(block.contains("- `bakers`: Bakers 2024.csv"), "{block}");
         assert!(block.contains("- `results`: results.xlsx"), "{block}");
         assert!(block.contains("never by the order"), "{block}");
         assert_eq!(inputs_block(&json!([])), "");

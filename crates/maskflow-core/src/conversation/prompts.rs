@@ -173,6 +173,40 @@ pub fn workflow_schema() -> Value {
                             "required": ["name", "description"],
                             "additionalProperties": false
                         }
+                    },
+                    "reads": {
+                        "type": "array",
+                        "description": "What the script reads of its file inputs, as data: one entry per table it opens (the file's own table, a workbook sheet by `sheet` name or `sheet_index`, a PDF or Word table by `table` index, all 0-based) with every column it uses, by `name`, or by `position` when the script addresses it by position. The user re-runs the workflow on next period's files: Maskflow checks these reads before each run and refuses only when something read changed. A column the script names but does not declare fails its test.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "input": {"type": "string"},
+                                "sheet": {"type": "string"},
+                                "sheet_index": {"type": "integer", "minimum": 0},
+                                "table": {"type": "integer", "minimum": 0},
+                                "columns": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "name": {"type": "string"},
+                                            "position": {"type": "integer", "minimum": 0},
+                                            "mapped": {"type": "boolean", "description": "The script maps this column's values one by one (categories)."},
+                                            "format": {"type": "string", "description": "The date layout the script parses, e.g. %d/%m/%Y."},
+                                            "unique": {"type": "boolean", "description": "The script expects this column to be a unique key."}
+                                        },
+                                        "additionalProperties": false
+                                    }
+                                }
+                            },
+                            "required": ["input", "columns"],
+                            "additionalProperties": false
+                        }
+                    },
+                    "drift": {
+                        "type": "array",
+                        "description": "What the request says changes every period: new_categories (a mapped column gains values), row_count (the output's size varies a lot).",
+                        "items": {"enum": crate::conversation::spec::DRIFTS}
                     }
                 },
                 "required": ["runtime", "entrypoint", "requirements", "outputs"],

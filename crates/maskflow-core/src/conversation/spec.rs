@@ -113,6 +113,72 @@ pub struct Execution {
     /// What the script writes.
     #[serde(default)]
     pub outputs: Vec<Output>,
+    /// What the script reads of its file inputs (issue 41): each table it
+    /// opens and the columns it uses, by name or by position. Checked
+    /// against the test files when it is built, and against every later
+    /// run's files before the script starts. `None`: not declared (a
+    /// version built before this existed), and every difference counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reads: Option<Vec<Read>>,
+    /// The change each period is expected to bring (issue 41, point 6), so
+    /// the checks follow it: [`DRIFTS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub drift: Vec<String>,
+}
+
+/// The expected drifts a workflow may declare: `new_categories` (a mapped
+/// column gains values: reported, not refused), `row_count` (the output's
+/// rows may halve or double: not a jump).
+pub const DRIFTS: &[&str] = &["new_categories", "row_count"];
+
+/// One table a script reads of one file input: the file's own table, a
+/// workbook's sheet, or a PDF's or Word document's table.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[ts(optional_fields)]
+pub struct Read {
+    /// The input (`fields[].name`).
+    pub input: String,
+    /// A workbook sheet, by its name in the extract.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// A workbook sheet, by its 0-based index (for a sheet whose name is masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet_index: Option<usize>,
+    /// A PDF's or Word document's table, by its 0-based index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<usize>,
+    /// The columns it uses; none: it uses the table as a whole.
+    #[serde(default)]
+    pub columns: Vec<ColumnRead>,
+}
+
+/// One column a script uses: by name, or by 0-based position when the
+/// script addresses it so (`df.columns[2]`, `row[2]`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, utoipa::ToSchema, ts_rs::TS)]
+#[ts(optional_fields)]
+pub struct ColumnRead {
+    /// Its name in the extract.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its 0-based position, when the script addresses it by position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<usize>,
+    /// The script maps its values one by one (a category column): a value
+    /// the approved file did not have is refused, unless the workflow
+    /// declares the `new_categories` drift.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(optional, as = "Option<bool>")]
+    pub mapped: bool,
+    /// The date or number layout the script parses (`%d/%m/%Y`): a file
+    /// whose column has another layout is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The script expects it to be a unique key: a file where it is not is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(optional, as = "Option<bool>")]
+    pub unique: bool,
 }
 
 /// The builder's reply: a complete workflow.
@@ -203,6 +269,42 @@ impl WorkflowSpec {
             // a marker or an installer option (issue 26).
             maskflow_pyenv::Requirement::parse(r)
                 .map_err(|e| format!("execution.requirements[{i}]: {e}"))?;
+        }
+        for (i, r) in self.execution.reads.iter().flatten().enumerate() {
+            let is_file = self.fields.iter().any(|f| {
+                f.name == r.input && matches!(f.field_type, FieldType::File | FieldType::Files)
+            });
+            if !is_file {
+                return Err(format!(
+                    "execution.reads[{i}].input {:?} must be the name of a `file` or `files` field",
+                    r.input
+                ));
+            }
+            let places = [
+                r.sheet.is_some(),
+                r.sheet_index.is_some(),
+                r.table.is_some(),
+            ];
+            if places.iter().filter(|p| **p).count() > 1 {
+                return Err(format!(
+                    "execution.reads[{i}] must name one of `sheet`, `sheet_index` or `table`, not several"
+                ));
+            }
+            for (j, c) in r.columns.iter().enumerate() {
+                if c.name.as_deref().is_none_or(|n| n.is_empty()) && c.position.is_none() {
+                    return Err(format!(
+                        "execution.reads[{i}].columns[{j}] needs a `name` or a `position`"
+                    ));
+                }
+            }
+        }
+        for (i, d) in self.execution.drift.iter().enumerate() {
+            if !DRIFTS.contains(&d.as_str()) {
+                return Err(format!(
+                    "execution.drift[{i}] {d:?} must be one of: {}",
+                    DRIFTS.join(", ")
+                ));
+            }
         }
         for (i, o) in self.execution.outputs.iter().enumerate() {
             if o.name.trim().is_empty() || o.name.contains(['/', '\\']) || o.name.contains("..") {

@@ -43,7 +43,8 @@ pub struct RunView {
     pub workflow_id: String,
     /// The version that ran.
     pub version_id: String,
-    /// `running`, `succeeded`, `failed`, `timed_out`, `memory_limit`, …
+    /// `running`, `succeeded`, `needs_look` (it succeeded, but its output
+    /// jumped from the approved run's), `failed`, `timed_out`, `memory_limit`, …
     pub status: String,
     /// What happened, in one sentence.
     pub message: String,
@@ -74,6 +75,18 @@ pub struct RunView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub trigger: Option<super::RunTrigger>,
+    /// How its files differ from the approved ones in what the script does
+    /// not read (issue 41): reported, the run went on. One sentence each.
+    #[serde(default)]
+    pub input_notes: Vec<String>,
+    /// Its outputs against the approved run's, value free (issue 41): rows,
+    /// columns, empty cells, numeric columns' magnitude and sign.
+    #[serde(default)]
+    pub output_comparison: Vec<String>,
+    /// The jumps among them (rows halved, a column ten times larger…),
+    /// for which the run is held as `needs_look`.
+    #[serde(default)]
+    pub output_jumps: Vec<String>,
 }
 
 impl From<RunRow> for RunView {
@@ -86,6 +99,11 @@ impl From<RunRow> for RunView {
             stderr: text("stderr"),
             limits: serde_json::from_value(result["limits"].clone()).unwrap_or_default(),
             refused_outputs: serde_json::from_value(result["refused_outputs"].clone())
+                .unwrap_or_default(),
+            input_notes: serde_json::from_value(result["input_notes"].clone()).unwrap_or_default(),
+            output_comparison: serde_json::from_value(result["output_comparison"].clone())
+                .unwrap_or_default(),
+            output_jumps: serde_json::from_value(result["output_jumps"].clone())
                 .unwrap_or_default(),
             outputs: serde_json::from_value(r.outputs).unwrap_or_default(),
             id: r.id,
@@ -230,11 +248,14 @@ impl Service {
                 }
             }
         }
-        if request.force != Some(true) {
-            let given = self.uploaded_extracts(&file_ids)?;
-            self.check_input_shapes(workflow_id, &given)?;
-        }
-        self.run_bound(workflow_id, bound, Value::Object(shown))
+        let given = self.uploaded_extracts(&file_ids)?;
+        let notes = if request.force == Some(true) {
+            let check = self.input_check(workflow_id, &given)?;
+            check.refusals.into_iter().chain(check.notes).collect()
+        } else {
+            self.check_input_shapes(workflow_id, &given)?
+        };
+        self.run_bound(workflow_id, bound, Value::Object(shown), notes)
             .await
     }
 
@@ -245,7 +266,20 @@ impl Service {
         workflow_id: &str,
         inputs: BTreeMap<String, Vec<String>>,
     ) -> Result<RunView> {
+        self.run_workflow_local_noted(workflow_id, inputs, Vec::new())
+            .await
+    }
+
+    /// [`Service::run_workflow_local`], with the notes the caller's check of
+    /// the files made ([`Service::local_input_check`]) kept with the run.
+    pub async fn run_workflow_local_noted(
+        &self,
+        workflow_id: &str,
+        inputs: BTreeMap<String, Vec<String>>,
+        notes: Vec<String>,
+    ) -> Result<RunView> {
         let fields = self.active_version(workflow_id)?.fields;
+        let inputs = super::run_checks::by_role(&fields, inputs);
         let mut bound = BTreeMap::new();
         let mut shown = Map::new();
         for (name, values) in inputs {
@@ -303,7 +337,7 @@ impl Service {
                 }
             }
         }
-        self.run_bound(workflow_id, bound, Value::Object(shown))
+        self.run_bound(workflow_id, bound, Value::Object(shown), notes)
             .await
     }
 
@@ -312,6 +346,7 @@ impl Service {
         workflow_id: &str,
         inputs: BTreeMap<String, InputValue>,
         shown: Value,
+        notes: Vec<String>,
     ) -> Result<RunView> {
         let version = self.active_version(workflow_id)?;
         let missing: Vec<&str> = version
@@ -394,11 +429,46 @@ impl Service {
                 row.result = Some(json!({"message": e.to_string()}));
             }
         }
+        if !notes.is_empty()
+            && let Some(Value::Object(result)) = row.result.as_mut()
+        {
+            result.insert("input_notes".into(), json!(notes));
+        }
+        if row.status == "succeeded" {
+            let outputs: Vec<OutputFile> =
+                serde_json::from_value(row.outputs.clone()).unwrap_or_default();
+            let (service, version_id, workdir) = (
+                self.clone(),
+                row.version_id.clone(),
+                PathBuf::from(&row.workdir),
+            );
+            let comparison = tokio::task::spawn_blocking(move || {
+                service.compare_outputs(&version_id, &workdir, &outputs)
+            })
+            .await
+            .ok()
+            .flatten();
+            if let (Some(c), Some(Value::Object(result))) = (comparison, row.result.as_mut()) {
+                if !c.jumps.is_empty() {
+                    row.status = "needs_look".into();
+                    result.insert(
+                        "message".into(),
+                        json!(format!(
+                            "the script succeeded, but its output differs from the approved run's: {}. \
+                             Look at it before using it",
+                            c.jumps.join("; ")
+                        )),
+                    );
+                }
+                result.insert("output_comparison".into(), json!(c.lines));
+                result.insert("output_jumps".into(), json!(c.jumps));
+            }
+        }
         // A run that did not succeed keeps its report and the (capped)
         // copies of its outputs, not its scratch folder: a script that
         // wrote gigabytes before it was stopped would otherwise leave them
         // in the data folder for good (issue 39).
-        if row.status != "succeeded" {
+        if !matches!(row.status.as_str(), "succeeded" | "needs_look") {
             let scratch = maskflow_runner::run_folder(Path::new(&row.workdir));
             if let Err(e) = std::fs::remove_dir_all(&scratch)
                 && e.kind() != std::io::ErrorKind::NotFound

@@ -259,6 +259,36 @@ CREATE TABLE version_input_hashes (
 );
 "#;
 
+/// Migration (issue 41 point 3): a run whose script succeeded but whose
+/// output jumped from the approved run's is held as `needs_look`. SQLite
+/// cannot change a CHECK, so the table is rebuilt with its rows (no table
+/// refers to it).
+pub const RUN_NEEDS_LOOK: &str = r#"
+CREATE TABLE workflow_runs_new (
+    id           TEXT PRIMARY KEY NOT NULL CHECK (id LIKE 'run\_%' ESCAPE '\'),
+    workflow_id  TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+    version_id   TEXT NOT NULL REFERENCES workflow_versions(id) ON DELETE CASCADE,
+    account_id   TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'needs_look', 'failed',
+                     'timed_out', 'cancelled', 'memory_limit', 'cpu_limit', 'output_limit',
+                     'process_limit', 'missing_packages', 'error')),
+    inputs       TEXT NOT NULL CHECK (json_valid(inputs) AND json_type(inputs) = 'object'),
+    outputs      TEXT NOT NULL CHECK (json_valid(outputs) AND json_type(outputs) = 'array'),
+    result       TEXT CHECK (result IS NULL OR json_valid(result)),
+    workdir      TEXT NOT NULL,
+    started_at   TEXT NOT NULL,
+    finished_at  TEXT,
+    duration_ms  INTEGER CHECK (duration_ms IS NULL OR duration_ms >= 0)
+) STRICT;
+INSERT INTO workflow_runs_new (id, workflow_id, version_id, account_id, status, inputs, outputs,
+                               result, workdir, started_at, finished_at, duration_ms)
+    SELECT id, workflow_id, version_id, account_id, status, inputs, outputs,
+           result, workdir, started_at, finished_at, duration_ms FROM workflow_runs;
+DROP TABLE workflow_runs;
+ALTER TABLE workflow_runs_new RENAME TO workflow_runs;
+CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, id);
+"#;
+
 /// Every migration, in order. `user_version` records how many have run.
 pub fn migrations() -> Migrations<'static> {
     Migrations::new(all())
@@ -288,5 +318,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(super::schedules::MIGRATION),
         M::up(LEDGER_LOCAL),
         M::up(crate::store::llm_calls::NOTE_MIGRATION),
+        M::up(RUN_NEEDS_LOOK),
     ]
 }

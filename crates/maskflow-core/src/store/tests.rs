@@ -361,3 +361,37 @@ fn the_notices_migration_keeps_every_message_and_takes_notices() {
         .expect("delete");
     assert!(messages_of(&conn, "wf_1").expect("read").is_empty());
 }
+
+#[test]
+fn the_needs_look_migration_keeps_every_run_and_takes_the_new_status() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let all = schema::all();
+    let at = all
+        .iter()
+        .position(|m| format!("{m:?}").contains("workflow_runs_new"))
+        .expect("the migration is listed");
+    let before = Migrations::new(all[..at].to_vec());
+    let conn = open_with(home.path(), "2024-01-01T00:00:00.000Z", &before).expect("old");
+    workflow(&conn, "wf_1");
+    insert_version(&conn, &version("wv_1", "wf_1", 1, Status::Approved, true)).expect("v1");
+    let insert = |c: &rusqlite::Connection, id: &str, status: &str| {
+        c.execute(
+            "INSERT INTO workflow_runs (id, workflow_id, version_id, account_id, status, inputs, outputs, workdir, started_at)
+             VALUES (?1, 'wf_1', 'wv_1', 'local', ?2, '{}', '[]', '/w', 't')",
+            rusqlite::params![id, status],
+        )
+    };
+    insert(&conn, "run_1", "succeeded").expect("old run");
+    assert!(is_constraint(
+        insert(&conn, "run_2", "needs_look").expect_err("not yet")
+    ));
+    drop(conn);
+    let conn = open(home.path(), "2024-01-02T00:00:00.000Z").expect("upgrade");
+    insert(&conn, "run_2", "needs_look").expect("held run");
+    let kept: Vec<String> = crate::store::builds::runs_of(&conn, "wf_1")
+        .expect("runs")
+        .into_iter()
+        .map(|r| format!("{} {}", r.id, r.status))
+        .collect();
+    assert_eq!(kept, vec!["run_2 needs_look", "run_1 succeeded"]);
+}

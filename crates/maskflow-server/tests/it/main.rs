@@ -42,6 +42,7 @@ mod outcomes;
 mod preflight;
 mod python_envs;
 mod python_setting;
+mod rerun;
 mod run_shape;
 mod sandbox;
 mod schedule_cli;

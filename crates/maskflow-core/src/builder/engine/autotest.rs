@@ -239,6 +239,7 @@ impl Engine {
             }
         };
         let (passed, summary, output_shape) = self.check_outputs(job, state, passed, summary);
+        let (passed, summary) = check_reads(job, state, &report, passed, summary);
         let test = TestOutcome {
             passed,
             output_shape,
@@ -336,6 +337,36 @@ impl Engine {
         }
         Machine::new(workdir, &runtime)
     }
+}
+
+/// Issue 41, point 1: a run that passed must have read what the builder
+/// declared it reads (`execution.reads`), and no column it did not declare;
+/// otherwise it counts as failed, with the problems as its summary (names
+/// from the declaration and the approved extracts, never a value).
+fn check_reads(
+    job: &BuildJob,
+    state: &BuildState,
+    report: &TestReport,
+    passed: bool,
+    summary: String,
+) -> (bool, String) {
+    let Some(spec) = state.spec.as_ref() else {
+        return (passed, summary);
+    };
+    if !passed || report.run.is_none() {
+        return (passed, summary);
+    }
+    let problems = crate::reads::confirm(spec, &job.extracts, &report.inputs);
+    if problems.is_empty() {
+        return (passed, summary);
+    }
+    (
+        false,
+        format!(
+            "it ran, but what it reads does not match its `execution.reads`: {}",
+            problems.join("; ")
+        ),
+    )
 }
 
 /// The column names of the approved extracts (every file, sheet and

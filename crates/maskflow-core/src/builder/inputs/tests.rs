@@ -36,6 +36,8 @@ fn spec(fields: Vec<Field>, script: &str) -> WorkflowSpec {
             entrypoint: "script.py".into(),
             requirements: vec![],
             outputs: vec![],
+            reads: None,
+            drift: vec![],
         },
     }
 }
@@ -46,8 +48,12 @@ fn got(bound: &Bound, field: &str) -> Vec<String> {
 
 #[test]
 fn input_names_are_identifiers_made_from_the_stems() {
-    assert_eq!(input_name("Bakers 2024.csv"), "bakers_2024");
-    assert_eq!(input_name("2024-results.xlsx"), "file_2024_results");
+    assert_eq!(input_name("Bakers 2024.csv"), "bakers");
+    assert_eq!(input_name("2024-results.xlsx"), "results");
+    assert_eq!(input_name("originations_2018-02.csv"), "originations");
+    assert_eq!(input_name("Sales Q3 FY24 march.xlsx"), "sales");
+    assert_eq!(input_name("2024.csv"), "file_2024");
+    assert_eq!(input_name("maybe may.csv"), "maybe");
     assert_eq!(input_name("Ärger.csv"), "rger");
     assert_eq!(input_name(".csv"), "csv");
     assert_eq!(input_name("***.csv"), "file");
