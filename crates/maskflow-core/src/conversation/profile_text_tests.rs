@@ -258,7 +258,7 @@ range ~15 to ~9.9e3, shapes 200 rows `$#,###.##`, 40 rows `€###,##`, other sha
 
 /// Issue #40: the profile's new facts (formats, placeholder words, ranges'
 /// coverage, repeated ids) cost under a tenth of the builder's prompt on
-/// the customers and orders files (the figure goes in bench/README.md).
+/// the customers and orders files (the figures are in bench/README.md).
 #[test]
 fn the_new_profile_facts_cost_under_a_tenth_of_the_prompt() {
     let dir = tempfile::tempdir().expect("tmp");

@@ -38,16 +38,10 @@ pub(crate) fn extracts_parts(extracts: &Value) -> Vec<Part> {
         None => shown.to_string(),
     };
     let profiled = if pretty.contains("\"profile\":") {
-        ". A table's `profile` covers every row, not only the samples: the rows read, duplicate rows, the columns that are unique keys, \
-and per column its type (with the date format), empty cells (null), placeholder values meaning missing, named by which of Maskflow's placeholder words they are \
-(a placeholder word that is an entry of its column, like an `UNKNOWN` among a list's names, is a value, not missing), distinct values, \
-value lengths, the numeric range rounded to two significant figures (~) with how many numbers it covers, \
-every format its values are written in with its count (date formats, Excel serial day numbers, values that are not dates or not numbers; \
-for numbers the decimal mark, thousands separator, currency sign and where it stands, percent, negatives in parentheses, scientific notation, numbers stored as text; \
-for text its case and spaces), and the masked shapes of its values with their counts — \
-a format or shape held by few rows is a minority format the script must parse too, never drop or misread; \
-`repeated_ids` says, for an id-like column whose values repeat, how many rows repeat an id, how many of them are exact duplicates, \
-how many are the same record written differently (case, spaces, number format), and in which columns the others differ"
+        ". A table's `profile` covers every row, not only the samples: rows read, duplicate rows, unique keys, \
+and per column its type (with the date format), empty cells (null), placeholders meaning missing (by Maskflow's word for them), distinct values, \
+lengths, the numeric range rounded to two significant figures (~), every date and number format with its count, \
+and masked shapes with counts — a format or shape held by few rows is a minority the script must parse too, never drop or misread"
     } else {
         ""
     };
