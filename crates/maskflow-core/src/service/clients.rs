@@ -37,7 +37,7 @@ const OWN_WORDS: &str = "id name description label approved inputs type required
     created_at provider model outcome blocked request_body truncated_body entries \
     succeeded failed running started stopped waiting completed gate attention kind prompt \
     context option input assistant user system manual_prompts prompt_id messages schema \
-    answered withheld";
+    answered withheld requests";
 
 /// Shown instead of a script step's output that holds values of the user's files.
 const WITHHELD_OUTPUT: &str = "This step's output holds values of your files, so it is not \

@@ -41,6 +41,10 @@ pub struct ClientRequestView {
 const WITHHELD_NAME: &str = "Its name holds a value of your files, so it is masked here and \
     its path is not given: open the outputs in Maskflow, run";
 
+const APPROVE_RUN_IN_MASKFLOW: &str = "Approve in Maskflow: the user has not approved these \
+    files for clients yet, so the workflow did not run. The requests are listed in Maskflow \
+    (Settings, Client requests); run it again once they are approved.";
+
 const APPROVE_IN_MASKFLOW: &str = "Approve in Maskflow: the user has not approved this file's \
     masked extract yet. The request is listed in Maskflow (Settings, Client requests); ask \
     again once it is approved.";
@@ -73,26 +77,7 @@ impl Service {
         drop(super::client_open::open_checked(&path, raw_path)?);
         let shown = path.display().to_string();
         let own = vec![raw_path.to_owned(), shown.clone()];
-        let print = fingerprint(&path)?;
-        let latest = store::client_requests::latest_for(&self.db(), &shown, &print)?;
-        let request = match latest {
-            Some(r) => r,
-            None => {
-                let file = self.add_local_file(path.clone()).await?;
-                let row = RequestRow {
-                    id: self.id("creq"),
-                    file_id: file.file_id,
-                    path: shown.clone(),
-                    fingerprint: print,
-                    client: ctx.name.clone(),
-                    status: "pending".into(),
-                    created_at: self.now(),
-                    decided_at: None,
-                };
-                store::client_requests::insert(&self.db(), &row)?;
-                row
-            }
-        };
+        let request = self.client_request_for(ctx, &path).await?;
         let own = own.into_iter().chain([request.id.clone()]);
         match request.status.as_str() {
             "approved" => {
@@ -114,6 +99,30 @@ impl Service {
             }))
             .own(own.chain([APPROVE_IN_MASKFLOW.to_owned()]))),
         }
+    }
+
+    /// The user's decision on `path` as it is now (its size and time): the
+    /// latest request for it, or a new pending one, its extract made for the
+    /// user to review in the app.
+    async fn client_request_for(&self, ctx: &ClientContext, path: &Path) -> Result<RequestRow> {
+        let shown = path.display().to_string();
+        let print = fingerprint(path)?;
+        if let Some(r) = store::client_requests::latest_for(&self.db(), &shown, &print)? {
+            return Ok(r);
+        }
+        let file = self.add_local_file(path.to_path_buf()).await?;
+        let row = RequestRow {
+            id: self.id("creq"),
+            file_id: file.file_id,
+            path: shown,
+            fingerprint: print,
+            client: ctx.name.clone(),
+            status: "pending".into(),
+            created_at: self.now(),
+            decided_at: None,
+        };
+        store::client_requests::insert(&self.db(), &row)?;
+        Ok(row)
     }
 
     /// Runs workflow `workflow` (id or exact name) on `inputs` (field name →
@@ -145,6 +154,7 @@ impl Service {
         // Each file is read once through its checked descriptor into a
         // private copy, which the shape check and the run read (issue 39).
         let mut staged = Vec::new();
+        let mut waiting = Vec::new();
         for (name, values) in inputs.iter_mut() {
             let is_file = fields.iter().any(|f| {
                 &f.name == name && matches!(f.field_type, FieldType::File | FieldType::Files)
@@ -154,6 +164,25 @@ impl Service {
             }
             for v in values.iter_mut() {
                 let f = self.client_file(ctx, v)?;
+                // A file the user never approved for clients is asked about
+                // first, as `get_masked_extract` asks (issue 39, point 4).
+                let request = self.client_request_for(ctx, &f.canonical).await?;
+                match request.status.as_str() {
+                    "approved" => {}
+                    "declined" => {
+                        return Err(CoreError::InvalidRequest(format!(
+                            "the user declined to share {} with clients (request {})",
+                            f.canonical.display(),
+                            request.id
+                        )));
+                    }
+                    _ => {
+                        own.push(request.id.clone());
+                        waiting.push(json!({
+                            "request_id": request.id, "file": f.canonical.display().to_string(),
+                        }));
+                    }
+                }
                 own.push(v.clone());
                 own.push(f.canonical.display().to_string());
                 *v = f.staged.display().to_string();
@@ -169,6 +198,14 @@ impl Service {
                 );
                 staged.push(f);
             }
+        }
+        if !waiting.is_empty() {
+            let answer = Answer::new(json!({
+                "status": "approval_required", "workflow_id": workflow_id,
+                "requests": waiting, "message": APPROVE_RUN_IN_MASKFLOW,
+            }))
+            .own(own.into_iter().chain([APPROVE_RUN_IN_MASKFLOW.to_owned()]));
+            return Ok(answer);
         }
         let differences = self.check_local_inputs(&workflow_id, &inputs)?;
         if !differences.is_empty() && !force {

@@ -347,6 +347,8 @@ with open("outputs/summary.txt", "w") as out:
 /// names its outputs after values of the file it read. `run_workflow`
 /// hands those names out masked and without their paths; an output whose
 /// name holds no value keeps its name and path; nothing else is refused.
+/// Issue 39, point 4: a file never approved for clients is asked about
+/// before the workflow runs on it.
 #[tokio::test]
 async fn run_workflow_masks_an_output_named_after_a_value_and_keeps_its_path_back() {
     let dir = tempfile::tempdir().expect("tmp");
@@ -404,7 +406,21 @@ async fn run_workflow_masks_an_output_named_after_a_value_and_keeps_its_path_bac
 
     let next = files.join("next.csv");
     std::fs::write(&next, "name,city\nMarguerite Okonkwo,Lagos\n").expect("next");
-    let inputs = [("people".to_owned(), vec![next.display().to_string()])].into();
+    let inputs: std::collections::BTreeMap<String, Vec<String>> =
+        [("people".to_owned(), vec![next.display().to_string()])].into();
+    // A file the user never approved for clients: asked about first, nothing run.
+    let asked = s
+        .client_run(&ctx, &created.workflow_id, inputs.clone(), false)
+        .await;
+    assert!(!asked.is_error, "{}", asked.text);
+    let asked: serde_json::Value = serde_json::from_str(&asked.text).expect("json");
+    assert_eq!(asked["status"], "approval_required", "{asked}");
+    assert!(asked.get("outputs").is_none(), "{asked}");
+    let request = asked["requests"][0]["request_id"]
+        .as_str()
+        .expect("request");
+    assert_eq!(s.client_requests().expect("requests")[0].id, request);
+    s.approve_client_request(request).expect("approve");
     let reply = s
         .client_run(&ctx, &created.workflow_id, inputs, false)
         .await;

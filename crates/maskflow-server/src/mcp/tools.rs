@@ -219,7 +219,7 @@ impl MaskflowTools {
     }
 
     #[tool(
-        description = "Run an approved workflow on local files. Returns the run's status and its outputs' paths, sizes and masked previews; the outputs themselves stay on disk."
+        description = "Run an approved workflow on local files. Returns the run's status and its outputs' paths, sizes and masked previews; the outputs themselves stay on disk. A file the user has not approved for clients is asked about first: the answer is status approval_required with a request per file and nothing runs; run it again after they approve."
     )]
     async fn run_workflow(
         &self,

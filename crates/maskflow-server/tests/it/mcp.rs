@@ -400,11 +400,22 @@ fn an_mcp_client_gets_masked_extracts_runs_a_workflow_and_answers_a_gate() {
     );
     assert_eq!(extract["extract"]["columns"], json!(["name", "city"]));
 
-    // An approved workflow on a new file: outputs stay on disk, previews masked.
-    let ran = client.ok(
-        "run_workflow",
-        json!({"workflow": wf, "inputs": {"people": [new_people.display().to_string()]}}),
+    // An approved workflow on a new file: asked about first (issue 39),
+    // then run; outputs stay on disk, previews masked.
+    let run_args =
+        json!({"workflow": wf, "inputs": {"people": [new_people.display().to_string()]}});
+    let asked = client.ok("run_workflow", run_args.clone());
+    assert_eq!(asked["status"], "approval_required", "{asked}");
+    let request = asked["requests"][0]["request_id"]
+        .as_str()
+        .expect("request");
+    let (status, _) = server.call(
+        "POST",
+        &format!("/api/client-requests/{request}/approve"),
+        None,
     );
+    assert_eq!(status, 200);
+    let ran = client.ok("run_workflow", run_args);
     assert_eq!(ran["status"], "succeeded", "{ran}");
     let output = &ran["outputs"][0];
     let on_disk = std::fs::read_to_string(output["path"].as_str().expect("path")).expect("output");
