@@ -41,6 +41,10 @@ pub struct ClientRequestView {
 const WITHHELD_NAME: &str = "Its name holds a value of your files, so it is masked here and \
     its path is not given: open the outputs in Maskflow, run";
 
+/// Said instead of a run's message that holds a value of the user's files (the run's id follows).
+const WITHHELD_MESSAGE: &str = "The run's message holds values of your files, so it is not \
+    shown here: open it in Maskflow, run";
+
 const APPROVE_RUN_IN_MASKFLOW: &str = "Approve in Maskflow: the user has not approved these \
     files for clients yet, so the workflow did not run. The requests are listed in Maskflow \
     (Settings, Client requests); run it again once they are approved.";
@@ -243,9 +247,19 @@ impl Service {
             });
         }
         own.extend([run.id.clone(), run.status.clone(), WITHHELD_NAME.to_owned()]);
+        // The run's message is runtime text too: it may name outputs of the
+        // approved run (the output comparison) or quote the script.
+        let held =
+            self.client_guard_hits(&run.message, Vec::new(), std::slice::from_ref(&index))?;
+        let message = if held.is_empty() {
+            run.message.clone()
+        } else {
+            own.push(WITHHELD_MESSAGE.to_owned());
+            format!("{WITHHELD_MESSAGE} {}", run.id)
+        };
         let mut answer = Answer::new(json!({
             "run_id": run.id, "workflow_id": workflow_id, "status": run.status,
-            "message": run.message, "outputs": outputs,
+            "message": message, "outputs": outputs,
         }))
         .own(own);
         answer.also.push(index);
