@@ -317,37 +317,20 @@ fn prepare_with(
                 return Err(refuse(fd, flags));
             }
             flags |= pid_namespace()?;
-            let dropped = confine::drop_capabilities();
-            if dropped.none_held {
-                flags |= CAPS_NONE;
-            }
-            if dropped.bounding_emptied {
-                flags |= CAPS_BOUNDING_EMPTY;
-            }
+            flags |= drop_capabilities();
             // What tells this process its own limits (after its last fork
             // and its cgroups), for the libraries that size themselves.
             let limits_fd = match &ruleset_fd {
                 Some(r) if ruleset.is_some() => confine::allow_own_limits(r.as_raw_fd()),
                 _ => -1,
             };
-            // Landlock first (it sets no_new_privs, which seccomp needs).
-            if let Some(r) = ruleset.take()
-                && let Ok(status) = r.restrict_self()
-                && !matches!(status.ruleset, landlock::RulesetStatus::NotEnforced)
-            {
-                flags |= FS_ISOLATED;
-            }
-            if let Some(f) = &filter
-                && seccompiler::apply_filter(f).is_ok()
-            {
-                flags |= SOCKETS_FILTERED;
-            }
-            if flags & MOUNTS_READ_ONLY == 0
-                && let Some(f) = &metadata_filter
-                && seccompiler::apply_filter(f).is_ok()
-            {
-                flags |= METADATA_FILTERED;
-            }
+            flags |= restrict(
+                ruleset.take(),
+                filter.as_ref(),
+                metadata_filter
+                    .as_ref()
+                    .filter(|_| flags & MOUNTS_READ_ONLY == 0),
+            );
             if confine::close_on_exec_from_3() {
                 flags |= FDS_CLOEXEC;
             }
@@ -378,6 +361,52 @@ fn prepare_with(
         reader,
         no_network: network,
     })
+}
+
+/// Drops every capability of the child; returns the flags of what it reached.
+///
+/// # Safety
+/// As [`confine::drop_capabilities`]: for the child between fork and exec.
+unsafe fn drop_capabilities() -> u32 {
+    // SAFETY: the caller is the pre-exec hook; it only makes system calls.
+    let dropped = unsafe { confine::drop_capabilities() };
+    let mut flags = 0;
+    if dropped.none_held {
+        flags |= CAPS_NONE;
+    }
+    if dropped.bounding_emptied {
+        flags |= CAPS_BOUNDING_EMPTY;
+    }
+    flags
+}
+
+/// Applies, in the child before exec, the Landlock ruleset, then the socket
+/// filter and the metadata filter (where the mounts are not read-only);
+/// returns the flags of what took hold. Landlock goes first: it sets
+/// no_new_privs, which seccomp needs.
+fn restrict(
+    ruleset: Option<landlock::RulesetCreated>,
+    filter: Option<&seccompiler::BpfProgram>,
+    metadata_filter: Option<&seccompiler::BpfProgram>,
+) -> u32 {
+    let mut flags = 0;
+    if let Some(r) = ruleset
+        && let Ok(status) = r.restrict_self()
+        && !matches!(status.ruleset, landlock::RulesetStatus::NotEnforced)
+    {
+        flags |= FS_ISOLATED;
+    }
+    if let Some(f) = filter
+        && seccompiler::apply_filter(f).is_ok()
+    {
+        flags |= SOCKETS_FILTERED;
+    }
+    if let Some(f) = metadata_filter
+        && seccompiler::apply_filter(f).is_ok()
+    {
+        flags |= METADATA_FILTERED;
+    }
+    flags
 }
 
 /// In the child: binds the inputs read-only where the mounts are the run's

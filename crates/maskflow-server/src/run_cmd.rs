@@ -92,24 +92,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         eprintln!("maskflow run: running anyway (--force)");
     }
-    // Installing a Python environment shows its progress here.
-    let mut events = service.subscribe();
-    std::thread::spawn(move || {
-        use tokio::sync::broadcast::error::RecvError;
-        loop {
-            match events.blocking_recv() {
-                Ok(maskflow_core::Event::EnvironmentProgress { stage, message, .. }) => {
-                    eprintln!(
-                        "maskflow run: python environment {}: {}",
-                        safe_line(&stage),
-                        safe(&message)
-                    );
-                }
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => break,
-            }
-        }
-    });
+    print_environment_progress(&service);
     eprintln!("maskflow run: running {}…", safe_line(&workflow_id));
     let _ = std::io::stderr().flush();
     let mut notes = check.notes;
@@ -160,6 +143,37 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .join(format!("maskflow-run-{}", run.id)),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    copy_outputs(&service, &run, &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the progress of a Python environment being installed for the run.
+fn print_environment_progress(service: &maskflow_core::Service) {
+    let mut events = service.subscribe();
+    std::thread::spawn(move || {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            match events.blocking_recv() {
+                Ok(maskflow_core::Event::EnvironmentProgress { stage, message, .. }) => {
+                    eprintln!(
+                        "maskflow run: python environment {}: {}",
+                        safe_line(&stage),
+                        safe(&message)
+                    );
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+}
+
+/// Copies the run's outputs into `out`, printing each copy's path.
+fn copy_outputs(
+    service: &maskflow_core::Service,
+    run: &maskflow_core::service::RunView,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
     for o in &run.outputs {
         let src = service.run_output(&run.id, &o.name)?;
         let dst = out.join(&o.name);
@@ -172,5 +186,5 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("copying to {}", safe_line(&dst.display().to_string())))?;
         println!("{}", safe_line(&dst.display().to_string()));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

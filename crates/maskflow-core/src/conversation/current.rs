@@ -4,7 +4,7 @@
 //! from one. Pure: built from the extracts' file names and the stored,
 //! LLM-written workflow.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -97,6 +97,28 @@ pub fn input_names(filenames: &[String]) -> Vec<String> {
             name
         })
         .collect()
+}
+
+/// `inputs` with each name the workflow does not have, but whose role it
+/// has, given to that input (issue 41, point 5): a saved `maskflow run
+/// --input originations_2018_02=…` call goes on feeding a workflow whose
+/// input is now named `originations`. A name the workflow has is kept.
+pub fn by_role(
+    fields: &[crate::conversation::spec::Field],
+    inputs: BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, values) in inputs {
+        let known = |n: &str| fields.iter().any(|f| f.name == n);
+        let role = input_name(&name);
+        let name = if !known(&name) && known(&role) && !out.contains_key(&role) {
+            role
+        } else {
+            name
+        };
+        out.entry(name).or_default().extend(values);
+    }
+    out
 }
 
 /// The file names of the approved extracts, in their order.

@@ -220,31 +220,7 @@ impl Service {
         let index = Arc::new(index);
         let mut outputs = Vec::new();
         for o in &run.outputs {
-            let path = self.run_output(&run.id, &o.name)?;
-            if let Some(folder) = path.parent() {
-                own.push(folder.display().to_string());
-            }
-            own.push(o.size.to_string());
-            // An output's name is the script's runtime text: one written
-            // from the data ("one file per customer") holds a value, and is
-            // handed out masked, without its path (issue 38, finding 7).
-            let held = self.client_guard_hits(&o.name, Vec::new(), std::slice::from_ref(&index))?;
-            outputs.push(if held.is_empty() {
-                json!({
-                    "name": o.name, "path": path.display().to_string(), "size": o.size,
-                    "preview": masked_preview(&path),
-                })
-            } else {
-                let masked = maskflow_extractors::mask(&o.name);
-                let mut preview = masked_preview(&path);
-                if preview.get("filename").is_some() {
-                    preview["filename"] = json!(masked);
-                }
-                json!({
-                    "name": masked, "path": null, "size": o.size, "preview": preview,
-                    "withheld": format!("{WITHHELD_NAME} {}", run.id),
-                })
-            });
+            outputs.push(self.client_output(&run.id, &o.name, o.size, &index, &mut own)?);
         }
         own.extend([run.id.clone(), run.status.clone(), WITHHELD_NAME.to_owned()]);
         // The run's message is runtime text too: it may name outputs of the
@@ -265,6 +241,41 @@ impl Service {
         answer.also.push(index);
         answer.workflow_id = Some(workflow_id);
         Ok(answer)
+    }
+
+    /// One output of a client's run as the client sees it. Its name is the
+    /// script's runtime text: one written from the data ("one file per
+    /// customer") holds a value, and is handed out masked, without its path
+    /// (issue 38, finding 7).
+    fn client_output(
+        &self,
+        run_id: &str,
+        name: &str,
+        size: u64,
+        index: &Arc<GuardIndex>,
+        own: &mut Vec<String>,
+    ) -> Result<Value> {
+        let path = self.run_output(run_id, name)?;
+        if let Some(folder) = path.parent() {
+            own.push(folder.display().to_string());
+        }
+        own.push(size.to_string());
+        let held = self.client_guard_hits(name, Vec::new(), std::slice::from_ref(index))?;
+        if held.is_empty() {
+            return Ok(json!({
+                "name": name, "path": path.display().to_string(), "size": size,
+                "preview": masked_preview(&path),
+            }));
+        }
+        let masked = maskflow_extractors::mask(name);
+        let mut preview = masked_preview(&path);
+        if preview.get("filename").is_some() {
+            preview["filename"] = json!(masked);
+        }
+        Ok(json!({
+            "name": masked, "path": null, "size": size, "preview": preview,
+            "withheld": format!("{WITHHELD_NAME} {run_id}"),
+        }))
     }
 
     /// The clients' requests waiting for the user, oldest first.

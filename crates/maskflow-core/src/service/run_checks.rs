@@ -187,7 +187,7 @@ impl Service {
         inputs: &BTreeMap<String, Vec<String>>,
     ) -> Result<Check> {
         let fields = self.active_version(workflow_id)?.fields;
-        let inputs = by_role(&fields, inputs.clone());
+        let inputs = crate::conversation::current::by_role(&fields, inputs.clone());
         let mut given = BTreeMap::new();
         for (name, paths) in &inputs {
             let is_file = fields.iter().any(|f| {
@@ -250,28 +250,6 @@ impl Service {
         }
         Ok(out)
     }
-}
-
-/// `inputs` with each name the workflow does not have, but whose role it
-/// has, given to that input (issue 41, point 5): a saved `maskflow run
-/// --input originations_2018_02=…` call goes on feeding a workflow whose
-/// input is now named `originations`. A name the workflow has is kept.
-pub(super) fn by_role(
-    fields: &[crate::conversation::spec::Field],
-    inputs: BTreeMap<String, Vec<String>>,
-) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (name, values) in inputs {
-        let known = |n: &str| fields.iter().any(|f| f.name == n);
-        let role = crate::conversation::current::input_name(&name);
-        let name = if !known(&name) && known(&role) && !out.contains_key(&role) {
-            role
-        } else {
-            name
-        };
-        out.entry(name).or_default().extend(values);
-    }
-    out
 }
 
 /// The extract of a local file given to input `name`.

@@ -279,7 +279,7 @@ impl Service {
         notes: Vec<String>,
     ) -> Result<RunView> {
         let fields = self.active_version(workflow_id)?.fields;
-        let inputs = super::run_checks::by_role(&fields, inputs);
+        let inputs = crate::conversation::current::by_role(&fields, inputs);
         let mut bound = BTreeMap::new();
         let mut shown = Map::new();
         for (name, values) in inputs {
@@ -435,34 +435,7 @@ impl Service {
             result.insert("input_notes".into(), json!(notes));
         }
         if row.status == "succeeded" {
-            let outputs: Vec<OutputFile> =
-                serde_json::from_value(row.outputs.clone()).unwrap_or_default();
-            let (service, version_id, workdir) = (
-                self.clone(),
-                row.version_id.clone(),
-                PathBuf::from(&row.workdir),
-            );
-            let comparison = tokio::task::spawn_blocking(move || {
-                service.compare_outputs(&version_id, &workdir, &outputs)
-            })
-            .await
-            .ok()
-            .flatten();
-            if let (Some(c), Some(Value::Object(result))) = (comparison, row.result.as_mut()) {
-                if !c.jumps.is_empty() {
-                    row.status = "needs_look".into();
-                    result.insert(
-                        "message".into(),
-                        json!(format!(
-                            "the script succeeded, but its output differs from the approved run's: {}. \
-                             Look at it before using it",
-                            c.jumps.join("; ")
-                        )),
-                    );
-                }
-                result.insert("output_comparison".into(), json!(c.lines));
-                result.insert("output_jumps".into(), json!(c.jumps));
-            }
+            self.compare_with_approved(&mut row).await;
         }
         // A run that did not succeed keeps its report and the (capped)
         // copies of its outputs, not its scratch folder: a script that
@@ -479,6 +452,39 @@ impl Service {
         store::builds::put_run(&self.db(), &row)?;
         self.publish_run(&row);
         Ok(row.into())
+    }
+
+    /// A succeeded run's outputs compared with the approved run's (issue
+    /// 41): a jump past what a new period explains makes it `needs_look`.
+    async fn compare_with_approved(&self, row: &mut RunRow) {
+        let outputs: Vec<OutputFile> =
+            serde_json::from_value(row.outputs.clone()).unwrap_or_default();
+        let (service, version_id, workdir) = (
+            self.clone(),
+            row.version_id.clone(),
+            PathBuf::from(&row.workdir),
+        );
+        let comparison = tokio::task::spawn_blocking(move || {
+            service.compare_outputs(&version_id, &workdir, &outputs)
+        })
+        .await
+        .ok()
+        .flatten();
+        if let (Some(c), Some(Value::Object(result))) = (comparison, row.result.as_mut()) {
+            if !c.jumps.is_empty() {
+                row.status = "needs_look".into();
+                result.insert(
+                    "message".into(),
+                    json!(format!(
+                        "the script succeeded, but its output differs from the approved run's: {}. \
+                         Look at it before using it",
+                        c.jumps.join("; ")
+                    )),
+                );
+            }
+            result.insert("output_comparison".into(), json!(c.lines));
+            result.insert("output_jumps".into(), json!(c.jumps));
+        }
     }
 
     fn publish_run(&self, row: &RunRow) {

@@ -226,13 +226,9 @@ impl NumberFormat {
     }
 }
 
-/// A number written as people write amounts: a sign or parentheses, a
-/// currency symbol before or after, thousands grouped with `,` (or `,` as
-/// the decimal mark when it is followed by other than three digits), or
-/// grouped with `.` before a decimal comma (`1.234,56`), a `%`.
-/// Returns its value, whether it is a whole number written without a
-/// decimal mark, and its format.
-fn number(v: &str) -> Option<(f64, bool, NumberFormat)> {
+/// `v` without its sign, parentheses, currency sign and percent sign: the
+/// digits left, whether the number is negative, and the format so far.
+fn affixes(v: &str) -> (&str, bool, NumberFormat) {
     let mut f = NumberFormat::default();
     let mut s = v.trim();
     let mut negative = false;
@@ -266,6 +262,17 @@ fn number(v: &str) -> Option<(f64, bool, NumberFormat)> {
         negative = !negative;
         s = r;
     }
+    (s, negative, f)
+}
+
+/// A number written as people write amounts: a sign or parentheses, a
+/// currency symbol before or after, thousands grouped with `,` (or `,` as
+/// the decimal mark when it is followed by other than three digits), or
+/// grouped with `.` before a decimal comma (`1.234,56`), a `%`.
+/// Returns its value, whether it is a whole number written without a
+/// decimal mark, and its format.
+fn number(v: &str) -> Option<(f64, bool, NumberFormat)> {
+    let (s, negative, mut f) = affixes(v);
     if s.is_empty()
         || !s
             .bytes()
