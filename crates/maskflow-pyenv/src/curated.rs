@@ -83,8 +83,8 @@ pub fn outside_curated(requirements: &[String]) -> Vec<String> {
 /// pandas holds a whole table in memory, several times the file's size.
 pub const DUCKDB_OR_PANDAS: &str = "pandas holds a whole table in memory, often 5–10 times the file's size: for an input \
 over about a tenth of the memory limit, and for joins or aggregations of large files, use duckdb — SQL reading the file in place, \
-e.g. `duckdb.connect().execute(\"SELECT country, sum(amount) FROM read_csv(?) GROUP BY country\", [path]).fetchall()`, \
-or `COPY (SELECT …) TO 'outputs/result.csv' (HEADER)`; it sizes itself to the memory limit and spills to `.tmp` in the working \
+e.g. `duckdb.connect().execute(\"select country, sum(amount) from read_csv(?) group by country\", [path]).fetchall()`, \
+or `copy (select …) to 'outputs/result.csv' (HEADER)`; it sizes itself to the memory limit and spills to `.tmp` in the working \
 folder. Fetch only the small result (`.df()` gives pandas). Keep pandas for small tables and for writing Excel files.";
 
 /// The prompt's paragraph on packages.
@@ -102,6 +102,17 @@ the script itself has no network):\n",
 cannot be done without it. Charts: save them into `outputs/` as PNG or SVG; tables: CSV or .xlsx in `outputs/`.",
     );
     text
+}
+
+/// The packages in one sentence, for a prompt short of room (a small
+/// model's context window): the names without what each is for.
+pub fn prompt_line() -> String {
+    let names: Vec<&str> = CURATED.iter().map(|(name, _)| *name).collect();
+    format!(
+        "Python packages: the standard library, and {} (import `docx` for python-docx) — list the ones the script imports \
+in `execution.requirements`; any other needs the user's approval. Save charts (PNG, SVG) and tables (CSV, .xlsx) into `outputs/`.",
+        names.join(", ")
+    )
 }
 
 #[cfg(test)]
