@@ -4,7 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ChatMessage, ChatRole, DeltaSink, LlmRequest, Provider, ProviderError, budget};
+use super::{
+    ChatMessage, ChatRole, DeltaSink, LlmRequest, Provider, ProviderError, budget, context,
+};
 
 /// The message that sends an unusable reply back once, with what was wrong.
 pub fn repair_prompt(reason: &str) -> String {
@@ -68,9 +70,22 @@ pub async fn ask_json<T: DeserializeOwned>(
                 Ok(v) => return Ok(v),
                 Err(reason) => reason,
             };
-            request
-                .messages
-                .push(ChatMessage::new(ChatRole::Assistant, first.text));
+            // The reply goes back with the reason only when the window
+            // leaves room for an answer as long again: a small model's
+            // window often does not, and the reason alone still repairs.
+            let reply = u32::try_from(first.text.len().div_ceil(context::BYTES_PER_TOKEN))
+                .unwrap_or(u32::MAX);
+            let with_reply = context::estimate_tokens(&request.messages, request.schema.as_ref())
+                .saturating_add(reply.saturating_mul(2));
+            if provider
+                .context_window()
+                .await
+                .is_none_or(|window| with_reply <= window)
+            {
+                request
+                    .messages
+                    .push(ChatMessage::new(ChatRole::Assistant, first.text));
+            }
             request
                 .messages
                 .push(ChatMessage::new(ChatRole::User, repair_prompt(&reason)));
@@ -104,6 +119,72 @@ pub async fn ask_json<T: DeserializeOwned>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Answers each call with the next reply and records what it was sent.
+    #[derive(Debug)]
+    struct Scripted {
+        window: Option<u32>,
+        replies: std::sync::Mutex<Vec<String>>,
+        sent: std::sync::Mutex<Vec<LlmRequest>>,
+    }
+
+    impl Provider for Scripted {
+        fn name(&self) -> &str {
+            "scripted"
+        }
+        fn context_window(&self) -> crate::BoxFuture<'_, Option<u32>> {
+            let window = self.window;
+            Box::pin(async move { window })
+        }
+        fn complete<'a>(
+            &'a self,
+            request: &'a LlmRequest,
+            _: DeltaSink<'a>,
+        ) -> crate::BoxFuture<'a, Result<crate::LlmReply, ProviderError>> {
+            self.sent.lock().unwrap().push(request.clone());
+            let text = self.replies.lock().unwrap().remove(0);
+            Box::pin(async move { Ok(crate::LlmReply { text }) })
+        }
+    }
+
+    /// The second request of a role whose first reply was `{"a": "…"}` of
+    /// 3,000 bytes, asked of a model with `window`.
+    async fn repair_after_a_long_reply(window: Option<u32>) -> LlmRequest {
+        let long = json!({"a": "x".repeat(3_000)}).to_string();
+        let p = Scripted {
+            window,
+            replies: std::sync::Mutex::new(vec![long, r#"{"b": 1}"#.into()]),
+            sent: std::sync::Mutex::default(),
+        };
+        let request = LlmRequest {
+            role: crate::Role::Builder,
+            messages: vec![ChatMessage::new(ChatRole::User, "build it")],
+            schema: None,
+        };
+        let need_b = |v: &Value| {
+            if v.get("b").is_some() {
+                Ok(())
+            } else {
+                Err("no b".to_owned())
+            }
+        };
+        let got: Value = ask_json(&p, request, &need_b, &|_| {})
+            .await
+            .expect("repaired");
+        assert_eq!(got, json!({"b": 1}));
+        p.sent.lock().unwrap().remove(1)
+    }
+
+    #[tokio::test]
+    async fn an_unusable_reply_goes_back_only_when_the_window_has_room_for_another() {
+        let roomy = repair_after_a_long_reply(None).await;
+        assert_eq!(roomy.messages.len(), 3);
+        assert_eq!(roomy.messages[1].role, ChatRole::Assistant);
+        // 1,000 tokens of reply in a 2,048 window: the reason goes alone.
+        let small = repair_after_a_long_reply(Some(2048)).await;
+        assert_eq!(small.messages.len(), 2, "{small:?}");
+        assert!(small.messages[1].content.contains("no b"));
+    }
 
     #[test]
     fn json_is_found_in_fences_and_prose() {
