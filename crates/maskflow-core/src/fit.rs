@@ -11,7 +11,11 @@
 //! 3. sample values for fewer columns (down to none); from here
 //!    every table carries `column_types` (coarse types read from the masked
 //!    samples) so the names and types of all columns stay;
-//! 4. the tables' profiles (counts and shapes over every row) go;
+//!    then the parts of Maskflow's own text a caller marks optional go
+//!    ([`fit_request_with`]: the builder's sizes and limits, and the
+//!    schema's written copy when the back end gives the model the schema);
+//! 4. the tables' profiles (counts and shapes over every row) go, with
+//!    the files' join keys;
 //! 5. fewer column names per table (down to none), with
 //!    `columns_left_out` saying how many (a profile kept by a rung of
 //!    one's own making loses its columns' lines with their names);
@@ -93,21 +97,32 @@ pub fn fit_request(
     model: &str,
     build: &dyn Fn(&Value) -> LlmRequest,
 ) -> Result<(LlmRequest, Option<ContextReduction>), ProviderError> {
-    fit_request_with(extracts, window, budget, model, &|e, _| build(e))
+    fit_request_with(extracts, window, budget, model, &[], &|e, _| build(e))
 }
 
 /// What the user is told when the builder's sizes-and-limits block went.
 pub const SIZES_LEFT_OUT: &str = "the inputs' sizes and the run's limits";
 
-/// [`fit_request`] for a prompt with a block of Maskflow's guidance that
-/// can go too (the builder's sizes and limits, issue 43): `build`'s second
-/// argument says whether to keep it. It goes once the sample values have
+/// What the user is told when the builder's prompt named the packages
+/// without what each is for.
+pub const PACKAGES_LEFT_OUT: &str =
+    "what each available Python package is for (their names are kept)";
+
+/// What the user is told when the builder's prompt stopped writing out the
+/// reply's schema, which its back end gives the model itself.
+pub const SCHEMA_LEFT_OUT: &str = "the reply's schema written out in the prompt (the model is still given it as the reply's format)";
+
+/// [`fit_request`] for a prompt with parts of Maskflow's own text that can
+/// go too (the builder's sizes and limits, issue 43; the schema's written
+/// copy): `build`'s second argument says whether to keep them, `optional`
+/// says what they are, for the user. They go once the sample values have
 /// gone, before the profiles.
 pub fn fit_request_with(
     extracts: &Value,
     window: Option<u32>,
     budget: u32,
     model: &str,
+    optional: &[&str],
     build: &dyn Fn(&Value, bool) -> LlmRequest,
 ) -> Result<(LlmRequest, Option<ContextReduction>), ProviderError> {
     let full = build(extracts, true);
@@ -139,7 +154,7 @@ pub fn fit_request_with(
     for (rung, keep) in steps {
         let (reduced, mut left_out) = reduce(extracts, &rung);
         if !keep {
-            left_out.push(SIZES_LEFT_OUT.to_owned());
+            left_out.extend(optional.iter().map(|s| (*s).to_owned()));
         }
         let request = build(&reduced, keep);
         let tokens = measure(&request);
@@ -281,6 +296,7 @@ struct Tally {
     columns_unsampled: usize,
     names_dropped: usize,
     profiles_dropped: usize,
+    joins_dropped: usize,
     sheets: Vec<String>,
 }
 
@@ -349,6 +365,10 @@ fn reduce_file(f: &Value, rung: &Rung, tally: &mut Tally) -> Value {
         if let Some(doc) = out.get_mut("document").and_then(Value::as_object_mut) {
             doc.insert("tables".into(), Value::Array(reduced));
         }
+    }
+    // The join keys are profile figures too (counts over every row).
+    if !rung.profiles && out.remove("join_matches").is_some() {
+        tally.joins_dropped += 1;
     }
     Value::Object(out)
 }
@@ -539,6 +559,11 @@ fn sentences(rung: &Rung, t: &Tally) -> Vec<String> {
             t.profiles_dropped,
             if t.profiles_dropped == 1 { "" } else { "s" },
         ));
+    }
+    if t.joins_dropped > 0 {
+        out.push(
+            "the join keys found across the files (how many values each pair shares)".to_owned(),
+        );
     }
     if t.names_dropped > 0 {
         let which = match rung.named_columns {

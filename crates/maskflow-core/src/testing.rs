@@ -97,6 +97,10 @@ impl Provider for Posing {
     fn is_manual(&self) -> bool {
         self.manual || self.inner.is_manual()
     }
+    // A model with a window is posed as one a server runs, asked natively.
+    fn takes_schema(&self) -> bool {
+        self.window.is_some() || self.inner.takes_schema()
+    }
 }
 
 /// A clock that stands still until a test moves it.

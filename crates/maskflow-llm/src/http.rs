@@ -588,6 +588,12 @@ pub trait Dialect: Send + Sync + fmt::Debug {
     /// Asks the server for the model's context window (once; cached).
     fn ask_window(&self) -> BoxFuture<'_, Option<u32>>;
 
+    /// Whether requests carry the reply's schema natively
+    /// ([`Provider::takes_schema`]); the dialects do, unless told not to.
+    fn takes_schema(&self) -> bool {
+        true
+    }
+
     /// Checks that the server answers, for Settings' "Test connection".
     fn check(&self) -> BoxFuture<'_, Result<String, ProviderError>>;
 
@@ -660,6 +666,10 @@ impl<D: Dialect> Provider for D {
 
     fn context_window(&self) -> BoxFuture<'_, Option<u32>> {
         Box::pin(context_window(self))
+    }
+
+    fn takes_schema(&self) -> bool {
+        Dialect::takes_schema(self)
     }
 
     fn complete<'a>(

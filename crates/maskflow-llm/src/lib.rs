@@ -303,6 +303,14 @@ pub trait Provider: Send + Sync + Debug {
         false
     }
 
+    /// Whether the back end gives the model the reply's schema itself (a
+    /// response format, a forced tool, a grammar), so a prompt short of
+    /// room may leave out its written copy. `false`: the prompt is all
+    /// the model has.
+    fn takes_schema(&self) -> bool {
+        false
+    }
+
     /// The model's context window in tokens, when known (set in Settings,
     /// reported by the server, or a known cloud model); `None`: unknown, no
     /// prompt is reduced or refused for its length.

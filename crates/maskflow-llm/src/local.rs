@@ -353,6 +353,11 @@ mod embedded {
             true
         }
 
+        // Every structured reply is sampled under the schema's grammar.
+        fn takes_schema(&self) -> bool {
+            true
+        }
+
         fn model(&self) -> &str {
             &self.model
         }

@@ -226,6 +226,12 @@ impl Dialect for OpenAiProvider {
         &self.window
     }
 
+    // A server that stepped down to `json_object` or plain text is not
+    // given the schema: the prompt's copy is all its model has.
+    fn takes_schema(&self) -> bool {
+        self.structured_level() == Structured::JsonSchema
+    }
+
     fn ask_window(&self) -> BoxFuture<'_, Option<u32>> {
         Box::pin(async move {
             let body = self

@@ -338,6 +338,10 @@ impl Provider for GuardedProvider {
         self.inner.context_window()
     }
 
+    fn takes_schema(&self) -> bool {
+        self.inner.takes_schema()
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a LlmRequest,

@@ -55,13 +55,12 @@ pub use python::{MIN_VERSION, Python, find_python, missing_packages, module_of};
 pub const SIMULATE_NO_LANDLOCK: &str = "MASKFLOW_TEST_NO_LANDLOCK";
 
 /// How a generated script is run: the contract between script and runner.
-pub const CONTRACT: &str = "The script is run as `python3 script.py <inputs.json>` in its own, fresh working folder. \
-`inputs.json` (its path is also the first argument, `sys.argv[1]`) holds {\"fields\": {\"<field name>\": <the value, or the path of the input file, or a list of paths>}}. \
-Input files are read-only. The script writes its results into the `outputs/` folder inside the working folder (create nothing elsewhere) \
-and exits with status 0 on success; any other status is a failure, and its error output is shown. \
-It sees only its working folder, its inputs and the Python runtime (no home folder, no other files), \
-has no network access, limited memory, CPU time, processes and output size. It may import the packages `execution.requirements` \
-lists: Maskflow installs them into a locked environment before the script runs.";
+pub const CONTRACT: &str = "The script runs as `python3 script.py <inputs.json>` in a fresh working folder; `inputs.json` \
+(also `sys.argv[1]`) holds {\"fields\": {\"<field name>\": <the value, or an input file's path, or a list of paths>}}. \
+Input files are read-only. The script writes its results into `outputs/` in the working folder (nothing elsewhere) and exits 0 \
+on success; any other status is a failure, and its error output is shown. It sees only its working folder, its inputs and the \
+Python runtime, with no network and limited memory, CPU time, processes and output size; the packages `execution.requirements` \
+lists are installed into a locked environment before it runs.";
 
 /// The limits of one run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

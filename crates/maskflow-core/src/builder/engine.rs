@@ -350,6 +350,7 @@ impl Engine {
             current: job.current.clone(),
             sizes: Some(self.sizes(job)),
             out_of_memory: state.out_of_memory,
+            compact: None,
         }
     }
 
@@ -373,11 +374,22 @@ impl Engine {
     async fn request(&self, job: &BuildJob, state: &mut BuildState) -> Result<LlmRequest, String> {
         let window = self.provider.context_window().await;
         let budget = self.budgets.max_tokens(&maskflow_llm::Role::Builder, None);
-        let build = |extracts: &Value, sizes: bool| {
+        // Short of room, the sizes go, the packages are named in a line,
+        // and the schema's written copy goes where the back end gives the
+        // model the schema itself.
+        let native = self.provider.takes_schema();
+        let mut optional = vec![crate::fit::SIZES_LEFT_OUT, crate::fit::PACKAGES_LEFT_OUT];
+        if native {
+            optional.push(crate::fit::SCHEMA_LEFT_OUT);
+        }
+        let build = |extracts: &Value, full: bool| {
             let mut ctx = self.context(job, state);
             ctx.extracts = extracts.clone();
-            if !sizes {
+            if !full {
                 ctx.sizes = None;
+                ctx.compact = Some(crate::conversation::prompts::Compact {
+                    schema_by_reference: native,
+                });
             }
             if state.phase == Phase::Generate {
                 self.profile.generation_prompt(&ctx)
@@ -390,6 +402,7 @@ impl Engine {
             window,
             budget,
             self.provider.model(),
+            &optional,
             &build,
         )
         .map_err(|e| e.to_string())?;

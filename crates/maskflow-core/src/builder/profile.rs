@@ -70,6 +70,8 @@ pub struct ProfileContext {
     pub sizes: Option<crate::conversation::sizes::RunSizes>,
     /// Whether the run being repaired was stopped at the memory limit.
     pub out_of_memory: bool,
+    /// How the prompt is cut when it is short of room (`None`: in full).
+    pub compact: Option<crate::conversation::prompts::Compact>,
 }
 
 /// The outcome of the auto-test, as the profile sees it.

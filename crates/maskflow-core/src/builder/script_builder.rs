@@ -66,6 +66,7 @@ fn builder_request(ctx: &ProfileContext) -> LlmRequest {
         &rules_for(ctx),
         ctx.current.as_ref(),
         ctx.sizes.as_ref(),
+        ctx.compact,
     )
 }
 
@@ -212,6 +213,7 @@ mod out_of_memory_tests {
                 limits: maskflow_runner::Limits::default(),
             }),
             out_of_memory,
+            compact: None,
         }
     }
 

@@ -77,7 +77,7 @@ fn requests(extracts: &Value, said: &[ChatMessage]) -> Vec<LlmRequest> {
     vec![
         validator_request(extracts, said),
         clarifier_request(extracts, said),
-        builder_request_for(extracts, said, "", None, Some(&sizes_of(extracts))),
+        builder_request_for(extracts, said, "", None, Some(&sizes_of(extracts)), None),
         plan::planning_request(extracts, said, None),
         review::plan_request(extracts, said, "1. Read the file.\n2. Total per month."),
     ]
@@ -264,7 +264,7 @@ fn an_english_free_text_column_does_not_refuse_the_inputs_paragraph() {
     let extracts = approved(dir.path(), &files);
     let index = version_guard(dir.path(), &files, &extracts);
     let extracts = Value::Array(extracts);
-    let builder = builder_request_for(&extracts, &[], "", None, None);
+    let builder = builder_request_for(&extracts, &[], "", None, None, None);
     assert!(
         builder.messages[0]
             .content
@@ -412,7 +412,7 @@ fn generated_files_never_refuse_maskflow_s_own_requests() {
         let index = version_guard(dir.path(), &files, &extracts);
         let extracts = Value::Array(extracts);
         never_refused(&index, &extracts, &format!("seed {seed}"));
-        let builder = builder_request_for(&extracts, &[], "", None, None);
+        let builder = builder_request_for(&extracts, &[], "", None, None, None);
         let extract = parts_of(&builder, PartKind::Extract);
         assert!(!extract.is_empty());
         for v in &identifying {

@@ -65,11 +65,11 @@ say them in the output's column names or scale the values as the request asks"
     };
     let mut parts = vec![
         Part::instructions(format!(
-            "The user's files, as masked extracts. Every sample value is masked \
-(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values. \
-Column and sheet names are real, except a name that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
-it is masked the same way (e.g. `Aaaa Aaaaa`), so it is not the file's real name and must never be written literally in the script; \
-refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{titled}{united}{switchable}{profiled}:\n```json\n"
+            "The user's files, as masked extracts: every sample value is masked \
+(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the data's shape, never its values. \
+Column and sheet names are real, except one that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
+it is masked the same way (e.g. `Aaaa Aaaaa`), is not the real name and must never be written in the script — \
+address such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) and such a sheet by its index{titled}{united}{switchable}{profiled}:\n```json\n"
         )),
         Part::extract(pretty),
         Part::instructions("\n```"),
@@ -86,6 +86,21 @@ fn schema_block(schema: &Value) -> String {
         "Reply with only one JSON object, no prose and no code fence, matching this JSON schema:\n```json\n{schema}\n```"
     )
 }
+
+/// How a builder prompt short of room (a small model's context window) is
+/// cut: the packages named in one line, and the reply's schema given by
+/// reference when the back end gives the model the schema itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compact {
+    /// Whether the schema's written copy goes (`Provider::takes_schema`).
+    pub schema_by_reference: bool,
+}
+
+/// The reply's instruction without the schema written out, for a back end
+/// that gives the model the schema itself (`Provider::takes_schema`) when
+/// the prompt is short of room.
+const SCHEMA_BY_REFERENCE: &str = "Reply with only one JSON object, no prose and no code fence, matching the JSON schema \
+this request gives as the reply's format (its `execution.reads` lists every column the script reads, per table).";
 
 fn request(role: Role, system: Vec<Part>, history: &[ChatMessage], schema: Value) -> LlmRequest {
     let mut messages = Vec::with_capacity(history.len() + 1);
@@ -170,7 +185,7 @@ pub fn workflow_schema() -> Value {
                     },
                     "reads": {
                         "type": "array",
-                        "description": "What the script reads of its file inputs, as data: one entry per table it opens (the file's own table, a workbook sheet by `sheet` name or `sheet_index`, a PDF or Word table by `table` index, all 0-based) with every column it uses, by `name`, or by `position` when the script addresses it by position. The user re-runs the workflow on next period's files: Maskflow checks these reads before each run and refuses only when something read changed. A column the script names but does not declare fails its test.",
+                        "description": "Every table the script opens (a file's own; a sheet by `sheet` or `sheet_index`; a PDF or Word table by `table`; 0-based) with every column it uses, by `name`, or by `position` where the script indexes it. Maskflow checks them before each re-run on next period's files and refuses only when something read changed; a column used but not listed fails the test.",
                         "items": {
                             "type": "object",
                             "properties": {
@@ -309,25 +324,31 @@ pub fn builder_request_with_rules(
     history: &[ChatMessage],
     house_rules: &str,
 ) -> LlmRequest {
-    builder_request_for(extracts, history, house_rules, None, None)
+    builder_request_for(extracts, history, house_rules, None, None, None)
 }
 
 /// The builder's request, with the workflow as it stands when an edit or
 /// a repair starts from one (its script, inputs and outputs), and the
 /// inputs' sizes and the run's limits when the engine knows them.
+/// `compact` cuts Maskflow's own text for a prompt short of room.
 pub fn builder_request_for(
     extracts: &Value,
     history: &[ChatMessage],
     house_rules: &str,
     current: Option<&crate::conversation::spec::WorkflowSpec>,
     sizes: Option<&super::sizes::RunSizes>,
+    compact: Option<Compact>,
 ) -> LlmRequest {
     let schema = workflow_schema();
+    // A prompt short of room names the packages without what each is for.
+    let packages = match compact {
+        None => maskflow_pyenv::curated::prompt_text(),
+        Some(_) => maskflow_pyenv::curated::prompt_line(),
+    };
     let mut system = vec![Part::instructions(format!(
         "You are Maskflow's builder. Write the workflow the conversation asks for: a short name, a one-sentence description, \
 the complete Python script, its inputs (`fields`, usually one `file` field per uploaded file) and its `execution`.\n\
-{RUNNER_CONTRACT}\n\n{}\n\n",
-        maskflow_pyenv::curated::prompt_text(),
+{RUNNER_CONTRACT}\n\n{packages}\n\n"
     ))];
     // After the contract and the packages, which the rules may not override.
     if !house_rules.is_empty() {
@@ -341,7 +362,12 @@ the complete Python script, its inputs (`fields`, usually one `file` field per u
         system.push(Part::instructions("\n\n"));
     }
     system.extend(workflow_blocks(extracts, current));
-    system.push(Part::instructions(schema_block(&schema)));
+    system.push(Part::instructions(match compact {
+        Some(Compact {
+            schema_by_reference: true,
+        }) => SCHEMA_BY_REFERENCE.to_owned(),
+        _ => schema_block(&schema),
+    }));
     let mut req = request(Role::Builder, system, history, schema);
     req.messages.push(ChatMessage::from_parts(
         ChatRole::User,

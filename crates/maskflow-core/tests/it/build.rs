@@ -386,6 +386,15 @@ async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_s
         "{reduction:?}"
     );
     assert!(!builder_prompts(&provider)[0].contains("Limits of every run"));
+    // The schema's written copy went with them: the back end sends it.
+    assert!(
+        reduction
+            .left_out
+            .iter()
+            .any(|l| l == maskflow_core::fit::SCHEMA_LEFT_OUT),
+        "{reduction:?}"
+    );
+    assert!(!builder_prompts(&provider)[0].contains("matching this JSON schema"));
     assert!(!reduction.left_out.is_empty(), "{reduction:?}");
     // What was sent is what was measured: the reduced prompt, samples gone.
     let prompt = &builder_prompts(&provider)[0];
@@ -396,6 +405,7 @@ async fn a_builder_prompt_too_big_for_the_window_is_reduced_and_the_build_says_s
         .into_iter()
         .rfind(|r| r.role == Role::Builder)
         .expect("builder request");
+    assert!(last.schema.is_some(), "the reply's schema is still sent");
     assert_eq!(
         maskflow_llm::context::estimate_tokens(&last.messages, last.schema.as_ref()),
         reduction.prompt_tokens,

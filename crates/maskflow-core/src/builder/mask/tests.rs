@@ -327,6 +327,7 @@ fn no_prompt_of_a_build_holds_an_absolute_path_of_the_machine() {
         current: None,
         sizes: None,
         out_of_memory: false,
+        compact: None,
     };
     let generation = ScriptBuilder.generation_prompt(&ctx);
     let review = ScriptBuilder.process_review(
