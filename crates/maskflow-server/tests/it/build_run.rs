@@ -144,7 +144,9 @@ fn build_on_real_files_then_run_on_new_ones() {
             (
                 "orders2.csv",
                 "text/csv",
-                "order,sku,qty\nB-1,Y,3\n".as_bytes(),
+                // As many lines as the approved run's: half as many would
+                // hold the run as "needs a look" (rerun.rs tests that).
+                "order,sku,qty\nB-1,Y,3\nB-2,Y,1\n".as_bytes(),
             ),
             ("prices2.csv", "text/csv", "sku,price\nY,2.25\n".as_bytes()),
         ],
@@ -168,7 +170,7 @@ fn build_on_real_files_then_run_on_new_ones() {
     assert_eq!(status, 200);
     assert_eq!(
         String::from_utf8_lossy(&bytes).replace("\r\n", "\n"),
-        "order,total\nB-1,6.75\n"
+        "order,total\nB-1,6.75\nB-2,2.25\n"
     );
     let (_, runs) = json_call(port, "GET", &format!("/api/workflows/{wf}/runs"), None);
     assert_eq!(runs.as_array().map(Vec::len), Some(1));
