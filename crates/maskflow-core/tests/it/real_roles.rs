@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use maskflow_core::conversation::prompts;
 use maskflow_core::conversation::spec::{Clarification, Feasibility, WorkflowSpec};
+use maskflow_core::fit;
 use maskflow_llm::anthropic::AnthropicProvider;
 use maskflow_llm::call::{self, CallRecord};
 use maskflow_llm::http::Endpoint;
@@ -130,12 +131,27 @@ async fn every_role_asks_natively_and_ends_clearly_on_both_protocols() {
         )
         .await;
         assert_clear(name, "clarifier", &c);
-        let b = run_role::<WorkflowSpec>(
-            p.as_ref(),
-            prompts::builder_request(&extracts(), &history()),
-            &|w: &WorkflowSpec| w.check(),
+        // The builder's prompt fitted to the window as the build engine
+        // fits it: the full one is over 2,048 tokens.
+        let native = p.takes_schema();
+        let build = |e: &Value, full: bool| {
+            let compact = (!full).then_some(prompts::Compact {
+                schema_by_reference: native,
+            });
+            prompts::builder_request_for(e, &history(), "", None, None, compact)
+        };
+        let window = p.context_window().await;
+        let (request, reduction) = fit::fit_request_with(
+            &extracts(),
+            window,
+            maskflow_llm::budget::BUILDER_DEFAULT,
+            p.model(),
+            &[fit::PACKAGES_LEFT_OUT, fit::SCHEMA_LEFT_OUT],
+            &build,
         )
-        .await;
+        .expect("the builder's prompt fits the window");
+        assert!(reduction.is_some(), "[{name}] the builder's prompt was cut");
+        let b = run_role::<WorkflowSpec>(p.as_ref(), request, &|w: &WorkflowSpec| w.check()).await;
         assert_clear(name, "builder", &b);
         eprintln!(
             "[{name}] the whole conversation: {:.1} s",
