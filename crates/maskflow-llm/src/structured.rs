@@ -148,9 +148,9 @@ mod tests {
     }
 
     /// The second request of a role whose first reply was `{"a": "…"}` of
-    /// 3,000 bytes, asked of a model with `window`.
+    /// 4,000 bytes, asked of a model with `window`.
     async fn repair_after_a_long_reply(window: Option<u32>) -> LlmRequest {
-        let long = json!({"a": "x".repeat(3_000)}).to_string();
+        let long = json!({"a": "x".repeat(4_000)}).to_string();
         let p = Scripted {
             window,
             replies: std::sync::Mutex::new(vec![long, r#"{"b": 1}"#.into()]),
@@ -180,7 +180,7 @@ mod tests {
         let roomy = repair_after_a_long_reply(None).await;
         assert_eq!(roomy.messages.len(), 3);
         assert_eq!(roomy.messages[1].role, ChatRole::Assistant);
-        // 1,000 tokens of reply in a 2,048 window: the reason goes alone.
+        // ~1,340 tokens of reply in a 2,048 window: the reason goes alone.
         let small = repair_after_a_long_reply(Some(2048)).await;
         assert_eq!(small.messages.len(), 2, "{small:?}");
         assert!(small.messages[1].content.contains("no b"));
