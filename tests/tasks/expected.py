@@ -11,8 +11,9 @@ the request asked for one), else 1 with what differs.
     python expected.py facts
 
 prints, as JSON, what the prompt assertions need of each file in data/:
-its cell values of 4 characters or more as written (the needles no
-request may carry) and each column's count of empty cells. Written apart from the recorded builder scripts in
+its cell values of 4 characters or more as written, but for Maskflow's own
+words for a missing value (the needles no request may carry) and each
+column's count of empty cells. Written apart from the recorded builder scripts in
 builder/, and on purpose in another way where pandas allows, so a wrong
 script cannot agree with its own mistake.
 """
@@ -198,6 +199,13 @@ def check(task, outputs):
     return problems
 
 
+# Maskflow's words for a missing value (maskflow-extractors'
+# profile/classify.rs, PLACEHOLDERS): the profile names a placeholder by
+# Maskflow's own spelling of it, so a cell that is one is not a needle.
+PLACEHOLDERS = {"n/a", "na", "n.a.", "-", "--", "null", "none", "nan", "nil",
+                "not available", "unknown", "missing", "?", "#n/a"}
+
+
 def facts():
     out = {}
     for path in sorted(DATA.iterdir()):
@@ -211,7 +219,7 @@ def facts():
         for frame in sheets.values():
             for column in frame.columns:
                 cells = frame[column].str.strip()
-                needles.update(c for c in cells if len(c) >= 4)
+                needles.update(c for c in cells if len(c) >= 4 and c.lower() not in PLACEHOLDERS)
                 nulls[column] = nulls.get(column, 0) + int((cells == "").sum())
         out[path.name] = {"needles": sorted(needles), "nulls": nulls}
     return out

@@ -65,11 +65,11 @@ say them in the output's column names or scale the values as the request asks"
     };
     let mut parts = vec![
         Part::instructions(format!(
-            "The user's files, as masked extracts: every sample value is masked \
-(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the data's shape, never its values. \
-Column and sheet names are real, except one that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
-it is masked the same way (e.g. `Aaaa Aaaaa`), is not the real name and must never be written in the script — \
-address such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) and such a sheet by its index{titled}{united}{switchable}{profiled}:\n```json\n"
+            "The user's files, as masked extracts. Every sample value is masked \
+(uppercase letters became A, lowercase a, digits #, punctuation kept), so you see the shape of the data, never its values. \
+Column and sheet names are real, except a name that looked like a value (a person, a company, an e-mail address, a date, an ID, a number): \
+it is masked the same way (e.g. `Aaaa Aaaaa`), so it is not the file's real name and must never be written literally in the script; \
+refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by iterating over the columns, and to such a sheet by its index{titled}{united}{switchable}{profiled}:\n```json\n"
         )),
         Part::extract(pretty),
         Part::instructions("\n```"),
