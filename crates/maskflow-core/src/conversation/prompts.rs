@@ -22,8 +22,10 @@ pub const RUNNER_CONTRACT: &str = maskflow_runner::CONTRACT;
 /// extracts with their profile (masked samples, names as sent, figures
 /// Maskflow computed) and join keys.
 pub(crate) fn extracts_parts(extracts: &Value) -> Vec<Part> {
-    let joins = super::profile_text::join_keys(extracts);
-    let shown = super::profile_text::compact(extracts);
+    let mut extracts = extracts.clone();
+    let notes = crate::data_notes::take(&mut extracts);
+    let joins = super::profile_text::join_keys(&extracts);
+    let shown = super::profile_text::compact(&extracts);
     // One compact line per file: indentation costs a small model's context
     // window tokens and tells it nothing.
     let pretty = match shown.as_array() {
@@ -78,6 +80,19 @@ refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by 
         parts.push(Part::instructions("\n"));
         parts.push(Part::extract(joins));
     }
+    if !notes.is_empty() {
+        parts.push(Part::instructions(
+            "\nThe user's notes on their data, in their own words: what they know that the extracts cannot show \
+(units, scale, what codes mean, what to leave out). Follow them; where one contradicts the profile, ask:\n",
+        ));
+        for n in notes {
+            parts.push(Part::instructions("- "));
+            parts.push(Part::extract(n.place));
+            parts.push(Part::instructions(": "));
+            parts.push(Part::user_words(n.text));
+            parts.push(Part::instructions("\n"));
+        }
+    }
     parts
 }
 
@@ -118,13 +133,20 @@ fn request(role: Role, system: Vec<Part>, history: &[ChatMessage], schema: Value
     }
 }
 
+/// The longest reason or question a user is shown: a few sentences. The
+/// bound is in the schema so a back end sampling under it (the local
+/// grammar) cannot ramble past the role's token budget (seen: SmolLM2
+/// listing dates in `reason` until 512 tokens were spent); a digit can be
+/// a token of its own, so it stays under the validator's default 512.
+const MAX_VERDICT_CHARS: usize = 400;
+
 /// The schema of the validator's reply.
 pub fn feasibility_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
             "feasible": {"type": "boolean"},
-            "reason": {"type": "string", "description": "Why the task cannot be done (required when feasible is false)."}
+            "reason": {"type": "string", "maxLength": MAX_VERDICT_CHARS, "description": "Why the task cannot be done (required when feasible is false)."}
         },
         "required": ["feasible"],
         "additionalProperties": false
@@ -137,7 +159,7 @@ pub fn clarification_schema() -> Value {
         "type": "object",
         "properties": {
             "needs_clarification": {"type": "boolean"},
-            "question": {"type": "string", "description": "One question for the user (required when needs_clarification is true)."}
+            "question": {"type": "string", "maxLength": MAX_VERDICT_CHARS, "description": "One question for the user (required when needs_clarification is true)."}
         },
         "required": ["needs_clarification"],
         "additionalProperties": false
