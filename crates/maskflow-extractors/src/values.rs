@@ -39,6 +39,13 @@ pub struct ValueOptions {
 /// Bytes of a delimited file visited by default.
 pub const DEFAULT_MAX_VALUE_BYTES: u64 = 256 * 1024 * 1024;
 
+impl ValueOptions {
+    /// Every byte of the file (the profile: it covers every row).
+    pub const WHOLE_FILE: Self = Self {
+        max_bytes: u64::MAX,
+    };
+}
+
 impl Default for ValueOptions {
     fn default() -> Self {
         Self {

@@ -183,12 +183,13 @@ impl FileReading {
             &mut |step| progress(step.done, step.total),
         )?;
         let registry = maskflow_extractors::Registry::with_defaults();
-        let profile_options = maskflow_extractors::ValueOptions::default();
-        let categories_options = maskflow_extractors::ValueOptions {
-            max_bytes: self.categories_max_bytes,
-        };
+        // The profile covers every row (the prompt says so); the category
+        // count reads up to its own limit, in the same pass when that is
+        // the whole file too (a workbook's sheets are read whole by both).
+        let profile_options = maskflow_extractors::ValueOptions::WHOLE_FILE;
         let table = matches!(extract.kind, FileKind::Csv | FileKind::Excel);
-        let tee = table && profile_options == categories_options;
+        let tee = table
+            && (matches!(extract.kind, FileKind::Excel) || self.size <= self.categories_max_bytes);
         let mut sink = UploadSinks::new(self.size, &mut progress, tee);
         if table {
             // A file the extract could read but the profile cannot (it is
