@@ -20,6 +20,7 @@ mod api_more;
 pub mod builder;
 pub mod categories;
 pub mod conversation;
+pub mod data_notes;
 pub mod disk;
 pub mod error;
 pub mod events;

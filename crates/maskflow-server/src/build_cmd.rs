@@ -23,10 +23,13 @@ use maskflow_core::api::ErrorBody;
 use maskflow_core::builder::options::BuildOptions;
 use maskflow_core::builder::review::Verdict;
 use maskflow_core::needs::PreflightAction;
-use maskflow_core::service::{CreateWorkflow, GateChoice, GateRequest, SendMessage, WorkflowView};
+use maskflow_core::service::{
+    CreateWorkflow, DataNote, GateChoice, GateRequest, SendMessage, WorkflowView,
+};
 use maskflow_core::versions::Status;
 use maskflow_core::{ErrorCode, Service};
 use maskflow_server::terminal::{safe, safe_json, safe_line};
+use serde_json::Value;
 
 use crate::build_io::{ManualDesk, Terminal};
 
@@ -61,6 +64,13 @@ pub struct BuildArgs {
     /// What the workflow should do.
     #[arg(long, short = 'm', value_name = "TEXT")]
     pub message: String,
+    /// A note on your data, sent in your words beside the masked extracts
+    /// and kept with the workflow: what the files cannot show ("amounts
+    /// are in thousands"). TEXT is on the only file; FILE=TEXT,
+    /// COLUMN=TEXT, FILE:COLUMN=TEXT or FILE:SHEET:COLUMN=TEXT place it.
+    /// Repeat for more.
+    #[arg(long = "note", value_name = "[PLACE=]TEXT")]
+    pub notes: Vec<String>,
     /// Send the masked extracts without asking (you reviewed them with
     /// `maskflow extract`).
     #[arg(long)]
@@ -149,11 +159,52 @@ impl Session {
     }
 }
 
+/// The `--note`s, each placed on its file, sheet or column and shown
+/// where it sits before anything is sent.
+fn data_notes(
+    args: &BuildArgs,
+    file_ids: &[String],
+    sent: &[Value],
+) -> anyhow::Result<Vec<DataNote>> {
+    let given: Vec<String> = args
+        .files
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let files: Vec<(&str, &Value)> = given.iter().map(String::as_str).zip(sent).collect();
+    let mut notes = Vec::new();
+    for spec in &args.notes {
+        let placed = maskflow_core::data_notes::place(spec, &files).map_err(anyhow::Error::msg)?;
+        let place = [
+            Some(given[placed.file].clone()),
+            placed.sheet.as_ref().map(|s| format!("sheet {s:?}")),
+            placed.column.as_ref().map(|c| format!("column {c:?}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        eprintln!(
+            "your note on {}: {}",
+            safe_line(&place),
+            safe_line(&placed.text)
+        );
+        notes.push(DataNote {
+            file_id: file_ids[placed.file].clone(),
+            sheet: placed.sheet,
+            column: placed.column,
+            text: placed.text,
+        });
+    }
+    Ok(notes)
+}
+
 /// Runs `maskflow build`.
 pub fn run(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let mut s = Session::open(&args.backend)?;
     let _inside = s.runtime.enter();
     let mut file_ids = Vec::new();
+    let mut sent = Vec::new();
     for path in &args.files {
         let path =
             std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))?;
@@ -176,7 +227,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<ExitCode> {
             );
         }
         file_ids.push(uploaded.file_id);
+        sent.push(uploaded.extract);
     }
+    let notes = data_notes(&args, &file_ids, &sent)?;
     eprintln!("LLM back ends: {}", safe_line(&s.backends()));
     if !args.yes
         && !s
@@ -188,6 +241,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<ExitCode> {
     }
     let created = s.service.create_workflow(CreateWorkflow {
         file_ids,
+        notes,
         ..CreateWorkflow::default()
     })?;
     let workflow_id = created.workflow_id;

@@ -7,7 +7,9 @@ import { ExtractView } from "../components/ExtractView";
 import type { FileExtract } from "../generated";
 import type { Chip, ChipAction } from "../lib/chips";
 import { asSent, payloadJson, withCategories } from "../lib/extracts";
+import { withNotes } from "../lib/notes";
 import { CategorySwitches } from "./CategorySwitches";
+import { ApprovedNotes, DataNotes } from "./DataNotes";
 import { FlaggedNames } from "./FlaggedNames";
 import { ProfileView } from "./ProfileView";
 import { Chips } from "./Chips";
@@ -28,18 +30,21 @@ export function FilesPane({
   dispatch: Dispatch<ChipAction>;
 }) {
   const { workflow, loading, notice, setNotice, showJson, setShowJson } = wf;
-  const { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs, shown, toggleShown } = files;
+  const { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs, shown, toggleShown, notes, setNotes } = files;
   // Exactly what approving sends: the masked extracts, with the flagged
-  // names the user chose to send as they are put back and the category
-  // columns they switched on.
-  const extracts: FileExtract[] = useMemo(
+  // names the user chose to send as they are put back, the category
+  // columns they switched on and their notes.
+  const sent = useMemo(
     () =>
-      workflow
-        ? workflow.current_version.file_extracts
-        : ready.map((c) =>
-            withCategories(asSent(c.extract!, c.flagged, sendAsIs), { fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories }, shown),
-          ),
-    [workflow, ready, sendAsIs, shown],
+      ready.map((c) => ({
+        fileId: c.fileId!,
+        sent: withCategories(asSent(c.extract!, c.flagged, sendAsIs), { fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories }, shown),
+      })),
+    [ready, sendAsIs, shown],
+  );
+  const extracts: FileExtract[] = useMemo(
+    () => (workflow ? workflow.current_version.file_extracts : sent.map((f) => withNotes(f.sent, f.fileId, notes))),
+    [workflow, sent, notes],
   );
   return (
     <section class="files-pane" aria-label="Files">
@@ -82,8 +87,10 @@ export function FilesPane({
             <>
               <FlaggedNames files={ready} sendAsIs={sendAsIs} onToggle={toggleSendAsIs} disabled={approving} />
               <CategorySwitches files={ready} shown={shown} onToggle={toggleShown} disabled={approving} />
+              <DataNotes files={sent} notes={notes} onChange={setNotes} disabled={approving} />
             </>
           )}
+          {workflow && <ApprovedNotes extracts={extracts} />}
           {extracts.map((e, i) => (
             <div key={`${e.filename}-${i}`}>
               <ExtractView extract={e} />

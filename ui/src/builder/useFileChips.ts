@@ -7,6 +7,7 @@ import type { WorkflowView } from "../generated";
 import { approvable, type Chip, type ChipAction } from "../lib/chips";
 import { noticeOf, type Notice } from "../lib/errors";
 import { approvalRequest } from "../lib/extracts";
+import type { NoteDraft } from "../lib/notes";
 import { navigate } from "../lib/router";
 import { sourceName, sourceSize, toApiError, type FileSource } from "../transport";
 
@@ -45,6 +46,9 @@ export function useFileChips(
     });
   }, []);
 
+  // The user's notes on the data (#40 point 7), sent in their words.
+  const [notes, setNotes] = useState<NoteDraft[]>([]);
+
   const addSources = useCallback(
     (sources: FileSource[]) => {
       for (const source of sources) {
@@ -78,6 +82,7 @@ export function useFileChips(
           ready.map((c) => ({ fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories })),
           sendAsIs,
           shown,
+          notes,
         ),
       );
       navigate({ screen: "builder", workflowId: created.workflow_id });
@@ -88,5 +93,5 @@ export function useFileChips(
     }
   }
 
-  return { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs, shown, toggleShown };
+  return { addSources, ready, canApprove, reason, approving, approve, sendAsIs, toggleSendAsIs, shown, toggleShown, notes, setNotes };
 }

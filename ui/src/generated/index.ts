@@ -36,6 +36,7 @@ export type { ConversationQuery } from "./ConversationQuery";
 export type { ConversationSummary } from "./ConversationSummary";
 export type { CreateWorkflow } from "./CreateWorkflow";
 export type { CreatedVersion } from "./CreatedVersion";
+export type { DataNote } from "./DataNote";
 export type { DeleteCounts } from "./DeleteCounts";
 export type { DeleteReply } from "./DeleteReply";
 export type { Detected } from "./Detected";

@@ -1,6 +1,7 @@
 // Helpers over masked extracts: the exact JSON that will be sent when the
 // user approves, and short human summaries of each file.
 import type { CategoryCandidate, CategoryChoice, CreateWorkflow, FileExtract, FlaggedName } from "../generated";
+import { requestNotes, type NoteDraft } from "./notes";
 
 /** A file to approve: its masked extract, the names masked in it and its category columns. */
 export interface ApprovalFile {
@@ -67,17 +68,26 @@ function setAt(root: Record<string, unknown>, pointer: string, value: string) {
 
 /**
  * The request that approving sends: exactly the extracts shown, the file
- * ids, the names sent as they are and the category columns switched on.
+ * ids, the names sent as they are, the category columns switched on and
+ * the user's notes on the data.
  */
 export function approvalRequest(
   files: ApprovalFile[],
   sendAsIs: ReadonlySet<string> = new Set(),
   shown: ReadonlySet<string> = new Set(),
+  notes: NoteDraft[] = [],
 ): CreateWorkflow {
   const request: CreateWorkflow = {
     file_extracts: files.map((f) => withCategories(asSent(f.extract, f.flagged, sendAsIs), f, shown)),
     file_ids: files.map((f) => f.fileId),
   };
+  // The server puts the notes beside their tables after it has checked
+  // these extracts against the stored ones.
+  const named = requestNotes(
+    notes,
+    files.map((f, i) => ({ fileId: f.fileId, sent: request.file_extracts[i]! })),
+  );
+  if (named.length) request.notes = named;
   const flagged = new Set(files.flatMap((f) => (f.flagged ?? []).map((n) => n.name)));
   const chosen = [...sendAsIs].filter((n) => flagged.has(n));
   if (chosen.length) request.send_as_is = chosen;

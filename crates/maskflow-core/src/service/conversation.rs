@@ -490,7 +490,18 @@ fn approved_extracts(
             c.file_id
         )));
     }
+    if let Some(n) = request
+        .notes
+        .iter()
+        .find(|n| !request.file_ids.contains(&n.file_id))
+    {
+        return Err(CoreError::InvalidRequest(format!(
+            "notes: file {} is not among file_ids",
+            n.file_id
+        )));
+    }
     let mut stored = Vec::new();
+    let mut left_off = Vec::new();
     for id in &request.file_ids {
         let file = store::get_file(tx, id)?.ok_or_else(|| {
             CoreError::InvalidRequest(format!("file_ids: file {id} was not uploaded"))
@@ -510,9 +521,8 @@ fn approved_extracts(
             crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
                 .map_err(CoreError::InvalidRequest)?;
         }
-        // The ones left off are named with their number of values (#40).
-        crate::categories::offer(&mut sent, &candidates, &chosen);
         stored.push(sent);
+        left_off.push((candidates, chosen));
     }
     let given: Vec<Value> = request
         .file_extracts
@@ -543,6 +553,29 @@ fn approved_extracts(
         ));
     }
     let mut extracts = extracts;
+    // What only Maskflow adds, once the client's extracts are checked
+    // against the stored ones: the category columns left off, named with
+    // their number of values (#40 point 5), and the user's notes beside
+    // their tables (point 7).
+    for (sent, (candidates, chosen)) in extracts.iter_mut().zip(&left_off) {
+        crate::categories::offer(sent, candidates, chosen);
+    }
+    for (id, sent) in request.file_ids.iter().zip(extracts.iter_mut()) {
+        let notes: Vec<crate::data_notes::Note<'_>> = request
+            .notes
+            .iter()
+            .filter(|n| &n.file_id == id)
+            .map(|n| crate::data_notes::Note {
+                sheet: n.sheet.as_deref(),
+                column: n.column.as_deref(),
+                text: &n.text,
+            })
+            .collect();
+        if !notes.is_empty() {
+            crate::data_notes::attach(sent, &notes)
+                .map_err(|e| CoreError::InvalidRequest(format!("{e} (file {id})")))?;
+        }
+    }
     if !request.file_ids.is_empty() {
         // How much of each id column is found in the other files (#40).
         let mut paths = Vec::new();

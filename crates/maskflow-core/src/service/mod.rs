@@ -94,8 +94,9 @@ pub use runs::{RunInputs, RunView};
 pub use schedules::{RunTrigger, ScheduleInput, ScheduleView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};
 pub use types::{
-    CategoryChoice, CreateWorkflow, CreatedVersion, ExtractInput, MessageReply, SendMessage,
-    UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary, WorkflowView,
+    CategoryChoice, CreateWorkflow, CreatedVersion, DataNote, ExtractInput, MessageReply,
+    SendMessage, UploadedFile, VersionSummary, VersionView, WorkflowPatch, WorkflowSummary,
+    WorkflowView,
 };
 pub use waiting::{WaitingItem, WaitingKind, WaitingList};
 

@@ -666,7 +666,7 @@ async fn value_headers_are_masked_flagged_and_sent_only_by_choice() {
         file_extracts: vec![serde_json::from_value(second.extract.clone()).expect("input")],
         file_ids: vec![second.file_id.clone()],
         send_as_is: choice.clone(),
-        show_categories: Vec::new(),
+        ..Default::default()
     });
     assert!(refused.is_err(), "a preview that differs from what is sent");
     let mut shown = second.extract.clone();
@@ -676,7 +676,7 @@ async fn value_headers_are_masked_flagged_and_sent_only_by_choice() {
             file_extracts: vec![serde_json::from_value(shown.clone()).expect("input")],
             file_ids: vec![second.file_id.clone()],
             send_as_is: choice,
-            show_categories: Vec::new(),
+            ..Default::default()
         })
         .expect("approve with one name as it is");
     let v = s

@@ -59,6 +59,16 @@ impl Provider for Recording {
 /// Uploads `files`, approves them as they are, sends `message`, and
 /// returns what the back end received.
 async fn told(files: &[(&str, Vec<u8>)], message: &str) -> String {
+    told_with_notes(files, &[], &[message]).await
+}
+
+/// As [`told`], with the user's notes (`(file index, sheet, column,
+/// text)`) given at approval, and every message of `messages` sent.
+async fn told_with_notes(
+    files: &[(&str, Vec<u8>)],
+    notes: &[(usize, Option<&str>, Option<&str>, &str)],
+    messages: &[&str],
+) -> String {
     let home = tempfile::tempdir().expect("tmp");
     let rec = Recording::new();
     let s = service_with(home.path(), rec.clone());
@@ -67,13 +77,25 @@ async fn told(files: &[(&str, Vec<u8>)], message: &str) -> String {
         let f = s.add_upload_bytes(name, body).await.expect("upload");
         ids.push(f.file_id);
     }
+    let notes = notes
+        .iter()
+        .map(|(i, sheet, column, text)| DataNote {
+            file_id: ids[*i].clone(),
+            sheet: sheet.map(str::to_owned),
+            column: column.map(str::to_owned),
+            text: (*text).to_owned(),
+        })
+        .collect();
     let w = s
         .create_workflow(CreateWorkflow {
             file_ids: ids,
+            notes,
             ..Default::default()
         })
         .expect("approve");
-    s.send_message(&w.workflow_id, message).await.expect("sent");
+    for message in messages {
+        s.send_message(&w.workflow_id, message).await.expect("sent");
+    }
     rec.received()
 }
 
@@ -300,4 +322,76 @@ shipments.csv column \"order_ref\" (`######` vs `AAA-#######`)"
     );
     holds_no_cell(&sent, &orders);
     holds_no_cell(&sent, &shipments);
+}
+
+#[tokio::test]
+async fn the_users_notes_reach_every_prompt_in_their_words_and_stay_with_the_workflow() {
+    let body = stays();
+    let sent = told_with_notes(
+        &[("stays.csv", body.clone().into_bytes())],
+        &[
+            (
+                0,
+                None,
+                None,
+                "Stays of staff are free and should be left out.",
+            ),
+            (0, None, Some("rate"), "Rates are per night, before tax."),
+        ],
+        &["total revenue per month", "calendar months"],
+    )
+    .await;
+    let file_note = "- stays.csv: Stays of staff are free and should be left out.";
+    let column_note = "- stays.csv, column \"rate\": Rates are per night, before tax.";
+    // The validator's prompt and each clarifier's: three requests or more.
+    assert!(sent.matches(file_note).count() >= 3, "{sent}");
+    assert!(sent.matches(column_note).count() >= 3, "{sent}");
+    assert!(
+        sent.contains("The user's notes on their data, in their own words"),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("\"notes\""),
+        "the notes are not in the extract's JSON: {sent}"
+    );
+    holds_no_cell(&sent, &body);
+}
+
+#[tokio::test]
+async fn a_note_on_a_column_the_file_does_not_have_is_refused_naming_it() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = service_with(home.path(), Recording::new());
+    let f = s
+        .add_upload_bytes("stays.csv", stays().as_bytes())
+        .await
+        .expect("upload");
+    let note = |column: &str| DataNote {
+        file_id: f.file_id.clone(),
+        sheet: None,
+        column: Some(column.to_owned()),
+        text: "in euros".into(),
+    };
+    let e = s
+        .create_workflow(CreateWorkflow {
+            file_ids: vec![f.file_id.clone()],
+            notes: vec![note("price")],
+            ..Default::default()
+        })
+        .expect_err("no such column");
+    assert!(e.to_string().contains("no column \"price\""), "{e}");
+    let w = s
+        .create_workflow(CreateWorkflow {
+            file_ids: vec![f.file_id.clone()],
+            notes: vec![note("rate")],
+            ..Default::default()
+        })
+        .expect("a column it has");
+    let v = s
+        .get_version(&w.workflow_id, &w.version_id)
+        .expect("version");
+    assert_eq!(
+        v.file_extracts[0]["notes"],
+        json!([{"column": "rate", "note": "in euros"}]),
+        "kept in the approved extract"
+    );
 }

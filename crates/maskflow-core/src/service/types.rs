@@ -83,6 +83,30 @@ pub struct CreateWorkflow {
     #[serde(default)]
     #[ts(optional, as = "Option<Vec<CategoryChoice>>")]
     pub show_categories: Vec<CategoryChoice>,
+    /// The user's notes on their data (#40 point 7): what they know that
+    /// the extracts cannot show, on a file, a sheet or a column. Kept in
+    /// the approved extract beside its table and sent as the user's words.
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<DataNote>>")]
+    pub notes: Vec<DataNote>,
+}
+
+/// A note of the user's on one of `file_ids`, its sheet or its column.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, ToSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct DataNote {
+    /// `file_…`: the uploaded file (one of `file_ids`).
+    pub file_id: String,
+    /// The workbook sheet, by its name as sent (none for the file).
+    #[serde(default)]
+    #[ts(optional)]
+    pub sheet: Option<String>,
+    /// The column, by its name as sent (none for the file or sheet).
+    #[serde(default)]
+    #[ts(optional)]
+    pub column: Option<String>,
+    /// The user's words (at most 2,000 characters).
+    pub text: String,
 }
 
 /// A category column the user switched on at approval.

@@ -419,6 +419,68 @@ fn maskflow_build_with_a_plan_and_a_review() {
     }
 }
 
+/// `--note` (#40 point 7): each note is shown where it sits before
+/// anything is sent, and every role's prompt carries it in the user's
+/// words; a note on a column the file does not have sends nothing.
+#[test]
+fn maskflow_build_sends_the_users_notes_on_the_data() {
+    let Session {
+        _home,
+        data: _,
+        llm,
+        tmux,
+    } = start_build(
+        "notes",
+        "--yes --note 'amount=in thousands of euros' --note 'Orders under one euro are tests'",
+    );
+    let pane = tmux.wait_for(QUESTION);
+    assert!(
+        pane.contains("your note on sales.csv, column \"amount\": in thousands of euros"),
+        "{pane}"
+    );
+    assert!(
+        pane.contains("your note on sales.csv: Orders under one euro are tests"),
+        "{pane}"
+    );
+    tmux.type_line(ANSWER);
+    let pane = tmux.wait_for("maskflow-exit=");
+    assert!(pane.contains("maskflow-exit=0"), "{pane}");
+    let bodies = llm.bodies();
+    for role in ["validator", "clarifier", "builder"] {
+        let told = bodies.iter().any(|b| {
+            b.contains(&format!("You are Maskflow's {role}"))
+                && b.contains(r#"- sales.csv, column \"amount\": in thousands of euros"#)
+        });
+        assert!(told, "the {role} was told the column's note: {bodies:?}");
+    }
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("- sales.csv: Orders under one euro are tests")),
+        "{bodies:?}"
+    );
+
+    let home = tempfile::tempdir().expect("home");
+    std::fs::write(home.path().join("sales.csv"), CSV).expect("csv");
+    let refused = Command::new(BIN)
+        .current_dir(home.path())
+        .args(["build", "sales.csv", "--yes", "-m", "total per customer"])
+        .args(["--note", "sales.csv:price=in euros", "--provider", "openai"])
+        .args(["--model", "x", "--base-url"])
+        .arg(format!("http://127.0.0.1:{}/v1", llm.port))
+        .env("MASKFLOW_HOME", home.path().join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("maskflow build");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("sales.csv has no column \"price\""),
+        "{stderr}"
+    );
+    assert_eq!(llm.bodies().len(), bodies.len(), "nothing more was sent");
+}
+
 /// Issue 44, point 5 on the command line: a weak model's two unusable
 /// replies are told with the two ways on (try again, choose another
 /// model), "Try again?" asks it again, and no ends the command as a
