@@ -67,8 +67,10 @@ fn share(part: u64, of: u64) -> f64 {
 }
 
 /// Compares `new`'s tables with the `approved` run's, matched by output
-/// file and sheet.
-pub fn compare(approved: &[OutputTable], new: &[OutputTable]) -> Comparison {
+/// file and sheet. With `rows_vary` (the workflow declared the
+/// `row_count` drift), a table's rows halved or doubled are a line, not
+/// a jump; no rows at all still is one.
+pub fn compare(approved: &[OutputTable], new: &[OutputTable], rows_vary: bool) -> Comparison {
     let mut out = Comparison::default();
     for a in approved {
         let what = label(a);
@@ -77,7 +79,7 @@ pub fn compare(approved: &[OutputTable], new: &[OutputTable]) -> Comparison {
                 .push(format!("{what} is missing (the approved run wrote it)"));
             continue;
         };
-        table(&what, &a.profile, &n.profile, &mut out);
+        table(&what, &a.profile, &n.profile, rows_vary, &mut out);
     }
     for n in new {
         if !approved
@@ -95,19 +97,24 @@ pub fn compare(approved: &[OutputTable], new: &[OutputTable]) -> Comparison {
     out
 }
 
-fn table(what: &str, a: &TableProfile, n: &TableProfile, out: &mut Comparison) {
+fn table(what: &str, a: &TableProfile, n: &TableProfile, rows_vary: bool, out: &mut Comparison) {
     let (ar, nr) = (a.rows_profiled, n.rows_profiled);
     out.lines.push(format!(
         "{what}: {nr} rows, {} columns (approved run: {ar} rows, {} columns)",
         n.columns.len(),
         a.columns.len()
     ));
-    if ar >= 2 && nr * 2 <= ar {
-        out.jumps.push(format!(
+    let rows = if rows_vary {
+        &mut out.lines
+    } else {
+        &mut out.jumps
+    };
+    if ar >= 2 && nr > 0 && nr * 2 <= ar {
+        rows.push(format!(
             "{what}: {nr} rows where the approved run had {ar} (halved or less)"
         ));
     } else if ar >= 2 && nr >= ar * 2 {
-        out.jumps.push(format!(
+        rows.push(format!(
             "{what}: {nr} rows where the approved run had {ar} (doubled or more)"
         ));
     } else if ar > 0 && nr == 0 {
@@ -207,7 +214,7 @@ mod tests {
             &[("region", None, 0), ("tip", Some(("1.0", "9.5")), 0)],
         );
         let n = t(120, &[("region", None, 2), ("tip", Some(("0.5", "12")), 0)]);
-        let c = compare(&[a], &[n]);
+        let c = compare(&[a], &[n], false);
         assert!(c.jumps.is_empty(), "{c:?}");
         assert_eq!(
             c.lines,
@@ -236,7 +243,7 @@ mod tests {
                 ("k", None, 60),
             ],
         );
-        let c = compare(&[a], &[n]);
+        let c = compare(&[a], &[n], false);
         assert_eq!(c.jumps.len(), 4, "{c:?}");
         assert!(
             c.jumps[0].contains("80 rows where the approved run had 172"),
@@ -261,12 +268,32 @@ mod tests {
     fn a_missing_output_or_column_is_a_jump() {
         let a = t(10, &[("a", None, 0), ("b", None, 0)]);
         let n = t(10, &[("a", None, 0), ("c", None, 0)]);
-        let c = compare(std::slice::from_ref(&a), &[n]);
+        let c = compare(std::slice::from_ref(&a), &[n], false);
         assert_eq!(c.jumps.len(), 2, "{c:?}");
-        let c = compare(&[a], &[]);
+        let c = compare(&[a], &[], false);
         assert_eq!(
             c.jumps,
             vec!["output \"out.csv\" is missing (the approved run wrote it)"]
+        );
+    }
+
+    #[test]
+    fn a_declared_row_count_drift_tells_halved_rows_but_still_holds_an_empty_table() {
+        let a = t(172, &[("k", None, 0)]);
+        let c = compare(std::slice::from_ref(&a), &[t(80, &[("k", None, 0)])], true);
+        assert!(c.jumps.is_empty(), "{c:?}");
+        assert!(
+            c.lines
+                .iter()
+                .any(|l| l.contains("80 rows where the approved run had 172 (halved or less)")),
+            "{c:?}"
+        );
+        let c = compare(std::slice::from_ref(&a), &[t(400, &[("k", None, 0)])], true);
+        assert!(c.jumps.is_empty(), "{c:?}");
+        let c = compare(&[a], &[t(0, &[("k", None, 0)])], true);
+        assert_eq!(
+            c.jumps,
+            vec!["output \"out.csv\": no rows where the approved run had 172"]
         );
     }
 }
