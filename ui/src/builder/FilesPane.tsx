@@ -6,7 +6,7 @@ import { EmptyState, NoticeBanner, Spinner } from "../components/ui";
 import { ExtractView } from "../components/ExtractView";
 import type { FileExtract } from "../generated";
 import type { Chip, ChipAction } from "../lib/chips";
-import { asSent, payloadJson, withCategories } from "../lib/extracts";
+import { asSent, payloadJson, withCategories, withOffered } from "../lib/extracts";
 import { withNotes } from "../lib/notes";
 import { CategorySwitches } from "./CategorySwitches";
 import { ApprovedNotes, DataNotes } from "./DataNotes";
@@ -36,15 +36,20 @@ export function FilesPane({
   // columns they switched on and their notes.
   const sent = useMemo(
     () =>
-      ready.map((c) => ({
-        fileId: c.fileId!,
-        sent: withCategories(asSent(c.extract!, c.flagged, sendAsIs), { fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories }, shown),
-      })),
+      ready.map((c) => {
+        const file = { fileId: c.fileId!, extract: c.extract!, flagged: c.flagged, categories: c.categories };
+        return { fileId: file.fileId, file, sent: withCategories(asSent(file.extract, file.flagged, sendAsIs), file, shown) };
+      }),
     [ready, sendAsIs, shown],
   );
+  // What the server adds once it has checked them: the category columns
+  // left off, named, and the notes.
   const extracts: FileExtract[] = useMemo(
-    () => (workflow ? workflow.current_version.file_extracts : sent.map((f) => withNotes(f.sent, f.fileId, notes))),
-    [workflow, sent, notes],
+    () =>
+      workflow
+        ? workflow.current_version.file_extracts
+        : sent.map((f) => withNotes(withOffered(f.sent, f.file, shown), f.fileId, notes)),
+    [workflow, sent, shown, notes],
   );
   return (
     <section class="files-pane" aria-label="Files">

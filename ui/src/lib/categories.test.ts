@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CategoryCandidate, FileExtract } from "../generated";
-import { approvalRequest, categoryKey, withCategories } from "./extracts";
+import { approvalRequest, categoryKey, withCategories, withOffered } from "./extracts";
 
 const island: CategoryCandidate = { column: "island", values: [{ value: "Biscoe", count: 12 }, { value: "Dream", count: 12 }] };
 const species: CategoryCandidate = { column: "species", values: [{ value: "Gentoo", count: 18 }] };
@@ -41,5 +41,15 @@ describe("category switches (#28)", () => {
     expect(approvalRequest([file], new Set(), new Set([categoryKey("f", onData)])).show_categories).toEqual([
       { file_id: "f", sheet: "Data", column: "island" },
     ]);
+  });
+
+  it("names the columns left off with their number of values, as the server does, and no value", () => {
+    const file = { fileId: "file_1", extract: extract(), categories: [species, island] };
+    const shown = new Set([categoryKey("file_1", island)]);
+    const offered = withOffered(withCategories(extract(), file, shown), file, shown) as FileExtract & { switchable_categories?: unknown };
+    expect(offered.switchable_categories).toEqual([{ column: "species", values: 1 }]);
+    expect(JSON.stringify(offered)).not.toContain("Gentoo");
+    // Not in the request: the server adds it after its check.
+    expect(JSON.stringify(approvalRequest([file], new Set(), shown))).not.toContain("switchable_categories");
   });
 });

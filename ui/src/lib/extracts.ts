@@ -41,6 +41,24 @@ export function withCategories(extract: FileExtract, file: ApprovalFile, shown: 
 }
 
 /**
+ * The extract with the category columns left switched off named where the
+ * server names them (`switchable_categories`: the column and its number of
+ * values, never a value), for the view of what is sent.
+ */
+export function withOffered(extract: FileExtract, file: ApprovalFile, shown: ReadonlySet<string>): FileExtract {
+  const off = (file.categories ?? []).filter((c) => !shown.has(categoryKey(file.fileId, c)));
+  if (off.length === 0) return extract;
+  const copy = structuredClone(extract);
+  type Offered = { columns: string[]; switchable_categories?: { column: string; values: number }[] };
+  for (const c of off) {
+    const table = (c.sheet == null ? copy : copy.sheets?.find((s) => s.name === c.sheet)) as Offered | undefined;
+    if (!table?.columns.includes(c.column)) continue;
+    table.switchable_categories = [...(table.switchable_categories ?? []), { column: c.column, values: c.values.length }];
+  }
+  return copy;
+}
+
+/**
  * The extract as it will be sent: each flagged name the user chose to send
  * as it is put back at its place (the server does the same and refuses a
  * preview that differs from what it would send).
