@@ -83,7 +83,7 @@ refer to such a column by its position (`df.columns[2]`, `df.iloc[:, 2]`) or by 
     if !notes.is_empty() {
         parts.push(Part::instructions(
             "\nThe user's notes on their data, in their own words: what they know that the extracts cannot show \
-(units, scale, what codes mean, what to leave out). Follow them; where one contradicts the profile, ask:\n",
+(units, scale, what codes mean, what to leave out); the script follows them:\n",
         ));
         for n in notes {
             parts.push(Part::instructions("- "));
