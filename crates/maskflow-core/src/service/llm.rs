@@ -444,6 +444,10 @@ impl Service {
             }
             (version.file_extracts, files)
         };
+        // The user's notes are their words, judged each time they are
+        // sent: a name written in one is no allowance for the workflow.
+        let mut extracts = extracts;
+        crate::data_notes::take(&mut extracts);
         let mut index = GuardIndex::new();
         for (path, name) in &files {
             index.add_file(Path::new(path), name, self.llm_state().max_file_bytes);

@@ -395,3 +395,31 @@ async fn a_note_on_a_column_the_file_does_not_have_is_refused_naming_it() {
         "kept in the approved extract"
     );
 }
+
+#[tokio::test]
+async fn a_name_in_a_note_is_no_allowance_of_the_guard() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = service_with(home.path(), Recording::new());
+    let csv = "customer,amount\nZelda Quimby,12.50\nXavier Yonder,7.25\nAda Brightwater,3.00\n";
+    let f = s
+        .add_upload_bytes("sales.csv", csv.as_bytes())
+        .await
+        .expect("upload");
+    let w = s
+        .create_workflow(CreateWorkflow {
+            file_ids: vec![f.file_id.clone()],
+            notes: vec![DataNote {
+                file_id: f.file_id.clone(),
+                sheet: None,
+                column: None,
+                text: "Zelda Quimby is a test account.".into(),
+            }],
+            ..Default::default()
+        })
+        .expect("approve");
+    let guard = s.guard_for(&w.version_id).expect("guard");
+    assert!(
+        !guard.check_text("the total of Zelda Quimby").is_empty(),
+        "the note's words are not allowed as the extract's are"
+    );
+}
