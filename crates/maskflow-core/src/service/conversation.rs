@@ -28,6 +28,7 @@ impl Service {
                 "file_ids lists a file twice".into(),
             ));
         }
+        self.notes_name_no_one(&request)?;
         let now = self.now();
         let workflow_id = self.id("wf");
         let version_id = self.id("wv");
@@ -468,6 +469,52 @@ impl Service {
         self.publish_messages(workflow_id, published);
         self.publish_status(workflow_id, version_id, version.status, reason);
         self.write_session_state(workflow_id, version_id);
+        Ok(())
+    }
+}
+
+impl Service {
+    /// Refuses a note that names someone of the files (#40 point 7): a
+    /// note goes with every request of the workflow as the user's words,
+    /// where the guard refuses an identifying value, so it would block
+    /// them all; said at approval, the user can write it another way.
+    fn notes_name_no_one(&self, request: &CreateWorkflow) -> Result<()> {
+        if request.notes.is_empty() {
+            return Ok(());
+        }
+        let mut files = Vec::new();
+        for id in &request.file_ids {
+            if let Some(f) = store::get_file(&self.db(), id)? {
+                files.push((f.path, f.filename));
+            }
+        }
+        let mut index = maskflow_privacy::guard::GuardIndex::new();
+        for (path, name) in &files {
+            index.add_file(std::path::Path::new(path), name, self.max_file_bytes());
+        }
+        for n in &request.notes {
+            let words = maskflow_llm::LlmRequest {
+                role: maskflow_llm::Role::Validator,
+                messages: vec![maskflow_llm::ChatMessage::from_parts(
+                    maskflow_llm::ChatRole::User,
+                    vec![maskflow_llm::Part::user_words(n.text.as_str())],
+                )],
+                schema: None,
+            };
+            let refused = index.judge_request(&words, &[]).refused;
+            if !refused.is_empty() {
+                let named: Vec<String> = refused
+                    .iter()
+                    .map(|m| format!("{} (from {})", m.masked, m.source))
+                    .collect();
+                return Err(CoreError::InvalidRequest(format!(
+                    "notes: a note names someone or a record of your files: {}. A note is sent \
+                     to the AI as you write it, with every request; write it without the value \
+                     (\"the test account in row 12\", \"customers whose id starts with T\")",
+                    named.join(", ")
+                )));
+            }
+        }
         Ok(())
     }
 }

@@ -397,10 +397,14 @@ async fn a_note_on_a_column_the_file_does_not_have_is_refused_naming_it() {
 }
 
 #[tokio::test]
-async fn a_name_in_a_note_is_no_allowance_of_the_guard() {
+async fn a_value_in_a_note_is_no_allowance_of_the_guard() {
     let home = tempfile::tempdir().expect("tmp");
     let s = service_with(home.path(), Recording::new());
-    let csv = "customer,amount\nZelda Quimby,12.50\nXavier Yonder,7.25\nAda Brightwater,3.00\n";
+    let mut csv = String::from("customer,city,amount\n");
+    for i in 0..40 {
+        let city = ["Trondheim", "Stavanger", "Bergen"][i % 3];
+        csv.push_str(&format!("Person{i} Surname{i},{city},{i}.50\n"));
+    }
     let f = s
         .add_upload_bytes("sales.csv", csv.as_bytes())
         .await
@@ -412,14 +416,58 @@ async fn a_name_in_a_note_is_no_allowance_of_the_guard() {
                 file_id: f.file_id.clone(),
                 sheet: None,
                 column: None,
-                text: "Zelda Quimby is a test account.".into(),
+                text: "Orders from Stavanger are tests.".into(),
             }],
             ..Default::default()
         })
         .expect("approve");
+    // Text checked strictly (runtime text, untyped parts) still refuses
+    // the note's value: the note's words are not allowed as the extract's.
     let guard = s.guard_for(&w.version_id).expect("guard");
     assert!(
-        !guard.check_text("the total of Zelda Quimby").is_empty(),
-        "the note's words are not allowed as the extract's are"
+        !guard.check_text("the orders of Stavanger").is_empty(),
+        "a note's words are no allowance"
     );
+}
+
+#[tokio::test]
+async fn a_note_that_names_someone_is_refused_at_approval_and_an_ordinary_one_is_not() {
+    let home = tempfile::tempdir().expect("tmp");
+    let s = service_with(home.path(), Recording::new());
+    let mut csv = String::from("customer,city,amount\n");
+    for i in 0..40 {
+        csv.push_str(&format!("Person{i} Surname{i},Town{},{i}.50\n", i % 3));
+    }
+    csv.push_str("Zelda Quimby,Town1,12.50\n");
+    let f = s
+        .add_upload_bytes("sales.csv", csv.as_bytes())
+        .await
+        .expect("upload");
+    let create = |text: &str| {
+        s.create_workflow(CreateWorkflow {
+            file_ids: vec![f.file_id.clone()],
+            notes: vec![DataNote {
+                file_id: f.file_id.clone(),
+                sheet: None,
+                column: None,
+                text: text.into(),
+            }],
+            ..Default::default()
+        })
+    };
+    let e = create("Zelda Quimby is a test account.").expect_err("a name");
+    let e = e.to_string();
+    assert!(e.contains("notes: a note names someone"), "{e}");
+    assert!(e.contains("from sales.csv, column \"customer\""), "{e}");
+    assert!(
+        !e.contains("Zelda"),
+        "the refusal shows the value masked: {e}"
+    );
+    // A town is a category of the file, no one's name; amounts in a note
+    // are ordinary words.
+    let w = create("Town1 is our head office; amounts under 1.00 are refunds.")
+        .expect("an ordinary note");
+    s.send_message(&w.workflow_id, "total per city")
+        .await
+        .expect("the note goes with the request");
 }
