@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Encoding, Object, ObjectId};
 
-use super::MAX_STREAM_BYTES;
+use super::MAX_PAGE_CONTENT_BYTES;
 
 /// Most pieces of text kept from one page (a guard against hostile pages).
 const MAX_SEGMENTS: usize = 100_000;
@@ -95,7 +95,7 @@ enum Fallback {
 impl<'a> FontMetrics<'a> {
     fn read(doc: &'a Document, font: &'a Dictionary) -> Self {
         let encoding = font
-            .get_font_encoding_with_limit(doc, MAX_STREAM_BYTES)
+            .get_font_encoding_with_limit(doc, MAX_PAGE_CONTENT_BYTES)
             .ok();
         let base = font
             .get(b"BaseFont")
@@ -236,15 +236,20 @@ impl Default for State {
     }
 }
 
-/// Every piece of text on page `page_id`, in content-stream order.
-pub(crate) fn page_segments(doc: &Document, page_id: ObjectId) -> lopdf::Result<Vec<Segment>> {
+/// Every piece of text of page `page_id`, whose content is `content`, in
+/// content-stream order.
+pub(crate) fn page_segments(
+    doc: &Document,
+    page_id: ObjectId,
+    content: &[u8],
+) -> lopdf::Result<Vec<Segment>> {
     let fonts = doc.get_page_fonts(page_id)?;
     let names: Vec<&Vec<u8>> = fonts.keys().collect();
     let metrics: Vec<FontMetrics<'_>> = fonts
         .values()
         .map(|font| FontMetrics::read(doc, font))
         .collect();
-    let content = Content::decode(&doc.get_page_content_with_limit(page_id, MAX_STREAM_BYTES)?)?;
+    let content = Content::decode(content)?;
 
     let mut reader = Reader {
         metrics: &metrics,
@@ -471,6 +476,11 @@ mod tests {
         (doc, page_id)
     }
 
+    fn segments_of(doc: &Document, page: ObjectId) -> Vec<Segment> {
+        let content = doc.get_page_content(page);
+        page_segments(doc, page, &content).expect("reads")
+    }
+
     fn helvetica() -> Dictionary {
         dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" }
     }
@@ -482,7 +492,7 @@ mod tests {
             "q 2 0 0 2 10 20 cm BT /F1 10 Tf 5 6 Td (Ab) Tj ( c) Tj 0 -12 Td (Next) Tj ET Q \
              BT /F1 10 Tf 300 700 Td [(Sp) -50 (lit)] TJ ET",
         );
-        let segments = page_segments(&doc, page).expect("reads");
+        let segments = segments_of(&doc, page);
         let texts: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(texts, ["Ab c", "Next", "Split"]);
         // (5, 6) in text space, scaled by 2 and moved by (10, 20).
@@ -512,7 +522,7 @@ mod tests {
             "Q ".repeat(20_000)
         );
         let (doc, page) = page_with(huge_widths, &content);
-        let segments = page_segments(&doc, page).expect("reads");
+        let segments = segments_of(&doc, page);
         assert!(segments.len() <= 1, "{segments:?}");
     }
 }

@@ -4,7 +4,10 @@
 //!
 //! lopdf loads the whole file into memory; every stream it inflates is capped
 //! at [`MAX_STREAM_BYTES`], and the outline walk is bounded in depth and in
-//! size so a hostile file cannot loop or recurse without end.
+//! size so a hostile file cannot loop or recurse without end. Page content is
+//! read within a [`ContentBudget`]: lopdf parses a page's operators all at
+//! once, at some 70 bytes of memory per byte of content, and one small
+//! compressed stream can be every page's content.
 
 mod layout;
 mod tables;
@@ -25,6 +28,12 @@ use crate::values::{HEADER_VOTE_ROWS, ValueOptions, ValueSink, visit_table, visi
 /// Largest size one PDF stream may inflate to, whether while loading or while
 /// reading a page's text.
 pub const MAX_STREAM_BYTES: usize = 64 * 1024 * 1024;
+/// Most bytes of one page's content read for its text or tables: a page of
+/// dense text or a table is tens of kilobytes; a 60 MiB page took 24 s and
+/// 4.6 GB to read.
+pub const MAX_PAGE_CONTENT_BYTES: usize = 4 * 1024 * 1024;
+/// Most bytes of page content read in one pass over a document.
+pub const MAX_DOCUMENT_CONTENT_BYTES: usize = 64 * 1024 * 1024;
 /// Most outline entries read as headings.
 const MAX_HEADINGS: usize = 500;
 /// Deepest outline nesting followed.
@@ -60,7 +69,8 @@ impl Extractor for PdfExtractor {
                     .into(),
             );
         }
-        let (text, undecodable) = preview_text(&doc, &pages);
+        let mut budget = ContentBudget::default();
+        let (text, undecodable) = preview_text(&doc, &pages, &mut budget);
         if undecodable {
             extract.warnings.push(
                 "some text on the first pages could not be decoded and is left out of the preview"
@@ -75,8 +85,9 @@ impl Extractor for PdfExtractor {
             ));
         }
         let headings = outline_headings(&doc);
-        let found = page_tables(&doc, &pages);
+        let found = page_tables(&doc, &pages, &mut budget);
         extract.warnings.extend(found.warnings());
+        extract.warnings.extend(budget.warning());
         let tables = table_extracts(found.tables, options.samples, &mut extract.warnings);
         extract.document = Some(DocumentExtract {
             page_count: Some(u32::try_from(pages.len()).unwrap_or(u32::MAX)),
@@ -139,11 +150,15 @@ fn load(input: &Input<'_>) -> Result<(Document, BTreeMap<u32, ObjectId>), Extrac
 /// table found (so the guard knows a cell as a value of its own).
 fn visit_pages(input: &Input<'_>, sink: &mut dyn ValueSink) -> Result<(), ExtractError> {
     let (doc, pages) = load(input)?;
-    let found = page_tables(&doc, &pages);
-    for &number in pages.keys() {
+    let mut budget = ContentBudget::default();
+    let found = page_tables(&doc, &pages, &mut budget);
+    for (&number, &page_id) in &pages {
+        if budget.take(&doc, page_id).is_none() {
+            continue;
+        }
         let mut text = String::new();
         for chunk in doc
-            .extract_text_chunks_with_limit(&[number], MAX_STREAM_BYTES)
+            .extract_text_chunks_with_limit(&[number], MAX_PAGE_CONTENT_BYTES)
             .into_iter()
             .flatten()
         {
@@ -157,6 +172,57 @@ fn visit_pages(input: &Input<'_>, sink: &mut dyn ValueSink) -> Result<(), Extrac
         visit_table(sink, None, head, &mut rest.into_iter());
     }
     Ok(())
+}
+
+/// What is left of a pass's page content ([`MAX_PAGE_CONTENT_BYTES`] a page,
+/// [`MAX_DOCUMENT_CONTENT_BYTES`] in all), and the pages left unread.
+struct ContentBudget {
+    left: usize,
+    skipped: HashSet<ObjectId>,
+}
+
+impl Default for ContentBudget {
+    fn default() -> Self {
+        Self {
+            left: MAX_DOCUMENT_CONTENT_BYTES,
+            skipped: HashSet::new(),
+        }
+    }
+}
+
+impl ContentBudget {
+    /// The content of page `page_id` when it fits what is left, charged
+    /// against it; `None` when it does not (the page is noted as left
+    /// unread) or cannot be read at all.
+    fn take(&mut self, doc: &Document, page_id: ObjectId) -> Option<Vec<u8>> {
+        let limit = MAX_PAGE_CONTENT_BYTES.min(self.left);
+        match doc.get_page_content_with_limit(page_id, limit) {
+            Ok(content) => {
+                self.left -= content.len();
+                Some(content)
+            }
+            Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded {
+                ..
+            })) => {
+                self.skipped.insert(page_id);
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// A note for the user naming how many pages were left unread, if any.
+    fn warning(&self) -> Option<String> {
+        (!self.skipped.is_empty()).then(|| {
+            format!(
+                "{} page(s) were not read for text or tables: their content is larger than \
+                 Maskflow reads ({} MiB a page, {} MiB in all)",
+                self.skipped.len(),
+                MAX_PAGE_CONTENT_BYTES >> 20,
+                MAX_DOCUMENT_CONTENT_BYTES >> 20
+            )
+        })
+    }
 }
 
 /// The tables found on a document's pages, and the pages that could not be read for them.
@@ -187,14 +253,24 @@ impl FoundTables {
 }
 
 /// Finds the tables of each page in turn (a table never spans two pages here).
-fn page_tables(doc: &Document, pages: &BTreeMap<u32, ObjectId>) -> FoundTables {
+fn page_tables(
+    doc: &Document,
+    pages: &BTreeMap<u32, ObjectId>,
+    budget: &mut ContentBudget,
+) -> FoundTables {
     let mut found = FoundTables {
         tables: Vec::new(),
         unreadable_pages: 0,
         unsearched_pages: pages.len().saturating_sub(MAX_TABLE_PAGES),
     };
     for &page_id in pages.values().take(MAX_TABLE_PAGES) {
-        match layout::page_segments(doc, page_id) {
+        let Some(content) = budget.take(doc, page_id) else {
+            if !budget.skipped.contains(&page_id) {
+                found.unreadable_pages += 1;
+            }
+            continue;
+        };
+        match layout::page_segments(doc, page_id, &content) {
             Ok(segments) => found.tables.extend(tables::find_tables(segments)),
             Err(_) => found.unreadable_pages += 1,
         }
@@ -276,11 +352,18 @@ fn load_error(file: &str, error: &lopdf::Error) -> ExtractError {
 
 /// The text of the first pages, whitespace-tidied and cut a little beyond
 /// the preview length; and whether some text could not be decoded.
-fn preview_text(doc: &Document, pages: &BTreeMap<u32, ObjectId>) -> (String, bool) {
+fn preview_text(
+    doc: &Document,
+    pages: &BTreeMap<u32, ObjectId>,
+    budget: &mut ContentBudget,
+) -> (String, bool) {
     let mut text = String::new();
     let mut undecodable = false;
-    for &number in pages.keys().take(PREVIEW_PAGES as usize) {
-        for chunk in doc.extract_text_chunks_with_limit(&[number], MAX_STREAM_BYTES) {
+    for (&number, &page_id) in pages.iter().take(PREVIEW_PAGES as usize) {
+        if budget.take(doc, page_id).is_none() {
+            continue;
+        }
+        for chunk in doc.extract_text_chunks_with_limit(&[number], MAX_PAGE_CONTENT_BYTES) {
             match chunk {
                 Ok(chunk) => text.push_str(&chunk),
                 Err(_) => undecodable = true,

@@ -10,6 +10,7 @@ use maskflow_extractors::image::{ImageExtractor, TESSERACT_MISSING};
 use maskflow_extractors::limits::{ExtractOptions, TEXT_PREVIEW_CHARS};
 use maskflow_extractors::pdf::PdfExtractor;
 use maskflow_extractors::sniff;
+use maskflow_extractors::values::{CollectedValues, ValueOptions};
 use maskflow_extractors::word::WordExtractor;
 use maskflow_extractors::{Extractor, Input, Registry};
 
@@ -134,6 +135,93 @@ fn pdf_gives_pages_outline_headings_and_a_masked_preview() {
     assert!(preview.contains("aaaaaaaaaa@aaaaaaa.aaa"), "{preview}");
     assert!(preview.chars().count() <= TEXT_PREVIEW_CHARS);
     assert_no_secrets(&extract);
+}
+
+/// A PDF whose first page shows `first` in Helvetica and whose other
+/// `pages` pages all draw one shared, compressed stream of `content_bytes`
+/// bytes of path operators: small on disk, huge once inflated and parsed.
+fn pdf_with_heavy_pages(first: &str, pages: usize, content_bytes: usize) -> Vec<u8> {
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let font = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let text = format!("BT /F1 12 Tf 72 720 Td ({first}) Tj ET");
+    let light = doc.add_object(Stream::new(dictionary! {}, text.into_bytes()));
+    let mut heavy = Stream::new(dictionary! {}, b"0 0 m\n".repeat(content_bytes / 6 + 1));
+    heavy.compress().expect("compresses");
+    let heavy = doc.add_object(heavy);
+    let pages_id = doc.new_object_id();
+    let kids: Vec<Object> = std::iter::once(light)
+        .chain(std::iter::repeat_n(heavy, pages))
+        .map(|contents| {
+            doc.add_object(dictionary! {
+                "Type" => "Page",
+                "Parent" => pages_id,
+                "Contents" => contents,
+                "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+            })
+            .into()
+        })
+        .collect();
+    let count = i64::try_from(kids.len()).expect("page count");
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("writes");
+    bytes
+}
+
+/// Issue 39, finding 5: a 418 KB PDF whose content stream inflates to
+/// 60 MiB took 24 s and 4.6 GB to read; one small stream shared by many
+/// pages multiplies that. Pages past the budget are left unread, said so,
+/// and what fits is still read, for the extract and for the guard alike.
+#[test]
+fn pdf_page_content_is_read_within_a_budget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // One page of 60 MiB; and 100 pages of 3 MiB each (300 MiB in all), of
+    // which the first ones fit the document's budget and the rest do not.
+    for (name, pages, bytes, unread) in [
+        ("one-heavy-page.pdf", 1, 60 << 20, 1..=1),
+        ("many-pages.pdf", 100, 3 << 20, 60..=99),
+    ] {
+        let pdf = pdf_with_heavy_pages("Quarterly report for Ophelia", pages, bytes);
+        assert!(pdf.len() < 1 << 20, "{name} is {} bytes", pdf.len());
+        let path = write_temp(&dir, name, &pdf);
+        let extract = extract(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let doc = extract.document.as_ref().expect("document metadata");
+        assert_eq!(doc.page_count, Some(1 + pages as u32), "{name}");
+        assert!(
+            doc.text_preview.contains("Aaaaaaaaa aaaaaa aaa Aaaaaaa"),
+            "{name}: {}",
+            doc.text_preview
+        );
+        let told = extract.warnings.iter().find_map(|w| {
+            let (count, rest) = w.split_once(' ')?;
+            rest.starts_with("page(s) were not read for text or tables")
+                .then(|| count.parse::<usize>().ok())?
+        });
+        assert!(
+            told.is_some_and(|n| unread.contains(&n)),
+            "{name}: {:?}",
+            extract.warnings
+        );
+        assert_no_secrets(&extract);
+
+        let mut values = CollectedValues::default();
+        Registry::with_defaults()
+            .values(&path, &ValueOptions::default(), &mut values)
+            .unwrap_or_else(|e| panic!("{name}: values: {e}"));
+        assert!(
+            values.texts.iter().any(|t| t.contains("Ophelia")),
+            "{name}: the guard knows the first page's text: {:?}",
+            values.texts
+        );
+    }
 }
 
 #[test]
