@@ -197,14 +197,16 @@ pub(crate) fn open_book(input: &Input<'_>) -> Result<Sheets<BufReader<File>>, Ex
     }
 }
 
-/// One sheet's range as read by calamine, its error naming the file and the sheet.
+/// The range of worksheet `name`, the `at`-th (from 0), as read by calamine;
+/// its error names the file and the worksheet's place.
 pub(crate) fn sheet_range<R: Read + Seek>(
     file: &str,
     book: &mut Sheets<R>,
+    at: usize,
     name: &str,
 ) -> Result<calamine::Range<Data>, ExtractError> {
     book.worksheet_range(name)
-        .map_err(|e| calamine_error(file, Some(name), e))
+        .map_err(|e| calamine_error(file, Some(at), e))
 }
 
 /// One sheet read: its extract and the notes for the user.
@@ -284,8 +286,11 @@ fn encrypted(file: &str) -> ExtractError {
     }
 }
 
-/// Turns a calamine error into a typed error with a sentence a person understands.
-fn calamine_error(file: &str, sheet: Option<&str>, err: calamine::Error) -> ExtractError {
+/// Turns a calamine error into a typed error with a sentence a person
+/// understands. A worksheet is named by its place, never by its name: the
+/// error may reach an MCP client before any approval, and a sheet may be
+/// named after a person (issue 39, finding 7).
+fn calamine_error(file: &str, sheet: Option<usize>, err: calamine::Error) -> ExtractError {
     use calamine::{Error, OdsError, XlsError, XlsbError};
     let what = match &err {
         Error::Xlsx(XlsxError::Password)
@@ -327,7 +332,7 @@ fn calamine_error(file: &str, sheet: Option<&str>, err: calamine::Error) -> Extr
         other => lower_first(&other.to_string()),
     };
     let reason = match sheet {
-        Some(name) => format!("the workbook is damaged: sheet \"{name}\": {what}"),
+        Some(at) => format!("the workbook is damaged: worksheet {}: {what}", at + 1),
         None => format!("the workbook is damaged: {what}"),
     };
     ExtractError::damaged(file, single_line(&reason))
@@ -418,7 +423,7 @@ fn read_streamed<R: Read + Seek, W: Reader<R> + StreamedCells>(
                 scan.push(row, col, value);
                 meter.row(i, row);
             })
-            .map_err(|e| calamine_error(file, Some(name), e))?;
+            .map_err(|e| calamine_error(file, Some(i), e))?;
         meter.sheet_done(i);
         out.push(scan.finish(name));
     }
@@ -442,7 +447,7 @@ where
     for (i, name) in names.iter().enumerate() {
         let range = workbook
             .worksheet_range(name)
-            .map_err(|e| calamine_error(file, Some(name), e.into()))?;
+            .map_err(|e| calamine_error(file, Some(i), e.into()))?;
         let mut scan = SheetScan::new(samples);
         let (r0, c0) = range.start().unwrap_or((0, 0));
         for (r, c, value) in range.used_cells() {
@@ -735,12 +740,12 @@ mod tests {
         ));
         let e = calamine_error(
             "f.xlsx",
-            Some("Data"),
+            Some(1),
             XlsxError::FileNotFound("xl/workbook.xml".into()).into(),
         );
         assert_eq!(
             e.to_string(),
-            "f.xlsx: the workbook is damaged: sheet \"Data\": the part xl/workbook.xml is missing"
+            "f.xlsx: the workbook is damaged: worksheet 2: the part xl/workbook.xml is missing"
         );
     }
 

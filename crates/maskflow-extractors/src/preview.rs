@@ -200,8 +200,8 @@ fn csv_error(file: &str, e: ::csv::Error) -> ExtractError {
 fn workbook(input: &Input<'_>) -> Result<Vec<SheetPreview>, ExtractError> {
     let mut book = excel::open_book(input)?;
     let mut sheets = Vec::new();
-    for name in excel::worksheet_names(&book) {
-        let range = excel::sheet_range(input.display, &mut book, &name)?;
+    for (at, name) in excel::worksheet_names(&book).into_iter().enumerate() {
+        let range = excel::sheet_range(input.display, &mut book, at, &name)?;
         let rows: Vec<Vec<String>> = range
             .rows()
             .take(TABLE_ROWS)

@@ -22,8 +22,8 @@ fn sheets<R: Read + Seek>(
     mut book: Sheets<R>,
     sink: &mut dyn ValueSink,
 ) -> Result<(), ExtractError> {
-    for name in worksheet_names(&book) {
-        let range = sheet_range(file, &mut book, &name)?;
+    for (at, name) in worksheet_names(&book).into_iter().enumerate() {
+        let range = sheet_range(file, &mut book, at, &name)?;
         let mut rows = range.rows().map(|row| {
             let mut cells: Vec<String> = Vec::with_capacity(row.len() * 2);
             let texts: Vec<bool> = row.iter().map(|c| matches!(c, Data::String(_))).collect();

@@ -485,3 +485,42 @@ fn a_workbook_declaring_too_many_sheets_is_refused_first() {
     let err = extract(&path).expect_err("too many sheets");
     assert!(err.to_string().contains("more than 1000 sheets"), "{err}");
 }
+
+/// Issue 39, finding 7: a damaged sheet's error came back with the sheet's
+/// name, before anyone approved the file, and a sheet may be named after a
+/// person. The error names the worksheet by its place.
+#[test]
+fn a_damaged_sheet_is_named_by_its_place_not_its_name() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("staff.xlsx");
+    let mut book = rust_xlsxwriter::Workbook::new();
+    for name in ["Summary", "Ophelia Hartmann"] {
+        let sheet = book.add_worksheet().set_name(name).expect("sheet name");
+        sheet.write(0, 0, "hours").expect("cell");
+        sheet.write(1, 0, 38).expect("cell");
+    }
+    book.save(&path).expect("saved");
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(&path).expect("open")).expect("zip");
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut member = archive.by_index(i).expect("member");
+        let name = member.name().expect("a member name").into_owned();
+        let mut text = Vec::new();
+        member.read_to_end(&mut text).expect("read member");
+        if name == "xl/worksheets/sheet2.xml" {
+            // Cut mid-element: the sheet's XML is broken.
+            text.truncate(text.len() / 2);
+        }
+        out.start_file(name, zip::write::SimpleFileOptions::default())
+            .expect("start");
+        out.write_all(&text).expect("write");
+    }
+    write_file(&path, &out.finish().expect("finish").into_inner());
+    let err = extract(&path).expect_err("a damaged sheet");
+    let message = err.to_string();
+    assert!(message.contains("worksheet 2"), "{message}");
+    for raw in ["Ophelia", "Hartmann"] {
+        assert!(!message.contains(raw), "{message}");
+    }
+}
