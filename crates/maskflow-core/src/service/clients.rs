@@ -207,6 +207,9 @@ impl Service {
     }
 
     /// The ledger, newest first (bodies cut at a few thousand characters).
+    /// `q` finds only what the client is shown: a withheld or cut body, a
+    /// reply, is never searched (else a guessed name would be answered as
+    /// "some row holds it").
     pub fn client_ledger(
         &self,
         ctx: &ClientContext,
@@ -219,10 +222,10 @@ impl Service {
             .and_then(|entries| {
                 let guard = self.flow_guard()?;
                 let mut own = Vec::new();
+                let wanted = q.filter(|q| !q.is_empty()).map(str::to_lowercase);
                 let rows: Vec<Value> = entries
                     .into_iter()
-                    .map(|e| {
-                        own.extend([e.id.clone(), e.created_at.clone()]);
+                    .filter_map(|e| {
                         let cut = e.request_body.chars().count() > LEDGER_BODY_CHARS;
                         let mut body: String =
                             e.request_body.chars().take(LEDGER_BODY_CHARS).collect();
@@ -230,22 +233,38 @@ impl Service {
                         // go to that back end; a client is another party, so
                         // each body is checked again and withheld on a hit.
                         let found = guard.check_text(&body);
-                        if found.is_empty() {
-                            own.push(body.clone());
-                        } else {
+                        if !found.is_empty() {
                             body = format!(
                                 "(withheld from clients: it holds {} value(s) of your files)",
                                 found.len()
                             );
-                            own.push(body.clone());
                         }
-                        json!({
+                        if let Some(q) = &wanted {
+                            let shown = [
+                                Some(&body),
+                                Some(&e.id),
+                                Some(&e.role),
+                                Some(&e.provider),
+                                Some(&e.model),
+                                e.workflow_id.as_ref(),
+                                e.error.as_ref(),
+                            ];
+                            if !shown
+                                .into_iter()
+                                .flatten()
+                                .any(|f| f.to_lowercase().contains(q))
+                            {
+                                return None;
+                            }
+                        }
+                        own.extend([e.id.clone(), e.created_at.clone(), body.clone()]);
+                        Some(json!({
                             "id": e.id, "created_at": e.created_at, "role": e.role,
                             "provider": e.provider, "model": e.model,
                             "workflow_id": e.workflow_id, "outcome": e.outcome,
                             "blocked": e.blocked, "error": e.error,
                             "request_body": body, "truncated_body": cut,
-                        })
+                        }))
                     })
                     .collect();
                 Ok(Answer::new(json!({ "entries": rows })).own(own))

@@ -101,14 +101,9 @@ async fn a_declined_request_is_refused_and_a_decided_one_cannot_change() {
     assert!(service.client_requests().expect("requests").is_empty());
 }
 
-#[tokio::test]
-async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
-    let (dir, service, ctx) = setup();
-    let path = dir.path().join("files/people.csv");
-    service
-        .client_extract(&ctx, &path.display().to_string())
-        .await;
-    // What an LLM back end was sent with the user's consent (a confirmed value).
+/// A ledger row of what an LLM back end was sent with the user's consent:
+/// a confirmed value of `people.csv`.
+fn insert_sent(service: &super::Service) {
     let sent = maskflow_privacy::ledger::LedgerEntry {
         id: "call_sent".into(),
         created_at: "2026-01-01T00:00:00Z".into(),
@@ -132,6 +127,16 @@ async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
         flow_step: None,
     };
     crate::store::llm_calls::insert(&service.db(), &sent).expect("row");
+}
+
+#[tokio::test]
+async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv");
+    service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    insert_sent(&service);
     let reply = service.client_ledger(&ctx, None, 50, 0);
     assert!(!reply.is_error, "{}", reply.text);
     assert!(!reply.text.contains("Zebulon"), "{}", reply.text);
@@ -144,6 +149,44 @@ async fn a_ledger_body_holding_a_raw_value_is_withheld_from_clients() {
         reply.text.contains("approval_required"),
         "a clean body is listed: {}",
         reply.text
+    );
+}
+
+/// Issue 39, finding 7: a client's query searched the bodies it is not
+/// shown, so a guessed name came back as "some row matches" — an oracle.
+/// The query now finds only what the client sees.
+#[tokio::test]
+async fn a_client_ledger_query_searches_only_what_it_shows() {
+    let (dir, service, ctx) = setup();
+    let path = dir.path().join("files/people.csv");
+    service
+        .client_extract(&ctx, &path.display().to_string())
+        .await;
+    insert_sent(&service);
+    let found = |q: &str| -> Vec<String> {
+        let reply = service.client_ledger(&ctx, Some(q), 50, 0);
+        assert!(!reply.is_error, "{}", reply.text);
+        let value: serde_json::Value = serde_json::from_str(&reply.text).expect("json");
+        value["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|e| format!("{} {}", e["id"], e["role"]))
+            .collect()
+    };
+    let sent = |rows: Vec<String>| rows.iter().any(|r| r.contains("call_sent"));
+    for guess in ["Zebulon", "zebulon quagmire", "Quagmire"] {
+        assert!(
+            !sent(found(guess)),
+            "the withheld body answered the query {guess:?}"
+        );
+    }
+    // What the client is shown is still found: the role, and a clean body.
+    assert!(sent(found("clarifier")));
+    assert!(
+        found("approval_required")
+            .iter()
+            .any(|r| r.contains("mcp:get_masked_extract"))
     );
 }
 
