@@ -10,8 +10,8 @@
 //! that refuses every call with a sentence saying so ([`Unsupported`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::{BoxFuture, DeltaSink, LlmRequest, Provider, ProviderError, budget::Budgets};
 
@@ -38,6 +38,46 @@ pub fn set_idle_minutes(minutes: u32) {
 /// The idle timeout of the embedded back ends built from now on.
 pub fn idle_minutes() -> u32 {
     IDLE_MINUTES.load(Ordering::Relaxed)
+}
+
+/// An installed model's file as recorded when it was added: the engine
+/// hashes it again before it loads when its size or time differ, and
+/// refuses it when its SHA-256 changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownModel {
+    /// The file (absolute).
+    pub path: PathBuf,
+    /// Its SHA-256, lower-case hex.
+    pub sha256: String,
+    /// Its size when added.
+    pub bytes: u64,
+    /// Its modification time when added, in milliseconds since the epoch.
+    pub modified_ms: Option<i64>,
+}
+
+/// The installed models, for the back ends built from now on (one list per
+/// process, as the idle timeout; each data folder keeps its own entries).
+static KNOWN_MODELS: Mutex<Vec<KnownModel>> = Mutex::new(Vec::new());
+
+/// Sets the installed models of the models folder `folder` whose files the
+/// embedded back ends built from now on check before loading; a file not
+/// among them (a path typed in Settings) is only checked to be a GGUF file.
+/// Other folders' entries (another data folder in this process) are kept.
+pub fn set_known_models(folder: &Path, models: Vec<KnownModel>) {
+    let mut known = KNOWN_MODELS.lock().unwrap_or_else(|e| e.into_inner());
+    known.retain(|m| !m.path.starts_with(folder));
+    known.extend(models);
+}
+
+/// The record of the installed model at `path`, if it is one.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
+fn known_model(path: &Path) -> Option<KnownModel> {
+    KNOWN_MODELS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|m| m.path == path)
+        .cloned()
 }
 
 /// What this build can do with an embedded model, for Settings.
@@ -237,6 +277,11 @@ mod embedded {
             options.context = settings.context_window;
             options.idle =
                 std::time::Duration::from_secs(u64::from(settings.idle_minutes.max(1)) * 60);
+            options.known = known_model(&settings.model).map(|m| maskflow_local::KnownFile {
+                sha256: m.sha256,
+                bytes: m.bytes,
+                modified_ms: m.modified_ms,
+            });
             let engine = Engine::shared(options).map_err(failed)?;
             Ok(Self {
                 engine,

@@ -88,6 +88,8 @@ pub struct EngineOptions {
     pub threads: Option<u32>,
     /// How long without a request before the model is unloaded.
     pub idle: Duration,
+    /// What the file was when Maskflow added it, checked before each load.
+    pub known: Option<KnownFile>,
 }
 
 impl EngineOptions {
@@ -98,7 +100,80 @@ impl EngineOptions {
             context: None,
             threads: None,
             idle: Duration::from_secs(u64::from(DEFAULT_IDLE_MINUTES) * 60),
+            known: None,
         }
+    }
+}
+
+/// A model file as Maskflow recorded it when the file was added: its
+/// SHA-256 and, to spare hashing gigabytes before every load, its size and
+/// modification time then. A file whose size or time differ is hashed again
+/// before it loads, and refused when its SHA-256 changed (replaced or
+/// damaged since).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KnownFile {
+    /// Lower-case hex.
+    pub sha256: String,
+    /// Its size when added.
+    pub bytes: u64,
+    /// Its modification time when added, in milliseconds since the epoch
+    /// (`None`: not recorded, so it is hashed before its first load).
+    pub modified_ms: Option<i64>,
+}
+
+/// A file's size and modification time (milliseconds since the epoch).
+pub type FileStamp = (u64, Option<i64>);
+
+impl KnownFile {
+    /// Checks `path` against the record: at once when its size and time are
+    /// the record's or `verified`'s (a stamp hashed before), else by hashing
+    /// it. Returns the stamp now verified.
+    pub fn verify(
+        &self,
+        path: &Path,
+        verified: Option<FileStamp>,
+    ) -> Result<FileStamp, LocalError> {
+        use sha2::{Digest, Sha256};
+        use std::io::Read;
+        let err = |reason: String| LocalError::ModelFile {
+            path: path.to_owned(),
+            reason,
+        };
+        let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| err(e.to_string()))?;
+        let stamp = (
+            meta.len(),
+            meta.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|d| i64::try_from(d.as_millis()).ok()),
+        );
+        let recorded = (self.bytes, self.modified_ms);
+        if stamp.1.is_some() && (stamp == recorded || Some(stamp) == verified) {
+            return Ok(stamp);
+        }
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buf).map_err(|e| err(e.to_string()))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        let found: String = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        if found != self.sha256 {
+            return Err(err(format!(
+                "it changed since it was added (its SHA-256 is {found}, not {}); remove the \
+                 model and add or pull it again",
+                self.sha256
+            )));
+        }
+        Ok(stamp)
     }
 }
 
@@ -342,6 +417,40 @@ pub fn check_model_file(path: &Path) -> Result<u64, LocalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39, finding 8: the SHA-256 was never checked again, so a model
+    /// file replaced after `models add` loaded as if it were the one added.
+    #[test]
+    fn a_model_file_changed_since_it_was_added_is_refused() {
+        use sha2::Digest;
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("m.gguf");
+        std::fs::write(&path, b"GGUF\x03\0\0\0 weights").expect("write");
+        let sha256: String = sha2::Sha256::digest(b"GGUF\x03\0\0\0 weights")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        // Not stamped: hashed, and it matches.
+        let known = KnownFile {
+            sha256,
+            bytes: 16,
+            modified_ms: None,
+        };
+        let stamp = known.verify(&path, None).expect("the file added");
+        assert_eq!(stamp.0, 16);
+        assert_eq!(known.verify(&path, Some(stamp)), Ok(stamp));
+        // Same size, other bytes, a later time: hashed again and refused.
+        std::fs::write(&path, b"GGUF\x03\0\0\0 WEIGHTS").expect("write");
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(later))
+            .expect("touch");
+        let e = known.verify(&path, Some(stamp)).expect_err("replaced");
+        assert!(e.to_string().contains("changed since it was added"), "{e}");
+        assert!(e.to_string().contains("m.gguf"), "{e}");
+    }
 
     #[test]
     fn a_missing_or_foreign_file_is_refused_by_name() {

@@ -18,7 +18,7 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use crate::sizing::{available_memory, context_size, default_threads, kv_bytes_per_token};
-use crate::{EngineOptions, Event, Generation, Job, LocalError, Request, Sink, Status};
+use crate::{EngineOptions, Event, FileStamp, Generation, Job, LocalError, Request, Sink, Status};
 
 /// Prompt tokens decoded per batch: small enough that a cancel during a
 /// long prompt is seen within a few milliseconds, large enough to keep
@@ -47,11 +47,17 @@ fn backend() -> Result<&'static LlamaBackend, LocalError> {
 pub(crate) struct Worker {
     options: EngineOptions,
     status: Arc<Mutex<Status>>,
+    /// The model file's size and time when it last matched its SHA-256.
+    verified: Option<FileStamp>,
 }
 
 impl Worker {
     pub(crate) fn new(options: EngineOptions, status: Arc<Mutex<Status>>) -> Self {
-        Self { options, status }
+        Self {
+            options,
+            status,
+            verified: None,
+        }
     }
 
     fn set_status(&self, f: impl FnOnce(&mut Status)) {
@@ -61,7 +67,7 @@ impl Worker {
     /// Serves jobs until the engine is dropped: loads the model for a
     /// request, keeps it while requests come, unloads it after the idle
     /// timeout (or when asked).
-    pub(crate) fn run(self, jobs: Receiver<Job>) {
+    pub(crate) fn run(mut self, jobs: Receiver<Job>) {
         let idle = self.options.idle;
         // Unloaded: wait as long as it takes for a request.
         while let Ok(job) = jobs.recv() {
@@ -117,8 +123,11 @@ impl Worker {
         }
     }
 
-    fn load(&self) -> Result<LlamaModel, LocalError> {
+    fn load(&mut self) -> Result<LlamaModel, LocalError> {
         crate::check_model_file(&self.options.model)?;
+        if let Some(known) = &self.options.known {
+            self.verified = Some(known.verify(&self.options.model, self.verified)?);
+        }
         let backend = backend()?;
         // Every layer on the GPU when llama.cpp was built with one (Metal,
         // CUDA, Vulkan features); none otherwise.

@@ -23,6 +23,12 @@ bytes: number,
  */
 sha256: string, 
 /**
+ * The file's modification time when added (milliseconds since the
+ * epoch): a file whose size or time differ is hashed again before it
+ * loads, and refused if its SHA-256 changed.
+ */
+modified_ms?: number, 
+/**
  * Where it came from.
  */
 source: ModelSource, 

@@ -69,9 +69,12 @@ impl Service {
             .unwrap_or(local::DEFAULT_IDLE_MINUTES)
     }
 
-    /// Puts the stored idle timeout in force for the back ends built next.
+    /// Puts the stored idle timeout, and the installed models' records
+    /// their files are checked against before loading, in force for the
+    /// back ends built next.
     pub(super) fn apply_embedded(&self) {
         local::set_idle_minutes(self.stored_idle_minutes());
+        local::set_known_models(&self.known_models_folder(), self.known_models());
     }
 
     /// The embedded model's settings and what this machine runs it with.

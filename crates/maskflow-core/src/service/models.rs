@@ -222,6 +222,27 @@ impl Service {
         std::path::absolute(&path).unwrap_or(path)
     }
 
+    /// The models folder as the installed models' records name it (absolute).
+    pub(super) fn known_models_folder(&self) -> PathBuf {
+        let folder = self.models_folder();
+        std::path::absolute(&folder).unwrap_or(folder)
+    }
+
+    /// The installed models' records, which the embedded engine checks
+    /// their files against before loading (an unreadable record: none).
+    pub(super) fn known_models(&self) -> Vec<maskflow_llm::local::KnownModel> {
+        manifest::read(self.home())
+            .unwrap_or_default()
+            .iter()
+            .map(|m| maskflow_llm::local::KnownModel {
+                path: self.model_path(m),
+                sha256: m.sha256.clone(),
+                bytes: m.bytes,
+                modified_ms: m.modified_ms,
+            })
+            .collect()
+    }
+
     /// The installed models, the recommended list and the downloads.
     pub fn models(&self) -> Result<ModelsView> {
         let installed = manifest::read(self.home())?;
@@ -438,7 +459,7 @@ impl Service {
             .map_err(|e| CoreError::io(format!("writing {}", target.display()), e))?;
         installed.push(pull::record(
             &name,
-            &file,
+            &target,
             bytes,
             sha256,
             ModelSource::File,

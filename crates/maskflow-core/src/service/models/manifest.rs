@@ -54,6 +54,12 @@ pub struct InstalledModel {
     pub bytes: u64,
     /// Its SHA-256 (lower-case hex).
     pub sha256: String,
+    /// The file's modification time when added (milliseconds since the
+    /// epoch): a file whose size or time differ is hashed again before it
+    /// loads, and refused if its SHA-256 changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub modified_ms: Option<i64>,
     /// Where it came from.
     pub source: ModelSource,
     /// The URL it was downloaded from.
@@ -88,6 +94,15 @@ struct Manifest {
     /// (kept when the model is removed).
     #[serde(default)]
     seen: BTreeMap<String, String>,
+}
+
+/// `path`'s modification time in milliseconds since the epoch.
+pub fn modified_ms(path: &Path) -> Option<i64> {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
 }
 
 /// The models folder of a data folder.
@@ -173,6 +188,7 @@ mod tests {
             file: "m.gguf".into(),
             bytes: 3,
             sha256: "ab".into(),
+            modified_ms: Some(1),
             source: ModelSource::File,
             url: None,
             added_at: "t".into(),

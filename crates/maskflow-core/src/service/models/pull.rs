@@ -6,7 +6,7 @@
 //! embedded back end, when this build has one.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -118,11 +118,11 @@ fn file_for(name: &str) -> String {
     catalog::find(name).map_or_else(|| format!("{name}.gguf"), |c| c.file.to_owned())
 }
 
-/// An installed model's record.
+/// The record of a model installed at `target`, in the models folder.
 #[allow(clippy::too_many_arguments)] // one record, each field from its source
 pub(super) fn record(
     name: &str,
-    file: &str,
+    target: &Path,
     bytes: u64,
     sha256: String,
     source: ModelSource,
@@ -132,9 +132,13 @@ pub(super) fn record(
 ) -> InstalledModel {
     InstalledModel {
         name: name.to_owned(),
-        file: file.to_owned(),
+        file: target
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         bytes,
         sha256,
+        modified_ms: manifest::modified_ms(target),
         source,
         url,
         added_at,
@@ -404,7 +408,7 @@ impl Service {
         }
         let model = record(
             &plan.name,
-            &plan.file,
+            &target,
             fetched.bytes,
             fetched.sha256,
             plan.source,

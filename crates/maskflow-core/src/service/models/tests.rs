@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 use super::*;
 use crate::events::Event;
 use crate::service::{Service, ServiceConfig, StorageKind};
+use maskflow_llm::{ChatMessage, ChatRole, LlmRequest, Provider, Role};
 
 /// A fake model: a real GGUF header and `len` bytes of padding.
 fn fake_model(len: usize) -> Vec<u8> {
@@ -436,6 +437,57 @@ fn use_points_the_local_back_end_at_the_model_and_rm_refuses_it_then() {
     }
     let e = s.remove_model("m").expect_err("in use");
     assert!(e.to_string().contains("local back end uses"), "{e}");
+}
+
+/// Issue 39, finding 8: a model file changed after it was added loaded as
+/// if it were the one added. Its SHA-256 is checked again before it loads
+/// when its size or time differ from the record.
+#[tokio::test]
+async fn a_model_file_changed_after_it_was_added_is_refused_before_it_loads() {
+    if !local_kind_known() {
+        return;
+    }
+    let home = tempfile::tempdir().expect("home");
+    let s = service(home.path());
+    let file = home.path().join("m.gguf");
+    std::fs::write(&file, fake_model(1000)).expect("write");
+    s.add_model_file(AddModelFile {
+        path: file.display().to_string(),
+        name: Some("m".into()),
+    })
+    .expect("add");
+    let view = s.use_model("m").expect("use");
+    assert!(view.installed[0].modified_ms.is_some(), "{view:?}");
+    // The same size, other bytes, a later time (the added file may be a hard
+    // link to the one picked, so either name changes it).
+    let installed = s.models_folder().join("m.gguf");
+    let mut other = fake_model(1000);
+    let last = other.len() - 1;
+    other[last] ^= 0xff;
+    std::fs::write(&installed, &other).expect("tamper");
+    std::fs::File::options()
+        .write(true)
+        .open(&installed)
+        .and_then(|f| {
+            f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        })
+        .expect("touch");
+    let provider = s
+        .llm(&Role::Validator, None, None, None)
+        .expect("the validator's back end");
+    let request = LlmRequest {
+        role: Role::Validator,
+        messages: vec![ChatMessage::from_parts(
+            ChatRole::User,
+            vec![maskflow_llm::Part::instructions("Say yes.")],
+        )],
+        schema: None,
+    };
+    let e = provider
+        .complete(&request, &|_: &str| {})
+        .await
+        .expect_err("a changed model file");
+    assert!(e.to_string().contains("changed since it was added"), "{e}");
 }
 
 #[test]
