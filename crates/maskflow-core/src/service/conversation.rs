@@ -527,25 +527,17 @@ fn approved_extracts(
     tx: &rusqlite::Transaction<'_>,
     request: &CreateWorkflow,
 ) -> Result<Vec<Value>> {
-    if let Some(c) = request
+    let named = request
         .show_categories
         .iter()
-        .find(|c| !request.file_ids.contains(&c.file_id))
-    {
-        return Err(CoreError::InvalidRequest(format!(
-            "show_categories: file {} is not among file_ids",
-            c.file_id
-        )));
-    }
-    if let Some(n) = request
-        .notes
-        .iter()
-        .find(|n| !request.file_ids.contains(&n.file_id))
-    {
-        return Err(CoreError::InvalidRequest(format!(
-            "notes: file {} is not among file_ids",
-            n.file_id
-        )));
+        .map(|c| ("show_categories", &c.file_id))
+        .chain(request.notes.iter().map(|n| ("notes", &n.file_id)));
+    for (field, file_id) in named {
+        if !request.file_ids.contains(file_id) {
+            return Err(CoreError::InvalidRequest(format!(
+                "{field}: file {file_id} is not among file_ids"
+            )));
+        }
     }
     let mut stored = Vec::new();
     let mut left_off = Vec::new();
