@@ -35,6 +35,8 @@ fn main() {
         "set_python",
         "isolation",
         "set_isolation",
+        "run_limits",
+        "set_run_limits",
         "embedded",
         "set_embedded",
         "role_budgets",

@@ -420,6 +420,20 @@ macro_rules! api_calls {
                 errors(400 "A malformed body"),
                 blocking |s| s.set_isolation(input);
 
+            /// The memory and time a script run gets: in force, the defaults from this machine, and what is stored.
+            run_limits: get "/api/settings/run-limits", tag "settings", json 200,
+                path(), query(), body(),
+                returns maskflow_core::service::RunLimitsView,
+                errors(),
+                blocking |s| s.run_limits_view();
+
+            /// Sets the memory and time a script run gets (`null`: this machine's default); used from the next run and build.
+            set_run_limits: put "/api/settings/run-limits", tag "settings", json 200,
+                path(), query(), body(input: maskflow_core::service::RunLimitsInput),
+                returns maskflow_core::service::RunLimitsView,
+                errors(400 "A limit out of its bounds (the message says them), or a malformed body"),
+                blocking |s| s.set_run_limits(input);
+
             /// The embedded model's settings (idle unload time) and what this machine runs it with.
             embedded: get "/api/settings/embedded", tag "settings", json 200,
                 path(), query(), body(),

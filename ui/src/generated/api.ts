@@ -1,6 +1,6 @@
 // Generated from the list of calls in crates/maskflow-core/src/api.rs by
 // crates/maskflow-core/src/service/api_client.rs; do not edit.
-import type { AddModelFile, AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, ExportQuery, FirstStartInput, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, ModelsView, OutputPreview, PreflightView, PullModel, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunView, ScheduleInput, ScheduleView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
+import type { AddModelFile, AgentInput, AgentList, AgentView, Backup, BackupRetention, BackupsView, BudgetsView, BuildOptions, CancelReply, Cleared, ClientRequestView, Confirm, ConnectionTest, ConversationList, ConversationQuery, CreateWorkflow, CreatedVersion, DeleteReply, Detected, EmbeddedInput, EmbeddedView, EnvironmentsView, ExportQuery, FirstStartInput, FlowBundle, FlowCheck, FlowDraft, FlowEditorOptions, FlowImport, FlowList, FlowRunList, FlowRunPatch, FlowRunView, FlowSave, FlowSaved, FlowSource, FlowStarted, FlowSummary, GateAnswer, GateRequest, HouseRulesInput, HouseRulesView, IsolationInput, IsolationView, KeyInput, LedgerEntry, LedgerQuery, LlmSettings, ManualAnswer, ManualPrompt, MessageReply, ModelsView, OutputPreview, PreflightView, PullModel, PythonInput, PythonView, RestoreReply, RoleBudgets, RunInputs, RunLimitsInput, RunLimitsView, RunView, ScheduleInput, ScheduleView, SendMessage, SessionIteration, SettingsView, StartFlow, StorageInput, StorageKind, StorageView, Usage, VersionView, WaitingList, WorkflowPatch, WorkflowSummary, WorkflowView } from "./index";
 
 /** How a call reaches the HTTP API; the Tauri command has the call's name
  * and takes `args` as they are. */
@@ -51,6 +51,8 @@ export const calls = {
   set_python: { method: "PUT", path: "/api/settings/python", pathParams: [], query: false, body: "input", reply: "json" },
   isolation: { method: "GET", path: "/api/settings/isolation", pathParams: [], query: false, body: null, reply: "json" },
   set_isolation: { method: "PUT", path: "/api/settings/isolation", pathParams: [], query: false, body: "input", reply: "json" },
+  run_limits: { method: "GET", path: "/api/settings/run-limits", pathParams: [], query: false, body: null, reply: "json" },
+  set_run_limits: { method: "PUT", path: "/api/settings/run-limits", pathParams: [], query: false, body: "input", reply: "json" },
   embedded: { method: "GET", path: "/api/settings/embedded", pathParams: [], query: false, body: null, reply: "json" },
   set_embedded: { method: "PUT", path: "/api/settings/embedded", pathParams: [], query: false, body: "input", reply: "json" },
   role_budgets: { method: "GET", path: "/api/settings/budgets", pathParams: [], query: false, body: null, reply: "json" },
@@ -193,6 +195,10 @@ export interface Calls {
   isolation: { args: {}; result: IsolationView };
   /** Allows or forbids running scripts without isolation on this machine. */
   set_isolation: { args: { input: IsolationInput }; result: IsolationView };
+  /** The memory and time a script run gets: in force, the defaults from this machine, and what is stored. */
+  run_limits: { args: {}; result: RunLimitsView };
+  /** Sets the memory and time a script run gets (`null`: this machine's default); used from the next run and build. */
+  set_run_limits: { args: { input: RunLimitsInput }; result: RunLimitsView };
   /** The embedded model's settings (idle unload time) and what this machine runs it with. */
   embedded: { args: {}; result: EmbeddedView };
   /** Sets how many idle minutes the embedded model stays loaded. */

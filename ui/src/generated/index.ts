@@ -138,6 +138,8 @@ export type { RetryDue } from "./RetryDue";
 export type { ReviewNote } from "./ReviewNote";
 export type { RoleBudgets } from "./RoleBudgets";
 export type { RunInputs } from "./RunInputs";
+export type { RunLimitsInput } from "./RunLimitsInput";
+export type { RunLimitsView } from "./RunLimitsView";
 export type { RunResult } from "./RunResult";
 export type { RunStatus } from "./RunStatus";
 export type { RunTrigger } from "./RunTrigger";

@@ -19,6 +19,7 @@ import { HouseRulesCard } from "../settings/HouseRulesCard";
 import { ModelsCard } from "../settings/ModelsCard";
 import { PythonCard } from "../settings/PythonCard";
 import { RolesCard } from "../settings/RolesCard";
+import { RunLimitsCard } from "../settings/RunLimitsCard";
 import { SchedulesCard } from "../settings/SchedulesCard";
 import { useSettings } from "../settings/useSettings";
 
@@ -58,6 +59,7 @@ export function Settings() {
 
       <PythonCard state={state} />
       <IsolationSetting />
+      <RunLimitsCard />
       <StorageSettings />
       <BackupsSetting />
       <EnvironmentsSetting />

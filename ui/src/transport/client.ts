@@ -24,6 +24,7 @@ import type {
   PythonInput,
   RoleBudgets,
   RunInputs,
+  RunLimitsInput,
   ScheduleInput,
   StartFlow,
   StorageInput,
@@ -179,6 +180,13 @@ export abstract class CallTransport {
   }
   setIsolation(input: IsolationInput) {
     return this.call("set_isolation", { input });
+  }
+  /** The memory and time a script run gets, and this computer's defaults. */
+  runLimits() {
+    return this.call("run_limits", {});
+  }
+  setRunLimits(input: RunLimitsInput) {
+    return this.call("set_run_limits", { input });
   }
   /** The embedded model's idle time, and what this machine runs it with. */
   embedded() {

@@ -43,6 +43,7 @@ mod preflight;
 mod python;
 mod restore;
 mod run_checks;
+mod run_limits;
 mod runs;
 mod schedules;
 mod schedules_run;
@@ -80,7 +81,7 @@ pub use environments::{EnvironmentEntry, EnvironmentsView};
 pub use flows::FlowTask;
 pub use house_rules::{HouseRulesFile, HouseRulesInput, HouseRulesView};
 pub use input_hashes::InputHash;
-pub use isolation::{IsolationInput, IsolationView, memory_share};
+pub use isolation::{IsolationInput, IsolationView};
 pub use llm::{MAX_LEDGER_PAGE, ProviderSource};
 pub use models::{
     AddModelFile, CatalogEntry, DownloadView, FirstStartInput, InstalledModel, ModelSource,
@@ -90,6 +91,7 @@ pub use preflight::{
     DISK_FLOOR_BYTES, PreflightAction, PreflightCheck, PreflightItem, PreflightView,
 };
 pub use python::{PythonInput, PythonView};
+pub use run_limits::{RunLimitsInput, RunLimitsView, memory_share};
 pub use runs::{RunInputs, RunView};
 pub use schedules::{RunTrigger, ScheduleInput, ScheduleView};
 pub use storage::{Cleared, StorageInput, StorageKind, StorageUse, StorageView};

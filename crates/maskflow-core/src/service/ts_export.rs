@@ -54,6 +54,8 @@ fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     super::PreflightView::export_all_to(dir)?;
     IsolationView::export_all_to(dir)?;
     IsolationInput::export_all_to(dir)?;
+    super::RunLimitsView::export_all_to(dir)?;
+    super::RunLimitsInput::export_all_to(dir)?;
     super::EmbeddedView::export_all_to(dir)?;
     super::EmbeddedInput::export_all_to(dir)?;
     StorageView::export_all_to(dir)?;
