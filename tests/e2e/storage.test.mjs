@@ -97,3 +97,28 @@ test("Storage sets how many checkpoints a flow run keeps, saved across a reload"
   assert.equal(view.checkpoint_full_every, 20);
   assert.equal(view.upload_expiry_hours, 48, "the expiry saved before is kept");
 });
+
+test("The largest upload is set in Storage, and a larger drop is refused saying where to raise it", async () => {
+  await page.goto(server.url);
+  await page.getByRole("link", { name: "Settings" }).click();
+  const form = page.getByTestId("upload-limit");
+  const limit = form.getByLabel("Largest upload");
+  assert.equal(await limit.inputValue(), "1024", "1 GiB by default");
+  await limit.fill("1");
+  await form.getByRole("button", { name: "Save largest upload" }).click();
+  await page.getByTestId("storage-settings").getByText("Uploads up to 1.0 MB are taken").waitFor();
+
+  // A 1.4 MB CSV dropped in the browser: refused, with the limit and the way out.
+  await page.getByRole("link", { name: "New workflow" }).click();
+  const transfer = await page.evaluateHandle(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(["when,amount\n" + "2024-01-15,12.50\n".repeat(80_000)], "orders.csv", { type: "text/csv" }));
+    return dt;
+  });
+  await page.dispatchEvent('[data-testid="dropzone"]', "dragover", { dataTransfer: transfer });
+  await page.dispatchEvent('[data-testid="dropzone"]', "drop", { dataTransfer: transfer });
+  await page.getByText(/over the largest upload of 1 MiB; raise "Largest upload" in Settings → Storage/).first().waitFor();
+  await shot(page, "43-upload-over-the-limit.png");
+  const r = await fetch(`${server.origin}/api/settings/storage`, { headers: { authorization: `Bearer ${server.token}` } });
+  assert.equal((await r.json()).upload_limit_mib, 1);
+});

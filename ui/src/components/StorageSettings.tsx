@@ -6,7 +6,7 @@ import { bytesLabel } from "../lib/extracts";
 import { toApiError } from "../transport";
 import { NoticeBanner } from "./ui";
 
-/** Settings card: what the data folder keeps by kind, with a safe Clear for each, the upload expiry and the flow runs' checkpoint retention. */
+/** Settings card: what the data folder keeps by kind, with a safe Clear for each, the upload expiry, the largest upload and the flow runs' checkpoint retention. */
 export function StorageSettings() {
   const transport = useTransport();
   const [view, setView] = useState<StorageView | null>(null);
@@ -14,6 +14,7 @@ export function StorageSettings() {
   const [asking, setAsking] = useState<StorageKind | null>(null);
   const [busy, setBusy] = useState(false);
   const [hours, setHours] = useState("");
+  const [uploadMib, setUploadMib] = useState("");
   const [keepFull, setKeepFull] = useState("");
   const [fullEvery, setFullEvery] = useState("");
 
@@ -22,6 +23,7 @@ export function StorageSettings() {
       (v) => {
         setView(v);
         setHours(String(v.upload_expiry_hours));
+        setUploadMib(String(v.upload_limit_mib));
         setKeepFull(String(v.checkpoint_keep_full_snapshots));
         setFullEvery(String(v.checkpoint_full_every));
       },
@@ -63,6 +65,21 @@ export function StorageSettings() {
     void act(async () => {
       await transport.setStorage({ upload_expiry_hours: n });
       return n === 0 ? "Uploads are kept until you clear them." : `Uploads that join no workflow are removed after ${n} h.`;
+    });
+  };
+
+  const saveUploadLimit = (e: Event) => {
+    e.preventDefault();
+    if (!view) return;
+    const n = Number(uploadMib);
+    if (!Number.isInteger(n) || n < 1 || n > 16 * 2 ** 20) {
+      setNotice({ tone: "error", title: "That did not work", detail: "The largest upload is a whole number of MiB, from 1 to 16777216 (16 TiB)." });
+      return;
+    }
+    void act(async () => {
+      // The expiry is sent as stored: an unsaved edit of it stays unsaved.
+      await transport.setStorage({ upload_expiry_hours: view.upload_expiry_hours, upload_limit_mib: n });
+      return `Uploads up to ${bytesLabel(n * 2 ** 20)} are taken; free space is checked for each.`;
     });
   };
 
@@ -138,6 +155,19 @@ export function StorageSettings() {
             <button type="submit" class="button" disabled={busy}>
               Save
             </button>
+          </form>
+          <form class="inline" onSubmit={saveUploadLimit} data-testid="upload-limit">
+            <label>
+              Largest upload{" "}
+              <input name="upload_limit_mib" type="number" min="1" step="1" value={uploadMib} onInput={(e) => setUploadMib(e.currentTarget.value)} /> MiB
+            </label>{" "}
+            <button type="submit" class="button" disabled={busy || uploadMib === String(view.upload_limit_mib)}>
+              Save largest upload
+            </button>
+            <p class="small muted">
+              A file dropped in the browser is copied into the data folder, up to this size. One dropped in the desktop window, or named on the command line (
+              <code>maskflow build</code>, <code>maskflow extract</code>), is read where it is, at any size.
+            </p>
           </form>
           <form onSubmit={saveCheckpoints} data-testid="checkpoint-settings">
             <h3>Flow run checkpoints</h3>

@@ -17,4 +17,9 @@ checkpoint_keep_full_snapshots?: number,
  * The most change-only checkpoints between two full snapshots (0 to
  * 10000; absent: unchanged).
  */
-checkpoint_full_every?: number, };
+checkpoint_full_every?: number, 
+/**
+ * The largest upload through the browser or HTTP, in MiB (1 to
+ * 16,777,216; absent: unchanged).
+ */
+upload_limit_mib?: number, };

@@ -29,6 +29,10 @@ checkpoint_keep_full_snapshots: number,
  */
 checkpoint_full_every: number, 
 /**
+ * The largest upload through the browser or HTTP, in MiB.
+ */
+upload_limit_mib: number, 
+/**
  * Use by kind.
  */
 kinds: Array<StorageUse>, };

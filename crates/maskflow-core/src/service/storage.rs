@@ -26,6 +26,15 @@ const EXPIRY_KEY: &str = "upload_expiry_hours";
 pub const DEFAULT_EXPIRY_HOURS: u32 = 24;
 /// The longest expiry the setting accepts (a year).
 const MAX_EXPIRY_HOURS: u32 = 24 * 365;
+/// The settings key of the largest HTTP upload (a JSON number of MiB).
+const UPLOAD_LIMIT_KEY: &str = "upload_limit_mib";
+/// The largest upload by default: 1 GiB. A browser copies the file into the
+/// data folder, so the cap guards the disk against a mistaken drop; a file
+/// named on the command line is read in place and has none.
+pub const DEFAULT_UPLOAD_LIMIT_MIB: u64 = 1024;
+/// The largest upload the setting accepts: 16 TiB (free space is checked
+/// for every upload anyway).
+const MAX_UPLOAD_LIMIT_MIB: u64 = 16 << 20;
 /// "Clear" leaves uploads younger than this: one may be on its way into a
 /// workflow in another window.
 const CLEAR_GRACE_MS: u64 = 10 * 60 * 1000;
@@ -132,6 +141,9 @@ pub struct StorageView {
     /// The most change-only checkpoints a flow run writes between two full
     /// snapshots (0: every checkpoint is a full snapshot).
     pub checkpoint_full_every: u32,
+    /// The largest upload through the browser or HTTP, in MiB.
+    #[ts(type = "number")]
+    pub upload_limit_mib: u64,
     /// Use by kind.
     pub kinds: Vec<StorageUse>,
 }
@@ -152,6 +164,11 @@ pub struct StorageInput {
     #[serde(default)]
     #[ts(optional)]
     pub checkpoint_full_every: Option<u32>,
+    /// The largest upload through the browser or HTTP, in MiB (1 to
+    /// 16,777,216; absent: unchanged).
+    #[serde(default)]
+    #[ts(optional, type = "number")]
+    pub upload_limit_mib: Option<u64>,
 }
 
 /// What a clear or an expiry sweep removed.
@@ -246,18 +263,27 @@ impl Service {
             upload_expiry_hours: self.upload_expiry_hours(),
             checkpoint_keep_full_snapshots: policy.keep_full_snapshots,
             checkpoint_full_every: policy.full_every,
+            upload_limit_mib: self.upload_limit_mib(),
             kinds,
         })
     }
 
-    /// Stores the upload expiry (hours; 0 keeps uploads until cleared) and
-    /// the flow runs' checkpoint retention, which the flow engine applies
-    /// from its next checkpoint on. Nothing is stored unless all are valid.
+    /// Stores the upload expiry (hours; 0 keeps uploads until cleared), the
+    /// largest upload, and the flow runs' checkpoint retention, which the
+    /// flow engine applies from its next checkpoint on. Nothing is stored
+    /// unless all are valid.
     pub fn set_storage(&self, input: StorageInput) -> Result<StorageView> {
         if input.upload_expiry_hours > MAX_EXPIRY_HOURS {
             return Err(CoreError::InvalidRequest(format!(
                 "upload_expiry_hours must be between 0 (never) and {MAX_EXPIRY_HOURS}, not {}",
                 input.upload_expiry_hours
+            )));
+        }
+        if let Some(mib) = input.upload_limit_mib
+            && !(1..=MAX_UPLOAD_LIMIT_MIB).contains(&mib)
+        {
+            return Err(CoreError::InvalidRequest(format!(
+                "upload_limit_mib must be between 1 and {MAX_UPLOAD_LIMIT_MIB} (16 TiB), not {mib}"
             )));
         }
         let now = self.now();
@@ -275,6 +301,9 @@ impl Service {
                 &now,
             )?;
             checkpoints::store_policy(&db, policy, &now)?;
+            if let Some(mib) = input.upload_limit_mib {
+                store::settings::put(&db, UPLOAD_LIMIT_KEY, &mib.to_string(), &now)?;
+            }
             policy
         };
         self.inner.flows.set_checkpoint_policy(policy);
@@ -342,6 +371,15 @@ impl Service {
     /// what needed them ("the upload report.csv").
     pub fn ensure_space(&self, needed: u64, what: &str) -> Result<()> {
         crate::disk::ensure_space_in(self.home(), needed, what)
+    }
+
+    /// The largest upload through the browser or HTTP, in MiB.
+    pub fn upload_limit_mib(&self) -> u64 {
+        store::settings::get(&self.db(), UPLOAD_LIMIT_KEY)
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_UPLOAD_LIMIT_MIB)
     }
 
     fn upload_expiry_hours(&self) -> u32 {

@@ -31,8 +31,6 @@ use error::AppError;
 
 /// Largest JSON body accepted.
 pub const JSON_LIMIT: usize = 2 * 1024 * 1024;
-/// Largest upload accepted by `POST /api/extracts`.
-pub const UPLOAD_LIMIT: usize = 1024 * 1024 * 1024;
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
@@ -99,7 +97,8 @@ impl utoipa::Modify for TokenAuth {
 fn api_routes() -> OpenApiRouter<AppState> {
     let uploads = OpenApiRouter::new()
         .routes(routes!(extracts::upload))
-        .layer(DefaultBodyLimit::max(UPLOAD_LIMIT));
+        // Its cap is the user's setting, checked by the handler.
+        .layer(DefaultBodyLimit::disable());
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(calls::routes())
         .routes(routes!(files::run_output))

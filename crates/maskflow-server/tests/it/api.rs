@@ -757,6 +757,72 @@ mod uploads {
         let (s, _) = call(&app, "POST", "/api/extracts", Some(json!({"file": "x"}))).await;
         assert_eq!(s, StatusCode::BAD_REQUEST);
     }
+
+    /// Issue 43: the upload's cap was a constant (1 GiB, a wall); it is a
+    /// setting, said in the refusal, and nothing over it is kept.
+    #[tokio::test]
+    async fn the_largest_upload_is_a_setting_named_by_the_refusal() {
+        let home = tempfile::tempdir().expect("tmp");
+        let (app, _) = open(home.path(), replay(json!({})));
+        let (s, v) = call(&app, "GET", "/api/settings/storage", None).await;
+        assert_eq!(
+            (s, v["upload_limit_mib"].as_u64()),
+            (StatusCode::OK, Some(1024))
+        );
+        let (s, _) = call(
+            &app,
+            "PUT",
+            "/api/settings/storage",
+            Some(json!({"upload_expiry_hours": 24, "upload_limit_mib": 1})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK);
+        let big = "when,amount\n".to_owned() + &"2024-01-15,12.50\n".repeat(80_000);
+        // Its length unstated (counted as it comes), then stated (refused
+        // before a byte is stored).
+        let unstated = multipart(&[("file", "big.csv", big.as_bytes())]);
+        let mut stated = multipart(&[("file", "big.csv", big.as_bytes())]);
+        stated
+            .headers_mut()
+            .insert(header::CONTENT_LENGTH, 1_360_167.into());
+        for (request, size) in [(unstated, ""), (stated, " (1.4 MB)")] {
+            let (s, e) = send(&app, request).await;
+            assert_eq!(
+                (s, e["error"].as_str()),
+                (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large")),
+                "{e}"
+            );
+            let message = e["message"].as_str().expect("message");
+            assert!(
+                message.starts_with(&format!(
+                    "the upload{size} is over the largest upload of 1 MiB"
+                )),
+                "{message}"
+            );
+            assert!(message.contains("Settings → Storage"), "{message}");
+        }
+        let files = std::fs::read_dir(home.path().join("files")).map_or(0, |d| d.count());
+        assert_eq!(files, 0, "nothing over the cap is kept");
+        // Raised: the same file goes in.
+        let (s, _) = call(
+            &app,
+            "PUT",
+            "/api/settings/storage",
+            Some(json!({"upload_expiry_hours": 24, "upload_limit_mib": 2})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK);
+        let (s, r) = send(&app, multipart(&[("file", "big.csv", big.as_bytes())])).await;
+        assert_eq!(s, StatusCode::OK, "{r}");
+        let (s, e) = call(
+            &app,
+            "PUT",
+            "/api/settings/storage",
+            Some(json!({"upload_expiry_hours": 24, "upload_limit_mib": 0})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
+    }
 }
 
 mod listener {
