@@ -23,6 +23,18 @@ pub(super) enum DateLayout {
     /// only other values can tell; `.0` is the separator, `.1` whether the
     /// first number is over 12 (so a day), `.2` whether the second is.
     YearLast(u8, bool, bool),
+    /// `14 Oct 2026`, `Oct 14, 2026`: an English month name, the day before
+    /// or after it, the year last.
+    MonthName {
+        /// A space or `-` between the parts.
+        sep: u8,
+        /// The day before the month.
+        day_first: bool,
+        /// The month's name in full (`October`), not abbreviated.
+        full: bool,
+        /// A comma after the day (`Oct 14, 2026`).
+        comma: bool,
+    },
 }
 
 /// Whether a time has seconds and how it joins a date.
@@ -136,13 +148,14 @@ pub(super) fn classify_full(v: &str) -> (Kind, Option<f64>, Option<NumberFormat>
     let Some(&first) = v.as_bytes().first() else {
         return (Kind::Text, None, None);
     };
-    if first.is_ascii_digit()
+    if (first.is_ascii_digit() || first.is_ascii_alphabetic())
         && let Some(kind) = temporal(v)
     {
         return (kind, None, None);
     }
     if (first.is_ascii_digit()
         || matches!(first, b'-' | b'+' | b'.' | b'$' | b'(')
+        || first.is_ascii_uppercase()
         || !first.is_ascii())
         && let Some((n, integer, format)) = number(v)
     {
@@ -172,9 +185,10 @@ pub(super) struct NumberFormat {
     pub decimal: u8,
     /// `,`, `.` or a space grouping thousands; 0 for none.
     pub group: u8,
-    /// The currency sign (`$`, `€`, `£`, `¥`), if any.
-    pub currency: Option<char>,
-    /// Whether the currency sign follows the number.
+    /// The currency sign (`$`, `€`, `£`, `¥`) or ISO 4217 code (`EUR`), if
+    /// any: one of Maskflow's own lists, never text of the file.
+    pub currency: Option<&'static str>,
+    /// Whether the currency sign or code follows the number.
     pub currency_after: bool,
     /// A `%` after the number.
     pub percent: bool,
@@ -226,8 +240,46 @@ impl NumberFormat {
     }
 }
 
-/// `v` without its sign, parentheses, currency sign and percent sign: the
-/// digits left, whether the number is negative, and the format so far.
+/// The currency signs a number may carry.
+const SIGNS: [&str; 4] = ["$", "€", "£", "¥"];
+/// ISO 4217 codes written beside amounts in exports (`EUR 1,234.50`,
+/// `1.234,50 EUR`): the widely traded currencies.
+const CODES: [&str; 36] = [
+    "EUR", "USD", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "HKD", "SGD", "SEK", "NOK",
+    "DKK", "ISK", "PLN", "CZK", "HUF", "RON", "BGN", "TRY", "RUB", "UAH", "INR", "BRL", "MXN",
+    "ARS", "CLP", "COP", "ZAR", "KRW", "TWD", "THB", "IDR", "MYR", "PHP",
+];
+
+/// The sign or code `s` starts with (`after`: ends with), and `s` without it.
+fn currency_at(s: &str, after: bool) -> Option<(&'static str, &str)> {
+    let found = |list: &[&'static str]| {
+        list.iter().copied().find(|c| {
+            if after {
+                s.ends_with(c)
+            } else {
+                s.starts_with(c)
+            }
+        })
+    };
+    let c = found(&SIGNS).or_else(|| found(&CODES))?;
+    let rest = if after {
+        s[..s.len() - c.len()].trim_end()
+    } else {
+        s[c.len()..].trim_start()
+    };
+    // A code is a word of its own or stands against the digits.
+    let touching = if after {
+        rest.as_bytes().last()
+    } else {
+        rest.as_bytes().first()
+    };
+    let word_apart = c.len() == 1 || touching.is_some_and(|b| !b.is_ascii_alphabetic());
+    word_apart.then_some((c, rest))
+}
+
+/// `v` without its sign, parentheses, currency sign or code and percent
+/// sign: the digits left, whether the number is negative, and the format so
+/// far.
 fn affixes(v: &str) -> (&str, bool, NumberFormat) {
     let mut f = NumberFormat::default();
     let mut s = v.trim();
@@ -243,21 +295,21 @@ fn affixes(v: &str) -> (&str, bool, NumberFormat) {
     } else if let Some(r) = s.strip_prefix('+') {
         s = r.trim_start();
     }
-    const SIGNS: [char; 4] = ['$', '€', '£', '¥'];
-    if let Some(c) = s.chars().next().filter(|c| SIGNS.contains(c)) {
+    if let Some((c, rest)) = currency_at(s, false) {
         f.currency = Some(c);
+        s = rest;
     }
-    s = s.trim_start_matches(SIGNS).trim_start();
     let before = s.len();
     s = s.trim_end_matches('%').trim_end();
     f.percent = s.len() < before;
     if f.currency.is_none()
-        && let Some(c) = s.chars().last().filter(|c| SIGNS.contains(c))
+        && let Some((c, rest)) = currency_at(s, true)
     {
         f.currency = Some(c);
         f.currency_after = true;
+        s = rest;
     }
-    s = s.trim_end_matches(['€', '$', '£', '¥', '%']).trim_end();
+    s = s.trim_end_matches('%').trim_end();
     if let Some(r) = s.strip_prefix('-') {
         negative = !negative;
         s = r;
@@ -375,6 +427,12 @@ fn temporal(v: &str) -> Option<Kind> {
     {
         return Some(Kind::Date(layout));
     }
+    if let Some(layout) = month_name_date(v) {
+        return Some(Kind::Date(layout));
+    }
+    if !v.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
     if let Some(at) = v.find(['T', ' '])
         && let Some(layout) = date(&v[..at])
         && let Some(seconds) = time(&v[at + 1..])
@@ -403,6 +461,77 @@ fn date(v: &str) -> Option<DateLayout> {
     if c.len() == 4 && a.len() <= 2 && b.len() <= 2 && x >= 1 && y >= 1 {
         let ok = (x <= 12 && y <= 31) || (y <= 12 && x <= 31);
         return ok.then_some(DateLayout::YearLast(sep, x > 12, y > 12));
+    }
+    None
+}
+
+/// An English month's name, abbreviated (`Oct`, `Sept`) or in full, any
+/// case: whether it is in full.
+fn month_name(s: &str) -> Option<bool> {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    if !(3..=9).contains(&s.len()) || !s.is_ascii() {
+        return None;
+    }
+    let lower = s.to_ascii_lowercase();
+    MONTHS.iter().find_map(|m| {
+        if *m == lower {
+            // `May` is its own abbreviation: `%b` reads it.
+            Some(m.len() > 3)
+        } else if m[..3] == lower || (lower == "sept" && *m == "september") {
+            Some(false)
+        } else {
+            None
+        }
+    })
+}
+
+/// A date with an English month name: `14 Oct 2026`, `14-Oct-2026`,
+/// `4 October 2026`, `Oct 14, 2026`, `October 14 2026`.
+fn month_name_date(v: &str) -> Option<DateLayout> {
+    if !(9..=20).contains(&v.len()) || !v.as_bytes()[v.len() - 1].is_ascii_digit() {
+        return None;
+    }
+    let sep = if v.contains('-') { b'-' } else { b' ' };
+    let mut parts = v.split(char::from(sep));
+    let (a, b, c) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || c.len() != 4 || digits(c).is_none() {
+        return None;
+    }
+    let day = |s: &str| s.len() <= 2 && digits(s).is_some_and(|d| (1..=31).contains(&d));
+    if day(a)
+        && let Some(full) = month_name(b)
+    {
+        return Some(DateLayout::MonthName {
+            sep,
+            day_first: true,
+            full,
+            comma: false,
+        });
+    }
+    let (b, comma) = b.strip_suffix(',').map_or((b, false), |b| (b, true));
+    if sep == b' '
+        && day(b)
+        && let Some(full) = month_name(a)
+    {
+        return Some(DateLayout::MonthName {
+            sep,
+            day_first: false,
+            full,
+            comma,
+        });
     }
     None
 }
@@ -451,6 +580,21 @@ impl DateLayout {
                     (true, false) => format!("%d{s}%m{s}%Y"),
                     (false, true) => format!("%m{s}%d{s}%Y"),
                     _ => format!("%d{s}%m{s}%Y or %m{s}%d{s}%Y"),
+                }
+            }
+            DateLayout::MonthName {
+                sep,
+                day_first,
+                full,
+                comma,
+            } => {
+                let s = char::from(sep);
+                let month = if full { "%B" } else { "%b" };
+                let comma = if comma { "," } else { "" };
+                if day_first {
+                    format!("%d{s}{month}{s}%Y")
+                } else {
+                    format!("{month}{s}%d{comma}{s}%Y")
                 }
             }
         }

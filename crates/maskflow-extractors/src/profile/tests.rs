@@ -385,6 +385,83 @@ fn numbers_are_read_in_every_common_format() {
     }
 }
 
+/// A walk as the builder: `EUR 117.73` and `117.73 EUR` were "text, upper
+/// case" and `14 Oct 2026` "text, mixed case", so the prompt said a quarter
+/// of the amounts and dates were text.
+#[test]
+fn amounts_with_a_currency_code_and_dates_with_a_month_name_are_read() {
+    for (v, n, f) in [
+        ("EUR 117.73", 117.73, "decimal point, EUR before"),
+        ("117.73 EUR", 117.73, "decimal point, EUR after"),
+        (
+            "USD1,234.00",
+            1234.0,
+            "decimal point, thousands comma, USD before",
+        ),
+        (
+            "1.234,50 CHF",
+            1234.5,
+            "decimal comma, thousands point, CHF after",
+        ),
+        ("-GBP 12", -12.0, "whole number, GBP before"),
+        ("€755,01", 755.01, "decimal comma, € before"),
+        // Words that end or start like a code are not amounts.
+        ("TEUR 12", 0.0, ""),
+        ("12 EURO", 0.0, ""),
+        ("NEUR", 0.0, ""),
+    ] {
+        let (_, value, format) = super::classify::classify_full(v);
+        if f.is_empty() {
+            assert_eq!(value, None, "{v}");
+            continue;
+        }
+        assert_eq!(value, Some(n), "{v}");
+        assert_eq!(format.map(|f| f.describe()).as_deref(), Some(f), "{v}");
+    }
+    let mut s = String::from("when,amount\n");
+    let dates = [
+        "14 Oct 2026",
+        "4-Oct-2026",
+        "\"Oct 14, 2026\"",
+        "October 4 2026",
+        "2026-10-14",
+    ];
+    for i in 0..100 {
+        s.push_str(&format!("{},EUR {}.50\n", dates[i % 5], 10 + i));
+    }
+    let (_, extract) = profile_file("claims.csv", s.as_bytes());
+    let p = extract.profile.as_ref().expect("profile");
+    let when = column(p, "when");
+    assert_eq!(when.inferred_type, "date", "{when:?}");
+    let mut told = formats(when);
+    told.sort_unstable();
+    assert_eq!(
+        told,
+        [
+            ("%B %d %Y", 20),
+            ("%Y-%m-%d", 20),
+            ("%b %d, %Y", 20),
+            ("%d %b %Y", 20),
+            ("%d-%b-%Y", 20),
+        ]
+    );
+    let amount = column(p, "amount");
+    assert_eq!(amount.inferred_type, "decimal", "{amount:?}");
+    assert_eq!(formats(amount), [("decimal point, EUR before", 100)]);
+    // Not dates: a name with a number, a month word in prose.
+    for v in [
+        "May 2026",
+        "Flat 12 May",
+        "March 14 2026 at noon",
+        "Maybe 12 2026",
+    ] {
+        assert!(
+            !matches!(super::classify::classify(v).0, Kind::Date(_)),
+            "{v}"
+        );
+    }
+}
+
 #[test]
 fn placeholders_are_named_and_a_list_s_own_unknown_is_a_value() {
     // An operator list, each name once, one of them `UNKNOWN`; a status
