@@ -161,6 +161,21 @@ async fn a_category_switched_off_sends_nothing_switched_on_exactly_its_values() 
             ..Default::default()
         })
         .expect("approve with island");
+    // The same approval with the extract sent as uploaded (what the
+    // refusal said to send) is taken: it was refused as differing.
+    let as_uploaded: super::ExtractInput =
+        serde_json::from_value(file.extract.clone()).expect("extract");
+    s.create_workflow(CreateWorkflow {
+        file_ids: vec![file.file_id.clone()],
+        file_extracts: vec![as_uploaded],
+        show_categories: vec![CategoryChoice {
+            file_id: file.file_id.clone(),
+            sheet: None,
+            column: "island".into(),
+        }],
+        ..Default::default()
+    })
+    .expect("approve with island, the extract as uploaded");
     let v = s
         .get_version(&on.workflow_id, &on.version_id)
         .expect("version");

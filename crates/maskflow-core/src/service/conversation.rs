@@ -540,6 +540,9 @@ fn approved_extracts(
         }
     }
     let mut stored = Vec::new();
+    // The same, without the categories switched on: a client may send the
+    // extracts as uploaded, or as they will be sent.
+    let mut uploaded = Vec::new();
     let mut left_off = Vec::new();
     for id in &request.file_ids {
         let file = store::get_file(tx, id)?.ok_or_else(|| {
@@ -556,6 +559,7 @@ fn approved_extracts(
             .map(|c| (c.sheet.as_deref(), c.column.as_str()))
             .collect();
         let candidates = store::file_categories::of_file(tx, id)?;
+        uploaded.push(sent.clone());
         if !chosen.is_empty() {
             crate::categories::show(&mut sent, &file.extract, id, &candidates, &chosen)
                 .map_err(CoreError::InvalidRequest)?;
@@ -574,6 +578,10 @@ fn approved_extracts(
     let extracts: Vec<Value> = if !request.file_ids.is_empty() {
         if !given.is_empty() {
             maskflow_privacy::extracts::check_against_stored(&stored, &given)
+                .or_else(|e| {
+                    maskflow_privacy::extracts::check_against_stored(&uploaded, &given)
+                        .map_err(|_| e)
+                })
                 .map_err(CoreError::InvalidRequest)?;
         }
         stored
