@@ -70,7 +70,7 @@ fn profile_word(key: Option<&str>, s: &str) -> bool {
             s.len() <= 64
                 && s.replace(" or ", "/")
                     .chars()
-                    .all(|c| "%YmdHMS/-.: T".contains(c))
+                    .all(|c| "%YmdbBHMS/-.:, T".contains(c))
         }
         Some("min" | "max") => {
             s.parse::<f64>().is_ok()
@@ -141,6 +141,11 @@ mod tests {
             "columns": [{"name": "joined", "inferred_type": "date", "date_format": "%d/%m/%Y or %m/%d/%Y",
                          "min": "-1.2e3", "max": "99", "shapes": [{"shape": "##/##/####", "count": 3}]}]});
         assert!(check_masked(&e).is_ok(), "{:?}", check_masked(&e));
+        for named_month in ["%d %b %Y", "%b %d, %Y", "%B %d %Y", "%d-%b-%Y"] {
+            let mut ok = e.clone();
+            ok["profile"]["columns"][0]["date_format"] = json!(named_month);
+            assert!(check_masked(&ok).is_ok(), "{named_month}");
+        }
         for (key, raw) in [
             ("inferred_type", "Zebulon"),
             ("date_format", "Okonkwo"),
