@@ -297,15 +297,21 @@ fn columns(
 }
 
 /// Whether two inferred types are the same for a script: an empty column
-/// (or an unknown type) says nothing, and whole numbers read as decimals.
+/// (or an unknown type) says nothing, whole numbers read as decimals, and a
+/// column of text (or mixed) now read as typed is the same strings to a
+/// script that took them as text — so a newer Maskflow that reads more
+/// formats (`14 Oct 2026`, `EUR 117.73`) stops no approved workflow. A
+/// typed column turning to text is a change.
 fn same_type(a: &str, b: &str) -> bool {
     let numeric = |t: &str| matches!(t, "integer" | "decimal");
+    let untyped = |t: &str| matches!(t, "text" | "mixed");
     a == b
         || a.is_empty()
         || b.is_empty()
         || a == "empty"
         || b == "empty"
         || numeric(a) && numeric(b)
+        || untyped(a) && !untyped(b)
 }
 
 #[cfg(test)]
@@ -363,6 +369,13 @@ mod tests {
             vec!["input s: column \"when\" was date, now text"]
         );
         assert!(differences("s", &with("date"), &with("date")).is_empty());
+        // Read as typed now (a format Maskflow learnt): the same strings.
+        assert!(differences("s", &with("text"), &with("date")).is_empty());
+        assert!(differences("s", &with("mixed"), &with("decimal")).is_empty());
+        assert_eq!(
+            differences("s", &with("decimal"), &with("mixed")),
+            vec!["input s: column \"when\" was decimal, now mixed"]
+        );
         assert!(differences("s", &with("date"), &with("empty")).is_empty());
         // Without a profile on one side there is nothing to compare.
         assert!(differences("s", &with("date"), &table(&["when", "n"])).is_empty());
