@@ -261,7 +261,17 @@ fn currency_at(s: &str, after: bool) -> Option<(&'static str, &str)> {
             }
         })
     };
-    let c = found(&SIGNS).or_else(|| found(&CODES))?;
+    // Codes are looked for only beside a capital letter: this runs for
+    // every number of a large file.
+    let edge = if after {
+        s.as_bytes().last()
+    } else {
+        s.as_bytes().first()
+    };
+    let c = found(&SIGNS).or_else(|| {
+        edge.filter(|b| b.is_ascii_uppercase())
+            .and_then(|_| found(&CODES))
+    })?;
     let rest = if after {
         s[..s.len() - c.len()].trim_end()
     } else {
