@@ -31,6 +31,13 @@ describe("waiting items", () => {
     expect(notes).toEqual([]);
   });
 
+  test("a gate reached after the page opened is news, even in a first list that came late", () => {
+    const opened = Date.parse("2026-01-01T00:00:00Z");
+    const late = fromWaiting(initialState(opened), [gate("flow_1", "2026-01-01T00:00:05Z"), gate("flow_0", "2025-12-31T23:59:00Z")], away);
+    expect(late.notes.map((n) => n.key)).toEqual(["gate:flow_1:2026-01-01T00:00:05Z"]);
+    expect(fromWaiting(late.state, [gate("flow_1", "2026-01-01T00:00:05Z")], away).notes).toEqual([]);
+  });
+
   test("a new gate is told once, with a link to its run", () => {
     let state = primed();
     const first = fromWaiting(state, [gate("flow_1")], away);

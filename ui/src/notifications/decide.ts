@@ -26,11 +26,14 @@ export type NoticeState = {
   last: ReadonlyMap<string, string>;
   /** Whether the first list has been read (items there at start are not news). */
   primed: boolean;
+  /** When the page opened (ms since the epoch): an item of the first list
+   * that began to wait after it is news, whenever that list arrives. */
+  openedAt: number;
 };
 
-/** The state before anything was seen. */
-export function initialState(): NoticeState {
-  return { told: new Set(), own: new Set(), last: new Map(), primed: false };
+/** The state before anything was seen, the page opened at `openedAt`. */
+export function initialState(openedAt: number = Date.now()): NoticeState {
+  return { told: new Set(), own: new Set(), last: new Map(), primed: false, openedAt };
 }
 
 /** One episode of waiting: the same gate keeps its key, the run's next gate has a new one. */
@@ -64,7 +67,8 @@ function onScreen(note: Note, viewing: Viewing): boolean {
 
 /** A new list of waiting items: a note for each item not told before. The
  * first list only primes the state: what waited before the page opened is
- * on the badge, not news. */
+ * on the badge, not news (an item that began to wait since is, even when
+ * the first list comes late, on a loaded machine). */
 export function fromWaiting(state: NoticeState, items: WaitingItem[], viewing: Viewing): { state: NoticeState; notes: Note[] } {
   const told = new Set(state.told);
   const notes: Note[] = [];
@@ -72,7 +76,8 @@ export function fromWaiting(state: NoticeState, items: WaitingItem[], viewing: V
     const note = itemNote(item);
     if (told.has(note.key)) continue;
     told.add(note.key);
-    if (state.primed && !onScreen(note, viewing)) notes.push(note);
+    const news = state.primed || Date.parse(item.since) > state.openedAt;
+    if (news && !onScreen(note, viewing)) notes.push(note);
   }
   return { state: { ...state, told, primed: true }, notes };
 }
