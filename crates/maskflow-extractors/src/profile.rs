@@ -26,6 +26,7 @@ use crate::extract::{DifferingColumn, RepeatedKeys};
 use crate::registry::Registry;
 use crate::values::{ValueOptions, ValueSink};
 
+pub use classify::month_name;
 pub use column::{DISTINCT_CAP, KEY_CAP, MAX_SHAPES, SHOWN_SHAPES};
 
 /// Rows whose hashes are kept to find duplicate rows; later rows are not

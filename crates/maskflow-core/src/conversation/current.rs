@@ -54,25 +54,9 @@ pub fn input_name(filename: &str) -> String {
 /// number (`2018`, `02`), a month (`mar`, `march`), a quarter or half
 /// (`q1`, `h2`), a fiscal year (`fy24`).
 fn is_period(word: &str) -> bool {
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let digits = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
     digits(word)
-        || MONTHS
-            .iter()
-            .any(|m| word == *m || (word.len() == 3 && m.starts_with(word)) || word == "sept")
+        || maskflow_extractors::profile::month_name(word).is_some()
         || word
             .strip_prefix('q')
             .or_else(|| word.strip_prefix('h'))

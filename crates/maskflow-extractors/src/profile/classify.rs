@@ -477,7 +477,7 @@ fn date(v: &str) -> Option<DateLayout> {
 
 /// An English month's name, abbreviated (`Oct`, `Sept`) or in full, any
 /// case: whether it is in full.
-fn month_name(s: &str) -> Option<bool> {
+pub fn month_name(s: &str) -> Option<bool> {
     const MONTHS: [&str; 12] = [
         "january",
         "february",
