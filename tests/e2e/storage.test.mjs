@@ -40,7 +40,7 @@ test("Storage shows what the data folder keeps and clears old uploads, keeping n
 
   await page.getByRole("link", { name: "Settings" }).click();
   const card = page.getByTestId("storage-settings");
-  await card.getByText("Data folder").waitFor();
+  await card.getByText(/^Data folder/).waitFor();
   const uploads = card.locator('tr[data-kind="uploads"]');
   await uploads.getByRole("button", { name: /^Clear 29\d KB$/ }).waitFor();
   await shot(page, "40-storage.png");

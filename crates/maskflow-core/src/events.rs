@@ -167,6 +167,25 @@ pub enum Event {
         /// `running`, or how it ended.
         status: String,
     },
+    /// A schedule fired (issue 41, point 4): how it went, so a refused or
+    /// failed firing can be told to the user, who is not watching.
+    ScheduleRan {
+        /// The schedule (`sch_…`).
+        schedule_id: String,
+        /// Its name.
+        name: String,
+        /// Its run, when one started.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        run_id: Option<String>,
+        /// `succeeded`, `refused` (the file differs from the approved
+        /// one; nothing ran), `needs_look`, or how the run failed.
+        status: String,
+        /// Why, when it did not succeed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Whether the outputs it placed last are now stale.
+        stale: bool,
+    },
     /// A Python environment is being made (a line of progress, or its end).
     EnvironmentProgress {
         /// The workflow whose build or run needs it.

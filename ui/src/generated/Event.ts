@@ -195,7 +195,32 @@ run_id: string,
 /**
  * `running`, or how it ended.
  */
-status: string, } | { "type": "environment_progress", 
+status: string, } | { "type": "schedule_ran", 
+/**
+ * The schedule (`sch_…`).
+ */
+schedule_id: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its run, when one started.
+ */
+run_id?: string, 
+/**
+ * `succeeded`, `refused` (the file differs from the approved
+ * one; nothing ran), `needs_look`, or how the run failed.
+ */
+status: string, 
+/**
+ * Why, when it did not succeed.
+ */
+error?: string, 
+/**
+ * Whether the outputs it placed last are now stale.
+ */
+stale: boolean, } | { "type": "environment_progress", 
 /**
  * The workflow whose build or run needs it.
  */

@@ -70,4 +70,13 @@ last_error: string | null,
 /**
  * Failures in a row.
  */
-failures: number, };
+failures: number, 
+/**
+ * When a run of it last succeeded: the outputs it placed are from then.
+ */
+last_success_at: string | null, 
+/**
+ * Whether the outputs it placed last are stale: its runs since that
+ * success were refused or failed, so they are not this period's.
+ */
+stale: boolean, };

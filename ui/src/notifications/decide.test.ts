@@ -112,6 +112,29 @@ describe("run ends", () => {
     expect(fromEvent(primed(), { ...e, trigger: "manual" }, away).notes).toEqual([]);
   });
 
+  test("a run whose output jumped from the approved run's is told as needing a look", () => {
+    const e = { type: "run_changed", workflow_id: "wf_1", run_id: "run_1", status: "needs_look" };
+    expect(fromEvent(primed(), e, away).notes).toEqual([expect.objectContaining({ title: "A workflow run needs a look", href: "#/workflows/wf_1" })]);
+  });
+
+  test("a schedule's refused firing is told once per reason, with its stale outputs; a success is not", () => {
+    const refused = { type: "schedule_ran", schedule_id: "sch_1", name: "monthly", status: "refused", error: "feb.csv: not run: the column Amount is gone", stale: true };
+    const first = fromEvent(primed(), refused, away);
+    expect(first.notes).toEqual([
+      expect.objectContaining({
+        title: "Schedule monthly was refused: its file differs from the approved one",
+        body: "feb.csv: not run: the column Amount is gone. The outputs it placed last are stale.",
+        href: "#/settings",
+      }),
+    ]);
+    // The back-off's retry, refused for the same reason: no news.
+    expect(fromEvent(first.state, refused, away).notes).toEqual([]);
+    expect(fromEvent(first.state, { ...refused, error: "mar.csv: not run: the column Region is gone" }, away).notes).toHaveLength(1);
+    expect(fromEvent(primed(), { ...refused, status: "succeeded", error: undefined, stale: false }, away).notes).toEqual([]);
+    // Someone looking at Settings sees it there.
+    expect(fromEvent(primed(), refused, { hash: "#/settings", focused: true }).notes).toEqual([]);
+  });
+
   test("a workflow run that fails is told", () => {
     const e = { type: "run_changed", workflow_id: "wf_1", run_id: "run_1", status: "timed_out" };
     expect(fromEvent(primed(), e, away).notes.map((n) => n.title)).toEqual(["A workflow run failed"]);

@@ -87,7 +87,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v ? v 
 /** Statuses in which a run has ended badly. */
 const FAILED = new Set(["failed", "error", "timed_out", "memory_limit", "cpu_limit", "output_limit", "process_limit", "missing_packages"]);
 /** Statuses in which a run is over. */
-const ENDED = new Set([...FAILED, "completed", "succeeded", "stopped", "cancelled"]);
+const ENDED = new Set([...FAILED, "completed", "succeeded", "needs_look", "stopped", "cancelled"]);
 /** Triggers that are the user's own doing (a run started by hand is watched, not announced). */
 const BY_HAND = new Set(["manual", "user", "app", "ui"]);
 
@@ -111,8 +111,36 @@ function runEnd(e: Incoming): { run: string; status: string; href: string; what:
   return { run, status, href, what: flow ? `Flow ${flow}` : "A workflow run", error: str(e.error), trigger };
 }
 
-/** An event: a note when a run failed, or when a scheduled (not hand-started) run finished. */
+/** How a schedule's firing that did not succeed is told, by its status. */
+function scheduleTrouble(status: string): string | null {
+  if (status === "refused") return "was refused: its file differs from the approved one";
+  if (status === "needs_look") return "ran, but its output needs a look";
+  if (status === "succeeded" || status === "started" || status === "skipped") return null;
+  return "failed";
+}
+
+/** A schedule fired while the user was elsewhere: told when it did not
+ * succeed, once per schedule and reason (a back-off's retry refused for
+ * the same reason again is no news). */
+function fromScheduleRan(state: NoticeState, e: Incoming, viewing: Viewing): { state: NoticeState; notes: Note[] } {
+  const id = str(e.schedule_id);
+  const status = str(e.status);
+  const trouble = status && scheduleTrouble(status);
+  if (!id || !status || !trouble) return { state, notes: [] };
+  const error = str(e.error);
+  const key = `schedule:${id}:${status}:${error ?? ""}`;
+  if (state.told.has(key)) return { state, notes: [] };
+  const why = error ? (/[.!?]$/.test(error) ? error : `${error}.`) : "Open Settings → Schedules to see why.";
+  const stale = e.stale === true ? " The outputs it placed last are stale." : "";
+  const note = { key, href: "#/settings", title: `Schedule ${str(e.name) ?? id} ${trouble}`, body: `${why}${stale}` };
+  const told = new Set(state.told).add(key);
+  return { state: { ...state, told }, notes: onScreen(note, viewing) ? [] : [note] };
+}
+
+/** An event: a note when a run failed or needs a look, when a scheduled
+ * (not hand-started) run finished, or when a schedule's firing did not succeed. */
 export function fromEvent(state: NoticeState, e: Incoming, viewing: Viewing): { state: NoticeState; notes: Note[] } {
+  if (e.type === "schedule_ran") return fromScheduleRan(state, e, viewing);
   if (e.type !== "flow_status" && e.type !== "run_changed" && e.type !== "run_finished") return { state, notes: [] };
   const status = str(e.status);
   const id = str(e.conversation_id) ?? str(e.run_id) ?? str(e.conversationId);
@@ -133,6 +161,8 @@ export function fromEvent(state: NoticeState, e: Incoming, viewing: Viewing): { 
   const key = `end:${end.run}:${end.status}:${state.told.size}`;
   if (FAILED.has(end.status)) {
     note = { key, href: end.href, title: `${end.what} failed`, body: end.error ?? "Open it to see why." };
+  } else if (end.status === "needs_look") {
+    note = { key, href: end.href, title: `${end.what} needs a look`, body: "Its script succeeded, but its output differs from the approved run's: open it to see how." };
   } else if (scheduled && end.status !== "stopped" && end.status !== "cancelled") {
     note = { key, href: end.href, title: `${end.what} finished`, body: `Started by its ${end.trigger}.` };
   }

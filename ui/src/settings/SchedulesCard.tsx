@@ -1,7 +1,8 @@
 // The "Schedules" card: approved workflows and flows run by a cron
 // expression or by new files in a watched folder, while the app or
-// `maskflow serve` is up. Lists them with their last run, last error and
-// next run; pauses, resumes and removes them; and creates one.
+// `maskflow serve` is up. Lists them with their last run, last error, next
+// run and whether the outputs they placed are stale;
+// pauses, resumes and removes them; and creates one.
 import { useEffect, useState } from "preact/hooks";
 import { useTransport } from "../context";
 import type { FlowSummary, ScheduleInput, ScheduleView, WorkflowSummary } from "../generated";
@@ -33,7 +34,12 @@ export function SchedulesCard() {
     }
   }
   useEffect(() => {
-    transport.listSchedules().then(setList, (e) => setNotice(noticeOf(toApiError(e))));
+    const load = () => transport.listSchedules().then(setList, (e) => setNotice(noticeOf(toApiError(e))));
+    void load();
+    // A schedule that fires while the card is open shows its outcome.
+    return transport.onEvent((e) => {
+      if (e.type === "schedule_ran") void load();
+    });
   }, [transport]);
 
   const replace = (one: ScheduleView) => setList((all) => (all ?? []).map((s) => (s.id === one.id ? one : s)));
@@ -76,6 +82,11 @@ export function SchedulesCard() {
                   {s.last_error && (
                     <div class="small warn-text" data-testid="schedule-error">
                       {s.failures} failure{s.failures === 1 ? "" : "s"} in a row: {s.last_error}
+                    </div>
+                  )}
+                  {s.stale && (
+                    <div class="small" data-testid="schedule-stale">
+                      <span class="badge">stale</span> The outputs it placed last are from {when(s.last_success_at)}, before the run that did not succeed.
                     </div>
                   )}
                 </td>

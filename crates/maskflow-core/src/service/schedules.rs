@@ -92,6 +92,11 @@ pub struct ScheduleView {
     /// Failures in a row.
     #[ts(type = "number")]
     pub failures: i64,
+    /// When a run of it last succeeded: the outputs it placed are from then.
+    pub last_success_at: Option<String>,
+    /// Whether the outputs it placed last are stale: its runs since that
+    /// success were refused or failed, so they are not this period's.
+    pub stale: bool,
 }
 
 /// What started a run: shown in the run history.
@@ -226,6 +231,8 @@ impl Service {
             last_status: r.last_status,
             last_error: r.last_error,
             failures: r.failures,
+            stale: r.failures > 0 && r.last_success_at.is_some(),
+            last_success_at: r.last_success_at,
         }
     }
 
@@ -305,6 +312,7 @@ impl Service {
             last_run_id: None,
             last_status: None,
             last_error: None,
+            last_success_at: None,
             created_at: self.now(),
         };
         rows::insert(&self.db(), &row)?;
@@ -395,25 +403,28 @@ impl Service {
     /// Records that `run_id` was started by the operating system's timer of
     /// schedule `id_or_name` (`maskflow run --schedule`, which `maskflow
     /// schedule install` writes): its trigger, and the schedule's last run.
+    /// No run: the files were refused before any script ran.
     pub fn record_timer_run(
         &self,
         id_or_name: &str,
-        run_id: &str,
+        run_id: Option<&str>,
         status: &str,
         error: Option<&str>,
     ) -> Result<()> {
         let row = self.schedule_row(id_or_name)?;
-        let trigger = rows::TriggerRow {
-            run_id: run_id.to_owned(),
-            schedule_id: Some(row.id.clone()),
-            kind: "cron".into(),
-            file: None,
-        };
         let now = self.now();
         let db = self.db();
-        rows::put_trigger(&db, &trigger, &now)?;
+        if let Some(run_id) = run_id {
+            let trigger = rows::TriggerRow {
+                run_id: run_id.to_owned(),
+                schedule_id: Some(row.id.clone()),
+                kind: "cron".into(),
+                file: None,
+            };
+            rows::put_trigger(&db, &trigger, &now)?;
+        }
         let outcome = rows::Outcome {
-            run_id: Some(run_id),
+            run_id,
             status,
             error,
             failures: if error.is_some() { row.failures + 1 } else { 0 },

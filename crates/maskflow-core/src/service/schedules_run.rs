@@ -33,6 +33,29 @@ struct Fired {
     error: Option<String>,
 }
 
+/// The status of a firing whose file differs from the approved one in
+/// what the script reads: nothing ran, nothing was written.
+pub(super) const REFUSED: &str = "refused";
+
+/// What a refused firing says: the file, each difference, and the way on.
+/// The outputs placed before stay as they were; the schedule shows them
+/// as stale until a run succeeds.
+fn refusal(file: Option<&Path>, differences: &[String]) -> String {
+    let what = file.map_or_else(|| "the input".to_owned(), |f| f.display().to_string());
+    format!(
+        "{what}: not run: it differs from the file the workflow was approved with: {}. \
+         Nothing was written; the outputs of the last good run are kept as they were. \
+         If the script can read the file as it is, run it once by hand with `maskflow run` \
+         and --force; otherwise edit the workflow for the new layout. The file runs again \
+         when the back-off is over",
+        differences
+            .iter()
+            .map(|d| d.trim().trim_end_matches('.'))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
+}
+
 /// A watched file as recorded: its state and hash, read through the
 /// checked descriptor (a link is never followed).
 fn seen_file(path: &Path, read: &watched_files::ReadFile) -> SeenFile {
@@ -372,6 +395,11 @@ impl Service {
                     error,
                 }
             }
+            Err(CoreError::InputsDiffer(differences)) => Fired {
+                run_id: None,
+                status: REFUSED.into(),
+                error: Some(refusal(file, &differences)),
+            },
             Err(e) => Fired {
                 run_id: None,
                 status: "error".into(),
@@ -402,7 +430,21 @@ impl Service {
                 })?;
             inputs.insert(field.name.clone(), vec![input.staged.display().to_string()]);
         }
-        let run = self.run_workflow_local(workflow_id, inputs).await?;
+        // The file is checked against the approved one before any script
+        // runs, as `maskflow run` does: a difference in what the script
+        // reads refuses it; what it does not read is kept as a note.
+        let check = {
+            let (this, wf, inputs) = (self.clone(), workflow_id.to_owned(), inputs.clone());
+            tokio::task::spawn_blocking(move || this.local_input_check(&wf, &inputs))
+                .await
+                .map_err(|e| CoreError::Corrupt(format!("checking the watched file: {e}")))??
+        };
+        if !check.refusals.is_empty() {
+            return Err(CoreError::InputsDiffer(check.refusals));
+        }
+        let run = self
+            .run_workflow_local_noted(workflow_id, inputs, check.notes)
+            .await?;
         if run.status != "succeeded" {
             let why = match file {
                 Some(f) => format!(
@@ -466,6 +508,45 @@ impl Service {
     /// Records a firing's outcome: a success clears the back-off, a failure
     /// doubles it (capped) and, for cron, retries when it is over.
     fn settle(&self, row: &ScheduleRow, fired: Fired, cron_next: Option<i64>) -> Result<()> {
+        let told = (
+            fired.run_id.clone(),
+            fired.status.clone(),
+            fired.error.clone(),
+        );
+        self.record_settled(row, fired, cron_next)?;
+        self.publish_schedule_ran(&row.id, told.0, told.1, told.2);
+        Ok(())
+    }
+
+    /// Tells a firing's outcome to whoever listens (the app's notifications).
+    pub(super) fn publish_schedule_ran(
+        &self,
+        id: &str,
+        run_id: Option<String>,
+        status: String,
+        error: Option<String>,
+    ) {
+        let Ok(view) = self.get_schedule(id) else {
+            return;
+        };
+        self.inner
+            .events
+            .publish(crate::events::Event::ScheduleRan {
+                schedule_id: view.id,
+                name: view.name,
+                run_id,
+                status,
+                error,
+                stale: view.stale,
+            });
+    }
+
+    fn record_settled(
+        &self,
+        row: &ScheduleRow,
+        fired: Fired,
+        cron_next: Option<i64>,
+    ) -> Result<()> {
         match fired.error {
             None => {
                 let outcome = Outcome {

@@ -95,6 +95,32 @@ async fn approved(s: &Service) -> String {
     created.workflow_id
 }
 
+/// Approved on an uploaded CSV with the columns `Region,Amount`, so the
+/// files a schedule gives it are checked against that one.
+async fn approved_on_a_file(s: &Service) -> String {
+    let file = s
+        .add_upload_bytes("sales.csv", b"Region,Amount\nEast,10\nWest,20\n")
+        .await
+        .expect("upload");
+    let mut rx = s.subscribe();
+    let created = s
+        .create_workflow(crate::service::CreateWorkflow {
+            file_ids: vec![file.file_id],
+            ..Default::default()
+        })
+        .expect("create");
+    s.send_message(&created.workflow_id, "count the lines")
+        .await
+        .expect("message");
+    assert_eq!(
+        built(&mut rx, &created.version_id).await,
+        Status::PendingUserApproval
+    );
+    s.approve(&created.workflow_id, &created.version_id)
+        .expect("approve");
+    created.workflow_id
+}
+
 async fn built(rx: &mut broadcast::Receiver<Event>, version_id: &str) -> Status {
     loop {
         if let Event::StatusChanged {
@@ -356,6 +382,99 @@ async fn a_failing_file_backs_the_folder_off_and_runs_again_after() {
     assert_eq!(s.run_due_schedules().await.expect("tick").len(), 2);
     assert!(s.run_due_schedules().await.expect("tick").is_empty());
     assert_eq!(s.get_schedule("inbox").expect("view").failures, 0);
+}
+
+/// Issue 41, point 4: a watched file whose columns differ from the approved
+/// file's is refused before any script runs; the outputs of the last good
+/// run stay and are shown as stale, the refusal is told as an event, and a
+/// file of the approved shape runs and clears it.
+#[tokio::test]
+async fn a_refused_file_runs_nothing_and_leaves_the_last_good_output_marked_stale() {
+    let home = tempfile::tempdir().expect("home");
+    let inbox = tempfile::tempdir().expect("inbox");
+    let out = tempfile::tempdir().expect("out");
+    let (s, hand) = service(home.path());
+    let wf = approved_on_a_file(&s).await;
+    s.create_schedule(input(json!({
+        "name": "monthly", "workflow": wf,
+        "folder": inbox.path(), "output_folder": out.path()
+    })))
+    .expect("create");
+    write(
+        &inbox.path().join("2026-01.csv"),
+        "Region,Amount\nNorth,5\n",
+        1,
+    );
+    assert_eq!(
+        s.scan_watched_folder("monthly").await.expect("scan").len(),
+        1
+    );
+    let good = out.path().join("2026-01.summary.txt");
+    assert_eq!(std::fs::read_to_string(&good).expect("output"), "lines=2");
+    let view = s.get_schedule("monthly").expect("view");
+    assert!(!view.stale && view.last_success_at.is_some(), "{view:?}");
+
+    // Next month's file renamed a column the script may read.
+    let mut rx = s.subscribe();
+    write(
+        &inbox.path().join("2026-02.csv"),
+        "Region,Total\nNorth,7\nSouth,8\n",
+        2,
+    );
+    let runs_before = s.list_runs(&wf).expect("runs").len();
+    assert!(
+        s.scan_watched_folder("monthly")
+            .await
+            .expect("scan")
+            .is_empty()
+    );
+    assert_eq!(
+        s.list_runs(&wf).expect("runs").len(),
+        runs_before,
+        "no script ran"
+    );
+    assert!(!out.path().join("2026-02.summary.txt").exists());
+    assert_eq!(std::fs::read_to_string(&good).expect("kept"), "lines=2");
+    let view = s.get_schedule("monthly").expect("view");
+    assert_eq!(view.last_status.as_deref(), Some("refused"));
+    assert!(view.stale, "{view:?}");
+    let error = view.last_error.clone().unwrap_or_default();
+    assert!(
+        error.contains("2026-02.csv") && error.contains("Amount") && error.contains("kept"),
+        "{error}"
+    );
+    let told = loop {
+        if let Event::ScheduleRan {
+            status,
+            stale,
+            error,
+            ..
+        } = rx.recv().await.expect("event")
+        {
+            break (status, stale, error);
+        }
+    };
+    assert_eq!((told.0.as_str(), told.1), ("refused", true));
+    assert_eq!(told.2.as_deref(), Some(error.as_str()));
+
+    // The same file again after the back-off: refused again, never run.
+    hand.advance(60_000);
+    assert!(s.run_due_schedules().await.expect("tick").is_empty());
+    assert_eq!(s.get_schedule("monthly").expect("view").failures, 2);
+    // Replaced by one of the approved shape: it runs, and nothing is stale.
+    write(
+        &inbox.path().join("2026-02.csv"),
+        "Region,Amount\nNorth,7\nSouth,8\n",
+        3,
+    );
+    hand.advance(120_000);
+    assert_eq!(s.run_due_schedules().await.expect("tick").len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("2026-02.summary.txt")).expect("output"),
+        "lines=3"
+    );
+    let view = s.get_schedule("monthly").expect("view");
+    assert!(!view.stale && view.failures == 0, "{view:?}");
 }
 
 #[tokio::test]

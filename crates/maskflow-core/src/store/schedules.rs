@@ -47,6 +47,10 @@ CREATE TABLE run_triggers (
 ) STRICT;
 "#;
 
+/// Migration (issue 41, point 4): when a schedule last succeeded, so
+/// outputs it placed before a refused or failed run are shown as stale.
+pub const LAST_SUCCESS_MIGRATION: &str = "ALTER TABLE schedules ADD COLUMN last_success_at TEXT;";
+
 /// One stored schedule.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScheduleRow {
@@ -80,12 +84,15 @@ pub struct ScheduleRow {
     pub last_status: Option<String>,
     /// Why its last run failed.
     pub last_error: Option<String>,
+    /// When a run of it last succeeded (RFC 3339): the outputs it placed
+    /// are from then.
+    pub last_success_at: Option<String>,
     /// RFC 3339.
     pub created_at: String,
 }
 
 const COLUMNS: &str = "id, name, workflow_id, flow_name, cron, folder, output_folder, paused, \
-     next_run_ms, failures, retry_at_ms, last_run_at, last_run_id, last_status, last_error, created_at";
+     next_run_ms, failures, retry_at_ms, last_run_at, last_run_id, last_status, last_error, last_success_at, created_at";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
@@ -104,6 +111,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         last_run_id: r.get("last_run_id")?,
         last_status: r.get("last_status")?,
         last_error: r.get("last_error")?,
+        last_success_at: r.get("last_success_at")?,
         created_at: r.get("created_at")?,
     })
 }
@@ -113,7 +121,7 @@ pub fn insert(conn: &Connection, s: &ScheduleRow) -> rusqlite::Result<()> {
     conn.execute(
         &format!(
             "INSERT INTO schedules ({COLUMNS}) VALUES \
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
         ),
         params![
             s.id,
@@ -131,6 +139,7 @@ pub fn insert(conn: &Connection, s: &ScheduleRow) -> rusqlite::Result<()> {
             s.last_run_id,
             s.last_status,
             s.last_error,
+            s.last_success_at,
             s.created_at
         ],
     )?;
@@ -213,7 +222,8 @@ pub struct Outcome<'a> {
 pub fn record_outcome(conn: &Connection, id: &str, o: &Outcome<'_>) -> rusqlite::Result<()> {
     conn.execute(
         "UPDATE schedules SET last_run_at = ?2, last_run_id = ?3, last_status = ?4, \
-         last_error = ?5, failures = ?6, retry_at_ms = ?7 WHERE id = ?1",
+         last_error = ?5, failures = ?6, retry_at_ms = ?7, \
+         last_success_at = CASE WHEN ?5 IS NULL THEN ?2 ELSE last_success_at END WHERE id = ?1",
         params![
             id,
             o.at,
@@ -353,6 +363,7 @@ mod tests {
             last_run_id: None,
             last_status: None,
             last_error: None,
+            last_success_at: None,
             created_at: "2026-11-27T00:00:00.000Z".into(),
         }
     }
@@ -389,5 +400,31 @@ mod tests {
         let mut neither = flow_schedule("sch_3", "neither");
         neither.flow_name = None;
         assert!(insert(&conn, &neither).is_err(), "no workflow and no flow");
+    }
+
+    #[test]
+    fn a_failure_keeps_the_time_of_the_last_success() {
+        let conn = conn();
+        insert(&conn, &flow_schedule("sch_4", "daily")).expect("insert");
+        let outcome = |at, error, failures| Outcome {
+            run_id: Some("run_1"),
+            status: "succeeded",
+            error,
+            failures,
+            retry_at_ms: None,
+            at,
+        };
+        record_outcome(&conn, "sch_4", &outcome("t1", None, 0)).expect("success");
+        let refused = Outcome {
+            status: "refused",
+            ..outcome("t2", Some("the column Amount is gone"), 1)
+        };
+        record_outcome(&conn, "sch_4", &refused).expect("refusal");
+        let row = get(&conn, "sch_4").expect("get").expect("row");
+        assert_eq!(row.last_success_at.as_deref(), Some("t1"));
+        assert_eq!(row.last_run_at.as_deref(), Some("t2"));
+        record_outcome(&conn, "sch_4", &outcome("t3", None, 0)).expect("success");
+        let row = get(&conn, "sch_4").expect("get").expect("row");
+        assert_eq!(row.last_success_at.as_deref(), Some("t3"));
     }
 }

@@ -319,5 +319,6 @@ pub(crate) fn all() -> Vec<M<'static>> {
         M::up(LEDGER_LOCAL),
         M::up(crate::store::llm_calls::NOTE_MIGRATION),
         M::up(RUN_NEEDS_LOOK),
+        M::up(super::schedules::LAST_SUCCESS_MIGRATION),
     ]
 }
