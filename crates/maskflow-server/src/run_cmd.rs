@@ -83,18 +83,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("maskflow run: {}", safe_line(d));
         }
         if !args.force {
-            let why = format!(
-                "not run: the files differ from the ones {} was approved with; \
+            eprintln!(
+                "maskflow run: not run: the files differ from the ones {} was approved with; \
                  give --force to run anyway",
                 safe_line(&workflow_id)
             );
-            eprintln!("maskflow run: {why}");
-            // A timer's run that is refused shows on its schedule, its
-            // earlier outputs stale, as a watched folder's does.
-            if let Some(name) = &args.schedule {
-                let error = format!("{}: {why}", differences.join("; "));
-                service.record_timer_run(name, None, "refused", Some(&error))?;
-            }
             return Ok(ExitCode::from(INPUTS_DIFFER));
         }
         eprintln!("maskflow run: running anyway (--force)");
@@ -109,7 +102,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let run = runtime.block_on(service.run_workflow_local_noted(&workflow_id, inputs, notes))?;
     if let Some(name) = &args.schedule {
         let failed = (run.status != "succeeded").then_some(run.message.as_str());
-        service.record_timer_run(name, Some(&run.id), &run.status, failed)?;
+        service.record_timer_run(name, &run.id, &run.status, failed)?;
     }
     eprintln!(
         "maskflow run: {} {} ({} ms): {}",

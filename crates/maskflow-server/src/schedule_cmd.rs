@@ -161,6 +161,10 @@ fn line(s: &ScheduleView) -> String {
     if let Some(e) = &s.last_error {
         text.push_str(&format!("  error ({} in a row): {e}", s.failures));
     }
+    if s.stale {
+        let since = s.last_success_at.as_deref().unwrap_or("-");
+        text.push_str(&format!("  stale: its outputs are from {since}"));
+    }
     text
 }
 

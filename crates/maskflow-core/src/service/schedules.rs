@@ -403,28 +403,25 @@ impl Service {
     /// Records that `run_id` was started by the operating system's timer of
     /// schedule `id_or_name` (`maskflow run --schedule`, which `maskflow
     /// schedule install` writes): its trigger, and the schedule's last run.
-    /// No run: the files were refused before any script ran.
     pub fn record_timer_run(
         &self,
         id_or_name: &str,
-        run_id: Option<&str>,
+        run_id: &str,
         status: &str,
         error: Option<&str>,
     ) -> Result<()> {
         let row = self.schedule_row(id_or_name)?;
+        let trigger = rows::TriggerRow {
+            run_id: run_id.to_owned(),
+            schedule_id: Some(row.id.clone()),
+            kind: "cron".into(),
+            file: None,
+        };
         let now = self.now();
         let db = self.db();
-        if let Some(run_id) = run_id {
-            let trigger = rows::TriggerRow {
-                run_id: run_id.to_owned(),
-                schedule_id: Some(row.id.clone()),
-                kind: "cron".into(),
-                file: None,
-            };
-            rows::put_trigger(&db, &trigger, &now)?;
-        }
+        rows::put_trigger(&db, &trigger, &now)?;
         let outcome = rows::Outcome {
-            run_id,
+            run_id: Some(run_id),
             status,
             error,
             failures: if error.is_some() { row.failures + 1 } else { 0 },
