@@ -35,7 +35,7 @@ struct Fired {
 
 /// The status of a firing whose file differs from the approved one in
 /// what the script reads: nothing ran, nothing was written.
-pub(super) const REFUSED: &str = "refused";
+const REFUSED: &str = "refused";
 
 /// What a refused firing says: the file, each difference, and the way on.
 /// The outputs placed before stay as they were; the schedule shows them
@@ -508,24 +508,13 @@ impl Service {
     /// Records a firing's outcome: a success clears the back-off, a failure
     /// doubles it (capped) and, for cron, retries when it is over.
     fn settle(&self, row: &ScheduleRow, fired: Fired, cron_next: Option<i64>) -> Result<()> {
-        let told = (
-            fired.run_id.clone(),
-            fired.status.clone(),
-            fired.error.clone(),
-        );
-        self.record_settled(row, fired, cron_next)?;
-        self.publish_schedule_ran(&row.id, told.0, told.1, told.2);
+        self.record_settled(row, &fired, cron_next)?;
+        self.publish_schedule_ran(&row.id, fired);
         Ok(())
     }
 
     /// Tells a firing's outcome to whoever listens (the app's notifications).
-    pub(super) fn publish_schedule_ran(
-        &self,
-        id: &str,
-        run_id: Option<String>,
-        status: String,
-        error: Option<String>,
-    ) {
+    fn publish_schedule_ran(&self, id: &str, fired: Fired) {
         let Ok(view) = self.get_schedule(id) else {
             return;
         };
@@ -534,9 +523,9 @@ impl Service {
             .publish(crate::events::Event::ScheduleRan {
                 schedule_id: view.id,
                 name: view.name,
-                run_id,
-                status,
-                error,
+                run_id: fired.run_id,
+                status: fired.status,
+                error: fired.error,
                 stale: view.stale,
             });
     }
@@ -544,10 +533,10 @@ impl Service {
     fn record_settled(
         &self,
         row: &ScheduleRow,
-        fired: Fired,
+        fired: &Fired,
         cron_next: Option<i64>,
     ) -> Result<()> {
-        match fired.error {
+        match &fired.error {
             None => {
                 let outcome = Outcome {
                     run_id: fired.run_id.as_deref(),
@@ -563,7 +552,7 @@ impl Service {
                 }
                 Ok(())
             }
-            Some(error) => self.record_failure(row, fired.run_id.as_deref(), &fired.status, &error),
+            Some(error) => self.record_failure(row, fired.run_id.as_deref(), &fired.status, error),
         }
     }
 

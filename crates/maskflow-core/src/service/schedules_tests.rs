@@ -78,21 +78,9 @@ fn service(home: &Path) -> (Service, Arc<HandClock>) {
 }
 
 async fn approved(s: &Service) -> String {
-    let mut rx = s.subscribe();
+    let rx = s.subscribe();
     let created = create(s);
-    s.send_message(&created.workflow_id, "count the lines")
-        .await
-        .expect("message");
-    assert_eq!(
-        built(&mut rx, &created.version_id).await,
-        Status::PendingUserApproval,
-        "{:?}",
-        s.get_workflow(&created.workflow_id)
-            .map(|w| w.current_version.failure_reason)
-    );
-    s.approve(&created.workflow_id, &created.version_id)
-        .expect("approve");
-    created.workflow_id
+    built_and_approved(s, rx, created).await
 }
 
 /// Approved on an uploaded CSV with the columns `Region,Amount`, so the
@@ -102,19 +90,32 @@ async fn approved_on_a_file(s: &Service) -> String {
         .add_upload_bytes("sales.csv", b"Region,Amount\nEast,10\nWest,20\n")
         .await
         .expect("upload");
-    let mut rx = s.subscribe();
+    let rx = s.subscribe();
     let created = s
         .create_workflow(crate::service::CreateWorkflow {
             file_ids: vec![file.file_id],
             ..Default::default()
         })
         .expect("create");
+    built_and_approved(s, rx, created).await
+}
+
+/// Asks for the line count, waits for the build (`rx` subscribed before
+/// the workflow was made) and approves it.
+async fn built_and_approved(
+    s: &Service,
+    mut rx: broadcast::Receiver<Event>,
+    created: crate::service::CreatedVersion,
+) -> String {
     s.send_message(&created.workflow_id, "count the lines")
         .await
         .expect("message");
     assert_eq!(
         built(&mut rx, &created.version_id).await,
-        Status::PendingUserApproval
+        Status::PendingUserApproval,
+        "{:?}",
+        s.get_workflow(&created.workflow_id)
+            .map(|w| w.current_version.failure_reason)
     );
     s.approve(&created.workflow_id, &created.version_id)
         .expect("approve");
